@@ -1,0 +1,60 @@
+import Foundation
+
+/// The `error` codes of the device protocol and the administration API. Each is a stable
+/// string on the wire; `docs/protocol.md` and `docs/api.md` list the status each comes with.
+public struct DeviceErrorCode: RawRepresentable, Codable, Sendable, Hashable, CustomStringConvertible {
+    public let rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+    public var description: String { rawValue }
+
+    // Request shape (400, 404, 413, 415).
+    public static let invalidRequest = DeviceErrorCode(rawValue: "invalid_request")
+    public static let notFound = DeviceErrorCode(rawValue: "not_found")
+    public static let payloadTooLarge = DeviceErrorCode(rawValue: "payload_too_large")
+    public static let unsupportedMediaType = DeviceErrorCode(rawValue: "unsupported_media_type")
+    public static let conflict = DeviceErrorCode(rawValue: "conflict")
+
+    // Enrollment (400).
+    public static let invalidTicket = DeviceErrorCode(rawValue: "invalid_ticket")
+    public static let ticketExpired = DeviceErrorCode(rawValue: "ticket_expired")
+    public static let ticketUsed = DeviceErrorCode(rawValue: "ticket_used")
+    public static let invalidKey = DeviceErrorCode(rawValue: "invalid_key")
+    public static let invalidProof = DeviceErrorCode(rawValue: "invalid_proof")
+    public static let userNotActive = DeviceErrorCode(rawValue: "user_not_active")
+
+    // Device request signatures (401).
+    public static let missingSignature = DeviceErrorCode(rawValue: "missing_signature")
+    public static let malformedSignature = DeviceErrorCode(rawValue: "malformed_signature")
+    public static let unknownDevice = DeviceErrorCode(rawValue: "unknown_device")
+    public static let deviceDeregistered = DeviceErrorCode(rawValue: "device_deregistered")
+    public static let invalidSignature = DeviceErrorCode(rawValue: "invalid_signature")
+    public static let requestMismatch = DeviceErrorCode(rawValue: "request_mismatch")
+    public static let requestExpired = DeviceErrorCode(rawValue: "request_expired")
+    public static let replayedRequest = DeviceErrorCode(rawValue: "replayed_request")
+    public static let bodyMismatch = DeviceErrorCode(rawValue: "body_mismatch")
+
+    // Administration (401, 403).
+    public static let invalidToken = DeviceErrorCode(rawValue: "invalid_token")
+    public static let insufficientRights = DeviceErrorCode(rawValue: "insufficient_rights")
+}
+
+/// The error body of every non-2xx answer of the device protocol and the administration API:
+/// `{"error": "...", "error_description": "..."}`, the shape of RFC 6749 §5.2.
+public struct ErrorBody: Codable, Sendable, Equatable {
+    public var error: String
+    public var errorDescription: String?
+    /// For `insufficient_rights`: the right the key lacks.
+    public var missingRight: String?
+
+    public init(error: String, errorDescription: String? = nil, missingRight: String? = nil) {
+        self.error = error
+        self.errorDescription = errorDescription
+        self.missingRight = missingRight
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case error
+        case errorDescription = "error_description"
+        case missingRight = "missing_right"
+    }
+}

@@ -1,0 +1,204 @@
+import Foundation
+
+/// The platform a device says it runs on.
+public enum DevicePlatform: String, Codable, Sendable, CaseIterable {
+    case ios, ipados, macos, android, linux, windows, other
+}
+
+/// A push channel a device can be reached on.
+public struct PushRegistration: Codable, Sendable, Equatable {
+    public enum Provider: String, Codable, Sendable, CaseIterable {
+        case apns, fcm
+    }
+    public var provider: Provider
+    public var token: String
+
+    public init(provider: Provider, token: String) {
+        self.provider = provider
+        self.token = token
+    }
+
+    /// Push tokens are opaque to us, but bounded: APNs tokens are 64 hex digits today and FCM
+    /// registration tokens about 160 characters; 4096 leaves room without inviting abuse.
+    public static let maximumTokenLength = 4096
+}
+
+/// What a device sends to enroll, as the payload of a JWS signed by the new signing key (whose
+/// JWK is also in the JWS header), proving the device holds it. `POST <server>/device/v1/enrollments`
+/// with `{"enrollment_request": "<jws>"}`.
+public struct EnrollmentRequest: Codable, Sendable, Equatable {
+    public static let type = "countersign-enrollment+jwt"
+
+    /// The ticket from the enrollment URI.
+    public var ticket: String
+    /// The server URL from the enrollment URI; binds the proof to one server.
+    public var audience: String
+    public var issuedAt: Int64
+    public var deviceName: String
+    public var platform: DevicePlatform
+    /// The ES256 key that signs every later request and every answer.
+    public var signingKey: ECPublicJWK
+    /// The P-256 HPKE key (suite `HPKESuite.countersign`) that request details are sealed to.
+    public var encryptionKey: ECPublicJWK
+    public var push: PushRegistration?
+
+    public init(ticket: String, audience: String, issuedAt: Int64, deviceName: String, platform: DevicePlatform,
+                signingKey: ECPublicJWK, encryptionKey: ECPublicJWK, push: PushRegistration?) {
+        self.ticket = ticket
+        self.audience = audience
+        self.issuedAt = issuedAt
+        self.deviceName = deviceName
+        self.platform = platform
+        self.signingKey = signingKey
+        self.encryptionKey = encryptionKey
+        self.push = push
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case ticket, platform, push
+        case audience = "aud"
+        case issuedAt = "iat"
+        case deviceName = "device_name"
+        case signingKey = "signing_key"
+        case encryptionKey = "encryption_key"
+    }
+}
+
+/// The body of `POST /device/v1/enrollments`.
+public struct EnrollmentSubmission: Codable, Sendable {
+    public var enrollmentRequest: String
+    public init(enrollmentRequest: String) { self.enrollmentRequest = enrollmentRequest }
+    enum CodingKeys: String, CodingKey { case enrollmentRequest = "enrollment_request" }
+}
+
+/// The server's answer to an enrollment, as the payload of a JWS signed by the server's
+/// device-protocol key (its JWK in the header). The device checks the key's thumbprint against
+/// the URI's `fp` and `requestDigest` against the request it sent.
+public struct EnrollmentReceipt: Codable, Sendable, Equatable {
+    public static let type = "countersign-enrollment-receipt+jwt"
+
+    public var deviceID: String
+    public var tenant: String
+    public var server: String
+    public var user: EnrolledUser
+    public var deviceName: String
+    public var platform: DevicePlatform
+    /// base64url SHA-256 of the enrollment request JWS, as sent.
+    public var requestDigest: String
+    public var issuedAt: Int64
+
+    public init(deviceID: String, tenant: String, server: String, user: EnrolledUser, deviceName: String,
+                platform: DevicePlatform, requestDigest: String, issuedAt: Int64) {
+        self.deviceID = deviceID
+        self.tenant = tenant
+        self.server = server
+        self.user = user
+        self.deviceName = deviceName
+        self.platform = platform
+        self.requestDigest = requestDigest
+        self.issuedAt = issuedAt
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case tenant, server, user, platform
+        case deviceID = "device_id"
+        case deviceName = "device_name"
+        case requestDigest = "request_sha256"
+        case issuedAt = "iat"
+    }
+}
+
+/// The body of a successful enrollment: `{"enrollment_receipt": "<jws>"}`.
+public struct EnrollmentResponse: Codable, Sendable {
+    public var enrollmentReceipt: String
+    public init(enrollmentReceipt: String) { self.enrollmentReceipt = enrollmentReceipt }
+    enum CodingKeys: String, CodingKey { case enrollmentReceipt = "enrollment_receipt" }
+}
+
+/// The user a device is enrolled for.
+public struct EnrolledUser: Codable, Sendable, Equatable {
+    public var id: String
+    public var username: String
+    public var displayName: String?
+
+    public init(id: String, username: String, displayName: String?) {
+        self.id = id
+        self.username = username
+        self.displayName = displayName
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id, username
+        case displayName = "display_name"
+    }
+}
+
+/// `GET /device/v1/self`: the device's own enrollment as the server holds it.
+public struct DeviceDescription: Codable, Sendable, Equatable {
+    public var deviceID: String
+    public var tenant: String
+    public var user: EnrolledUser
+    public var name: String
+    public var platform: DevicePlatform
+    public var status: String
+    public var push: PushStatus?
+    public var createdAt: Date
+    public var lastSeenAt: Date?
+
+    /// The push channel as registered, with the token reduced to its last characters.
+    public struct PushStatus: Codable, Sendable, Equatable {
+        public var provider: PushRegistration.Provider
+        public var tokenSuffix: String
+        public var valid: Bool
+
+        public init(provider: PushRegistration.Provider, tokenSuffix: String, valid: Bool) {
+            self.provider = provider
+            self.tokenSuffix = tokenSuffix
+            self.valid = valid
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case provider, valid
+            case tokenSuffix = "token_suffix"
+        }
+    }
+
+    public init(deviceID: String, tenant: String, user: EnrolledUser, name: String, platform: DevicePlatform,
+                status: String, push: PushStatus?, createdAt: Date, lastSeenAt: Date?) {
+        self.deviceID = deviceID
+        self.tenant = tenant
+        self.user = user
+        self.name = name
+        self.platform = platform
+        self.status = status
+        self.push = push
+        self.createdAt = createdAt
+        self.lastSeenAt = lastSeenAt
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case tenant, user, name, platform, status, push
+        case deviceID = "device_id"
+        case createdAt = "created_at"
+        case lastSeenAt = "last_seen_at"
+    }
+}
+
+/// `PATCH /device/v1/self`.
+public struct DeviceRename: Codable, Sendable {
+    public var name: String
+    public init(name: String) { self.name = name }
+}
+
+/// Device names: what a person sees in a list of their devices.
+public enum DeviceName {
+    public static let maximumLength = 64
+
+    /// Trims white space and refuses empty, over-long or control-character names.
+    public static func validate(_ raw: String) -> String? {
+        let name = raw.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !name.isEmpty, name.count <= maximumLength,
+              !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else { return nil }
+        return name
+    }
+}

@@ -1,0 +1,177 @@
+import CountersignCore
+import Foundation
+
+/// The authenticator side of Countersign: enrolls this device with a server from an enrollment
+/// URI (usually a QR code) and manages its enrollments.
+///
+/// ```swift
+/// let authenticator = CountersignAuthenticator(keyStore: KeychainKeyStore())
+/// let enrollment = try await authenticator.enroll(
+///     uri: scannedText, deviceName: "Ada's iPhone", platform: .ios,
+///     push: PushRegistration(provider: .apns, token: apnsToken))
+/// let status = try await authenticator.deviceStatus(enrollment.id)
+/// ```
+///
+/// Every method throws `CountersignError`. A server that no longer knows an enrollment's device
+/// answers with `.deviceDeregistered`, and the enrollment is then removed from the device.
+public actor CountersignAuthenticator {
+    private let keyStore: any KeyStore
+    private let transport: any HTTPTransport
+    private let now: @Sendable () -> Date
+
+    /// - Parameters:
+    ///   - keyStore: where keys and enrollment records live.
+    ///   - transport: how requests reach the server.
+    ///   - now: the clock that dates signed requests.
+    public init(
+        keyStore: any KeyStore, transport: any HTTPTransport = URLSessionTransport(),
+        now: @escaping @Sendable () -> Date = Date.init
+    ) {
+        self.keyStore = keyStore
+        self.transport = transport
+        self.now = now
+    }
+
+    /// Enrolls this device: generates its keys, proves possession of them to the server named in
+    /// `uri` and stores the enrollment once the server's signed receipt checks out. If anything
+    /// fails, the keys generated for it are deleted again.
+    ///
+    /// ```swift
+    /// let enrollment = try await authenticator.enroll(
+    ///     uri: "countersign://enroll?v=1&server=https%3A%2F%2Fauth.example.com&ticket=cst_…&fp=…",
+    ///     deviceName: "Work laptop", platform: .linux)
+    /// ```
+    public func enroll(
+        uri: String, deviceName: String, platform: DevicePlatform, push: PushRegistration? = nil
+    ) async throws(CountersignError) -> Enrollment {
+        let parsed: EnrollmentURI
+        do { parsed = try EnrollmentURI(parsing: uri) } catch { throw .invalidEnrollmentURI(error.description) }
+        guard let endpoints = DeviceEndpoints(server: parsed.server) else {
+            throw .invalidEnrollmentURI("the server URL must not carry a query or a fragment")
+        }
+        guard let name = DeviceName.validate(deviceName) else { throw .invalidDeviceName }
+        if let push { try Self.check(push) }
+        let exchange = EnrollmentExchange(
+            uri: parsed, endpoints: endpoints, deviceName: name, platform: platform, push: push)
+
+        let enrollmentID = UUID().uuidString
+        let keys = try await keyStore.createKeys(for: enrollmentID)
+        do throws(CountersignError) {
+            let enrollment = try await exchange.perform(
+                enrollmentID: enrollmentID, keys: keys, transport: transport, now: now())
+            try await keyStore.save(enrollment)
+            return enrollment
+        } catch {
+            try? await keyStore.delete(enrollmentID)
+            throw error
+        }
+    }
+
+    /// The enrollments on this device, oldest first.
+    ///
+    /// ```swift
+    /// let accounts = try await authenticator.enrollments().map(\.user.username)
+    /// ```
+    public func enrollments() async throws(CountersignError) -> [Enrollment] {
+        try await keyStore.enrollments()
+    }
+
+    /// Removes an enrollment at the server, then from this device. An enrollment the server has
+    /// already forgotten is removed from the device without complaint; if the server cannot be
+    /// reached, nothing is removed and the call can be repeated.
+    ///
+    /// ```swift
+    /// try await authenticator.unenroll(enrollment.id)
+    /// ```
+    public func unenroll(_ enrollmentID: Enrollment.ID) async throws(CountersignError) {
+        let client = try await deviceClient(for: enrollmentID)
+        do throws(CountersignError) {
+            _ = try await client.send(.delete, client.endpoints.device)
+        } catch .deviceDeregistered {
+            // Already gone at the server; removing it here is all that is left to do.
+        }
+        try await keyStore.delete(enrollmentID)
+    }
+
+    /// The device's enrollment as the server holds it.
+    ///
+    /// ```swift
+    /// let status = try await authenticator.deviceStatus(enrollment.id)
+    /// if status.push?.valid == false { /* ask for a fresh push token */ }
+    /// ```
+    public func deviceStatus(_ enrollmentID: Enrollment.ID) async throws(CountersignError) -> DeviceDescription {
+        try await withDevice(enrollmentID) { client throws(CountersignError) in
+            try await client.send(.get, client.endpoints.device, expecting: DeviceDescription.self, what: "device description")
+        }
+    }
+
+    /// Renames the device at the server and in the local record.
+    ///
+    /// ```swift
+    /// let status = try await authenticator.rename(enrollment.id, to: "Ada's new iPhone")
+    /// ```
+    public func rename(_ enrollmentID: Enrollment.ID, to name: String) async throws(CountersignError) -> DeviceDescription {
+        guard let name = DeviceName.validate(name) else { throw .invalidDeviceName }
+        let (description, enrollment) = try await withDevice(enrollmentID) { client throws(CountersignError) in
+            let description = try await client.send(
+                .patch, client.endpoints.device, json: DeviceRename(name: name),
+                expecting: DeviceDescription.self, what: "device description")
+            return (description, client.enrollment)
+        }
+        var renamed = enrollment
+        renamed.deviceName = description.name
+        try await keyStore.save(renamed)
+        return description
+    }
+
+    /// Registers the push channel the server reaches this device on, replacing any earlier one;
+    /// `nil` removes it (the device then only sees requests when it asks for them).
+    ///
+    /// ```swift
+    /// let status = try await authenticator.updatePushToken(
+    ///     enrollment.id, to: PushRegistration(provider: .apns, token: newToken))
+    /// ```
+    public func updatePushToken(
+        _ enrollmentID: Enrollment.ID, to push: PushRegistration?
+    ) async throws(CountersignError) -> DeviceDescription {
+        if let push { try Self.check(push) }
+        return try await withDevice(enrollmentID) { client throws(CountersignError) in
+            if let push {
+                try await client.send(
+                    .put, client.endpoints.pushToken, json: push, expecting: DeviceDescription.self,
+                    what: "device description")
+            } else {
+                try await client.send(
+                    .delete, client.endpoints.pushToken, expecting: DeviceDescription.self, what: "device description")
+            }
+        }
+    }
+
+    // MARK: - Plumbing
+
+    private func deviceClient(for enrollmentID: Enrollment.ID) async throws(CountersignError) -> DeviceClient {
+        let enrollment = try await keyStore.enrollment(enrollmentID)
+        let keys = try await keyStore.keys(for: enrollmentID)
+        return try DeviceClient(enrollment: enrollment, signer: keys.signer, transport: transport, now: now)
+    }
+
+    /// Runs `operation` with the enrollment's client. When the server says it no longer knows the
+    /// device, the enrollment is useless: it is deleted here before the error is passed on.
+    private func withDevice<Result: Sendable>(
+        _ enrollmentID: Enrollment.ID, _ operation: (DeviceClient) async throws(CountersignError) -> Result
+    ) async throws(CountersignError) -> Result {
+        let client = try await deviceClient(for: enrollmentID)
+        do throws(CountersignError) {
+            return try await operation(client)
+        } catch .deviceDeregistered {
+            try? await keyStore.delete(enrollmentID)
+            throw .deviceDeregistered
+        }
+    }
+
+    private static func check(_ push: PushRegistration) throws(CountersignError) {
+        guard !push.token.isEmpty, push.token.count <= PushRegistration.maximumTokenLength else {
+            throw .invalidRequest("a push token must be 1 to \(PushRegistration.maximumTokenLength) characters")
+        }
+    }
+}

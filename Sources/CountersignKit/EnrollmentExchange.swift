@@ -1,0 +1,72 @@
+import CountersignCore
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// One enrollment, as the protocol prescribes: prove possession of the new signing key with a
+/// signed enrollment request, submit it with the ticket, and accept the server's receipt only
+/// when `EnrollmentReceiptCheck` does. Storing the result is the caller's business.
+struct EnrollmentExchange: Sendable {
+    let uri: EnrollmentURI
+    let endpoints: DeviceEndpoints
+    /// Already checked with `DeviceName.validate`.
+    let deviceName: String
+    let platform: DevicePlatform
+    let push: PushRegistration?
+
+    func perform(
+        enrollmentID: String, keys: DeviceKeys, transport: any HTTPTransport, now: Date
+    ) async throws(CountersignError) -> Enrollment {
+        let request = try signedRequest(keys: keys, issuedAt: now)
+        let receiptText = try await submit(request, over: transport)
+        let check = EnrollmentReceiptCheck(
+            pinnedThumbprint: uri.serverKeyThumbprint, server: uri.server.absoluteString, sentRequest: request)
+        let accepted = try check.verify(receiptText)
+        let receipt = accepted.receipt
+        return Enrollment(
+            id: enrollmentID, server: uri.server, tenant: receipt.tenant, deviceID: receipt.deviceID,
+            user: receipt.user, deviceName: receipt.deviceName, platform: receipt.platform,
+            serverKey: accepted.serverKey, enrolledAt: Date(timeIntervalSince1970: TimeInterval(receipt.issuedAt)))
+    }
+
+    /// The enrollment request as a compact JWS signed by the new signing key, whose JWK is in
+    /// the header as well as in the payload.
+    func signedRequest(keys: DeviceKeys, issuedAt: Date) throws(CountersignError) -> String {
+        let signingKey = ECPublicJWK(keys.signer.publicKey)
+        let request = EnrollmentRequest(
+            ticket: uri.ticket, audience: uri.server.absoluteString,
+            issuedAt: Int64(issuedAt.timeIntervalSince1970.rounded(.down)), deviceName: deviceName,
+            platform: platform, signingKey: signingKey, encryptionKey: ECPublicJWK(keys.agreement.publicKey),
+            push: push)
+        let payload: JSONValue
+        let jwk: JSONValue
+        do {
+            payload = try JSONValue(encoding: request)
+            jwk = try JSONValue(encoding: signingKey)
+        } catch {
+            throw .invalidRequest("the enrollment request could not be encoded")
+        }
+        do {
+            return try CompactJWS.sign(
+                header: ["typ": .string(EnrollmentRequest.type), "jwk": jwk],
+                payload: payload.canonicalData, signer: keys.signer
+            ).serialized
+        } catch {
+            throw .keyStore("the new signing key could not sign the enrollment request")
+        }
+    }
+
+    /// Posts the request and returns the receipt JWS of a successful answer.
+    private func submit(_ enrollmentRequest: String, over transport: any HTTPTransport) async throws(CountersignError) -> String {
+        var request = URLRequest(url: endpoints.enrollments)
+        request.httpMethod = "POST"
+        request.cachePolicy = .reloadIgnoringLocalCacheData
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        request.setValue("application/json", forHTTPHeaderField: "Accept")
+        request.httpBody = try JSONBody.encode(EnrollmentSubmission(enrollmentRequest: enrollmentRequest))
+        let answer = try await ServerAnswer.exchange(request, over: transport)
+        guard answer.isSuccess else { throw answer.enrollmentFailure }
+        return try answer.decode(EnrollmentResponse.self, what: "enrollment response").enrollmentReceipt
+    }
+}

@@ -1,0 +1,38 @@
+import Foundation
+
+/// Where an authenticator keeps its private keys and enrollment records, one set per
+/// enrollment, under the enrollment's local id.
+///
+/// `FileKeyStore` works everywhere; `KeychainKeyStore` (Apple platforms) keeps keys in the
+/// Secure Enclave when there is one.
+///
+/// ```swift
+/// let store = FileKeyStore(root: appSupport.appending(path: "countersign"))
+/// let keys = try await store.createKeys(for: UUID().uuidString)
+/// ```
+///
+/// Every method reports a missing enrollment as `CountersignError.notEnrolled` and any other
+/// failure as `CountersignError.keyStore(_:)`.
+public protocol KeyStore: Sendable {
+    /// Generates a new signing key and agreement key on the device for a new enrollment.
+    func createKeys(for enrollmentID: String) async throws(CountersignError) -> DeviceKeys
+    /// The keys of an enrollment.
+    func keys(for enrollmentID: String) async throws(CountersignError) -> DeviceKeys
+    /// Stores (or replaces) the record of an enrollment whose keys this store holds.
+    func save(_ enrollment: Enrollment) async throws(CountersignError)
+    /// Every enrollment that has a record, oldest first. Keys without a record (an enrollment
+    /// that never completed) are not listed.
+    func enrollments() async throws(CountersignError) -> [Enrollment]
+    /// Deletes the keys and the record of an enrollment.
+    func delete(_ enrollmentID: String) async throws(CountersignError)
+}
+
+extension KeyStore {
+    /// The record of one enrollment.
+    func enrollment(_ enrollmentID: String) async throws(CountersignError) -> Enrollment {
+        guard let enrollment = try await enrollments().first(where: { $0.id == enrollmentID }) else {
+            throw .notEnrolled
+        }
+        return enrollment
+    }
+}

@@ -1,0 +1,77 @@
+import CountersignCore
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// One HTTP answer from the server, read the way the device protocol means it: 2xx carries the
+/// result, anything else an `ErrorBody`.
+struct ServerAnswer: Sendable {
+    let status: Int
+    let body: Data
+    /// Where a 3xx answer points, for the error message.
+    let location: String?
+
+    /// Sends `request` and returns whatever the server answered; only the absence of an answer
+    /// is thrown.
+    static func exchange(_ request: URLRequest, over transport: any HTTPTransport) async throws(CountersignError) -> ServerAnswer {
+        do {
+            let (body, response) = try await transport.send(request)
+            return ServerAnswer(
+                status: response.statusCode, body: body, location: response.value(forHTTPHeaderField: "Location"))
+        } catch {
+            throw CountersignError(transportFailure: error)
+        }
+    }
+
+    var isSuccess: Bool { (200..<300).contains(status) }
+
+    /// The protocol error of a non-2xx answer, if the body is one.
+    var errorBody: ErrorBody? {
+        try? JSONDecoder().decode(ErrorBody.self, from: body)
+    }
+
+    /// The body of a 2xx answer as `type`; `what` names it in the error.
+    func decode<Result: Decodable>(_ type: Result.Type, what: String) throws(CountersignError) -> Result {
+        do { return try Timestamps.decoder().decode(Result.self, from: body) } catch {
+            throw .invalidServerResponse("the \(what) could not be decoded")
+        }
+    }
+
+    /// What a non-2xx answer to the (unsigned) enrollment request means: a 4xx protocol error
+    /// is the server refusing this enrollment.
+    var enrollmentFailure: CountersignError {
+        if (400..<500).contains(status), let error = errorBody {
+            return .enrollmentRejected(code: error.error, description: error.errorDescription)
+        }
+        return failure
+    }
+
+    /// What a non-2xx answer to a device-signed request means. `unknown_device` and
+    /// `device_deregistered` say the server has forgotten the device: no retry can succeed.
+    var deviceRequestFailure: CountersignError {
+        if status == 401, let error = errorBody,
+           [DeviceErrorCode.unknownDevice, .deviceDeregistered].contains(DeviceErrorCode(rawValue: error.error)) {
+            return .deviceDeregistered
+        }
+        return failure
+    }
+
+    /// What a non-2xx answer means when nothing more specific applies.
+    var failure: CountersignError {
+        if let error = errorBody {
+            return .server(status: status, code: error.error, description: error.errorDescription)
+        }
+        switch status {
+        case 300..<400:
+            // Device requests are signed for one URL, so they are never redirected.
+            return .invalidServerResponse(
+                "the server redirected the request (HTTP \(status)) to \(location ?? "nowhere"); check the server URL")
+        case 502, 503, 504:
+            // A gateway answered because the server behind it did not.
+            return .serverNotReachable
+        default:
+            return .invalidServerResponse("HTTP \(status) without a protocol error body")
+        }
+    }
+}

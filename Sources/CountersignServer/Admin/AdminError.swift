@@ -1,0 +1,53 @@
+import CountersignCore
+import Foundation
+
+/// Failures of the administration API, each one wire error.
+public enum AdminError: Error, Sendable, Equatable {
+    case invalidField(String, String)
+    case notFound(String)
+    case conflict(String)
+    case missingCredentials
+    case invalidCredentials
+    case missingRight(AdminRight)
+    case wrongTenant
+    case cannotGrant(AdminRight)
+
+    public var apiError: APIError {
+        switch self {
+        case .invalidField(let field, let why): .badRequest("field \(field) is invalid: \(why)")
+        case .notFound(let what): .notFound("\(what) was not found")
+        case .conflict(let why): APIError(.conflict, .conflict, why)
+        case .missingCredentials:
+            APIError(.unauthorized, .invalidToken, "an admin API key is required: Authorization: Bearer <key>",
+                     headers: [.wwwAuthenticate: "Bearer realm=\"countersign-admin\""])
+        case .invalidCredentials:
+            APIError(.unauthorized, .invalidToken, "the admin API key is unknown or revoked",
+                     headers: [.wwwAuthenticate: "Bearer realm=\"countersign-admin\", error=\"invalid_token\""])
+        case .missingRight(let right):
+            APIError(.forbidden, .insufficientRights, "this key lacks the right \(right.rawValue)",
+                     missingRight: right.rawValue)
+        case .wrongTenant:
+            APIError(.forbidden, .insufficientRights, "this key belongs to another tenant")
+        case .cannotGrant(let right):
+            APIError(.forbidden, .insufficientRights, "a key can only grant rights it holds itself; it lacks \(right.rawValue)",
+                     missingRight: right.rawValue)
+        }
+    }
+}
+
+/// What an admin key may do. A key holds a set of rights; a system key (no tenant) reaches
+/// every tenant, a tenant key only its own.
+public enum AdminRight: String, Codable, Sendable, CaseIterable, Comparable {
+    case tenantsManage = "tenants:manage"
+    case adminKeysManage = "admin-keys:manage"
+    case clientsRead = "clients:read"
+    case clientsManage = "clients:manage"
+    case usersRead = "users:read"
+    case usersManage = "users:manage"
+    case enrollmentsCreate = "enrollments:create"
+    case devicesRead = "devices:read"
+    case devicesManage = "devices:manage"
+    case auditRead = "audit:read"
+
+    public static func < (lhs: AdminRight, rhs: AdminRight) -> Bool { lhs.rawValue < rhs.rawValue }
+}

@@ -1,0 +1,123 @@
+import Foundation
+import Hummingbird
+
+/// The checks in front of every administration call: a valid key (401), the right (403), a
+/// tenant the key reaches (403) and that exists (404).
+struct AdminGuard: Sendable {
+    let services: ServerServices
+
+    func key(_ request: Request) async throws -> AdminKey {
+        try await services.adminAuthenticator.authenticate(
+            authorization: request.headers[.authorization], at: services.now())
+    }
+
+    /// The key, checked for `right`.
+    func key(_ request: Request, holding right: AdminRight) async throws -> AdminKey {
+        let key = try await key(request)
+        guard key.holds(right) else { throw AdminError.missingRight(right) }
+        return key
+    }
+
+    /// A system key (one that belongs to no tenant) holding `right`.
+    func systemKey(_ request: Request, holding right: AdminRight) async throws -> AdminKey {
+        let key = try await key(request, holding: right)
+        guard key.tenantID == nil else { throw AdminError.wrongTenant }
+        return key
+    }
+
+    /// The key and the tenant named by the path, checked for `right`.
+    func tenant(_ request: Request, _ context: CountersignRequestContext, holding right: AdminRight)
+        async throws -> (AdminKey, Tenant) {
+        let key = try await key(request, holding: right)
+        let slug = try context.parameters.require("tenant")
+        let tenant = try await services.repositories.tenants.find(slug: slug, on: services.database)
+        if let tenant, key.reaches(tenantID: tenant.id) { return (key, tenant) }
+        // A tenant key learns nothing about other tenants, not even whether they exist.
+        if key.tenantID != nil { throw AdminError.wrongTenant }
+        throw AdminError.notFound("tenant \(slug)")
+    }
+}
+
+/// `?limit=&cursor=` on every list: at most 200 per page, 50 by default; the cursor is the
+/// `next_cursor` of the previous page.
+struct PageRequest: Sendable {
+    let limit: Int
+    let cursor: String?
+
+    init(_ request: Request) throws(APIError) {
+        let query = request.uri.queryParameters
+        if let text = query["limit"] {
+            guard let limit = Int(String(text)), (1...200).contains(limit) else {
+                throw .badRequest("limit must be a whole number from 1 to 200")
+            }
+            self.limit = limit
+        } else {
+            self.limit = 50
+        }
+        if let cursor = query["cursor"].map(String.init) {
+            guard !cursor.isEmpty, cursor.count <= 64,
+                  cursor.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }) else {
+                throw .badRequest("cursor is not a cursor this server issued")
+            }
+            self.cursor = cursor
+        } else {
+            self.cursor = nil
+        }
+    }
+
+    /// Repositories are asked for one more than the page holds, to know whether more follow.
+    var fetchLimit: Int { limit + 1 }
+
+    func page<Item: Encodable & Sendable>(_ fetched: [Item], cursor: (Item) -> String) -> Page<Item> {
+        let items = Array(fetched.prefix(limit))
+        return Page(items: items, nextCursor: fetched.count > limit ? items.last.map(cursor) : nil)
+    }
+}
+
+struct Page<Item: Encodable & Sendable>: Encodable, Sendable {
+    let items: [Item]
+    let nextCursor: String?
+
+    enum CodingKeys: String, CodingKey {
+        case items
+        case nextCursor = "next_cursor"
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(items, forKey: .items)
+        try container.encode(nextCursor, forKey: .nextCursor)
+    }
+}
+
+extension AdminError: HTTPResponseError {
+    public var status: HTTPResponse.Status { apiError.status }
+    public func response(from request: Request, context: some RequestContext) throws -> Response {
+        try apiError.response(from: request, context: context)
+    }
+}
+
+extension EnrollmentError: HTTPResponseError {
+    public var status: HTTPResponse.Status { apiError.status }
+    public func response(from request: Request, context: some RequestContext) throws -> Response {
+        try apiError.response(from: request, context: context)
+    }
+}
+
+/// Field rules shared by the administration endpoints.
+enum AdminFields {
+    /// A display name: trimmed, 1–100 characters, no control characters.
+    static func name(_ raw: String, field: String = "name") throws(AdminError) -> String {
+        let value = raw.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard (1...100).contains(value.count),
+              !value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw .invalidField(field, "1 to 100 characters without control characters")
+        }
+        return value
+    }
+
+    static func optionalName(_ raw: String?, field: String) throws(AdminError) -> String? {
+        guard let raw else { return nil }
+        return try name(raw, field: field)
+    }
+}

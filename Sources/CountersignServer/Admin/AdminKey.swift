@@ -1,0 +1,95 @@
+import Foundation
+
+/// An administration API key. The secret is `<id>.<random>`, shown once; only its SHA-256 is
+/// stored, and the lookup by id is followed by a constant-time comparison of the hashes.
+public struct AdminKey: Sendable, Equatable, Codable {
+    public var id: String
+    /// nil for a system key, which reaches every tenant.
+    public var tenantID: String?
+    public var name: String
+    public var rights: [AdminRight]
+    public var createdBy: String?
+    public var createdAt: Date
+    public var lastUsedAt: Date?
+    public var revokedAt: Date?
+
+    public func holds(_ right: AdminRight) -> Bool { rights.contains(right) }
+
+    /// Whether this key may act on `tenantID`.
+    public func reaches(tenantID: String) -> Bool { self.tenantID == nil || self.tenantID == tenantID }
+
+    enum CodingKeys: String, CodingKey {
+        case id, name, rights
+        case tenantID = "tenant_id"
+        case createdBy = "created_by"
+        case createdAt = "created_at"
+        case lastUsedAt = "last_used_at"
+        case revokedAt = "revoked_at"
+    }
+}
+
+public protocol AdminKeyRepository: Sendable {
+    func insert(_ key: AdminKey, secretHash: Data, on executor: any SQLExecutor) async throws
+    /// The key and its stored hash.
+    func find(id: String, on executor: any SQLExecutor) async throws -> (AdminKey, Data)?
+    func list(tenantID: String?, after cursor: String?, limit: Int, on executor: any SQLExecutor) async throws -> [AdminKey]
+    /// Revokes an unrevoked key; false if it was not found or already revoked.
+    func revoke(id: String, at date: Date, on executor: any SQLExecutor) async throws -> Bool
+    func touch(id: String, at date: Date, on executor: any SQLExecutor) async throws
+}
+
+public struct SQLAdminKeyRepository: AdminKeyRepository {
+    public init() {}
+
+    private static let columns = "id, tenant_id, name, secret_hash, rights, created_by, created_at, last_used_at, revoked_at"
+
+    public func insert(_ key: AdminKey, secretHash: Data, on executor: any SQLExecutor) async throws {
+        try await executor.query(
+            """
+            INSERT INTO admin_keys (id, tenant_id, name, secret_hash, rights, created_by, created_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?)
+            """,
+            .text(key.id), SQLValue(key.tenantID), .text(key.name), .blob(secretHash),
+            .text(key.rights.map(\.rawValue).sorted().joined(separator: " ")), SQLValue(key.createdBy),
+            SQLValue(key.createdAt))
+    }
+
+    public func find(id: String, on executor: any SQLExecutor) async throws -> (AdminKey, Data)? {
+        guard let row = try await executor.first("SELECT \(Self.columns) FROM admin_keys WHERE id = ?", .text(id)) else {
+            return nil
+        }
+        return (try Self.decode(row), try row.data("secret_hash"))
+    }
+
+    public func list(tenantID: String?, after cursor: String?, limit: Int, on executor: any SQLExecutor) async throws -> [AdminKey] {
+        let rows: [SQLRow]
+        if let tenantID {
+            rows = try await executor.query(
+                "SELECT \(Self.columns) FROM admin_keys WHERE tenant_id = ? AND id > ? ORDER BY id LIMIT ?",
+                [.text(tenantID), .text(cursor ?? ""), .integer(Int64(limit))])
+        } else {
+            rows = try await executor.query(
+                "SELECT \(Self.columns) FROM admin_keys WHERE tenant_id IS NULL AND id > ? ORDER BY id LIMIT ?",
+                [.text(cursor ?? ""), .integer(Int64(limit))])
+        }
+        return try rows.map(Self.decode)
+    }
+
+    public func revoke(id: String, at date: Date, on executor: any SQLExecutor) async throws -> Bool {
+        !(try await executor.query(
+            "UPDATE admin_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL RETURNING id",
+            SQLValue(date), .text(id))).isEmpty
+    }
+
+    public func touch(id: String, at date: Date, on executor: any SQLExecutor) async throws {
+        try await executor.query("UPDATE admin_keys SET last_used_at = ? WHERE id = ?", SQLValue(date), .text(id))
+    }
+
+    static func decode(_ row: SQLRow) throws -> AdminKey {
+        AdminKey(
+            id: try row.string("id"), tenantID: try row.optionalString("tenant_id"), name: try row.string("name"),
+            rights: try row.string("rights").split(separator: " ").compactMap { AdminRight(rawValue: String($0)) },
+            createdBy: try row.optionalString("created_by"), createdAt: try row.date("created_at"),
+            lastUsedAt: try row.optionalDate("last_used_at"), revokedAt: try row.optionalDate("revoked_at"))
+    }
+}

@@ -1,0 +1,99 @@
+import Foundation
+import Hummingbird
+
+/// Admin keys: `/admin/v1/admin-keys` for system keys, `/admin/v1/tenants/{tenant}/admin-keys`
+/// for a tenant's. A key grants only rights it holds, and `tenants:manage` only to system keys.
+struct AdminKeyRoutes: Sendable {
+    let services: ServerServices
+    let guardian: AdminGuard
+
+    struct CreateKey: Decodable {
+        var name: String
+        var rights: [String]
+    }
+
+    struct CreatedKey: Encodable, Sendable {
+        let adminKey: AdminKey
+        /// Shown once; only its hash is stored.
+        let secret: String
+        enum CodingKeys: String, CodingKey {
+            case secret
+            case adminKey = "admin_key"
+        }
+    }
+
+    func register(on router: Router<CountersignRequestContext>) {
+        router.get("/admin/v1/admin-keys") { request, _ in
+            _ = try await guardian.systemKey(request, holding: .adminKeysManage)
+            return try await list(request, tenantID: nil)
+        }
+        router.post("/admin/v1/admin-keys") { request, _ in
+            let key = try await guardian.systemKey(request, holding: .adminKeysManage)
+            return try await create(request, by: key, tenantID: nil)
+        }
+        router.delete("/admin/v1/admin-keys/{id}") { request, context in
+            let key = try await guardian.systemKey(request, holding: .adminKeysManage)
+            return try await revoke(try context.parameters.require("id"), by: key, tenantID: nil)
+        }
+        router.get("/admin/v1/tenants/{tenant}/admin-keys") { request, context in
+            let (_, tenant) = try await guardian.tenant(request, context, holding: .adminKeysManage)
+            return try await list(request, tenantID: tenant.id)
+        }
+        router.post("/admin/v1/tenants/{tenant}/admin-keys") { request, context in
+            let (key, tenant) = try await guardian.tenant(request, context, holding: .adminKeysManage)
+            return try await create(request, by: key, tenantID: tenant.id)
+        }
+        router.delete("/admin/v1/tenants/{tenant}/admin-keys/{id}") { request, context in
+            let (key, tenant) = try await guardian.tenant(request, context, holding: .adminKeysManage)
+            return try await revoke(try context.parameters.require("id"), by: key, tenantID: tenant.id)
+        }
+    }
+
+    private func list(_ request: Request, tenantID: String?) async throws -> Response {
+        let page = try PageRequest(request)
+        let keys = try await services.repositories.adminKeys.list(
+            tenantID: tenantID, after: page.cursor, limit: page.fetchLimit, on: services.database)
+        return try JSON.response(page.page(keys, cursor: \.id))
+    }
+
+    private func create(_ request: Request, by creator: AdminKey, tenantID: String?) async throws -> Response {
+        let body = try await request.decodeJSON(CreateKey.self, limit: services.configuration.maximumBodySize)
+        let name = try AdminFields.name(body.name)
+        guard !body.rights.isEmpty else { throw AdminError.invalidField("rights", "at least one right is required") }
+        var rights: [AdminRight] = []
+        for raw in body.rights {
+            guard let right = AdminRight(rawValue: raw) else {
+                throw AdminError.invalidField(
+                    "rights", "\"\(raw)\" is not a right; rights are \(AdminRight.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            guard creator.holds(right) else { throw AdminError.cannotGrant(right) }
+            if right == .tenantsManage && tenantID != nil {
+                throw AdminError.invalidField("rights", "tenants:manage can only be held by a system key")
+            }
+            rights.append(right)
+        }
+        let (key, secret) = try await services.database.transaction { [rights] executor in
+            try await services.adminAuthenticator.issue(
+                tenantID: tenantID, name: name, rights: rights, createdBy: "admin-key:\(creator.id)",
+                at: services.now(), on: executor)
+        }
+        return try JSON.response(CreatedKey(adminKey: key, secret: secret), status: .created)
+    }
+
+    private func revoke(_ id: String, by revoker: AdminKey, tenantID: String?) async throws -> Response {
+        guard let (key, _) = try await services.repositories.adminKeys.find(id: id, on: services.database),
+              key.tenantID == tenantID else {
+            throw AdminError.notFound("admin key \(id)")
+        }
+        let date = services.now()
+        try await services.database.transaction { executor in
+            guard try await services.repositories.adminKeys.revoke(id: id, at: date, on: executor) else {
+                throw AdminError.conflict("admin key \(id) is already revoked")
+            }
+            try await services.audit.record(
+                "admin_key.revoked", actor: "admin-key:\(revoker.id)", tenantID: tenantID, target: ("admin_key", id),
+                at: date, on: executor)
+        }
+        return Response(status: .noContent)
+    }
+}

@@ -1,0 +1,27 @@
+import Foundation
+import Hummingbird
+
+/// The audit log, newest first: a tenant's at `/admin/v1/tenants/{tenant}/audit`, every
+/// tenant's (system keys) at `/admin/v1/audit`.
+struct AuditAdminRoutes: Sendable {
+    let services: ServerServices
+    let guardian: AdminGuard
+
+    func register(on router: Router<CountersignRequestContext>) {
+        router.get("/admin/v1/audit") { request, _ in
+            _ = try await guardian.systemKey(request, holding: .auditRead)
+            return try await list(request, tenantID: nil)
+        }
+        router.get("/admin/v1/tenants/{tenant}/audit") { request, context in
+            let (_, tenant) = try await guardian.tenant(request, context, holding: .auditRead)
+            return try await list(request, tenantID: tenant.id)
+        }
+    }
+
+    private func list(_ request: Request, tenantID: String?) async throws -> Response {
+        let page = try PageRequest(request)
+        let events = try await services.repositories.audit.list(
+            tenantID: tenantID, before: page.cursor, limit: page.fetchLimit, on: services.database)
+        return try JSON.response(page.page(events, cursor: \.id))
+    }
+}

@@ -1,0 +1,185 @@
+import CountersignCore
+import Foundation
+import Hummingbird
+
+/// `/admin/v1/tenants/{tenant}/users`: users, their enrollment tickets and their devices.
+struct UserAdminRoutes: Sendable {
+    let services: ServerServices
+    let guardian: AdminGuard
+
+    struct UserFields: Decodable {
+        var username: String?
+        var displayName: String?
+        var status: String?
+        enum CodingKeys: String, CodingKey {
+            case username, status
+            case displayName = "display_name"
+        }
+    }
+
+    struct TicketRequest: Decodable {
+        var lifetimeSeconds: Int?
+        enum CodingKeys: String, CodingKey { case lifetimeSeconds = "lifetime_seconds" }
+    }
+
+    struct IssuedTicketView: Encodable, Sendable {
+        let ticket: EnrollmentTicket
+        /// Shown once: it carries the ticket secret.
+        let enrollmentURI: String
+        let qrSVG: String
+        let qrPNG: String
+        enum CodingKeys: String, CodingKey {
+            case ticket
+            case enrollmentURI = "enrollment_uri"
+            case qrSVG = "qr_svg"
+            case qrPNG = "qr_png_base64"
+        }
+    }
+
+    func register(on router: Router<CountersignRequestContext>) {
+        let base = "/admin/v1/tenants/{tenant}/users"
+        let limit = services.configuration.maximumBodySize
+        router.get(RouterPath(base)) { request, context in
+            let (_, tenant) = try await guardian.tenant(request, context, holding: .usersRead)
+            let page = try PageRequest(request)
+            let users = try await services.repositories.users.list(
+                tenantID: tenant.id, after: page.cursor, limit: page.fetchLimit, on: services.database)
+            return try JSON.response(page.page(users, cursor: \.id))
+        }
+        router.post(RouterPath(base)) { request, context in
+            let (key, tenant) = try await guardian.tenant(request, context, holding: .usersManage)
+            let fields = try await request.decodeJSON(UserFields.self, limit: limit)
+            guard let username = fields.username else { throw AdminError.invalidField("username", "is required") }
+            let date = services.now()
+            let user = User(
+                id: Identifier.make("usr", at: date), tenantID: tenant.id, username: try Self.username(username),
+                displayName: try AdminFields.optionalName(fields.displayName, field: "display_name"),
+                status: try Self.status(fields.status) ?? .active, createdAt: date, updatedAt: date)
+            try await services.database.transaction { executor in
+                do {
+                    try await services.repositories.users.insert(user, on: executor)
+                } catch StorageError.uniqueViolation {
+                    throw AdminError.conflict("a user named \(user.username) already exists in this tenant")
+                }
+                try await services.audit.record(
+                    "user.created", actor: "admin-key:\(key.id)", tenantID: tenant.id, target: ("user", user.id),
+                    details: ["username": user.username], at: date, on: executor)
+            }
+            return try JSON.response(user, status: .created)
+        }
+        router.get(RouterPath(base + "/{id}")) { request, context in
+            let (_, tenant) = try await guardian.tenant(request, context, holding: .usersRead)
+            return try JSON.response(try await find(context, tenant: tenant))
+        }
+        router.patch(RouterPath(base + "/{id}")) { request, context in
+            let (key, tenant) = try await guardian.tenant(request, context, holding: .usersManage)
+            var user = try await find(context, tenant: tenant)
+            let fields = try await request.decodeJSON(UserFields.self, limit: limit)
+            if let username = fields.username { user.username = try Self.username(username) }
+            if let displayName = fields.displayName {
+                user.displayName = displayName.isEmpty ? nil : try AdminFields.name(displayName, field: "display_name")
+            }
+            if let status = try Self.status(fields.status) { user.status = status }
+            user.updatedAt = services.now()
+            try await services.database.transaction { [user] executor in
+                do {
+                    try await services.repositories.users.update(user, on: executor)
+                } catch StorageError.uniqueViolation {
+                    throw AdminError.conflict("a user named \(user.username) already exists in this tenant")
+                }
+                try await services.audit.record(
+                    "user.updated", actor: "admin-key:\(key.id)", tenantID: tenant.id, target: ("user", user.id),
+                    details: ["username": user.username, "status": user.status.rawValue], at: user.updatedAt, on: executor)
+            }
+            return try JSON.response(user)
+        }
+        router.delete(RouterPath(base + "/{id}")) { request, context in
+            let (key, tenant) = try await guardian.tenant(request, context, holding: .usersManage)
+            let user = try await find(context, tenant: tenant)
+            try await services.database.transaction { executor in
+                try await services.repositories.users.delete(id: user.id, on: executor)
+                try await services.audit.record(
+                    "user.deleted", actor: "admin-key:\(key.id)", tenantID: tenant.id, target: ("user", user.id),
+                    details: ["username": user.username], at: services.now(), on: executor)
+            }
+            return Response(status: .noContent)
+        }
+        router.post(RouterPath(base + "/{id}/enrollment-tickets")) { request, context in
+            let (key, tenant) = try await guardian.tenant(request, context, holding: .enrollmentsCreate)
+            let user = try await find(context, tenant: tenant)
+            guard user.status == .active else { throw AdminError.conflict("user \(user.id) is not active") }
+            let body = try await request.bodyData(limit: limit)
+            let lifetime = body.isEmpty ? nil : try JSON.decode(TicketRequest.self, from: body).lifetimeSeconds
+            if let lifetime, !(60...86_400).contains(lifetime) {
+                throw AdminError.invalidField("lifetime_seconds", "must be from 60 to 86400")
+            }
+            let issued = try await EnrollmentService(services: services).issueTicket(
+                for: user, tenant: tenant, lifetime: lifetime.map(TimeInterval.init), actor: "admin-key:\(key.id)")
+            let qr = try QRCode(encoding: issued.uri.description)
+            return try JSON.response(
+                IssuedTicketView(ticket: issued.ticket, enrollmentURI: issued.uri.description, qrSVG: qr.svg(),
+                                 qrPNG: qr.png().base64EncodedString()),
+                status: .created)
+        }
+        router.get(RouterPath(base + "/{id}/devices")) { request, context in
+            let (_, tenant) = try await guardian.tenant(request, context, holding: .devicesRead)
+            let user = try await find(context, tenant: tenant)
+            let page = try PageRequest(request)
+            let devices = try await services.repositories.devices.list(
+                userID: user.id, after: page.cursor, limit: page.fetchLimit, on: services.database)
+            return try JSON.response(page.page(devices.map(DeviceRecord.init), cursor: \.id))
+        }
+        router.get("/admin/v1/tenants/{tenant}/devices/{id}") { request, context in
+            let (_, tenant) = try await guardian.tenant(request, context, holding: .devicesRead)
+            return try JSON.response(DeviceRecord(try await device(context, tenant: tenant)))
+        }
+        router.delete("/admin/v1/tenants/{tenant}/devices/{id}") { request, context in
+            let (key, tenant) = try await guardian.tenant(request, context, holding: .devicesManage)
+            let device = try await device(context, tenant: tenant)
+            let date = services.now()
+            try await services.database.transaction { executor in
+                guard try await services.repositories.devices.markDeleted(id: device.id, at: date, on: executor) else {
+                    throw AdminError.conflict("device \(device.id) is already deleted")
+                }
+                try await services.audit.record(
+                    "device.deleted", actor: "admin-key:\(key.id)", tenantID: tenant.id, target: ("device", device.id),
+                    details: ["user_id": device.userID], at: date, on: executor)
+            }
+            return Response(status: .noContent)
+        }
+    }
+
+    private func find(_ context: CountersignRequestContext, tenant: Tenant) async throws -> User {
+        let id = try context.parameters.require("id")
+        guard let user = try await services.repositories.users.find(id: id, tenantID: tenant.id, on: services.database) else {
+            throw AdminError.notFound("user \(id)")
+        }
+        return user
+    }
+
+    private func device(_ context: CountersignRequestContext, tenant: Tenant) async throws -> Device {
+        let id = try context.parameters.require("id")
+        guard let device = try await services.repositories.devices.find(id: id, on: services.database),
+              device.tenantID == tenant.id else {
+            throw AdminError.notFound("device \(id)")
+        }
+        return device
+    }
+
+    /// Usernames: 1–128 characters, no white space or control characters.
+    static func username(_ raw: String) throws(AdminError) -> String {
+        guard (1...128).contains(raw.count),
+              !raw.unicodeScalars.contains(where: {
+                  $0.properties.isWhitespace || $0.properties.generalCategory == .control
+              }) else {
+            throw .invalidField("username", "1 to 128 characters without white space or control characters")
+        }
+        return raw
+    }
+
+    static func status(_ raw: String?) throws(AdminError) -> User.Status? {
+        guard let raw else { return nil }
+        guard let status = User.Status(rawValue: raw) else { throw .invalidField("status", "must be active or disabled") }
+        return status
+    }
+}

@@ -1,0 +1,71 @@
+import CountersignCore
+import Foundation
+import HTTPTypes
+import Hummingbird
+
+/// An error answered on the wire: a status, an `error` code and a description, as the JSON body
+/// `{"error", "error_description"}`. Every feature error converts to exactly one of these.
+public struct APIError: Error, Sendable, Equatable, HTTPResponseError {
+    public var status: HTTPResponse.Status
+    public var code: DeviceErrorCode
+    public var message: String
+    public var missingRight: String?
+    public var headers: HTTPFields
+
+    public init(_ status: HTTPResponse.Status, _ code: DeviceErrorCode, _ message: String,
+                missingRight: String? = nil, headers: HTTPFields = [:]) {
+        self.status = status
+        self.code = code
+        self.message = message
+        self.missingRight = missingRight
+        self.headers = headers
+    }
+
+    public func response(from request: Request, context: some RequestContext) throws -> Response {
+        let body = ErrorBody(error: code.rawValue, errorDescription: message, missingRight: missingRight)
+        var fields = headers
+        fields[.contentType] = "application/json"
+        fields[.cacheControl] = "no-store"
+        return Response(status: status, headers: fields, body: .init(byteBuffer: ByteBuffer(data: try JSON.encode(body))))
+    }
+
+    public static func badRequest(_ message: String) -> APIError { APIError(.badRequest, .invalidRequest, message) }
+    public static func notFound(_ message: String) -> APIError { APIError(.notFound, .notFound, message) }
+}
+
+/// The one JSON encoder and decoder of the HTTP layer: snake_case keys are spelled out in
+/// `CodingKeys`, dates are RFC 3339 strings.
+public enum JSON {
+    public static func encode(_ value: some Encodable) throws -> Data {
+        try Timestamps.encoder().encode(value)
+    }
+
+    /// Decodes a request body, turning every decoding failure into a precise 400.
+    public static func decode<T: Decodable>(_ type: T.Type, from data: Data) throws(APIError) -> T {
+        guard !data.isEmpty else { throw .badRequest("the request body is empty; a JSON object is required") }
+        do {
+            return try Timestamps.decoder().decode(T.self, from: data)
+        } catch let DecodingError.keyNotFound(key, context) {
+            throw .badRequest("field \(path(context.codingPath + [key])) is required")
+        } catch let DecodingError.typeMismatch(_, context) {
+            throw .badRequest("field \(path(context.codingPath)) has the wrong type")
+        } catch let DecodingError.valueNotFound(_, context) {
+            throw .badRequest("field \(path(context.codingPath)) must not be null")
+        } catch let DecodingError.dataCorrupted(context) {
+            if context.codingPath.isEmpty { throw .badRequest("the request body is not valid JSON") }
+            throw .badRequest("field \(path(context.codingPath)) is invalid: \(context.debugDescription)")
+        } catch {
+            throw .badRequest("the request body is not valid JSON")
+        }
+    }
+
+    private static func path(_ keys: [any CodingKey]) -> String {
+        keys.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
+    }
+
+    /// A JSON response.
+    public static func response(_ value: some Encodable, status: HTTPResponse.Status = .ok) throws -> Response {
+        Response(status: status, headers: [.contentType: "application/json", .cacheControl: "no-store"],
+                 body: .init(byteBuffer: ByteBuffer(data: try encode(value))))
+    }
+}

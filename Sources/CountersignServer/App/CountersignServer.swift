@@ -1,0 +1,139 @@
+import CountersignCore
+import Foundation
+import Hummingbird
+import Logging
+import NIOCore
+import ServiceLifecycle
+import UnixSignals
+
+/// The server as a library: `countersign serve` and the integration tests both build it here.
+///
+/// ```swift
+/// let server = try await CountersignServer.make(configuration: configuration, logger: logger)
+/// try await server.run()          // until SIGINT or SIGTERM
+/// ```
+public final class CountersignServer: Sendable {
+    public let services: ServerServices
+    /// The default tenant.
+    public let defaultTenant: Tenant
+    /// The bootstrap admin key, on the very first start only; shown once, stored as a hash.
+    public let bootstrapAdminKey: String?
+    private let application: Application<RouterResponder<CountersignRequestContext>>
+    private let listening: AsyncStream<Int>
+    private let listeningContinuation: AsyncStream<Int>.Continuation
+
+    /// Opens the data directory and database, checks the master key, migrates, and on the first
+    /// start creates the default tenant and the bootstrap admin key.
+    public static func make(configuration: ServerConfiguration, logger: Logger) async throws -> CountersignServer {
+        try FileManager.default.createDirectory(
+            at: configuration.dataDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let (masterKey, created) = try MasterKey.load(
+            environmentValue: configuration.masterKey, file: configuration.masterKeyFile)
+        if created { logger.notice("created a new master key file", metadata: ["path": "\(configuration.masterKeyFile.path)"]) }
+        let database: any Database
+        if let url = configuration.databaseURL {
+            database = try await PostgresDatabase.connect(url: url, logger: logger)
+        } else {
+            database = try await SQLiteDatabase.open(path: configuration.sqlitePath, logger: logger)
+        }
+        do {
+            try await Migrations.migrate(database)
+            let sealer = SecretSealer(masterKey: masterKey)
+            try await sealer.verifyAgainst(database)
+            let services = ServerServices(
+                configuration: configuration, origin: PublicOrigin(configuration.publicURL), database: database,
+                sealer: sealer, metrics: ServerMetrics(), logger: logger)
+            let bootstrap = try await Bootstrap.run(services: services)
+            return CountersignServer(services: services, bootstrap: bootstrap)
+        } catch {
+            await database.close()
+            throw error
+        }
+    }
+
+    private init(services: ServerServices, bootstrap: Bootstrap.Result) {
+        self.services = services
+        self.defaultTenant = bootstrap.tenant
+        self.bootstrapAdminKey = bootstrap.adminKeySecret
+        (listening, listeningContinuation) = AsyncStream.makeStream(of: Int.self, bufferingPolicy: .bufferingNewest(1))
+        let router = Router(context: CountersignRequestContext.self)
+        router.add(middleware: MetricsMiddleware(metrics: services.metrics))
+        HealthRoutes(services: services).register(on: router)
+        DeviceRoutes(services: services).register(on: router)
+        let guardian = AdminGuard(services: services)
+        TenantAdminRoutes(services: services, guardian: guardian).register(on: router)
+        AdminKeyRoutes(services: services, guardian: guardian).register(on: router)
+        ClientAdminRoutes(services: services, guardian: guardian).register(on: router)
+        UserAdminRoutes(services: services, guardian: guardian).register(on: router)
+        AuditAdminRoutes(services: services, guardian: guardian).register(on: router)
+        let configuration = services.configuration
+        let origin = services.origin
+        let continuation = listeningContinuation
+        application = Application(
+            router: router,
+            configuration: .init(address: .hostname(configuration.host, port: configuration.port),
+                                 serverName: "Countersign"),
+            onServerRunning: { channel in
+                let port = channel.localAddress?.port ?? configuration.port
+                origin.learn(host: configuration.host, port: port)
+                continuation.yield(port)
+            },
+            logger: services.logger)
+    }
+
+    /// Serves until `signals` arrive (SIGINT and SIGTERM by default) or the task is cancelled;
+    /// requests in flight finish before it returns, then the database is closed.
+    public func run(signals: [UnixSignal] = [.sigint, .sigterm]) async throws {
+        let group = ServiceGroup(configuration: .init(
+            services: [application], gracefulShutdownSignals: signals, logger: services.logger))
+        do {
+            try await group.run()
+        } catch {
+            await services.database.close()
+            throw error
+        }
+        await services.database.close()
+    }
+
+    /// The port the server listens on, once it does.
+    public func port() async -> Int? {
+        for await port in listening { return port }
+        return nil
+    }
+
+    /// A server running in the background, for tests and benchmarks: started on its port,
+    /// stopped gracefully by `stop()`.
+    public final class Running: Sendable {
+        public let server: CountersignServer
+        public let port: Int
+        private let group: ServiceGroup
+        private let task: Task<Void, any Error>
+
+        fileprivate init(server: CountersignServer, port: Int, group: ServiceGroup, task: Task<Void, any Error>) {
+            self.server = server
+            self.port = port
+            self.group = group
+            self.task = task
+        }
+
+        public var baseURL: String { server.services.origin.base }
+
+        public func stop() async throws {
+            await group.triggerGracefulShutdown()
+            try await task.value
+            await server.services.database.close()
+        }
+    }
+
+    /// Starts serving in the background and returns once the socket is bound.
+    public func start() async throws -> Running {
+        let group = ServiceGroup(configuration: .init(
+            services: [application], gracefulShutdownSignals: [], logger: services.logger))
+        let task = Task { try await group.run() }
+        guard let port = await port() else {
+            task.cancel()
+            throw StorageError.unavailable("the server stopped before it listened")
+        }
+        return Running(server: self, port: port, group: group, task: task)
+    }
+}

@@ -1,0 +1,22 @@
+import Foundation
+import Hummingbird
+
+/// Liveness, readiness and metrics, for load balancers and Prometheus.
+struct HealthRoutes: Sendable {
+    let services: ServerServices
+
+    func register(on router: Router<CountersignRequestContext>) {
+        router.get("/healthz") { _, _ in
+            try JSON.response(["status": "ok"])
+        }
+        router.get("/readyz") { _, _ in
+            let ready = await services.database.ping()
+            return try JSON.response(["status": ready ? "ready" : "database unavailable"],
+                                     status: ready ? .ok : .serviceUnavailable)
+        }
+        router.get("/metrics") { _, _ in
+            Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                     body: .init(byteBuffer: ByteBuffer(string: services.metrics.exposition())))
+        }
+    }
+}

@@ -1,0 +1,65 @@
+import Foundation
+import Logging
+import Synchronization
+
+/// Everything the server needs to start. The command line fills it from flags and
+/// environment variables; tests build it directly.
+public struct ServerConfiguration: Sendable {
+    public var host: String = "127.0.0.1"
+    /// 0 picks a free port (tests).
+    public var port: Int = 8080
+    /// The URL devices and relying parties reach this server at. Issuers, enrollment URIs and
+    /// signed-request URLs use it, never the Host header. Defaults to `http://host:port`.
+    public var publicURL: URL?
+    public var dataDirectory: URL
+    /// nil: SQLite in the data directory.
+    public var databaseURL: String?
+    public var logLevel: Logger.Level = .info
+    /// Base64 master key from the environment; nil: the key file in the data directory.
+    public var masterKey: String?
+    public var enrollmentTicketLifetime: TimeInterval = EnrollmentTicket.defaultLifetime
+    /// How far a device signature's `iat` may be from the server's clock, either way.
+    public var signatureWindow: TimeInterval = 300
+    /// The largest request body accepted.
+    public var maximumBodySize: Int = 64 * 1024
+    /// The clock. Tests move it to test expiry.
+    public var now: @Sendable () -> Date = { Date() }
+
+    public init(dataDirectory: URL) {
+        self.dataDirectory = dataDirectory
+    }
+
+    /// The SQLite file inside the data directory.
+    public var sqlitePath: String { dataDirectory.appendingPathComponent("countersign.sqlite").path }
+    public var masterKeyFile: URL { dataDirectory.appendingPathComponent("master.key") }
+}
+
+/// The public origin the server is reached at, without a trailing slash, and the base URL of
+/// each tenant below it. When no public URL is configured it is learnt once the listening
+/// socket is bound (`http://host:port`), which is what lets tests run on a free port.
+public final class PublicOrigin: Sendable {
+    private let value: Mutex<String>
+
+    public init(_ url: URL?) {
+        value = Mutex(url.map(Self.trimmed) ?? "")
+    }
+
+    public var base: String { value.withLock { $0 } }
+
+    func learn(host: String, port: Int) {
+        value.withLock { current in
+            if current.isEmpty { current = "http://\(host.contains(":") ? "[\(host)]" : host):\(port)" }
+        }
+    }
+
+    private static func trimmed(_ url: URL) -> String {
+        var text = url.absoluteString
+        while text.hasSuffix("/") { text.removeLast() }
+        return text
+    }
+
+    /// The default tenant lives at the root; every other tenant at `/t/<slug>`.
+    public func tenantBase(_ tenant: Tenant) -> String {
+        tenant.isDefault ? base : "\(base)/t/\(tenant.slug)"
+    }
+}

@@ -1,0 +1,63 @@
+import Foundation
+import Hummingbird
+import Prometheus
+
+/// The server's Prometheus metrics, in a registry of its own (not the process-wide
+/// MetricsSystem), so that several servers in one test process keep separate counts.
+public struct ServerMetrics: Sendable {
+    public let registry = PrometheusCollectorRegistry()
+
+    private static let durationBuckets: [Duration] = [
+        .milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10), .milliseconds(25),
+        .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(5),
+    ]
+
+    public init() {}
+
+    private static func name(_ metric: String, unit: String, _ help: String) -> MetricNameDescriptor {
+        MetricNameDescriptor(namespace: "countersign", metricName: metric, unitName: unit, helpText: help)
+    }
+
+    func requestFinished(method: String, status: Int, duration: Duration) {
+        let labels = [("method", method), ("status", String(status))]
+        registry.makeCounter(descriptor: Self.name("http_requests", unit: "total", "HTTP requests answered"),
+                             labels: labels).increment()
+        registry.makeDurationHistogram(
+            descriptor: Self.name("http_request_duration", unit: "seconds", "time to answer an HTTP request"),
+            labels: [("method", method)], buckets: Self.durationBuckets
+        ).record(duration)
+    }
+
+    func enrollment(outcome: String) {
+        registry.makeCounter(descriptor: Self.name("enrollments", unit: "total", "enrollment attempts by outcome"),
+                             labels: [("outcome", outcome)]).increment()
+    }
+
+    func deviceSignatureRejected(code: String) {
+        registry.makeCounter(
+            descriptor: Self.name("device_signature_rejections", unit: "total", "device request signatures refused"),
+            labels: [("error", code)]).increment()
+    }
+
+    /// The Prometheus text exposition.
+    public func exposition() -> String { registry.emitToString() }
+}
+
+/// Counts every request and its duration by method and status.
+struct MetricsMiddleware<Context: RequestContext>: RouterMiddleware {
+    let metrics: ServerMetrics
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let start = ContinuousClock.now
+        do {
+            let response = try await next(request, context)
+            metrics.requestFinished(method: request.method.rawValue, status: response.status.code,
+                                    duration: ContinuousClock.now - start)
+            return response
+        } catch {
+            let status = (error as? any HTTPResponseError)?.status.code ?? 500
+            metrics.requestFinished(method: request.method.rawValue, status: status, duration: ContinuousClock.now - start)
+            throw error
+        }
+    }
+}

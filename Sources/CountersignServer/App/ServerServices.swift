@@ -1,0 +1,46 @@
+import Foundation
+import Logging
+import Prometheus
+
+/// The repositories of every feature, each behind its own protocol.
+public struct Repositories: Sendable {
+    public var tenants: any TenantRepository = SQLTenantRepository()
+    public var adminKeys: any AdminKeyRepository = SQLAdminKeyRepository()
+    public var clients: any ClientRepository = SQLClientRepository()
+    public var users: any UserRepository = SQLUserRepository()
+    public var tickets: any EnrollmentTicketRepository = SQLEnrollmentTicketRepository()
+    public var devices: any DeviceRepository = SQLDeviceRepository()
+    public var audit: any AuditRepository = SQLAuditRepository()
+
+    public init() {}
+}
+
+/// What every route reaches: configuration, storage, the services and the clock.
+public struct ServerServices: Sendable {
+    public let configuration: ServerConfiguration
+    public let origin: PublicOrigin
+    public let database: any Database
+    public let repositories: Repositories
+    public let sealer: SecretSealer
+    public let audit: AuditLog
+    public let tenantService: TenantService
+    public let adminAuthenticator: AdminAuthenticator
+    public let metrics: ServerMetrics
+    public let logger: Logger
+
+    init(configuration: ServerConfiguration, origin: PublicOrigin, database: any Database, sealer: SecretSealer,
+         metrics: ServerMetrics, logger: Logger) {
+        self.configuration = configuration
+        self.origin = origin
+        self.database = database
+        self.repositories = Repositories()
+        self.sealer = sealer
+        self.audit = AuditLog(repository: repositories.audit)
+        self.tenantService = TenantService(database: database, tenants: repositories.tenants, sealer: sealer, audit: audit)
+        self.adminAuthenticator = AdminAuthenticator(database: database, keys: repositories.adminKeys, audit: audit)
+        self.metrics = metrics
+        self.logger = logger
+    }
+
+    public func now() -> Date { configuration.now() }
+}

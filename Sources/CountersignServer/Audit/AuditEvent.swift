@@ -1,0 +1,89 @@
+import CountersignCore
+import Foundation
+
+/// One entry of the audit log: who did what to which record, when. Written in the same
+/// transaction as the change it records, so the log never misses a change nor records one that
+/// was rolled back. Details never hold secrets.
+public struct AuditEvent: Sendable, Equatable, Codable {
+    public var id: String
+    public var tenantID: String?
+    /// `admin-key:<id>`, `device:<id>`, or `system`.
+    public var actor: String
+    public var action: String
+    public var targetType: String
+    public var targetID: String
+    public var details: [String: String]
+    public var occurredAt: Date
+
+    enum CodingKeys: String, CodingKey {
+        case id, actor, action, details
+        case tenantID = "tenant_id"
+        case targetType = "target_type"
+        case targetID = "target_id"
+        case occurredAt = "occurred_at"
+    }
+}
+
+public protocol AuditRepository: Sendable {
+    func append(_ event: AuditEvent, on executor: any SQLExecutor) async throws
+    /// Newest first. `tenantID` nil lists every tenant's events (system keys only).
+    func list(tenantID: String?, before cursor: String?, limit: Int, on executor: any SQLExecutor) async throws -> [AuditEvent]
+}
+
+public struct SQLAuditRepository: AuditRepository {
+    public init() {}
+
+    private static let columns = "id, tenant_id, actor, action, target_type, target_id, details, occurred_at"
+
+    public func append(_ event: AuditEvent, on executor: any SQLExecutor) async throws {
+        let details = JSONValue.object(event.details.mapValues(JSONValue.string)).canonicalString
+        try await executor.query(
+            """
+            INSERT INTO audit_events (id, tenant_id, actor, action, target_type, target_id, details, occurred_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            """,
+            .text(event.id), SQLValue(event.tenantID), .text(event.actor), .text(event.action), .text(event.targetType),
+            .text(event.targetID), .text(details), SQLValue(event.occurredAt))
+    }
+
+    public func list(tenantID: String?, before cursor: String?, limit: Int, on executor: any SQLExecutor) async throws -> [AuditEvent] {
+        // "~" sorts after every identifier character, so it stands for "from the newest".
+        let upper = SQLValue.text(cursor ?? "~")
+        let rows: [SQLRow]
+        if let tenantID {
+            rows = try await executor.query(
+                "SELECT \(Self.columns) FROM audit_events WHERE tenant_id = ? AND id < ? ORDER BY id DESC LIMIT ?",
+                [.text(tenantID), upper, .integer(Int64(limit))])
+        } else {
+            rows = try await executor.query(
+                "SELECT \(Self.columns) FROM audit_events WHERE id < ? ORDER BY id DESC LIMIT ?",
+                [upper, .integer(Int64(limit))])
+        }
+        return try rows.map(Self.decode)
+    }
+
+    static func decode(_ row: SQLRow) throws -> AuditEvent {
+        let details = try JSONDecoder().decode([String: String].self, from: Data(try row.string("details").utf8))
+        return AuditEvent(
+            id: try row.string("id"), tenantID: try row.optionalString("tenant_id"), actor: try row.string("actor"),
+            action: try row.string("action"), targetType: try row.string("target_type"),
+            targetID: try row.string("target_id"), details: details, occurredAt: try row.date("occurred_at"))
+    }
+}
+
+/// Writes audit events; the one place that builds them.
+public struct AuditLog: Sendable {
+    let repository: any AuditRepository
+
+    public init(repository: any AuditRepository = SQLAuditRepository()) { self.repository = repository }
+
+    public func record(
+        _ action: String, actor: String, tenantID: String?, target: (type: String, id: String),
+        details: [String: String] = [:], at date: Date, on executor: any SQLExecutor
+    ) async throws {
+        try await repository.append(
+            AuditEvent(id: Identifier.make("evt", at: date), tenantID: tenantID, actor: actor, action: action,
+                       targetType: target.type, targetID: target.id, details: details, occurredAt: date),
+            on: executor)
+    }
+}

@@ -1,0 +1,175 @@
+import CountersignCore
+import Foundation
+
+/// An enrolled authenticator. The server holds its public keys only.
+public struct Device: Sendable, Equatable {
+    public enum Status: String, Codable, Sendable {
+        case active
+        /// Removed by an administrator or by the device itself. The row stays so that the
+        /// device is told `device_deregistered` rather than `unknown_device`.
+        case deleted
+    }
+
+    public var id: String
+    public var tenantID: String
+    public var userID: String
+    public var name: String
+    public var platform: DevicePlatform
+    public var signingKey: ECPublicJWK
+    public var encryptionKey: ECPublicJWK
+    public var push: PushRegistration?
+    public var pushTokenValid: Bool
+    public var status: Status
+    public var createdAt: Date
+    public var updatedAt: Date
+    public var lastSeenAt: Date?
+    public var deletedAt: Date?
+
+    /// The last characters of the push token: enough to tell tokens apart in a list.
+    public var pushStatus: DeviceDescription.PushStatus? {
+        push.map { .init(provider: $0.provider, tokenSuffix: String($0.token.suffix(8)), valid: pushTokenValid) }
+    }
+}
+
+/// The administration API's view of a device.
+public struct DeviceRecord: Codable, Sendable {
+    public var id: String
+    public var tenantID: String
+    public var userID: String
+    public var name: String
+    public var platform: DevicePlatform
+    public var status: Device.Status
+    public var signingKeyThumbprint: String
+    public var push: DeviceDescription.PushStatus?
+    public var createdAt: Date
+    public var lastSeenAt: Date?
+    public var deletedAt: Date?
+
+    public init(_ device: Device) {
+        id = device.id
+        tenantID = device.tenantID
+        userID = device.userID
+        name = device.name
+        platform = device.platform
+        status = device.status
+        signingKeyThumbprint = device.signingKey.thumbprint
+        push = device.pushStatus
+        createdAt = device.createdAt
+        lastSeenAt = device.lastSeenAt
+        deletedAt = device.deletedAt
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id, name, platform, status, push
+        case tenantID = "tenant_id"
+        case userID = "user_id"
+        case signingKeyThumbprint = "signing_key_thumbprint"
+        case createdAt = "created_at"
+        case lastSeenAt = "last_seen_at"
+        case deletedAt = "deleted_at"
+    }
+}
+
+public protocol DeviceRepository: Sendable {
+    func insert(_ device: Device, on executor: any SQLExecutor) async throws
+    func find(id: String, on executor: any SQLExecutor) async throws -> Device?
+    func list(userID: String, after cursor: String?, limit: Int, on executor: any SQLExecutor) async throws -> [Device]
+    func rename(id: String, to name: String, at date: Date, on executor: any SQLExecutor) async throws
+    func setPush(id: String, _ push: PushRegistration?, at date: Date, on executor: any SQLExecutor) async throws
+    /// Marks an active device deleted; false if it was not active.
+    func markDeleted(id: String, at date: Date, on executor: any SQLExecutor) async throws -> Bool
+    func touch(id: String, at date: Date, on executor: any SQLExecutor) async throws
+    /// Records a request nonce; false if the device has used it before (a replay).
+    func recordNonce(deviceID: String, nonce: String, expiresAt: Date, on executor: any SQLExecutor) async throws -> Bool
+    func purgeNonces(before date: Date, on executor: any SQLExecutor) async throws
+}
+
+public struct SQLDeviceRepository: DeviceRepository {
+    public init() {}
+
+    private static let columns = """
+        id, tenant_id, user_id, name, platform, signing_key_jwk, encryption_key_jwk, push_provider, push_token,
+        push_token_valid, status, created_at, updated_at, last_seen_at, deleted_at
+        """
+
+    public func insert(_ device: Device, on executor: any SQLExecutor) async throws {
+        try await executor.query(
+            """
+            INSERT INTO devices (id, tenant_id, user_id, name, platform, signing_key_jwk, signing_key_thumbprint,
+                encryption_key_jwk, push_provider, push_token, push_token_valid, status, created_at, updated_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """,
+            [.text(device.id), .text(device.tenantID), .text(device.userID), .text(device.name),
+             .text(device.platform.rawValue), .text(try JSONValue(encoding: device.signingKey).canonicalString),
+             .text(device.signingKey.thumbprint), .text(try JSONValue(encoding: device.encryptionKey).canonicalString),
+             SQLValue(device.push?.provider.rawValue), SQLValue(device.push?.token), SQLValue(device.pushTokenValid),
+             .text(device.status.rawValue), SQLValue(device.createdAt), SQLValue(device.updatedAt)])
+    }
+
+    public func find(id: String, on executor: any SQLExecutor) async throws -> Device? {
+        try await executor.first("SELECT \(Self.columns) FROM devices WHERE id = ?", .text(id)).map(Self.decode)
+    }
+
+    public func list(userID: String, after cursor: String?, limit: Int, on executor: any SQLExecutor) async throws -> [Device] {
+        try await executor.query(
+            "SELECT \(Self.columns) FROM devices WHERE user_id = ? AND status = 'active' AND id > ? ORDER BY id LIMIT ?",
+            [.text(userID), .text(cursor ?? ""), .integer(Int64(limit))]
+        ).map(Self.decode)
+    }
+
+    public func rename(id: String, to name: String, at date: Date, on executor: any SQLExecutor) async throws {
+        try await executor.query("UPDATE devices SET name = ?, updated_at = ? WHERE id = ?", .text(name), SQLValue(date), .text(id))
+    }
+
+    public func setPush(id: String, _ push: PushRegistration?, at date: Date, on executor: any SQLExecutor) async throws {
+        try await executor.query(
+            "UPDATE devices SET push_provider = ?, push_token = ?, push_token_valid = 1, updated_at = ? WHERE id = ?",
+            SQLValue(push?.provider.rawValue), SQLValue(push?.token), SQLValue(date), .text(id))
+    }
+
+    public func markDeleted(id: String, at date: Date, on executor: any SQLExecutor) async throws -> Bool {
+        !(try await executor.query(
+            """
+            UPDATE devices SET status = 'deleted', deleted_at = ?, updated_at = ?, push_token = NULL, push_provider = NULL
+            WHERE id = ? AND status = 'active' RETURNING id
+            """,
+            [SQLValue(date), SQLValue(date), .text(id)])).isEmpty
+    }
+
+    public func touch(id: String, at date: Date, on executor: any SQLExecutor) async throws {
+        try await executor.query("UPDATE devices SET last_seen_at = ? WHERE id = ?", SQLValue(date), .text(id))
+    }
+
+    public func recordNonce(deviceID: String, nonce: String, expiresAt: Date, on executor: any SQLExecutor) async throws -> Bool {
+        do {
+            try await executor.query(
+                "INSERT INTO device_request_nonces (device_id, nonce, expires_at) VALUES (?, ?, ?)",
+                .text(deviceID), .text(nonce), SQLValue(expiresAt))
+            return true
+        } catch StorageError.uniqueViolation {
+            return false
+        }
+    }
+
+    public func purgeNonces(before date: Date, on executor: any SQLExecutor) async throws {
+        try await executor.query("DELETE FROM device_request_nonces WHERE expires_at < ?", SQLValue(date))
+    }
+
+    static func decode(_ row: SQLRow) throws -> Device {
+        let decoder = JSONDecoder()
+        let push: PushRegistration? = try {
+            guard let provider = try row.optionalString("push_provider").flatMap(PushRegistration.Provider.init(rawValue:)),
+                  let token = try row.optionalString("push_token") else { return nil }
+            return PushRegistration(provider: provider, token: token)
+        }()
+        return Device(
+            id: try row.string("id"), tenantID: try row.string("tenant_id"), userID: try row.string("user_id"),
+            name: try row.string("name"), platform: DevicePlatform(rawValue: try row.string("platform")) ?? .other,
+            signingKey: try decoder.decode(ECPublicJWK.self, from: Data(try row.string("signing_key_jwk").utf8)),
+            encryptionKey: try decoder.decode(ECPublicJWK.self, from: Data(try row.string("encryption_key_jwk").utf8)),
+            push: push, pushTokenValid: try row.bool("push_token_valid"),
+            status: Device.Status(rawValue: try row.string("status")) ?? .deleted,
+            createdAt: try row.date("created_at"), updatedAt: try row.date("updated_at"),
+            lastSeenAt: try row.optionalDate("last_seen_at"), deletedAt: try row.optionalDate("deleted_at"))
+    }
+}

@@ -1,0 +1,103 @@
+import CountersignCore
+import Foundation
+import HTTPTypes
+import Hummingbird
+
+/// The device protocol's HTTP endpoints (`docs/protocol.md`), served for the default tenant at
+/// `/device/v1/…` and for every tenant at `/t/<slug>/device/v1/…`.
+struct DeviceRoutes: Sendable {
+    let services: ServerServices
+    let enrollment: EnrollmentService
+    let authenticator: DeviceAuthenticator
+    let selfService: DeviceSelfService
+
+    init(services: ServerServices) {
+        self.services = services
+        self.enrollment = EnrollmentService(services: services)
+        self.authenticator = DeviceAuthenticator(services: services)
+        self.selfService = DeviceSelfService(services: services)
+    }
+
+    func register(on router: Router<CountersignRequestContext>) {
+        for prefix in ["/device/v1", "/t/{tenant}/device/v1"] {
+            router.post("\(prefix)/enrollments") { request, context in try await self.enroll(request, context) }
+            router.get("\(prefix)/self") { request, context in
+                try await self.signed(request, context) { device, tenant, _ in
+                    try JSON.response(try await selfService.describe(device, tenant: tenant))
+                }
+            }
+            router.patch("\(prefix)/self") { request, context in
+                try await self.signed(request, context) { device, tenant, body in
+                    let rename = try JSON.decode(DeviceRename.self, from: body)
+                    return try JSON.response(try await selfService.rename(device, to: rename.name, tenant: tenant))
+                }
+            }
+            router.delete("\(prefix)/self") { request, context in
+                try await self.signed(request, context) { device, tenant, _ in
+                    try await selfService.unenroll(device, tenant: tenant)
+                    return Response(status: .noContent, headers: [.cacheControl: "no-store"])
+                }
+            }
+            router.put("\(prefix)/self/push-token") { request, context in
+                try await self.signed(request, context) { device, tenant, body in
+                    let push = try JSON.decode(PushRegistration.self, from: body)
+                    return try JSON.response(try await selfService.setPush(device, push, tenant: tenant))
+                }
+            }
+            router.delete("\(prefix)/self/push-token") { request, context in
+                try await self.signed(request, context) { device, tenant, _ in
+                    try JSON.response(try await selfService.setPush(device, nil, tenant: tenant))
+                }
+            }
+        }
+    }
+
+    private func tenant(_ context: CountersignRequestContext) async throws -> Tenant {
+        let slug = context.parameters.get("tenant")
+        guard let tenant = try await services.tenantService.resolve(slug: slug) else {
+            throw APIError.notFound("tenant \(slug ?? "default") does not exist")
+        }
+        return tenant
+    }
+
+    private func enroll(_ request: Request, _ context: CountersignRequestContext) async throws -> Response {
+        let tenant = try await tenant(context)
+        let submission = try await request.decodeJSON(EnrollmentSubmission.self, limit: services.configuration.maximumBodySize)
+        do {
+            let response = try await enrollment.enroll(submission, tenant: tenant)
+            services.metrics.enrollment(outcome: "enrolled")
+            return try JSON.response(response, status: .created)
+        } catch let error as EnrollmentError {
+            services.metrics.enrollment(outcome: error.apiError.code.rawValue)
+            throw error.apiError
+        }
+    }
+
+    /// Runs `body` for a request whose device signature checks out; every signature failure is
+    /// a 401 naming what was wrong.
+    private func signed(
+        _ request: Request, _ context: CountersignRequestContext,
+        _ body: (Device, Tenant, Data) async throws -> Response
+    ) async throws -> Response {
+        let tenant = try await tenant(context)
+        let data = try await request.bodyData(limit: services.configuration.maximumBodySize)
+        let device: Device
+        do {
+            device = try await authenticator.authenticate(
+                authorization: request.headers[.authorization], method: request.method.rawValue,
+                url: services.origin.base + request.uri.description, body: data, tenant: tenant)
+        } catch let error as DeviceRequestError {
+            throw Self.unauthorized(error)
+        }
+        do {
+            return try await body(device, tenant, data)
+        } catch let error as DeviceRequestError {
+            throw Self.unauthorized(error)
+        }
+    }
+
+    static func unauthorized(_ error: DeviceRequestError) -> APIError {
+        APIError(.unauthorized, error.code, error.description,
+                 headers: [.wwwAuthenticate: "\(DeviceRequestSignature.scheme) error=\"\(error.code.rawValue)\""])
+    }
+}

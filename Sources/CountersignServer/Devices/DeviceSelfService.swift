@@ -1,0 +1,64 @@
+import CountersignCore
+import Foundation
+
+/// What a device may do to its own enrollment: read it, rename itself, change its push token,
+/// and unenroll.
+public struct DeviceSelfService: Sendable {
+    let services: ServerServices
+
+    private var devices: any DeviceRepository { services.repositories.devices }
+
+    public func describe(_ device: Device, tenant: Tenant) async throws -> DeviceDescription {
+        guard let current = try await devices.find(id: device.id, on: services.database),
+              let user = try await services.repositories.users.find(id: current.userID, tenantID: tenant.id,
+                                                                   on: services.database) else {
+            throw DeviceRequestError.unknownDevice
+        }
+        return DeviceDescription(
+            deviceID: current.id, tenant: tenant.slug,
+            user: EnrolledUser(id: user.id, username: user.username, displayName: user.displayName),
+            name: current.name, platform: current.platform, status: current.status.rawValue, push: current.pushStatus,
+            createdAt: current.createdAt, lastSeenAt: current.lastSeenAt)
+    }
+
+    public func rename(_ device: Device, to rawName: String, tenant: Tenant) async throws -> DeviceDescription {
+        guard let name = DeviceName.validate(rawName) else {
+            throw APIError.badRequest("name must be 1 to \(DeviceName.maximumLength) characters without control characters")
+        }
+        let date = services.now()
+        try await services.database.transaction { executor in
+            try await devices.rename(id: device.id, to: name, at: date, on: executor)
+            try await services.audit.record(
+                "device.renamed", actor: "device:\(device.id)", tenantID: tenant.id, target: ("device", device.id),
+                details: ["name": name], at: date, on: executor)
+        }
+        return try await describe(device, tenant: tenant)
+    }
+
+    public func setPush(_ device: Device, _ push: PushRegistration?, tenant: Tenant) async throws -> DeviceDescription {
+        if let push, push.token.isEmpty || push.token.count > PushRegistration.maximumTokenLength {
+            throw APIError.badRequest("token must be 1 to \(PushRegistration.maximumTokenLength) characters")
+        }
+        let date = services.now()
+        try await services.database.transaction { executor in
+            try await devices.setPush(id: device.id, push, at: date, on: executor)
+            try await services.audit.record(
+                push == nil ? "device.push_token_removed" : "device.push_token_updated", actor: "device:\(device.id)",
+                tenantID: tenant.id, target: ("device", device.id),
+                details: push.map { ["provider": $0.provider.rawValue] } ?? [:], at: date, on: executor)
+        }
+        return try await describe(device, tenant: tenant)
+    }
+
+    public func unenroll(_ device: Device, tenant: Tenant) async throws {
+        let date = services.now()
+        try await services.database.transaction { executor in
+            guard try await devices.markDeleted(id: device.id, at: date, on: executor) else {
+                throw DeviceRequestError.deviceDeregistered
+            }
+            try await services.audit.record(
+                "device.unenrolled", actor: "device:\(device.id)", tenantID: tenant.id, target: ("device", device.id),
+                at: date, on: executor)
+        }
+    }
+}

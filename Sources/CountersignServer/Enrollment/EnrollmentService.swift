@@ -1,0 +1,130 @@
+import CountersignCore
+import Crypto
+import Foundation
+
+/// Issues enrollment tickets and redeems them for devices.
+public struct EnrollmentService: Sendable {
+    let services: ServerServices
+
+    private var repositories: Repositories { services.repositories }
+
+    /// A new ticket, the URI that carries it and the secret itself (shown once).
+    public struct IssuedTicket: Sendable {
+        public let ticket: EnrollmentTicket
+        public let uri: EnrollmentURI
+    }
+
+    public func issueTicket(for user: User, tenant: Tenant, lifetime: TimeInterval?, actor: String) async throws -> IssuedTicket {
+        let date = services.now()
+        let lifetime = lifetime ?? services.configuration.enrollmentTicketLifetime
+        let secret = Secrets.generate(prefix: EnrollmentTicket.secretPrefix)
+        let ticket = EnrollmentTicket(
+            id: Identifier.make("tkt", at: date), tenantID: tenant.id, userID: user.id, createdBy: actor,
+            createdAt: date, expiresAt: date.addingTimeInterval(lifetime))
+        try await services.database.transaction { executor in
+            try await repositories.tickets.insert(ticket, secretHash: Secrets.hash(secret), on: executor)
+            try await services.audit.record(
+                "enrollment_ticket.created", actor: actor, tenantID: tenant.id, target: ("user", user.id),
+                details: ["ticket_id": ticket.id, "expires_at": Timestamps.format(ticket.expiresAt)],
+                at: date, on: executor)
+        }
+        guard let server = URL(string: services.origin.tenantBase(tenant)) else {
+            throw StorageError.corrupt("the public URL is not a URL")
+        }
+        return IssuedTicket(
+            ticket: ticket, uri: EnrollmentURI(server: server, ticket: secret, serverKeyThumbprint: tenant.signingKey.thumbprint))
+    }
+
+    /// Checks an enrollment request completely, then — in one transaction — redeems the ticket,
+    /// stores the device and records the enrollment. A refused request changes nothing.
+    public func enroll(_ submission: EnrollmentSubmission, tenant: Tenant) async throws -> EnrollmentResponse {
+        let date = services.now()
+        let (request, proof) = try parseProof(submission.enrollmentRequest)
+        guard request.audience == services.origin.tenantBase(tenant) else {
+            throw EnrollmentError.invalidRequest("aud must be this server's URL, \(services.origin.tenantBase(tenant))")
+        }
+        guard abs(date.timeIntervalSince1970 - TimeInterval(request.issuedAt)) <= services.configuration.signatureWindow else {
+            throw EnrollmentError.invalidProof("iat is outside the accepted window; check the device clock")
+        }
+        let encryptionKey: ECPublicJWK = request.encryptionKey
+        do { _ = try encryptionKey.agreementKey() } catch {
+            throw EnrollmentError.invalidKey("encryption_key: \(error.description)")
+        }
+        guard let name = DeviceName.validate(request.deviceName) else {
+            throw EnrollmentError.invalidRequest(
+                "device_name must be 1 to \(DeviceName.maximumLength) characters without control characters")
+        }
+        if let push = request.push {
+            guard !push.token.isEmpty, push.token.count <= PushRegistration.maximumTokenLength else {
+                throw EnrollmentError.invalidRequest("push.token must be 1 to \(PushRegistration.maximumTokenLength) characters")
+            }
+        }
+        let ticket = try await findTicket(request.ticket, tenant: tenant, at: date)
+        guard let user = try await repositories.users.find(id: ticket.userID, tenantID: tenant.id, on: services.database),
+              user.status == .active else {
+            throw EnrollmentError.userNotActive
+        }
+        let device = Device(
+            id: Identifier.make("dev", at: date), tenantID: tenant.id, userID: user.id, name: name,
+            platform: request.platform, signingKey: request.signingKey, encryptionKey: encryptionKey, push: request.push,
+            pushTokenValid: true, status: .active, createdAt: date, updatedAt: date)
+        try await services.database.transaction { executor in
+            guard try await repositories.tickets.redeem(id: ticket.id, deviceID: device.id, at: date, on: executor) else {
+                throw EnrollmentError.ticketUsed
+            }
+            do {
+                try await repositories.devices.insert(device, on: executor)
+            } catch StorageError.uniqueViolation {
+                throw EnrollmentError.invalidKey("this signing key is already enrolled; generate a new key for each enrollment")
+            }
+            try await services.audit.record(
+                "device.enrolled", actor: "device:\(device.id)", tenantID: tenant.id, target: ("device", device.id),
+                details: ["user_id": user.id, "ticket_id": ticket.id, "platform": device.platform.rawValue, "name": name],
+                at: date, on: executor)
+        }
+        let receipt = EnrollmentReceipt(
+            deviceID: device.id, tenant: tenant.slug, server: services.origin.tenantBase(tenant),
+            user: EnrolledUser(id: user.id, username: user.username, displayName: user.displayName),
+            deviceName: name, platform: device.platform,
+            requestDigest: Data(SHA256.hash(data: Data(proof.serialized.utf8))).base64URLEncodedString,
+            issuedAt: Int64(date.timeIntervalSince1970))
+        let key = try await services.tenantService.signingKey(for: tenant)
+        let signed = try CompactJWS.sign(
+            header: ["typ": .string(EnrollmentReceipt.type), "jwk": try JSONValue(encoding: tenant.signingKey)],
+            payload: try JSONValue(encoding: receipt).canonicalData, signer: key)
+        return EnrollmentResponse(enrollmentReceipt: signed.serialized)
+    }
+
+    /// The request inside the proof, after checking that the key in the header signed it and
+    /// is the key being enrolled.
+    private func parseProof(_ text: String) throws(EnrollmentError) -> (EnrollmentRequest, CompactJWS) {
+        let jws: CompactJWS
+        do { jws = try CompactJWS(parsing: text) } catch { throw .invalidProof(error.description) }
+        guard jws.type == EnrollmentRequest.type else { throw .invalidProof("typ must be \(EnrollmentRequest.type)") }
+        guard let jwkValue = jws.header["jwk"], let headerKey = try? jwkValue.decode(as: ECPublicJWK.self) else {
+            throw .invalidProof("the header must carry the signing key as jwk")
+        }
+        let publicKey: P256.Signing.PublicKey
+        do { publicKey = try headerKey.signingKey() } catch { throw .invalidKey("jwk: \(error.description)") }
+        guard jws.isValid(for: publicKey) else { throw .invalidProof("the signature does not verify with the jwk in the header") }
+        let request: EnrollmentRequest
+        do {
+            request = try JSON.decode(EnrollmentRequest.self, from: jws.payload)
+        } catch {
+            throw .invalidRequest(error.message)
+        }
+        guard request.signingKey == headerKey else { throw .invalidProof("signing_key must be the jwk that signed the request") }
+        return (request, jws)
+    }
+
+    private func findTicket(_ secret: String, tenant: Tenant, at date: Date) async throws -> EnrollmentTicket {
+        guard secret.hasPrefix(EnrollmentTicket.secretPrefix), secret.count < 100,
+              let ticket = try await repositories.tickets.find(secretHash: Secrets.hash(secret), on: services.database),
+              ticket.tenantID == tenant.id else {
+            throw EnrollmentError.invalidTicket
+        }
+        if ticket.usedAt != nil { throw EnrollmentError.ticketUsed }
+        if ticket.expiresAt <= date { throw EnrollmentError.ticketExpired }
+        return ticket
+    }
+}

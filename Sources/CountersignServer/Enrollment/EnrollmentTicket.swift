@@ -1,0 +1,72 @@
+import Foundation
+
+/// A one-time permission for one user to enroll one device. The secret (`cst_…`) is in the
+/// enrollment URI only; the server keeps its SHA-256.
+public struct EnrollmentTicket: Sendable, Equatable, Codable {
+    public var id: String
+    public var tenantID: String
+    public var userID: String
+    public var createdBy: String
+    public var createdAt: Date
+    public var expiresAt: Date
+    public var usedAt: Date?
+    public var deviceID: String?
+
+    public static let secretPrefix = "cst_"
+    public static let defaultLifetime: TimeInterval = 600
+
+    enum CodingKeys: String, CodingKey {
+        case id
+        case tenantID = "tenant_id"
+        case userID = "user_id"
+        case createdBy = "created_by"
+        case createdAt = "created_at"
+        case expiresAt = "expires_at"
+        case usedAt = "used_at"
+        case deviceID = "device_id"
+    }
+}
+
+public protocol EnrollmentTicketRepository: Sendable {
+    func insert(_ ticket: EnrollmentTicket, secretHash: Data, on executor: any SQLExecutor) async throws
+    func find(secretHash: Data, on executor: any SQLExecutor) async throws -> EnrollmentTicket?
+    /// Marks an unused, unexpired ticket used, atomically; false if another redemption won or
+    /// the ticket expired in between.
+    func redeem(id: String, deviceID: String, at date: Date, on executor: any SQLExecutor) async throws -> Bool
+}
+
+public struct SQLEnrollmentTicketRepository: EnrollmentTicketRepository {
+    public init() {}
+
+    public func insert(_ ticket: EnrollmentTicket, secretHash: Data, on executor: any SQLExecutor) async throws {
+        try await executor.query(
+            """
+            INSERT INTO enrollment_tickets (id, tenant_id, user_id, secret_hash, created_by, created_at, expires_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?)
+            """,
+            .text(ticket.id), .text(ticket.tenantID), .text(ticket.userID), .blob(secretHash), .text(ticket.createdBy),
+            SQLValue(ticket.createdAt), SQLValue(ticket.expiresAt))
+    }
+
+    public func find(secretHash: Data, on executor: any SQLExecutor) async throws -> EnrollmentTicket? {
+        guard let row = try await executor.first(
+            """
+            SELECT id, tenant_id, user_id, created_by, created_at, expires_at, used_at, device_id
+            FROM enrollment_tickets WHERE secret_hash = ?
+            """, .blob(secretHash)) else { return nil }
+        return EnrollmentTicket(
+            id: try row.string("id"), tenantID: try row.string("tenant_id"), userID: try row.string("user_id"),
+            createdBy: try row.string("created_by"), createdAt: try row.date("created_at"),
+            expiresAt: try row.date("expires_at"), usedAt: try row.optionalDate("used_at"),
+            deviceID: try row.optionalString("device_id"))
+    }
+
+    public func redeem(id: String, deviceID: String, at date: Date, on executor: any SQLExecutor) async throws -> Bool {
+        !(try await executor.query(
+            """
+            UPDATE enrollment_tickets SET used_at = ?, device_id = ?
+            WHERE id = ? AND used_at IS NULL AND expires_at > ? RETURNING id
+            """,
+            [SQLValue(date), .text(deviceID), .text(id), SQLValue(date)])).isEmpty
+    }
+}

@@ -1,0 +1,160 @@
+import Foundation
+
+/// The schema, as an ordered list of migrations. Each runs once, in its own transaction, and is
+/// recorded in `schema_migrations`; the server applies the missing ones at start-up. Statements
+/// are written once for both engines (`?` placeholders and `BLOB` are translated for
+/// PostgreSQL). Times are integer milliseconds since 1970.
+public enum Migrations {
+    public struct Migration: Sendable {
+        public let version: Int64
+        public let name: String
+        public let statements: [String]
+    }
+
+    public static let all: [Migration] = [
+        Migration(version: 1, name: "foundation", statements: [
+            """
+            CREATE TABLE server_meta (
+                key TEXT PRIMARY KEY,
+                value TEXT NOT NULL
+            )
+            """,
+            """
+            CREATE TABLE tenants (
+                id TEXT PRIMARY KEY,
+                slug TEXT NOT NULL UNIQUE,
+                display_name TEXT NOT NULL,
+                is_default BIGINT NOT NULL DEFAULT 0,
+                signing_key_sealed BLOB NOT NULL,
+                signing_key_jwk TEXT NOT NULL,
+                created_at BIGINT NOT NULL,
+                updated_at BIGINT NOT NULL
+            )
+            """,
+            """
+            CREATE TABLE admin_keys (
+                id TEXT PRIMARY KEY,
+                tenant_id TEXT REFERENCES tenants(id) ON DELETE CASCADE,
+                name TEXT NOT NULL,
+                secret_hash BLOB NOT NULL,
+                rights TEXT NOT NULL,
+                created_by TEXT,
+                created_at BIGINT NOT NULL,
+                last_used_at BIGINT,
+                revoked_at BIGINT
+            )
+            """,
+            """
+            CREATE TABLE clients (
+                id TEXT PRIMARY KEY,
+                tenant_id TEXT NOT NULL REFERENCES tenants(id) ON DELETE CASCADE,
+                name TEXT NOT NULL,
+                secret_hash BLOB NOT NULL,
+                scopes TEXT NOT NULL,
+                delivery_mode TEXT NOT NULL,
+                notification_endpoint TEXT,
+                created_at BIGINT NOT NULL,
+                updated_at BIGINT NOT NULL
+            )
+            """,
+            "CREATE INDEX clients_tenant ON clients (tenant_id, id)",
+            """
+            CREATE TABLE users (
+                id TEXT PRIMARY KEY,
+                tenant_id TEXT NOT NULL REFERENCES tenants(id) ON DELETE CASCADE,
+                username TEXT NOT NULL,
+                display_name TEXT,
+                status TEXT NOT NULL,
+                created_at BIGINT NOT NULL,
+                updated_at BIGINT NOT NULL,
+                UNIQUE (tenant_id, username)
+            )
+            """,
+            """
+            CREATE TABLE enrollment_tickets (
+                id TEXT PRIMARY KEY,
+                tenant_id TEXT NOT NULL REFERENCES tenants(id) ON DELETE CASCADE,
+                user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                secret_hash BLOB NOT NULL UNIQUE,
+                created_by TEXT NOT NULL,
+                created_at BIGINT NOT NULL,
+                expires_at BIGINT NOT NULL,
+                used_at BIGINT,
+                device_id TEXT
+            )
+            """,
+            """
+            CREATE TABLE devices (
+                id TEXT PRIMARY KEY,
+                tenant_id TEXT NOT NULL REFERENCES tenants(id) ON DELETE CASCADE,
+                user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                name TEXT NOT NULL,
+                platform TEXT NOT NULL,
+                signing_key_jwk TEXT NOT NULL,
+                signing_key_thumbprint TEXT NOT NULL UNIQUE,
+                encryption_key_jwk TEXT NOT NULL,
+                push_provider TEXT,
+                push_token TEXT,
+                push_token_valid BIGINT NOT NULL DEFAULT 1,
+                status TEXT NOT NULL,
+                created_at BIGINT NOT NULL,
+                updated_at BIGINT NOT NULL,
+                last_seen_at BIGINT,
+                deleted_at BIGINT
+            )
+            """,
+            "CREATE INDEX devices_user ON devices (user_id, id)",
+            """
+            CREATE TABLE device_request_nonces (
+                device_id TEXT NOT NULL,
+                nonce TEXT NOT NULL,
+                expires_at BIGINT NOT NULL,
+                PRIMARY KEY (device_id, nonce)
+            )
+            """,
+            "CREATE INDEX device_request_nonces_expiry ON device_request_nonces (expires_at)",
+            """
+            CREATE TABLE audit_events (
+                id TEXT PRIMARY KEY,
+                tenant_id TEXT,
+                actor TEXT NOT NULL,
+                action TEXT NOT NULL,
+                target_type TEXT NOT NULL,
+                target_id TEXT NOT NULL,
+                details TEXT NOT NULL,
+                occurred_at BIGINT NOT NULL
+            )
+            """,
+            "CREATE INDEX audit_events_tenant ON audit_events (tenant_id, id)",
+        ]),
+    ]
+
+    /// Applies every migration the database lacks, in order. On PostgreSQL an advisory lock
+    /// keeps several nodes starting at once from racing.
+    public static func migrate(_ database: any Database) async throws {
+        try await database.query(
+            "CREATE TABLE IF NOT EXISTS schema_migrations (version BIGINT PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)",
+            [])
+        for migration in all {
+            try await database.transaction { executor in
+                if executor.dialect == .postgres {
+                    try await executor.query("SELECT pg_advisory_xact_lock(4242001) IS NULL AS locked", [])
+                }
+                let applied = try await executor.query(
+                    "SELECT version FROM schema_migrations WHERE version = ?", [.integer(migration.version)])
+                guard applied.isEmpty else { return }
+                for statement in migration.statements {
+                    try await executor.query(statement, [])
+                }
+                try await executor.query(
+                    "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
+                    [.integer(migration.version), .text(migration.name), SQLValue(Date())])
+            }
+        }
+    }
+
+    /// The highest version applied.
+    public static func currentVersion(_ database: any Database) async throws -> Int64 {
+        try await database.first("SELECT MAX(version) AS version FROM schema_migrations")?.optionalInt("version") ?? 0
+    }
+}

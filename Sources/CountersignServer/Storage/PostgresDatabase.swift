@@ -1,0 +1,161 @@
+import Foundation
+import Logging
+import NIOCore
+import PostgresNIO
+
+/// PostgreSQL through a connection pool. Statements arrive with `?` placeholders and `BLOB`
+/// columns and are rewritten to `$n` and `BYTEA` here.
+public final class PostgresDatabase: Database {
+    public let dialect = SQLDialect.postgres
+    private let client: PostgresClient
+    private let runTask: Task<Void, Never>
+    private let logger: Logger
+
+    /// Connects to `url` (`postgres://user:password@host:port/database?sslmode=disable|require`).
+    public static func connect(url: String, logger: Logger) async throws -> PostgresDatabase {
+        let configuration = try PostgresDatabase.configuration(from: url)
+        let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        let database = PostgresDatabase(client: client, logger: logger)
+        // Fail at start-up, with the driver's reason, rather than on the first request.
+        do {
+            _ = try await database.query("SELECT 1 AS one", [])
+        } catch {
+            await database.close()
+            throw StorageError.unavailable("cannot connect to PostgreSQL: \(String(reflecting: error))")
+        }
+        return database
+    }
+
+    static func configuration(from url: String) throws -> PostgresClient.Configuration {
+        guard let components = URLComponents(string: url),
+              ["postgres", "postgresql"].contains(components.scheme ?? ""),
+              let host = components.host, !host.isEmpty else {
+            throw StorageError.unavailable("the database URL must look like postgres://user:password@host:5432/database")
+        }
+        let database = String(components.path.drop(while: { $0 == "/" }))
+        let sslMode = components.queryItems?.first(where: { $0.name == "sslmode" })?.value ?? "prefer"
+        let tls: PostgresClient.Configuration.TLS
+        switch sslMode {
+        case "disable": tls = .disable
+        case "require", "verify-full": tls = .require(.makeClientConfiguration())
+        default: tls = .prefer(.makeClientConfiguration())
+        }
+        var configuration = PostgresClient.Configuration(
+            host: host, port: components.port ?? 5432,
+            username: components.user?.removingPercentEncoding ?? "postgres",
+            password: components.password?.removingPercentEncoding,
+            database: database.isEmpty ? nil : database, tls: tls)
+        configuration.options.maximumConnections = 20
+        return configuration
+    }
+
+    private init(client: PostgresClient, logger: Logger) {
+        self.client = client
+        self.logger = logger
+        self.runTask = Task { await client.run() }
+    }
+
+    @discardableResult
+    public func query(_ sql: String, _ binds: [SQLValue]) async throws -> [SQLRow] {
+        try await client.withConnection { connection in
+            try await Self.run(sql, binds, on: connection, logger: self.logger)
+        }
+    }
+
+    public func transaction<Result: Sendable>(
+        _ body: @Sendable (any SQLExecutor) async throws -> Result
+    ) async throws -> Result {
+        try await client.withConnection { connection in
+            _ = try await Self.run("BEGIN", [], on: connection, logger: self.logger)
+            do {
+                let result = try await body(TransactionExecutor(connection: connection, logger: self.logger))
+                _ = try await Self.run("COMMIT", [], on: connection, logger: self.logger)
+                return result
+            } catch {
+                _ = try? await Self.run("ROLLBACK", [], on: connection, logger: self.logger)
+                throw error
+            }
+        }
+    }
+
+    public func ping() async -> Bool {
+        (try? await query("SELECT 1 AS one", [])) != nil
+    }
+
+    public func close() async {
+        runTask.cancel()
+        await runTask.value
+    }
+
+    /// Rewrites `?` placeholders (outside quoted text) to `$1, $2, …` and `BLOB` to `BYTEA`.
+    static func translate(_ sql: String) -> String {
+        var out = ""
+        var index = 0
+        var inQuote = false
+        for character in sql {
+            if character == "'" { inQuote.toggle() }
+            if character == "?" && !inQuote {
+                index += 1
+                out += "$\(index)"
+            } else {
+                out.append(character)
+            }
+        }
+        return out.replacingOccurrences(of: " BLOB", with: " BYTEA")
+    }
+
+    fileprivate static func run(
+        _ sql: String, _ binds: [SQLValue], on connection: PostgresConnection, logger: Logger
+    ) async throws -> [SQLRow] {
+        var bindings = PostgresBindings(capacity: binds.count)
+        for value in binds {
+            switch value {
+            case .null: bindings.appendNull()
+            case .integer(let number): bindings.append(number)
+            case .text(let text): bindings.append(text)
+            case .blob(let data): bindings.append(ByteBuffer(bytes: data))
+            }
+        }
+        let query = PostgresQuery(unsafeSQL: translate(sql), binds: bindings)
+        let rows: PostgresRowSequence
+        do {
+            rows = try await connection.query(query, logger: logger)
+        } catch let error as PSQLError {
+            if error.serverInfo?[.sqlState] == PostgresError.Code.uniqueViolation.raw {
+                throw StorageError.uniqueViolation
+            }
+            throw error
+        }
+        var result: [SQLRow] = []
+        for try await row in rows {
+            var values: [String: SQLValue] = [:]
+            for cell in row {
+                values[cell.columnName] = try decode(cell)
+            }
+            result.append(SQLRow(values: values))
+        }
+        return result
+    }
+
+    private static func decode(_ cell: PostgresCell) throws -> SQLValue {
+        guard cell.bytes != nil else { return .null }
+        switch cell.dataType {
+        case .int2, .int4, .int8: return .integer(try cell.decode(Int64.self))
+        case .bool: return .integer(try cell.decode(Bool.self) ? 1 : 0)
+        case .bytea:
+            let buffer = try cell.decode(ByteBuffer.self)
+            return .blob(Data(buffer.readableBytesView))
+        default: return .text(try cell.decode(String.self))
+        }
+    }
+
+    private struct TransactionExecutor: SQLExecutor {
+        let connection: PostgresConnection
+        let logger: Logger
+        var dialect: SQLDialect { .postgres }
+
+        func query(_ sql: String, _ binds: [SQLValue]) async throws -> [SQLRow] {
+            try await PostgresDatabase.run(sql, binds, on: connection, logger: logger)
+        }
+    }
+}

@@ -1,0 +1,95 @@
+import Foundation
+
+/// A value bound to, or read from, a SQL statement: the few types the schema uses, identical on
+/// SQLite and PostgreSQL. Times are stored as integer milliseconds since 1970 on both engines.
+public enum SQLValue: Sendable, Hashable {
+    case null
+    case integer(Int64)
+    case text(String)
+    case blob(Data)
+
+    public init(_ value: String?) { self = value.map(SQLValue.text) ?? .null }
+    public init(_ value: Int64?) { self = value.map(SQLValue.integer) ?? .null }
+    public init(_ value: Int?) { self = value.map { .integer(Int64($0)) } ?? .null }
+    public init(_ value: Data?) { self = value.map(SQLValue.blob) ?? .null }
+    public init(_ value: Bool) { self = .integer(value ? 1 : 0) }
+    public init(_ value: Date?) { self = value.map { .integer(Int64(($0.timeIntervalSince1970 * 1000).rounded())) } ?? .null }
+}
+
+/// One result row, by column name.
+public struct SQLRow: Sendable {
+    public let values: [String: SQLValue]
+
+    public init(values: [String: SQLValue]) { self.values = values }
+
+    private func value(_ column: String) throws(StorageError) -> SQLValue {
+        guard let value = values[column] else { throw .missingColumn(column) }
+        return value
+    }
+
+    public func string(_ column: String) throws(StorageError) -> String {
+        guard let value = try optionalString(column) else { throw .unexpectedNull(column) }
+        return value
+    }
+
+    public func optionalString(_ column: String) throws(StorageError) -> String? {
+        switch try value(column) {
+        case .null: return nil
+        case .text(let text): return text
+        default: throw .typeMismatch(column)
+        }
+    }
+
+    public func int(_ column: String) throws(StorageError) -> Int64 {
+        guard let value = try optionalInt(column) else { throw .unexpectedNull(column) }
+        return value
+    }
+
+    public func optionalInt(_ column: String) throws(StorageError) -> Int64? {
+        switch try value(column) {
+        case .null: return nil
+        case .integer(let number): return number
+        default: throw .typeMismatch(column)
+        }
+    }
+
+    public func bool(_ column: String) throws(StorageError) -> Bool { try int(column) != 0 }
+
+    public func data(_ column: String) throws(StorageError) -> Data {
+        switch try value(column) {
+        case .blob(let data): return data
+        case .null: throw .unexpectedNull(column)
+        default: throw .typeMismatch(column)
+        }
+    }
+
+    public func date(_ column: String) throws(StorageError) -> Date {
+        Date(timeIntervalSince1970: TimeInterval(try int(column)) / 1000)
+    }
+
+    public func optionalDate(_ column: String) throws(StorageError) -> Date? {
+        try optionalInt(column).map { Date(timeIntervalSince1970: TimeInterval($0) / 1000) }
+    }
+}
+
+/// Failures of the storage layer. `uniqueViolation` is the one callers act on; the rest are
+/// faults that surface as 500s.
+public enum StorageError: Error, Sendable, Equatable, CustomStringConvertible {
+    case uniqueViolation
+    case missingColumn(String)
+    case unexpectedNull(String)
+    case typeMismatch(String)
+    case corrupt(String)
+    case unavailable(String)
+
+    public var description: String {
+        switch self {
+        case .uniqueViolation: "a unique constraint was violated"
+        case .missingColumn(let column): "column \(column) is missing from the result"
+        case .unexpectedNull(let column): "column \(column) is unexpectedly NULL"
+        case .typeMismatch(let column): "column \(column) has an unexpected type"
+        case .corrupt(let what): "stored data is corrupt: \(what)"
+        case .unavailable(let why): "the database is unavailable: \(why)"
+        }
+    }
+}

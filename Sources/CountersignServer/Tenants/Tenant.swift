@@ -1,0 +1,103 @@
+import CountersignCore
+import Foundation
+
+/// A tenant: its own OpenID issuer and device-protocol key, served below `/t/<slug>` (and at
+/// the root for the default tenant).
+public struct Tenant: Sendable, Equatable {
+    public var id: String
+    public var slug: String
+    public var displayName: String
+    public var isDefault: Bool
+    /// The public half of the tenant's device-protocol signing key.
+    public var signingKey: ECPublicJWK
+    public var createdAt: Date
+    public var updatedAt: Date
+}
+
+/// A tenant slug: lower-case letters, digits and hyphens, 2–40 characters, starting with a
+/// letter — safe in a URL path and unambiguous.
+public struct TenantSlug: Sendable, Hashable, CustomStringConvertible {
+    public let value: String
+    public var description: String { value }
+
+    public init(_ raw: String) throws(AdminError) {
+        let allowed = Set("abcdefghijklmnopqrstuvwxyz0123456789-")
+        guard (2...40).contains(raw.count), raw.first?.isLetter == true, raw.allSatisfy({ allowed.contains($0) }),
+              !raw.hasSuffix("-") else {
+            throw .invalidField("slug", "2 to 40 lower-case letters, digits and hyphens, starting with a letter")
+        }
+        value = raw
+    }
+}
+
+/// The storage a tenant needs.
+public protocol TenantRepository: Sendable {
+    func insert(_ tenant: Tenant, sealedSigningKey: Data, on executor: any SQLExecutor) async throws
+    func find(slug: String, on executor: any SQLExecutor) async throws -> Tenant?
+    func find(id: String, on executor: any SQLExecutor) async throws -> Tenant?
+    func defaultTenant(on executor: any SQLExecutor) async throws -> Tenant?
+    func sealedSigningKey(tenantID: String, on executor: any SQLExecutor) async throws -> Data?
+    func list(after cursor: String?, limit: Int, on executor: any SQLExecutor) async throws -> [Tenant]
+    func update(_ tenant: Tenant, on executor: any SQLExecutor) async throws
+    func delete(id: String, on executor: any SQLExecutor) async throws
+}
+
+public struct SQLTenantRepository: TenantRepository {
+    public init() {}
+
+    private static let columns = "id, slug, display_name, is_default, signing_key_jwk, created_at, updated_at"
+
+    public func insert(_ tenant: Tenant, sealedSigningKey: Data, on executor: any SQLExecutor) async throws {
+        try await executor.query(
+            """
+            INSERT INTO tenants (id, slug, display_name, is_default, signing_key_sealed, signing_key_jwk, created_at, updated_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            """,
+            .text(tenant.id), .text(tenant.slug), .text(tenant.displayName), SQLValue(tenant.isDefault),
+            .blob(sealedSigningKey), .text(try JSONValue(encoding: tenant.signingKey).canonicalString),
+            SQLValue(tenant.createdAt), SQLValue(tenant.updatedAt))
+    }
+
+    public func find(slug: String, on executor: any SQLExecutor) async throws -> Tenant? {
+        try await executor.first("SELECT \(Self.columns) FROM tenants WHERE slug = ?", .text(slug)).map(Self.decode)
+    }
+
+    public func find(id: String, on executor: any SQLExecutor) async throws -> Tenant? {
+        try await executor.first("SELECT \(Self.columns) FROM tenants WHERE id = ?", .text(id)).map(Self.decode)
+    }
+
+    public func defaultTenant(on executor: any SQLExecutor) async throws -> Tenant? {
+        try await executor.first("SELECT \(Self.columns) FROM tenants WHERE is_default = 1").map(Self.decode)
+    }
+
+    public func sealedSigningKey(tenantID: String, on executor: any SQLExecutor) async throws -> Data? {
+        try await executor.first("SELECT signing_key_sealed FROM tenants WHERE id = ?", .text(tenantID))?
+            .data("signing_key_sealed")
+    }
+
+    public func list(after cursor: String?, limit: Int, on executor: any SQLExecutor) async throws -> [Tenant] {
+        try await executor.query(
+            "SELECT \(Self.columns) FROM tenants WHERE id > ? ORDER BY id LIMIT ?",
+            [.text(cursor ?? ""), .integer(Int64(limit))]
+        ).map(Self.decode)
+    }
+
+    public func update(_ tenant: Tenant, on executor: any SQLExecutor) async throws {
+        try await executor.query(
+            "UPDATE tenants SET display_name = ?, updated_at = ? WHERE id = ?",
+            .text(tenant.displayName), SQLValue(tenant.updatedAt), .text(tenant.id))
+    }
+
+    public func delete(id: String, on executor: any SQLExecutor) async throws {
+        try await executor.query("DELETE FROM tenants WHERE id = ?", .text(id))
+    }
+
+    static func decode(_ row: SQLRow) throws -> Tenant {
+        let jwkText = try row.string("signing_key_jwk")
+        return Tenant(
+            id: try row.string("id"), slug: try row.string("slug"), displayName: try row.string("display_name"),
+            isDefault: try row.bool("is_default"),
+            signingKey: try JSONDecoder().decode(ECPublicJWK.self, from: Data(jwkText.utf8)),
+            createdAt: try row.date("created_at"), updatedAt: try row.date("updated_at"))
+    }
+}

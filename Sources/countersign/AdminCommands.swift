@@ -1,0 +1,154 @@
+import ArgumentParser
+import CountersignServer
+import Foundation
+
+struct Admin: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Administer a running server through its administration API (docs/api.md).",
+        subcommands: [TenantCommands.self, KeyCommands.self, ClientCommands.self, UserCommands.self,
+                      EnrollCommand.self, DeviceAdminCommands.self, AuditCommand.self])
+}
+
+struct TenantCommands: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "tenant", abstract: "Tenants (system keys with tenants:manage).",
+        subcommands: [List.self, Create.self, Show.self, Rename.self, Delete.self])
+
+    struct List: AsyncParsableCommand {
+        @OptionGroup var options: AdminOptions
+        @OptionGroup var page: PageOptions
+        func run() async throws { try await options.client().print("GET", "/admin/v1/tenants" + page.query()) }
+    }
+
+    struct Create: AsyncParsableCommand {
+        @OptionGroup var options: AdminOptions
+        @Argument(help: "Slug: lower-case letters, digits and hyphens.") var slug: String
+        @Option(name: .customLong("display-name")) var displayName: String
+        func run() async throws {
+            try await options.client().print("POST", "/admin/v1/tenants", body: ["slug": slug, "display_name": displayName])
+        }
+    }
+
+    struct Show: AsyncParsableCommand {
+        @OptionGroup var options: AdminOptions
+        @Argument var slug: String
+        func run() async throws { try await options.client().print("GET", "/admin/v1/tenants/\(slug)") }
+    }
+
+    struct Rename: AsyncParsableCommand {
+        @OptionGroup var options: AdminOptions
+        @Argument var slug: String
+        @Argument(help: "The new display name.") var displayName: String
+        func run() async throws {
+            try await options.client().print("PATCH", "/admin/v1/tenants/\(slug)", body: ["display_name": displayName])
+        }
+    }
+
+    struct Delete: AsyncParsableCommand {
+        @OptionGroup var options: AdminOptions
+        @Argument var slug: String
+        func run() async throws { try await options.client().print("DELETE", "/admin/v1/tenants/\(slug)") }
+    }
+}
+
+struct KeyCommands: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "key", abstract: "Admin API keys of the tenant, or system keys with --system.",
+        subcommands: [List.self, Create.self, Revoke.self])
+
+    struct List: AsyncParsableCommand {
+        @OptionGroup var options: AdminOptions
+        @OptionGroup var page: PageOptions
+        @Flag(help: "System keys instead of the tenant's.") var system = false
+        func run() async throws {
+            let path = system ? "/admin/v1/admin-keys" : options.tenantPath("/admin-keys")
+            try await options.client().print("GET", path + page.query())
+        }
+    }
+
+    struct Create: AsyncParsableCommand {
+        @OptionGroup var options: AdminOptions
+        @Option var name: String
+        @Option(name: .customLong("right"), help: "A right to grant (repeat): \(AdminRight.allCases.map(\.rawValue).joined(separator: ", ")).")
+        var rights: [String]
+        @Flag(help: "A system key (reaches every tenant).") var system = false
+        func run() async throws {
+            let path = system ? "/admin/v1/admin-keys" : options.tenantPath("/admin-keys")
+            try await options.client().print("POST", path, body: ["name": name, "rights": rights])
+        }
+    }
+
+    struct Revoke: AsyncParsableCommand {
+        @OptionGroup var options: AdminOptions
+        @Argument var id: String
+        @Flag(help: "The key is a system key.") var system = false
+        func run() async throws {
+            let path = system ? "/admin/v1/admin-keys/\(id)" : options.tenantPath("/admin-keys/\(id)")
+            try await options.client().print("DELETE", path)
+        }
+    }
+}
+
+struct ClientCommands: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "client", abstract: "Relying parties (clients) of the tenant.",
+        subcommands: [List.self, Create.self, Show.self, Update.self, Delete.self, RotateSecret.self])
+
+    struct Fields: ParsableArguments {
+        @Option(help: "Allowed scope (repeat).") var scope: [String] = []
+        @Option(help: "poll, ping or push.") var mode: String?
+        @Option(name: .customLong("notification-endpoint")) var notificationEndpoint: String?
+
+        func body(name: String?) -> [String: Any] {
+            var body: [String: Any] = [:]
+            if let name { body["name"] = name }
+            if !scope.isEmpty { body["scopes"] = scope }
+            if let mode { body["token_delivery_mode"] = mode }
+            if let notificationEndpoint { body["notification_endpoint"] = notificationEndpoint }
+            return body
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        @OptionGroup var options: AdminOptions
+        @OptionGroup var page: PageOptions
+        func run() async throws { try await options.client().print("GET", options.tenantPath("/clients") + page.query()) }
+    }
+
+    struct Create: AsyncParsableCommand {
+        @OptionGroup var options: AdminOptions
+        @Option var name: String
+        @OptionGroup var fields: Fields
+        func run() async throws {
+            try await options.client().print("POST", options.tenantPath("/clients"), body: fields.body(name: name))
+        }
+    }
+
+    struct Show: AsyncParsableCommand {
+        @OptionGroup var options: AdminOptions
+        @Argument var clientID: String
+        func run() async throws { try await options.client().print("GET", options.tenantPath("/clients/\(clientID)")) }
+    }
+
+    struct Update: AsyncParsableCommand {
+        @OptionGroup var options: AdminOptions
+        @Argument var clientID: String
+        @Option var name: String?
+        @OptionGroup var fields: Fields
+        func run() async throws {
+            try await options.client().print("PATCH", options.tenantPath("/clients/\(clientID)"), body: fields.body(name: name))
+        }
+    }
+
+    struct Delete: AsyncParsableCommand {
+        @OptionGroup var options: AdminOptions
+        @Argument var clientID: String
+        func run() async throws { try await options.client().print("DELETE", options.tenantPath("/clients/\(clientID)")) }
+    }
+
+    struct RotateSecret: AsyncParsableCommand {
+        @OptionGroup var options: AdminOptions
+        @Argument var clientID: String
+        func run() async throws { try await options.client().print("POST", options.tenantPath("/clients/\(clientID)/secret")) }
+    }
+}

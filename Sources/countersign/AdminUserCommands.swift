@@ -1,0 +1,129 @@
+import ArgumentParser
+import CountersignServer
+import Foundation
+
+struct UserCommands: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "user", abstract: "Users of the tenant.",
+        subcommands: [List.self, Create.self, Show.self, Update.self, Delete.self])
+
+    struct List: AsyncParsableCommand {
+        @OptionGroup var options: AdminOptions
+        @OptionGroup var page: PageOptions
+        func run() async throws { try await options.client().print("GET", options.tenantPath("/users") + page.query()) }
+    }
+
+    struct Create: AsyncParsableCommand {
+        @OptionGroup var options: AdminOptions
+        @Argument var username: String
+        @Option(name: .customLong("display-name")) var displayName: String?
+        func run() async throws {
+            var body: [String: Any] = ["username": username]
+            if let displayName { body["display_name"] = displayName }
+            try await options.client().print("POST", options.tenantPath("/users"), body: body)
+        }
+    }
+
+    struct Show: AsyncParsableCommand {
+        @OptionGroup var options: AdminOptions
+        @Argument var userID: String
+        func run() async throws { try await options.client().print("GET", options.tenantPath("/users/\(userID)")) }
+    }
+
+    struct Update: AsyncParsableCommand {
+        @OptionGroup var options: AdminOptions
+        @Argument var userID: String
+        @Option var username: String?
+        @Option(name: .customLong("display-name")) var displayName: String?
+        @Option(help: "active or disabled.") var status: String?
+        func run() async throws {
+            var body: [String: Any] = [:]
+            if let username { body["username"] = username }
+            if let displayName { body["display_name"] = displayName }
+            if let status { body["status"] = status }
+            try await options.client().print("PATCH", options.tenantPath("/users/\(userID)"), body: body)
+        }
+    }
+
+    struct Delete: AsyncParsableCommand {
+        @OptionGroup var options: AdminOptions
+        @Argument var userID: String
+        func run() async throws { try await options.client().print("DELETE", options.tenantPath("/users/\(userID)")) }
+    }
+}
+
+/// Creates an enrollment ticket and shows its URI as a QR code in the terminal.
+struct EnrollCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "enroll", abstract: "Create an enrollment ticket for a user and show it as a QR code.")
+
+    @OptionGroup var options: AdminOptions
+    @Argument var userID: String
+    @Option(name: .customLong("lifetime"), help: "Seconds the ticket stays valid, 60 to 86400. Default 600.") var lifetime: Int?
+    @Option(help: "Also write the QR code as PNG to this file.") var png: String?
+    @Option(help: "Also write the QR code as SVG to this file.") var svg: String?
+    @Flag(help: "Print only the enrollment URI.") var uriOnly = false
+
+    func run() async throws {
+        var body: [String: Any] = [:]
+        if let lifetime { body["lifetime_seconds"] = lifetime }
+        let answer = try await options.client().send("POST", options.tenantPath("/users/\(userID)/enrollment-tickets"), body: body)
+        guard let object = answer as? [String: Any], let uri = object["enrollment_uri"] as? String else {
+            throw AdminAPIClient.Failure(description: "the server's answer has no enrollment_uri")
+        }
+        if let png, let encoded = object["qr_png_base64"] as? String, let data = Data(base64Encoded: encoded) {
+            try data.write(to: URL(fileURLWithPath: png))
+        }
+        if let svg, let text = object["qr_svg"] as? String {
+            try Data(text.utf8).write(to: URL(fileURLWithPath: svg))
+        }
+        if uriOnly {
+            print(uri)
+            return
+        }
+        let expires = (object["ticket"] as? [String: Any])?["expires_at"] as? String ?? "?"
+        print(try QRCode(encoding: uri).terminalText())
+        print("Scan with the Countersign app, or run: countersign device enroll '\(uri)'")
+        print("The ticket is single-use and expires at \(expires).")
+    }
+}
+
+struct DeviceAdminCommands: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "device", abstract: "Devices of the tenant's users.",
+        subcommands: [List.self, Show.self, Delete.self])
+
+    struct List: AsyncParsableCommand {
+        @OptionGroup var options: AdminOptions
+        @OptionGroup var page: PageOptions
+        @Argument var userID: String
+        func run() async throws {
+            try await options.client().print("GET", options.tenantPath("/users/\(userID)/devices") + page.query())
+        }
+    }
+
+    struct Show: AsyncParsableCommand {
+        @OptionGroup var options: AdminOptions
+        @Argument var deviceID: String
+        func run() async throws { try await options.client().print("GET", options.tenantPath("/devices/\(deviceID)")) }
+    }
+
+    struct Delete: AsyncParsableCommand {
+        @OptionGroup var options: AdminOptions
+        @Argument var deviceID: String
+        func run() async throws { try await options.client().print("DELETE", options.tenantPath("/devices/\(deviceID)")) }
+    }
+}
+
+struct AuditCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "audit", abstract: "The audit log, newest first.")
+
+    @OptionGroup var options: AdminOptions
+    @OptionGroup var page: PageOptions
+    @Flag(help: "Every tenant's events (system keys).") var all = false
+
+    func run() async throws {
+        let path = all ? "/admin/v1/audit" : options.tenantPath("/audit")
+        try await options.client().print("GET", path + page.query())
+    }
+}

@@ -1,0 +1,95 @@
+import ArgumentParser
+import CountersignServer
+import Foundation
+import Logging
+
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run the Countersign server (SQLite in the data directory unless --database-url is given).",
+        discussion: """
+            Every option can also be set with an environment variable (named in its help). The master key is read \
+            from COUNTERSIGN_MASTER_KEY (32 bytes, base64) or from master.key in the data directory, which the \
+            first start creates.
+            """)
+
+    @Option(help: "Address to listen on (COUNTERSIGN_HOST). Default 127.0.0.1.")
+    var host: String?
+
+    @Option(help: "Port to listen on (COUNTERSIGN_PORT). Default 8080.")
+    var port: Int?
+
+    @Option(name: .customLong("data-dir"), help: "Data directory, created on first run (COUNTERSIGN_DATA_DIR). Default ./data.")
+    var dataDirectory: String?
+
+    @Option(name: .customLong("database-url"), help: "postgres://user:password@host:5432/database to use PostgreSQL (COUNTERSIGN_DATABASE_URL).")
+    var databaseURL: String?
+
+    @Option(name: .customLong("public-url"), help: "The URL devices and clients reach this server at (COUNTERSIGN_PUBLIC_URL). Default http://host:port.")
+    var publicURL: String?
+
+    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical (COUNTERSIGN_LOG_LEVEL). Default info.")
+    var logLevel: String?
+
+    func run() async throws {
+        let levelText = setting(logLevel, "COUNTERSIGN_LOG_LEVEL") ?? "info"
+        guard let level = Logger.Level(rawValue: levelText) else {
+            throw ValidationError("log level \(levelText) is not one of trace, debug, info, notice, warning, error, critical")
+        }
+        var configuration = ServerConfiguration(
+            dataDirectory: URL(fileURLWithPath: setting(dataDirectory, "COUNTERSIGN_DATA_DIR") ?? "data"))
+        configuration.host = setting(host, "COUNTERSIGN_HOST") ?? "127.0.0.1"
+        if let text = setting(port.map(String.init), "COUNTERSIGN_PORT") {
+            guard let value = Int(text), (0...65535).contains(value) else { throw ValidationError("port \(text) is not a port") }
+            configuration.port = value
+        }
+        if let text = setting(publicURL, "COUNTERSIGN_PUBLIC_URL") {
+            guard let url = URL(string: text), ["http", "https"].contains(url.scheme ?? ""), url.host != nil else {
+                throw ValidationError("public URL \(text) is not an http(s) URL")
+            }
+            configuration.publicURL = url
+        }
+        configuration.databaseURL = setting(databaseURL, "COUNTERSIGN_DATABASE_URL")
+        configuration.masterKey = ProcessInfo.processInfo.environment["COUNTERSIGN_MASTER_KEY"]
+        configuration.logLevel = level
+
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let logger = Logger(label: "countersign")
+        let server: CountersignServer
+        do {
+            server = try await CountersignServer.make(configuration: configuration, logger: logger)
+        } catch {
+            logger.critical("Countersign cannot start: \(error)")
+            throw ExitCode.failure
+        }
+        if let key = server.bootstrapAdminKey {
+            // Printed, never logged: the console is the one place this secret appears.
+            FileHandle.standardOutput.write(Data("""
+
+                ┌──────────────────────────────────────────────────────────────────────────────┐
+                  First start: a system admin API key was created. It is shown only this once.
+                  export COUNTERSIGN_ADMIN_KEY='\(key)'
+                └──────────────────────────────────────────────────────────────────────────────┘
+
+
+                """.utf8))
+        }
+        let database = configuration.databaseURL == nil ? "SQLite at \(configuration.sqlitePath)" : "PostgreSQL"
+        logger.info("starting", metadata: ["database": "\(database)", "data_dir": "\(configuration.dataDirectory.path)"])
+        Task {
+            guard let port = await server.port() else { return }
+            let origin = server.services.origin.base
+            logger.notice("listening on \(configuration.host):\(port); public URL \(origin)")
+            if origin.hasPrefix("http://"), !["127.0.0.1", "localhost", "::1"].contains(configuration.host) {
+                logger.warning("serving plain http on a non-loopback address: use a TLS-terminating proxy and --public-url https://…")
+            } else if origin.hasPrefix("http://") {
+                logger.notice("plain http on loopback: for local development only")
+            }
+        }
+        try await server.run()
+        logger.notice("stopped")
+    }
+}
