@@ -32,29 +32,18 @@ struct QRCodeTests {
         #expect(QRReedSolomonEncoder(degree: expected.count).errorCorrection(for: data[...]) == expected)
     }
 
-    @Test("GF(256) multiplication agrees with carry-less multiplication modulo 0x11D")
-    func galoisMultiplication() {
-        var mismatches = 0
-        for lhs in 0..<256 {
-            for rhs in 0..<256 {
-                var product = 0
-                for bit in 0..<8 where (rhs >> bit) & 1 == 1 { product ^= lhs << bit }
-                for bit in stride(from: 14, through: 8, by: -1) where (product >> bit) & 1 == 1 { product ^= 0x11D << (bit - 8) }
-                if QRGaloisField.multiply(UInt8(lhs), UInt8(rhs)) != UInt8(product) { mismatches += 1 }
-            }
-        }
-        #expect(mismatches == 0)
-    }
-
     // MARK: Version selection
 
-    @Test("A 200-character enrolment URI at level M needs version 10; an empty string version 1")
-    func enrollmentURIVersion() throws {
+    @Test("Version selection: enrolment URI, empty string, and the UTF-8 ECI header counted")
+    func versionSelection() throws {
+        #expect(sampleEnrollmentURI.utf8.count == 220)
         let uri = String(sampleEnrollmentURI.prefix(200))
-        #expect(uri.utf8.count == 200)
         let code = try QRCode(encoding: uri, errorCorrection: .medium)
         #expect(code.version == 10 && code.size == 57)
         #expect(try QRCode(encoding: "").version == 1)
+        // 16 UTF-8 bytes plus the 12-bit ECI header exactly fill 1-L; one more byte does not fit.
+        #expect(try QRCode(encoding: String(repeating: "é", count: 8), errorCorrection: .low).version == 1)
+        #expect(try QRCode(encoding: String(repeating: "é", count: 8) + "a", errorCorrection: .low).version == 2)
     }
 
     @Test(
@@ -67,12 +56,15 @@ struct QRCodeTests {
     )
     func capacityBoundaries(version: Int, level: QRCode.ErrorCorrection, capacity: Int) throws {
         #expect(QRCode.byteCapacity(version: version, errorCorrection: level) == capacity)
-        #expect(try QRCode(encoding: String(repeating: "a", count: capacity), errorCorrection: level).version == version)
-        let overflowing = String(repeating: "a", count: capacity + 1)
+        let fitting = String(repeating: "a", count: capacity)
+        let overflowing = fitting + "a"
+        #expect(try QRCode(encoding: fitting, errorCorrection: level).version == version)
         if version < 40 {
             #expect(try QRCode(encoding: overflowing, errorCorrection: level).version == version + 1)
         } else {
-            #expect(throws: QRCodeError.tooLong(bytes: capacity + 1)) { try QRCode(encoding: overflowing, errorCorrection: level) }
+            #expect(throws: QRCodeError.tooLong(bytes: capacity + 1)) {
+                try QRCode(encoding: overflowing, errorCorrection: level)
+            }
         }
     }
 
@@ -141,16 +133,15 @@ struct QRCodeTests {
         #expect(!code[-1, 0] && !code[size, size], "outside the symbol reads as quiet zone")
     }
 
-    @Test("Alignment pattern centres match ISO/IEC 18004 Table E.1")
-    func alignmentCentres() {
-        #expect(QRMatrix.alignmentCentres(version: 1) == [])
-        #expect(QRMatrix.alignmentCentres(version: 2) == [6, 18])
-        #expect(QRMatrix.alignmentCentres(version: 7) == [6, 22, 38])
-        #expect(QRMatrix.alignmentCentres(version: 16) == [6, 26, 50, 74])
-        #expect(QRMatrix.alignmentCentres(version: 22) == [6, 26, 50, 74, 98])
-        #expect(QRMatrix.alignmentCentres(version: 32) == [6, 34, 60, 86, 112, 138])
-        #expect(QRMatrix.alignmentCentres(version: 36) == [6, 24, 50, 76, 102, 128, 154])
-        #expect(QRMatrix.alignmentCentres(version: 40) == [6, 30, 58, 86, 114, 142, 170])
+    @Test(
+        "Alignment pattern centres match ISO/IEC 18004 Table E.1",
+        arguments: [
+            (1, []), (2, [6, 18]), (7, [6, 22, 38]), (16, [6, 26, 50, 74]), (22, [6, 26, 50, 74, 98]),
+            (32, [6, 34, 60, 86, 112, 138]), (36, [6, 24, 50, 76, 102, 128, 154]), (40, [6, 30, 58, 86, 114, 142, 170]),
+        ] as [(Int, [Int])]
+    )
+    func alignmentCentres(version: Int, centres: [Int]) {
+        #expect(QRMatrix.alignmentCentres(version: version) == centres)
     }
 
     @Test("Data module count agrees with the function patterns drawn, for every version")
@@ -256,31 +247,19 @@ struct QRCodeTests {
 
     // MARK: Decoding with an independent reader
 
-    enum Sample: String, CaseIterable, Sendable {
-        case shortASCII, enrollmentURI, nonASCII
-
-        var text: String {
-            switch self {
-            case .shortASCII: "Countersign"
-            case .enrollmentURI: sampleEnrollmentURI
-            case .nonASCII: "Grüße aus Zürich — 認証 ✓ 🔐"
-            }
-        }
-    }
-
     @Test(
         "zxing-cpp decodes the PNG back to the original text",
         // Needs python3 with the zxingcpp and Pillow modules (pip install zxing-cpp pillow);
         // when either is missing the test is reported as skipped and the reason goes to stderr.
         .enabled(if: ZXingReader.isAvailable, "python3 with zxingcpp and Pillow is not available"),
-        arguments: Sample.allCases, QRCode.ErrorCorrection.allCases
+        arguments: ["Countersign", sampleEnrollmentURI, "Grüße aus Zürich — 認証 ✓ 🔐"],
+        QRCode.ErrorCorrection.allCases
     )
-    func zxingDecodes(sample: Sample, level: QRCode.ErrorCorrection) throws {
-        #expect(sample != .enrollmentURI || sample.text.utf8.count == 220)
-        let code = try QRCode(encoding: sample.text, errorCorrection: level)
+    func zxingDecodes(text: String, level: QRCode.ErrorCorrection) throws {
+        let code = try QRCode(encoding: text, errorCorrection: level)
         let results = try ZXingReader.decode([code.png()])
         let symbol = try #require(results.first?.first, "zxing-cpp found no QR code")
-        #expect(symbol.text == sample.text)
+        #expect(symbol.text == text)
         #expect(symbol.ecLevel == level.letter)
         #expect(symbol.version == "\(code.version)")
         #expect(symbol.mask == "\(code.mask)")
@@ -339,7 +318,8 @@ private struct DecodedPNG {
             let end = offset + 8 + number(bytes[offset..<(offset + 4)])
             try require(end + 4 <= bytes.count, "chunk overruns the file")
             try require(PNGWriter.crc32(Array(bytes[(offset + 4)..<end])) == number(bytes[end..<(end + 4)]), "CRC")
-            chunks.append((String(decoding: bytes[(offset + 4)..<(offset + 8)], as: UTF8.self), bytes[(offset + 8)..<end]))
+            let type = String(decoding: bytes[(offset + 4)..<(offset + 8)], as: UTF8.self)
+            chunks.append((type, bytes[(offset + 8)..<end]))
             offset = end + 4
         }
         try require(offset == bytes.count && chunks.map(\.type) == ["IHDR", "IDAT", "IEND"], "chunk sequence")
@@ -413,14 +393,14 @@ private enum ZXingReader {
     /// The symbols found in each image, in order.
     static func decode(_ images: [Data]) throws -> [[Symbol]] {
         guard let python else { throw Failure(description: "python3 with zxingcpp is unavailable") }
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("qrcode-tests-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("qrcode-tests-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        var paths: [String] = []
-        for (index, image) in images.enumerated() {
+        let paths = try images.enumerated().map { index, image in
             let file = directory.appendingPathComponent("\(index).png")
             try image.write(to: file)
-            paths.append(file.path)
+            return file.path
         }
         return try JSONDecoder().decode([[Symbol]].self, from: run(python, ["-c", script] + paths))
     }
@@ -436,7 +416,8 @@ private enum ZXingReader {
         let stderr = errors.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         guard process.terminationStatus == 0 else {
-            throw Failure(description: "python3 exited with \(process.terminationStatus): \(String(decoding: stderr, as: UTF8.self))")
+            let message = String(decoding: stderr, as: UTF8.self)
+            throw Failure(description: "python3 exited with \(process.terminationStatus): \(message)")
         }
         return stdout
     }

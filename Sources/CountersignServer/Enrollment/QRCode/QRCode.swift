@@ -16,6 +16,7 @@ public struct QRCode: Sendable {
     public let version: Int
     /// Modules along each side, excluding the quiet zone.
     public let size: Int
+    /// The error-correction level the symbol was encoded at.
     public let errorCorrection: ErrorCorrection
     /// The mask pattern reference (0–7) the penalty evaluation selected.
     let mask: Int
@@ -29,14 +30,10 @@ public struct QRCode: Sendable {
     public init(encoding text: String, errorCorrection: ErrorCorrection = .medium) throws(QRCodeError) {
         let payload = Array(text.utf8)
         let declaresUTF8 = payload.contains { $0 >= 0x80 }
-        guard let layout = Self.smallestLayout(
-            byteCount: payload.count, declaresUTF8: declaresUTF8, errorCorrection: errorCorrection
-        ) else {
-            throw .tooLong(bytes: payload.count)
-        }
-        let data = Self.dataCodewords(
-            payload: payload, declaresUTF8: declaresUTF8, version: layout.version, capacity: layout.dataCodewords
-        )
+        let headerBits = declaresUTF8 ? 12 : 0
+        let layout = Self.smallestLayout(bytes: payload.count, headerBits: headerBits, level: errorCorrection)
+        guard let layout else { throw .tooLong(bytes: payload.count) }
+        let data = Self.dataCodewords(payload: payload, declaresUTF8: declaresUTF8, layout: layout)
         var matrix = QRMatrix(version: layout.version)
         matrix.place(codewords: layout.interleave(data))
 
@@ -101,30 +98,28 @@ extension QRCode {
         version <= 9 ? 8 : 16
     }
 
-    private static func smallestLayout(
-        byteCount: Int, declaresUTF8: Bool, errorCorrection: ErrorCorrection
-    ) -> QRBlockLayout? {
+    /// `headerBits` covers whatever precedes the byte-mode segment (the ECI designator).
+    private static func smallestLayout(bytes: Int, headerBits: Int, level: ErrorCorrection) -> QRBlockLayout? {
         for version in 1...40 {
-            let layout = QRBlockLayout(version: version, errorCorrection: errorCorrection)
+            let layout = QRBlockLayout(version: version, errorCorrection: level)
             let countWidth = characterCountWidth(version: version)
-            let bitsNeeded = (declaresUTF8 ? 12 : 0) + 4 + countWidth + 8 * byteCount
-            if bitsNeeded <= layout.dataCodewords * 8, byteCount < 1 << countWidth {
+            let bitsNeeded = headerBits + 4 + countWidth + 8 * bytes
+            if bitsNeeded <= layout.dataCodewords * 8, bytes < 1 << countWidth {
                 return layout
             }
         }
         return nil
     }
 
-    private static func dataCodewords(
-        payload: [UInt8], declaresUTF8: Bool, version: Int, capacity: Int
-    ) -> [UInt8] {
+    private static func dataCodewords(payload: [UInt8], declaresUTF8: Bool, layout: QRBlockLayout) -> [UInt8] {
+        let capacity = layout.dataCodewords
         var writer = QRBitWriter()
         if declaresUTF8 {
             writer.append(eciModeIndicator, width: 4)
             writer.append(utf8Designator, width: 8)
         }
         writer.append(byteModeIndicator, width: 4)
-        writer.append(UInt32(payload.count), width: characterCountWidth(version: version))
+        writer.append(UInt32(payload.count), width: characterCountWidth(version: layout.version))
         for byte in payload {
             writer.append(UInt32(byte), width: 8)
         }

@@ -1,0 +1,187 @@
+import CountersignCore
+import Foundation
+import Testing
+@testable import CountersignServer
+
+/// The repositories on each engine: the same statements must behave the same on SQLite and
+/// PostgreSQL.
+@Suite("Storage")
+struct StorageTests {
+    private func withDatabase(_ engine: Engine, _ body: (any Database) async throws -> Void) async throws {
+        let scratch = try await ScratchDatabase.make(engine)
+        let database = try await scratch.open()
+        do {
+            try await Migrations.migrate(database)
+            try await body(database)
+        } catch {
+            await database.close()
+            await scratch.destroy()
+            throw error
+        }
+        await database.close()
+        await scratch.destroy()
+    }
+
+    private func seedTenantAndUser(_ database: any Database) async throws -> (tenantID: String, userID: String) {
+        let date = Date()
+        let tenant = Tenant(id: Identifier.make("ten", at: date), slug: "acme", displayName: "Acme", isDefault: true,
+                            signingKey: ECPublicJWK(x: "x", y: "y"), createdAt: date, updatedAt: date)
+        try await SQLTenantRepository().insert(tenant, sealedSigningKey: Data([1, 2, 3]), on: database)
+        let user = User(id: Identifier.make("usr", at: date), tenantID: tenant.id, username: "alice", displayName: nil,
+                        status: .active, createdAt: date, updatedAt: date)
+        try await SQLUserRepository().insert(user, on: database)
+        return (tenant.id, user.id)
+    }
+
+    @Test("migrations apply once and are recorded", arguments: Engine.available)
+    func migrationsAreIdempotent(engine: Engine) async throws {
+        try await withDatabase(engine) { database in
+            try await Migrations.migrate(database)
+            #expect(try await Migrations.currentVersion(database) == Migrations.all.last?.version)
+            let rows = try await database.query("SELECT version FROM schema_migrations", [])
+            #expect(rows.count == Migrations.all.count)
+        }
+    }
+
+    @Test("a duplicate key surfaces as StorageError.uniqueViolation", arguments: Engine.available)
+    func duplicateKeyIsTyped(engine: Engine) async throws {
+        try await withDatabase(engine) { database in
+            let (tenantID, _) = try await seedTenantAndUser(database)
+            let date = Date()
+            let twin = User(id: Identifier.make("usr", at: date), tenantID: tenantID, username: "alice", displayName: nil,
+                            status: .active, createdAt: date, updatedAt: date)
+            await #expect(throws: StorageError.uniqueViolation) {
+                try await SQLUserRepository().insert(twin, on: database)
+            }
+        }
+    }
+
+    @Test("a transaction that throws leaves nothing behind", arguments: Engine.available)
+    func transactionRollsBack(engine: Engine) async throws {
+        struct Abort: Error {}
+        try await withDatabase(engine) { database in
+            let (tenantID, _) = try await seedTenantAndUser(database)
+            await #expect(throws: Abort.self) {
+                try await database.transaction { executor in
+                    let date = Date()
+                    try await SQLUserRepository().insert(
+                        User(id: Identifier.make("usr", at: date), tenantID: tenantID, username: "bob", displayName: nil,
+                             status: .active, createdAt: date, updatedAt: date), on: executor)
+                    throw Abort()
+                }
+            }
+            #expect(try await SQLUserRepository().find(username: "bob", tenantID: tenantID, on: database) == nil)
+        }
+    }
+
+    @Test("blobs, nulls, integers and text round-trip", arguments: Engine.available)
+    func valuesRoundTrip(engine: Engine) async throws {
+        try await withDatabase(engine) { database in
+            let bytes = Data((0...255).map { UInt8($0) })
+            try await database.query(
+                "INSERT INTO server_meta (key, value) VALUES (?, ?)", .text("k'?\"é"), .text("it's ? a value ✓"))
+            let row = try #require(try await database.first("SELECT key, value FROM server_meta WHERE key = ?", .text("k'?\"é")))
+            #expect(try row.string("value") == "it's ? a value ✓")
+            let (tenantID, _) = try await seedTenantAndUser(database)
+            try await database.query("UPDATE tenants SET signing_key_sealed = ? WHERE id = ?", .blob(bytes), .text(tenantID))
+            #expect(try await SQLTenantRepository().sealedSigningKey(tenantID: tenantID, on: database) == bytes)
+        }
+    }
+
+    @Test("of many concurrent redemptions of one ticket exactly one wins", arguments: Engine.available)
+    func ticketRedemptionIsAtomic(engine: Engine) async throws {
+        try await withDatabase(engine) { database in
+            let (tenantID, userID) = try await seedTenantAndUser(database)
+            let date = Date()
+            let ticket = EnrollmentTicket(id: Identifier.make("tkt", at: date), tenantID: tenantID, userID: userID,
+                                          createdBy: "test", createdAt: date, expiresAt: date.addingTimeInterval(600))
+            let repository = SQLEnrollmentTicketRepository()
+            try await repository.insert(ticket, secretHash: Secrets.hash("cst_secret"), on: database)
+            let wins = try await withThrowingTaskGroup(of: Bool.self) { group in
+                for index in 0..<12 {
+                    group.addTask {
+                        try await database.transaction { executor in
+                            try await repository.redeem(id: ticket.id, deviceID: "dev_\(index)", at: date, on: executor)
+                        }
+                    }
+                }
+                return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+            }
+            #expect(wins == 1)
+            let stored = try #require(try await repository.find(secretHash: Secrets.hash("cst_secret"), on: database))
+            #expect(stored.usedAt != nil)
+        }
+    }
+
+    @Test("an expired ticket cannot be redeemed", arguments: Engine.available)
+    func expiredTicketIsNotRedeemed(engine: Engine) async throws {
+        try await withDatabase(engine) { database in
+            let (tenantID, userID) = try await seedTenantAndUser(database)
+            let date = Date()
+            let ticket = EnrollmentTicket(id: Identifier.make("tkt", at: date), tenantID: tenantID, userID: userID,
+                                          createdBy: "test", createdAt: date, expiresAt: date.addingTimeInterval(60))
+            let repository = SQLEnrollmentTicketRepository()
+            try await repository.insert(ticket, secretHash: Secrets.hash("cst_old"), on: database)
+            #expect(try await repository.redeem(id: ticket.id, deviceID: "dev", at: date.addingTimeInterval(61), on: database) == false)
+        }
+    }
+
+    @Test("a request nonce is accepted once per device", arguments: Engine.available)
+    func nonceReplayIsDetected(engine: Engine) async throws {
+        try await withDatabase(engine) { database in
+            let devices = SQLDeviceRepository()
+            let expiry = Date().addingTimeInterval(300)
+            #expect(try await devices.recordNonce(deviceID: "dev_a", nonce: "n1", expiresAt: expiry, on: database))
+            #expect(try await devices.recordNonce(deviceID: "dev_a", nonce: "n1", expiresAt: expiry, on: database) == false)
+            #expect(try await devices.recordNonce(deviceID: "dev_b", nonce: "n1", expiresAt: expiry, on: database))
+            try await devices.purgeNonces(before: expiry.addingTimeInterval(1), on: database)
+            #expect(try await devices.recordNonce(deviceID: "dev_a", nonce: "n1", expiresAt: expiry, on: database))
+        }
+    }
+
+    @Test("lists page by id and the audit log pages newest first", arguments: Engine.available)
+    func pagination(engine: Engine) async throws {
+        try await withDatabase(engine) { database in
+            let (tenantID, _) = try await seedTenantAndUser(database)
+            let users = SQLUserRepository()
+            let start = Date()
+            for index in 0..<5 {
+                let date = start.addingTimeInterval(Double(index))
+                try await users.insert(
+                    User(id: Identifier.make("usr", at: date), tenantID: tenantID, username: "user\(index)",
+                         displayName: nil, status: .active, createdAt: date, updatedAt: date), on: database)
+            }
+            let first = try await users.list(tenantID: tenantID, after: nil, limit: 3, on: database)
+            let second = try await users.list(tenantID: tenantID, after: first.last?.id, limit: 3, on: database)
+            #expect(first.count == 3 && second.count == 3)
+            #expect(Set(first.map(\.id)).isDisjoint(with: second.map(\.id)))
+            #expect((first + second).map(\.id) == (first + second).map(\.id).sorted())
+
+            let audit = AuditLog()
+            for index in 0..<4 {
+                try await audit.record("test.event", actor: "system", tenantID: tenantID, target: ("user", "u\(index)"),
+                                       details: ["n": "\(index)"], at: start.addingTimeInterval(Double(index)), on: database)
+            }
+            let newest = try await SQLAuditRepository().list(tenantID: tenantID, before: nil, limit: 2, on: database)
+            #expect(newest.map(\.targetID) == ["u3", "u2"])
+            let older = try await SQLAuditRepository().list(tenantID: tenantID, before: newest.last?.id, limit: 2, on: database)
+            #expect(older.map(\.targetID) == ["u1", "u0"])
+            #expect(older.first?.details == ["n": "1"])
+        }
+    }
+
+    @Test("deleting a user removes its devices and tickets", arguments: Engine.available)
+    func userDeletionCascades(engine: Engine) async throws {
+        try await withDatabase(engine) { database in
+            let (tenantID, userID) = try await seedTenantAndUser(database)
+            let date = Date()
+            let key = ECPublicJWK(x: "a", y: "b")
+            try await SQLDeviceRepository().insert(
+                Device(id: "dev_1", tenantID: tenantID, userID: userID, name: "phone", platform: .ios, signingKey: key,
+                       encryptionKey: key, push: nil, pushTokenValid: true, status: .active, createdAt: date,
+                       updatedAt: date), on: database)
+            try await SQLUserRepository().delete(id: userID, on: database)
+            #expect(try await SQLDeviceRepository().find(id: "dev_1", on: database) == nil)
+        }
+    }
+}

@@ -1,0 +1,93 @@
+import Foundation
+import Logging
+import Synchronization
+import Testing
+@testable import CountersignServer
+
+/// The storage engines a test runs on. PostgreSQL joins when `COUNTERSIGN_TEST_POSTGRES_URL`
+/// names a server whose role may create databases; on CI it must, and a missing URL fails
+/// loudly there instead of skipping.
+enum Engine: String, CaseIterable, CustomTestStringConvertible, Sendable {
+    case sqlite
+    case postgres
+
+    var testDescription: String { rawValue }
+
+    static let postgresURL = ProcessInfo.processInfo.environment["COUNTERSIGN_TEST_POSTGRES_URL"]
+    static let onCI = ProcessInfo.processInfo.environment["CI"] == "true"
+
+    /// The engines to run on here.
+    static let available: [Engine] = {
+        if postgresURL != nil || onCI { return [.sqlite, .postgres] }
+        FileHandle.standardError.write(Data(
+            "note: COUNTERSIGN_TEST_POSTGRES_URL is not set; PostgreSQL storage and integration tests are SKIPPED (SQLite only)\n".utf8))
+        return [.sqlite]
+    }()
+}
+
+let testLogger: Logger = {
+    var logger = Logger(label: "countersign-tests")
+    logger.logLevel = .critical
+    return logger
+}()
+
+/// A scratch database: a fresh SQLite file, or a fresh PostgreSQL database created for the
+/// test and dropped after it.
+struct ScratchDatabase: Sendable {
+    let engine: Engine
+    let directory: URL
+    /// For PostgreSQL: the URL of the database created for this test.
+    let postgresURL: String?
+
+    static func make(_ engine: Engine) async throws -> ScratchDatabase {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("countersign-test-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        switch engine {
+        case .sqlite:
+            return ScratchDatabase(engine: engine, directory: directory, postgresURL: nil)
+        case .postgres:
+            let base = try #require(Engine.postgresURL, "COUNTERSIGN_TEST_POSTGRES_URL must be set on CI")
+            let name = "cs_test_\(UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(16))"
+            let admin = try await PostgresDatabase.connect(url: base, logger: testLogger)
+            try await admin.query("CREATE DATABASE \(name)", [])
+            await admin.close()
+            var components = try #require(URLComponents(string: base))
+            components.path = "/\(name)"
+            return ScratchDatabase(engine: engine, directory: directory, postgresURL: components.string)
+        }
+    }
+
+    func open() async throws -> any Database {
+        switch engine {
+        case .sqlite:
+            return try await SQLiteDatabase.open(path: directory.appendingPathComponent("test.sqlite").path, logger: testLogger)
+        case .postgres:
+            return try await PostgresDatabase.connect(url: try #require(postgresURL), logger: testLogger)
+        }
+    }
+
+    func destroy() async {
+        try? FileManager.default.removeItem(at: directory)
+        if let postgresURL, let base = Engine.postgresURL, let name = URLComponents(string: postgresURL)?.path.dropFirst() {
+            if let admin = try? await PostgresDatabase.connect(url: base, logger: testLogger) {
+                _ = try? await admin.query("DROP DATABASE IF EXISTS \(name) WITH (FORCE)", [])
+                await admin.close()
+            }
+        }
+    }
+}
+
+/// A clock tests move by hand.
+final class TestClock: Sendable {
+    private let current: Mutex<Date>
+
+    init(_ start: Date = Date()) { current = Mutex(start) }
+
+    var now: Date { current.withLock { $0 } }
+
+    func advance(by seconds: TimeInterval) {
+        current.withLock { $0 = $0.addingTimeInterval(seconds) }
+    }
+
+    var function: @Sendable () -> Date { { self.now } }
+}
