@@ -56,8 +56,14 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .testTarget(name: "CountersignCoreTests", dependencies: ["CountersignCore"]),
-        .testTarget(name: "CountersignKitTests", dependencies: ["CountersignKit", "CountersignCore"]),
+        .testTarget(
+            name: "CountersignCoreTests",
+            dependencies: ["CountersignCore", .product(name: "Crypto", package: "swift-crypto")]
+        ),
+        .testTarget(
+            name: "CountersignKitTests",
+            dependencies: ["CountersignKit", "CountersignCore", .product(name: "Crypto", package: "swift-crypto")]
+        ),
         .testTarget(
             name: "CountersignServerTests",
             dependencies: [

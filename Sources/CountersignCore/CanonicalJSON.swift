@@ -70,9 +70,59 @@ public enum JSONValue: Sendable, Hashable {
         out += "\""
     }
 
-    /// Parses JSON text into a value. Fractional or out-of-range numbers are refused.
+    /// Parses JSON text into a value. Fractional or out-of-range numbers are refused, and so are
+    /// objects that name a member twice.
     public init(parsing data: Data) throws {
         self = try JSONDecoder().decode(JSONValue.self, from: data)
+        // JCS input is I-JSON, which forbids duplicate names (RFC 7493 §2.3), and so does JWS for
+        // headers (RFC 7515 §5.2). JSONDecoder keeps the first of them where other parsers keep
+        // the last, so a signer and a verifier could read different values from the same bytes.
+        if JSONValue.hasDuplicateMemberNames(data) {
+            throw DecodingError.dataCorrupted(
+                DecodingError.Context(codingPath: [], debugDescription: "an object names a member more than once"))
+        }
+    }
+
+    /// Whether an object in `data`, text JSONDecoder has already accepted, names a member twice.
+    private static func hasDuplicateMemberNames(_ data: Data) -> Bool {
+        let bytes = [UInt8](data)
+        var isObject: [Bool] = []  // one entry per open container
+        var names: [Set<String>] = []  // one entry per open object
+        var expectingName = false
+        var index = 0
+        while index < bytes.count {
+            switch bytes[index] {
+            case UInt8(ascii: "{"):
+                isObject.append(true)
+                names.append([])
+                expectingName = true
+            case UInt8(ascii: "["):
+                isObject.append(false)
+                expectingName = false
+            case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                if isObject.popLast() == true { names.removeLast() }
+                expectingName = false
+            case UInt8(ascii: ","):
+                expectingName = isObject.last == true
+            case UInt8(ascii: "\""):
+                let start = index
+                index += 1
+                while index < bytes.count, bytes[index] != UInt8(ascii: "\"") {
+                    index += bytes[index] == UInt8(ascii: "\\") ? 2 : 1
+                }
+                guard expectingName, index < bytes.count else { break }
+                // Decoded, so that "a" and "\u0061" are the same name.
+                let token = Data(bytes[start...index])
+                let name = (try? JSONDecoder().decode(String.self, from: token))
+                    ?? String(decoding: token, as: UTF8.self)
+                guard names[names.count - 1].insert(name).inserted else { return true }
+                expectingName = false
+            default:
+                break
+            }
+            index += 1
+        }
+        return false
     }
 
     /// The member of an object, or nil.

@@ -48,7 +48,7 @@ public struct KeychainKeyStore: KeyStore {
         do {
             try add(Self.encode(agreement), service: keyService, account: enrollmentID + ".agreement")
         } catch {
-            try? remove(service: keyService, account: enrollmentID + ".signing")
+            _ = try? remove(service: keyService, account: enrollmentID + ".signing")
             throw error
         }
         return keys
@@ -206,14 +206,20 @@ public struct KeychainKeyStore: KeyStore {
 }
 
 /// A Secure Enclave signing key as an `ES256Signer`: CryptoKit's signature converted to the raw
-/// `r ‖ s` form JWS uses.
+/// `r ‖ s` form JWS uses. It keeps the key's `dataRepresentation` (plain `Data`, so the signer is
+/// `Sendable` whatever the SDK declares for the key type) and opens the key for each signature.
 struct SecureEnclaveSigner: ES256Signer {
-    let key: SecureEnclave.P256.Signing.PrivateKey
+    let publicKey: P256.Signing.PublicKey
+    private let dataRepresentation: Data
 
-    var publicKey: P256.Signing.PublicKey { key.publicKey }
+    init(key: SecureEnclave.P256.Signing.PrivateKey) {
+        self.publicKey = key.publicKey
+        self.dataRepresentation = key.dataRepresentation
+    }
 
     func signature(for data: Data) throws -> Data {
-        try key.signature(for: data).rawRepresentation
+        try SecureEnclave.P256.Signing.PrivateKey(dataRepresentation: dataRepresentation)
+            .signature(for: data).rawRepresentation
     }
 }
 

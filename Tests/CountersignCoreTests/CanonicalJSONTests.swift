@@ -36,7 +36,7 @@ import Testing
         #expect(throws: (any Error).self) { try JSONValue(parsing: Data(json.utf8)) }
     }
 
-    @Test(arguments: ["", "{", "nul", #"{"a":}"#, "[1,]", "'a'"])
+    @Test(arguments: ["", "{", "nul", #"{"a":}"#, "[1 2]", "'a'"])
     func textThatIsNotJSONIsRefused(_ text: String) {
         #expect(throws: (any Error).self) { try JSONValue(parsing: Data(text.utf8)) }
     }
@@ -120,6 +120,8 @@ import Testing
         #"{"a":1,"\u0061":2}"#,
         #"{"x":{"a":1,"b":2,"a":3}}"#,
         #"[1,{"a":[],"a":{}}]"#,
+        // Canonically equivalent names are one key in a Swift dictionary, so one would be lost.
+        #"{"\u00e9":1,"e\u0301":2}"#,
     ])
     func duplicateMemberNamesAreRefused(_ json: String) {
         // I-JSON (RFC 7493 §2.3), which JCS requires; JSONDecoder alone would keep one silently.

@@ -73,6 +73,9 @@ struct SecurityTests {
         let late = Identifier.make("usr", at: Date(timeIntervalSince1970: 1_700_000_000.002))
         #expect(early.count == 4 + 26)
         #expect(early < late)
-        #expect(Identifier.make("usr", at: Date()) != Identifier.make("usr", at: Date()))
+        let now = Date()
+        let burst = (0..<100).map { _ in Identifier.make("usr", at: now) }
+        #expect(burst == burst.sorted())
+        #expect(Set(burst).count == burst.count)
     }
 }

@@ -1,0 +1,41 @@
+import CountersignCore
+import Testing
+
+/// Device names: what a person sees in the list of their devices.
+@Suite struct DeviceNameTests {
+    @Test func surroundingWhiteSpaceIsTrimmed() {
+        #expect(DeviceName.validate("  Ada's phone \n") == "Ada's phone")
+        #expect(DeviceName.validate("\u{A0}laptop\t") == "laptop")
+    }
+
+    @Test(arguments: ["Ada's phone", "Büro-Mac", "📱 Pixel 8", "a", "Work laptop (2024)"])
+    func ordinaryNamesAreKept(_ name: String) {
+        #expect(DeviceName.validate(name) == name)
+    }
+
+    @Test func sixtyFourCharactersAreAllowed() {
+        let name = String(repeating: "x", count: DeviceName.maximumLength)
+        #expect(DeviceName.maximumLength == 64)
+        #expect(DeviceName.validate(name) == name)
+        #expect(DeviceName.validate("  " + name + "  ") == name)
+    }
+
+    @Test func lengthIsCountedInCharactersNotBytes() {
+        let name = String(repeating: "👩‍💻", count: DeviceName.maximumLength)
+        #expect(DeviceName.validate(name) == name)
+    }
+
+    @Test(arguments: [
+        "", "   ", "\n\t", "\u{A0}",
+        String(repeating: "x", count: 65),
+        String(repeating: "é", count: 65),
+    ])
+    func emptyOrOverLongNamesAreRefused(_ name: String) {
+        #expect(DeviceName.validate(name) == nil)
+    }
+
+    @Test(arguments: ["a\u{0}b", "tab\there", "line\nbreak", "cr\rhere", "bell\u{07}", "\u{1B}[31mred", "del\u{7F}", "a\u{85}b", "a\u{9B}b"])
+    func namesWithControlCharactersAreRefused(_ name: String) {
+        #expect(DeviceName.validate(name) == nil)
+    }
+}
