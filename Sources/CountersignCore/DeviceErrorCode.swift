@@ -13,6 +13,7 @@ public struct DeviceErrorCode: RawRepresentable, Codable, Sendable, Hashable, Cu
     public static let payloadTooLarge = DeviceErrorCode(rawValue: "payload_too_large")
     public static let unsupportedMediaType = DeviceErrorCode(rawValue: "unsupported_media_type")
     public static let conflict = DeviceErrorCode(rawValue: "conflict")
+    public static let serverError = DeviceErrorCode(rawValue: "server_error")
 
     // Enrollment (400).
     public static let invalidTicket = DeviceErrorCode(rawValue: "invalid_ticket")
@@ -45,15 +46,18 @@ public struct ErrorBody: Codable, Sendable, Equatable {
     public var errorDescription: String?
     /// For `insufficient_rights`: the right the key lacks.
     public var missingRight: String?
+    /// For `unknown_device` and `device_deregistered`: a signed `DeregistrationNotice`.
+    public var deregistration: String?
 
-    public init(error: String, errorDescription: String? = nil, missingRight: String? = nil) {
+    public init(error: String, errorDescription: String? = nil, missingRight: String? = nil, deregistration: String? = nil) {
         self.error = error
         self.errorDescription = errorDescription
         self.missingRight = missingRight
+        self.deregistration = deregistration
     }
 
     enum CodingKeys: String, CodingKey {
-        case error
+        case error, deregistration
         case errorDescription = "error_description"
         case missingRight = "missing_right"
     }

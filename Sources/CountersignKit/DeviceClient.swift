@@ -45,10 +45,14 @@ struct DeviceClient: Sendable {
             request.httpBody = body
             request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         }
-        request.setValue(try signature(method, url, body).authorizationHeader, forHTTPHeaderField: "Authorization")
+        let signature = try signature(method, url, body)
+        request.setValue(signature.authorizationHeader, forHTTPHeaderField: "Authorization")
 
         let answer = try await ServerAnswer.exchange(request, over: transport)
-        guard answer.isSuccess else { throw answer.deviceRequestFailure }
+        guard answer.isSuccess else {
+            throw answer.deviceRequestFailure(serverKey: enrollment.serverKey, deviceID: enrollment.deviceID,
+                                              nonce: signature.nonce)
+        }
         return answer
     }
 

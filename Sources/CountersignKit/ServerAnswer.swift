@@ -48,10 +48,17 @@ struct ServerAnswer: Sendable {
     }
 
     /// What a non-2xx answer to a device-signed request means. `unknown_device` and
-    /// `device_deregistered` say the server has forgotten the device: no retry can succeed.
-    var deviceRequestFailure: CountersignError {
+    /// `device_deregistered` say the server has forgotten the device — believed only with a
+    /// deregistration notice signed by the server's key for this device and this request, since
+    /// the caller then erases the enrollment.
+    func deviceRequestFailure(serverKey: ECPublicJWK, deviceID: String, nonce: String) -> CountersignError {
         if status == 401, let error = errorBody,
            [DeviceErrorCode.unknownDevice, .deviceDeregistered].contains(DeviceErrorCode(rawValue: error.error)) {
+            guard let notice = error.deregistration,
+                  DeregistrationNotice.verified(notice, serverKey: serverKey, deviceID: deviceID, nonce: nonce) != nil else {
+                return .invalidServerResponse(
+                    "the server said this device is no longer enrolled, without a notice signed by its key; nothing was erased")
+            }
             return .deviceDeregistered
         }
         return failure

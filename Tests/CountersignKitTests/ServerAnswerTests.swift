@@ -1,4 +1,5 @@
 import CountersignCore
+import Crypto
 import Foundation
 import Testing
 @testable import CountersignKit
@@ -10,9 +11,43 @@ import Testing
         return ServerAnswer(status: status, body: body, location: location)
     }
 
+    static let serverKey = P256.Signing.PrivateKey()
+
+    static func deregistration(_ code: String, notice: String?) -> ServerAnswer {
+        var body: [String: String] = ["error": code, "error_description": "why"]
+        body["deregistration"] = notice
+        return ServerAnswer(status: 401, body: try! JSONEncoder().encode(body), location: nil)
+    }
+
+    static func notice(device: String = "dev_1", nonce: String = "nonce-of-this-request",
+                       key: P256.Signing.PrivateKey = serverKey) throws -> String {
+        try DeregistrationNotice(deviceID: device, status: .deleted, requestNonce: nonce, issuedAt: 1_800_000_000)
+            .sign(with: key)
+    }
+
     @Test(arguments: ["unknown_device", "device_deregistered"])
-    func aForgottenDeviceIsDeregistered(_ code: String) {
-        #expect(Self.answer(401, code).deviceRequestFailure == .deviceDeregistered)
+    func aForgottenDeviceWithASignedNoticeIsDeregistered(_ code: String) throws {
+        let answer = Self.deregistration(code, notice: try Self.notice())
+        #expect(answer.deviceRequestFailure(
+            serverKey: ECPublicJWK(Self.serverKey.publicKey), deviceID: "dev_1", nonce: "nonce-of-this-request")
+            == .deviceDeregistered)
+    }
+
+    @Test("a deregistration without a valid notice is not believed",
+          arguments: ["none", "another device", "another request", "another key"])
+    func anUnsignedDeregistrationIsNotBelieved(_ defect: String) throws {
+        let notice: String? = switch defect {
+        case "another device": try Self.notice(device: "dev_2")
+        case "another request": try Self.notice(nonce: "an-earlier-request-nonce")
+        case "another key": try Self.notice(key: P256.Signing.PrivateKey())
+        default: nil
+        }
+        let failure = Self.deregistration("device_deregistered", notice: notice).deviceRequestFailure(
+            serverKey: ECPublicJWK(Self.serverKey.publicKey), deviceID: "dev_1", nonce: "nonce-of-this-request")
+        guard case .invalidServerResponse = failure else {
+            Issue.record("expected invalidServerResponse, got \(failure)")
+            return
+        }
     }
 
     @Test(arguments: [
@@ -20,7 +55,9 @@ import Testing
         "replayed_request", "body_mismatch",
     ])
     func anyOtherSignatureFailureIsAServerRefusal(_ code: String) {
-        #expect(Self.answer(401, code).deviceRequestFailure == .server(status: 401, code: code, description: "why"))
+        #expect(Self.answer(401, code).deviceRequestFailure(
+            serverKey: ECPublicJWK(Self.serverKey.publicKey), deviceID: "dev_1", nonce: "n")
+            == .server(status: 401, code: code, description: "why"))
     }
 
     @Test(arguments: [

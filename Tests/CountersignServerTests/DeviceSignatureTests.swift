@@ -98,12 +98,27 @@ struct DeviceSignatureTests {
     @Test("a device removed by an administrator is told it is deregistered", arguments: Engine.available)
     func deletedDeviceIsDeregistered(engine: Engine) async throws {
         try await TestServer.with(engine) { server in
-            let (device, _) = server.authenticator()
+            let (device, store) = server.authenticator()
             let enrollment = try await device.enroll(
                 uri: try await server.enrollmentURI(for: try await server.createUser("grace")), deviceName: "phone",
                 platform: .linux)
             let deleted = try await server.admin("DELETE", "/admin/v1/tenants/default/devices/\(enrollment.deviceID)")
             #expect(deleted.status == 204)
+            // Only the device itself learns that it was removed, with a notice signed for its request.
+            let forged = try DeviceRequestSignature.sign(
+                method: "GET", url: server.base + "/device/v1/self", body: Data(), deviceID: enrollment.deviceID,
+                signer: P256.Signing.PrivateKey(), now: server.clock.now)
+            let probe = try await server.call("GET", "/device/v1/self", headers: ["Authorization": forged.authorizationHeader])
+            #expect(probe.error == "invalid_signature")
+            #expect(probe["deregistration"] == nil)
+            let genuine = try DeviceRequestSignature.sign(
+                method: "GET", url: server.base + "/device/v1/self", body: Data(), deviceID: enrollment.deviceID,
+                signer: try await store.keys(for: enrollment.id).signer, now: server.clock.now)
+            let told = try await server.call("GET", "/device/v1/self", headers: ["Authorization": genuine.authorizationHeader])
+            #expect(told.error == "device_deregistered")
+            let notice = try #require(told["deregistration"] as? String)
+            #expect(DeregistrationNotice.verified(notice, serverKey: enrollment.serverKey, deviceID: enrollment.deviceID,
+                                                  nonce: genuine.nonce)?.status == .deleted)
             await #expect(throws: CountersignError.deviceDeregistered) {
                 try await device.deviceStatus(enrollment.id)
             }

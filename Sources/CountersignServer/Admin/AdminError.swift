@@ -4,6 +4,7 @@ import Foundation
 /// Failures of the administration API, each one wire error.
 public enum AdminError: Error, Sendable, Equatable {
     case invalidField(String, String)
+    case missingField(String)
     case notFound(String)
     case conflict(String)
     case missingCredentials
@@ -11,10 +12,12 @@ public enum AdminError: Error, Sendable, Equatable {
     case missingRight(AdminRight)
     case wrongTenant
     case cannotGrant(AdminRight)
+    case cannotRevoke(AdminRight)
 
     public var apiError: APIError {
         switch self {
         case .invalidField(let field, let why): .badRequest("field \(field) is invalid: \(why)")
+        case .missingField(let field): .badRequest("field \(field) is required")
         case .notFound(let what): .notFound("\(what) was not found")
         case .conflict(let why): APIError(.conflict, .conflict, why)
         case .missingCredentials:
@@ -28,6 +31,10 @@ public enum AdminError: Error, Sendable, Equatable {
                      missingRight: right.rawValue)
         case .wrongTenant:
             APIError(.forbidden, .insufficientRights, "this key belongs to another tenant")
+        case .cannotRevoke(let right):
+            APIError(.forbidden, .insufficientRights,
+                     "a key can only revoke keys whose rights it holds itself; it lacks \(right.rawValue)",
+                     missingRight: right.rawValue)
         case .cannotGrant(let right):
             APIError(.forbidden, .insufficientRights, "a key can only grant rights it holds itself; it lacks \(right.rawValue)",
                      missingRight: right.rawValue)

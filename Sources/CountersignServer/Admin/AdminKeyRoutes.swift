@@ -85,6 +85,9 @@ struct AdminKeyRoutes: Sendable {
               key.tenantID == tenantID else {
             throw AdminError.notFound("admin key \(id)")
         }
+        // Revoking is held to the same rule as granting: a key cannot take away a key that can
+        // do more than it can (the bootstrap key, say).
+        if let right = key.rights.first(where: { !revoker.holds($0) }) { throw AdminError.cannotRevoke(right) }
         let date = services.now()
         try await services.database.transaction { executor in
             guard try await services.repositories.adminKeys.revoke(id: id, at: date, on: executor) else {

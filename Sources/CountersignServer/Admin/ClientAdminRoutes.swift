@@ -41,7 +41,7 @@ struct ClientAdminRoutes: Sendable {
         router.post(RouterPath(base)) { request, context in
             let (key, tenant) = try await guardian.tenant(request, context, holding: .clientsManage)
             let fields = try await request.decodeJSON(ClientFields.self, limit: services.configuration.maximumBodySize)
-            guard let rawName = fields.name else { throw AdminError.invalidField("name", "is required") }
+            guard let rawName = fields.name else { throw AdminError.missingField("name") }
             let date = services.now()
             let client = try Self.validated(
                 Client(id: Identifier.make("cli", at: date), tenantID: tenant.id, name: try AdminFields.name(rawName),

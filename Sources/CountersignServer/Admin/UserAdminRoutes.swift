@@ -49,7 +49,7 @@ struct UserAdminRoutes: Sendable {
         router.post(RouterPath(base)) { request, context in
             let (key, tenant) = try await guardian.tenant(request, context, holding: .usersManage)
             let fields = try await request.decodeJSON(UserFields.self, limit: limit)
-            guard let username = fields.username else { throw AdminError.invalidField("username", "is required") }
+            guard let username = fields.username else { throw AdminError.missingField("username") }
             let date = services.now()
             let user = User(
                 id: Identifier.make("usr", at: date), tenantID: tenant.id, username: try Self.username(username),

@@ -10,19 +10,22 @@ public struct APIError: Error, Sendable, Equatable, HTTPResponseError {
     public var code: DeviceErrorCode
     public var message: String
     public var missingRight: String?
+    public var deregistration: String?
     public var headers: HTTPFields
 
     public init(_ status: HTTPResponse.Status, _ code: DeviceErrorCode, _ message: String,
-                missingRight: String? = nil, headers: HTTPFields = [:]) {
+                missingRight: String? = nil, deregistration: String? = nil, headers: HTTPFields = [:]) {
         self.status = status
         self.code = code
         self.message = message
         self.missingRight = missingRight
+        self.deregistration = deregistration
         self.headers = headers
     }
 
     public func response(from request: Request, context: some RequestContext) throws -> Response {
-        let body = ErrorBody(error: code.rawValue, errorDescription: message, missingRight: missingRight)
+        let body = ErrorBody(error: code.rawValue, errorDescription: message, missingRight: missingRight,
+                             deregistration: deregistration)
         var fields = headers
         fields[.contentType] = "application/json"
         fields[.cacheControl] = "no-store"
@@ -40,22 +43,24 @@ public enum JSON {
         try Timestamps.encoder().encode(value)
     }
 
-    /// Decodes a request body, turning every decoding failure into a precise 400.
-    public static func decode<T: Decodable>(_ type: T.Type, from data: Data) throws(APIError) -> T {
-        guard !data.isEmpty else { throw .badRequest("the request body is empty; a JSON object is required") }
+    /// Decodes a request body (or, naming it in `what`, another JSON document such as a signed
+    /// payload), turning every decoding failure into a precise 400.
+    public static func decode<T: Decodable>(_ type: T.Type, from data: Data, what: String = "the request body") throws(APIError) -> T {
+        guard !data.isEmpty else { throw .badRequest("\(what) is empty; a JSON object is required") }
         do {
             return try Timestamps.decoder().decode(T.self, from: data)
         } catch let DecodingError.keyNotFound(key, context) {
             throw .badRequest("field \(path(context.codingPath + [key])) is required")
         } catch let DecodingError.typeMismatch(_, context) {
+            if context.codingPath.isEmpty { throw .badRequest("\(what) must be a JSON object") }
             throw .badRequest("field \(path(context.codingPath)) has the wrong type")
         } catch let DecodingError.valueNotFound(_, context) {
             throw .badRequest("field \(path(context.codingPath)) must not be null")
         } catch let DecodingError.dataCorrupted(context) {
-            if context.codingPath.isEmpty { throw .badRequest("the request body is not valid JSON") }
+            if context.codingPath.isEmpty { throw .badRequest("\(what) is not valid JSON") }
             throw .badRequest("field \(path(context.codingPath)) is invalid: \(context.debugDescription)")
         } catch {
-            throw .badRequest("the request body is not valid JSON")
+            throw .badRequest("\(what) is not valid JSON")
         }
     }
 

@@ -58,6 +58,7 @@ public final class CountersignServer: Sendable {
         (listening, listeningContinuation) = AsyncStream.makeStream(of: Int.self, bufferingPolicy: .bufferingNewest(1))
         let router = Router(context: CountersignRequestContext.self)
         router.add(middleware: MetricsMiddleware(metrics: services.metrics))
+        router.add(middleware: ErrorMiddleware(logger: services.logger))
         HealthRoutes(services: services).register(on: router)
         DeviceRoutes(services: services).register(on: router)
         let guardian = AdminGuard(services: services)

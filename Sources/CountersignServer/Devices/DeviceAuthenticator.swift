@@ -31,7 +31,12 @@ public struct DeviceAuthenticator: Sendable {
               device.tenantID == tenant.id else {
             throw DeviceRequestError.unknownDevice
         }
-        guard device.status == .active else { throw DeviceRequestError.deviceDeregistered }
+        // A removed device is told so only when it proves it is that device: to anyone else it
+        // looks like any device with a bad signature.
+        guard device.status == .active else {
+            guard signature.jws.isValid(for: try device.signingKey.signingKey()) else { throw DeviceRequestError.invalidSignature }
+            throw DeviceRequestError.deviceDeregistered
+        }
         try signature.verify(key: try device.signingKey.signingKey(), method: method, url: url, body: body, now: now,
                              window: services.configuration.signatureWindow)
         // A nonce only needs remembering while its iat is inside the window.

@@ -87,17 +87,27 @@ struct DeviceRoutes: Sendable {
                 authorization: request.headers[.authorization], method: request.method.rawValue,
                 url: services.origin.base + request.uri.description, body: data, tenant: tenant)
         } catch let error as DeviceRequestError {
-            throw Self.unauthorized(error)
+            throw try await unauthorized(error, request: request, tenant: tenant)
         }
         do {
             return try await body(device, tenant, data)
         } catch let error as DeviceRequestError {
-            throw Self.unauthorized(error)
+            throw try await unauthorized(error, request: request, tenant: tenant)
         }
     }
 
-    static func unauthorized(_ error: DeviceRequestError) -> APIError {
-        APIError(.unauthorized, error.code, error.description,
-                 headers: [.wwwAuthenticate: "\(DeviceRequestSignature.scheme) error=\"\(error.code.rawValue)\""])
+    /// The 401 for a refused signature. When the server no longer knows the device, the answer
+    /// carries a `DeregistrationNotice` signed by the tenant key for this request's `jti`.
+    private func unauthorized(_ error: DeviceRequestError, request: Request, tenant: Tenant) async throws -> APIError {
+        var notice: String?
+        if error == .unknownDevice || error == .deviceDeregistered,
+           let signature = try? DeviceRequestSignature.parse(authorizationHeader: request.headers[.authorization]) {
+            notice = try DeregistrationNotice(
+                deviceID: signature.deviceID, status: error == .unknownDevice ? .unknown : .deleted,
+                requestNonce: signature.nonce, issuedAt: Int64(services.now().timeIntervalSince1970)
+            ).sign(with: try await services.tenantService.signingKey(for: tenant))
+        }
+        return APIError(.unauthorized, error.code, error.description, deregistration: notice,
+                        headers: [.wwwAuthenticate: "\(DeviceRequestSignature.scheme) error=\"\(error.code.rawValue)\""])
     }
 }

@@ -109,7 +109,7 @@ public struct EnrollmentService: Sendable {
         guard jws.isValid(for: publicKey) else { throw .invalidProof("the signature does not verify with the jwk in the header") }
         let request: EnrollmentRequest
         do {
-            request = try JSON.decode(EnrollmentRequest.self, from: jws.payload)
+            request = try JSON.decode(EnrollmentRequest.self, from: jws.payload, what: "the enrollment request payload")
         } catch {
             throw .invalidRequest(error.message)
         }
