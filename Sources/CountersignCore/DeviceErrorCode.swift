@@ -19,6 +19,7 @@ public struct DeviceErrorCode: RawRepresentable, Codable, Sendable, Hashable, Cu
     public static let invalidTicket = DeviceErrorCode(rawValue: "invalid_ticket")
     public static let ticketExpired = DeviceErrorCode(rawValue: "ticket_expired")
     public static let ticketUsed = DeviceErrorCode(rawValue: "ticket_used")
+    public static let ticketRevoked = DeviceErrorCode(rawValue: "ticket_revoked")
     public static let invalidKey = DeviceErrorCode(rawValue: "invalid_key")
     public static let invalidProof = DeviceErrorCode(rawValue: "invalid_proof")
     public static let userNotActive = DeviceErrorCode(rawValue: "user_not_active")

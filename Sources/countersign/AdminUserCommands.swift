@@ -88,6 +88,30 @@ struct EnrollCommand: AsyncParsableCommand {
     }
 }
 
+struct TicketCommands: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "ticket", abstract: "A user's enrollment tickets (create them with `admin enroll`).",
+        subcommands: [List.self, Revoke.self])
+
+    struct List: AsyncParsableCommand {
+        @OptionGroup var options: AdminOptions
+        @OptionGroup var page: PageOptions
+        @Argument var userID: String
+        func run() async throws {
+            try await options.client().print("GET", options.tenantPath("/users/\(userID)/enrollment-tickets") + page.query())
+        }
+    }
+
+    struct Revoke: AsyncParsableCommand {
+        @OptionGroup var options: AdminOptions
+        @Argument var userID: String
+        @Argument var ticketID: String
+        func run() async throws {
+            try await options.client().print("DELETE", options.tenantPath("/users/\(userID)/enrollment-tickets/\(ticketID)"))
+        }
+    }
+}
+
 struct DeviceAdminCommands: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "device", abstract: "Devices of the tenant's users.",

@@ -27,6 +27,12 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .customLong("public-url"), help: "The URL devices and clients reach this server at (COUNTERSIGN_PUBLIC_URL). Default http://host:port.")
     var publicURL: String?
 
+    @Option(name: .customLong("signature-window"), help: "Seconds a device signature's time may differ from the server's, 30 to 3600 (COUNTERSIGN_SIGNATURE_WINDOW). Default 300.")
+    var signatureWindow: Int?
+
+    @Option(name: .customLong("ticket-lifetime"), help: "Default lifetime of enrollment tickets in seconds, 60 to 86400 (COUNTERSIGN_TICKET_LIFETIME). Default 600.")
+    var ticketLifetime: Int?
+
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical (COUNTERSIGN_LOG_LEVEL). Default info.")
     var logLevel: String?
 
@@ -43,14 +49,20 @@ struct Serve: AsyncParsableCommand {
             configuration.port = value
         }
         if let text = setting(publicURL, "COUNTERSIGN_PUBLIC_URL") {
-            guard let url = URL(string: text), ["http", "https"].contains(url.scheme ?? ""), url.host != nil else {
-                throw ValidationError("public URL \(text) is not an http(s) URL")
+            guard let url = URL(string: text), ["http", "https"].contains(url.scheme ?? ""), url.host != nil,
+                  url.path.isEmpty || url.path == "/", url.query == nil, url.fragment == nil else {
+                throw ValidationError("public URL \(text) must be an origin: http(s)://host[:port], without a path or query")
             }
             configuration.publicURL = url
         }
+        configuration.signatureWindow = TimeInterval(
+            try bounded(setting(signatureWindow.map(String.init), "COUNTERSIGN_SIGNATURE_WINDOW"), 30...3600, "signature window")
+                ?? 300)
+        configuration.enrollmentTicketLifetime = TimeInterval(
+            try bounded(setting(ticketLifetime.map(String.init), "COUNTERSIGN_TICKET_LIFETIME"), 60...86_400, "ticket lifetime")
+                ?? 600)
         configuration.databaseURL = setting(databaseURL, "COUNTERSIGN_DATABASE_URL")
         configuration.masterKey = ProcessInfo.processInfo.environment["COUNTERSIGN_MASTER_KEY"]
-        configuration.logLevel = level
 
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
@@ -92,4 +104,13 @@ struct Serve: AsyncParsableCommand {
         try await server.run()
         logger.notice("stopped")
     }
+}
+
+/// A whole number of seconds within `range`, or nil when not set.
+private func bounded(_ text: String?, _ range: ClosedRange<Int>, _ name: String) throws -> Int? {
+    guard let text else { return nil }
+    guard let value = Int(text), range.contains(value) else {
+        throw ValidationError("\(name) must be a whole number of seconds from \(range.lowerBound) to \(range.upperBound)")
+    }
+    return value
 }

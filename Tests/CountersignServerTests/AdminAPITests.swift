@@ -1,3 +1,4 @@
+import CountersignKit
 import Foundation
 import Testing
 @testable import CountersignServer
@@ -213,6 +214,50 @@ struct AdminAPITests {
                 #expect(bad.status == 400)
             }
             #expect(try await server.admin("POST", "/admin/v1/tenants/default/users/usr_nobody/enrollment-tickets").status == 404)
+        }
+    }
+
+    @Test("a revoked ticket enrolls nothing; tickets are listed newest first", arguments: Engine.available)
+    func revokedTicket(engine: Engine) async throws {
+        try await TestServer.with(engine) { server in
+            let userID = try await server.createUser("kim")
+            let path = "/admin/v1/tenants/default/users/\(userID)/enrollment-tickets"
+            let first = try await server.admin("POST", path)
+            let second = try await server.admin("POST", path)
+            let secondID = try #require((second["ticket"] as? [String: Any])?["id"] as? String)
+            #expect(try await server.admin("DELETE", "\(path)/\(secondID)").status == 204)
+            #expect(try await server.admin("DELETE", "\(path)/\(secondID)").status == 409)
+            #expect(try await server.admin("DELETE", "\(path)/tkt_unknown").status == 404)
+
+            let (device, _) = server.authenticator()
+            await #expect(throws: CountersignError.enrollmentRejected(
+                code: "ticket_revoked", description: "the enrollment ticket was revoked; ask for a new one")) {
+                try await device.enroll(uri: try #require(second["enrollment_uri"] as? String), deviceName: "x", platform: .linux)
+            }
+            _ = try await device.enroll(uri: try #require(first["enrollment_uri"] as? String), deviceName: "x", platform: .linux)
+
+            let listed = try await server.admin("GET", path)
+            let items = try #require(listed["items"] as? [[String: Any]])
+            #expect(items.map { $0["id"] as? String } == [secondID, (first["ticket"] as? [String: Any])?["id"] as? String])
+            #expect(items[0]["revoked_at"] is String)
+            #expect(items[1]["used_at"] is String)
+            #expect(items[1]["device_id"] is String)
+        }
+    }
+
+    @Test("database URLs are read as libpq reads them")
+    func postgresURLs() throws {
+        let configuration = try PostgresDatabase.configuration(from: "postgres://us%40er:p%3Ass@db.example.com:6543/countersign?sslmode=disable")
+        #expect(configuration.username == "us@er")
+        #expect(configuration.password == "p:ss")
+        #expect(configuration.database == "countersign")
+        #expect(configuration.port == 6543)
+        for bad in ["mysql://x@y/z", "postgres:///nohost", "not a url"] {
+            #expect(throws: StorageError.self) { try PostgresDatabase.configuration(from: bad) }
+        }
+        #expect(throws: StorageError.self) { try PostgresDatabase.tlsMode([URLQueryItem(name: "sslmode", value: "sometimes")]) }
+        for mode in ["disable", "allow", "prefer", "require", "verify-ca", "verify-full"] {
+            _ = try PostgresDatabase.tlsMode([URLQueryItem(name: "sslmode", value: mode)])
         }
     }
 }

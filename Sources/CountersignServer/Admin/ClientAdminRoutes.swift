@@ -89,10 +89,11 @@ struct ClientAdminRoutes: Sendable {
         }
         router.post(RouterPath(base + "/{id}/secret")) { request, context in
             let (key, tenant) = try await guardian.tenant(request, context, holding: .clientsManage)
-            let client = try await find(context, tenant: tenant)
+            var client = try await find(context, tenant: tenant)
             let secret = Secrets.generate(prefix: "css_")
             let date = services.now()
-            try await services.database.transaction { executor in
+            client.updatedAt = date
+            try await services.database.transaction { [client] executor in
                 try await services.repositories.clients.replaceSecret(
                     id: client.id, secretHash: Secrets.hash(secret), at: date, on: executor)
                 try await services.audit.record(

@@ -121,6 +121,33 @@ struct UserAdminRoutes: Sendable {
                                  qrPNG: qr.png().base64EncodedString()),
                 status: .created)
         }
+        router.get(RouterPath(base + "/{id}/enrollment-tickets")) { request, context in
+            let (_, tenant) = try await guardian.tenant(request, context, holding: .usersRead)
+            let user = try await find(context, tenant: tenant)
+            let page = try PageRequest(request)
+            let tickets = try await services.repositories.tickets.list(
+                userID: user.id, before: page.cursor, limit: page.fetchLimit, on: services.database)
+            return try JSON.response(page.page(tickets, cursor: \.id))
+        }
+        router.delete(RouterPath(base + "/{id}/enrollment-tickets/{ticket}")) { request, context in
+            let (key, tenant) = try await guardian.tenant(request, context, holding: .enrollmentsCreate)
+            let user = try await find(context, tenant: tenant)
+            let ticketID = try context.parameters.require("ticket")
+            guard let ticket = try await services.repositories.tickets.find(id: ticketID, on: services.database),
+                  ticket.userID == user.id else {
+                throw AdminError.notFound("enrollment ticket \(ticketID)")
+            }
+            let date = services.now()
+            try await services.database.transaction { executor in
+                guard try await services.repositories.tickets.revoke(id: ticket.id, at: date, on: executor) else {
+                    throw AdminError.conflict("enrollment ticket \(ticket.id) is already used or revoked")
+                }
+                try await services.audit.record(
+                    "enrollment_ticket.revoked", actor: "admin-key:\(key.id)", tenantID: tenant.id, target: ("user", user.id),
+                    details: ["ticket_id": ticket.id], at: date, on: executor)
+            }
+            return Response(status: .noContent)
+        }
         router.get(RouterPath(base + "/{id}/devices")) { request, context in
             let (_, tenant) = try await guardian.tenant(request, context, holding: .devicesRead)
             let user = try await find(context, tenant: tenant)

@@ -11,6 +11,7 @@ enum Bootstrap {
     static func run(services: ServerServices) async throws -> Result {
         let date = services.now()
         return try await services.database.transaction { executor in
+            try await executor.lockForStartup()
             if let existing = try await services.repositories.tenants.defaultTenant(on: executor) {
                 return Result(tenant: existing, adminKeySecret: nil)
             }

@@ -25,11 +25,19 @@ public final class CountersignServer: Sendable {
     /// Opens the data directory and database, checks the master key, migrates, and on the first
     /// start creates the default tenant and the bootstrap admin key.
     public static func make(configuration: ServerConfiguration, logger: Logger) async throws -> CountersignServer {
-        try FileManager.default.createDirectory(
-            at: configuration.dataDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let manager = FileManager.default
+        if manager.fileExists(atPath: configuration.dataDirectory.path) {
+            if let mode = (try? manager.attributesOfItem(atPath: configuration.dataDirectory.path))?[.posixPermissions] as? NSNumber,
+               mode.intValue & 0o077 != 0 {
+                logger.warning("the data directory is readable by other users; chmod 700 it",
+                               metadata: ["path": "\(configuration.dataDirectory.path)"])
+            }
+        } else {
+            try manager.createDirectory(
+                at: configuration.dataDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        }
         let (masterKey, created) = try MasterKey.load(
             environmentValue: configuration.masterKey, file: configuration.masterKeyFile)
-        if created { logger.notice("created a new master key file", metadata: ["path": "\(configuration.masterKeyFile.path)"]) }
         let database: any Database
         if let url = configuration.databaseURL {
             database = try await PostgresDatabase.connect(url: url, logger: logger)
@@ -39,7 +47,17 @@ public final class CountersignServer: Sendable {
         do {
             try await Migrations.migrate(database)
             let sealer = SecretSealer(masterKey: masterKey)
-            try await sealer.verifyAgainst(database)
+            do {
+                try await sealer.verifyAgainst(database)
+            } catch let error as MasterKeyError {
+                // A key file made a moment ago for a database sealed under another key is only
+                // clutter that would hide the real key's absence on the next start.
+                if created { try? manager.removeItem(at: configuration.masterKeyFile) }
+                throw error
+            }
+            if created {
+                logger.notice("created a new master key file; back it up", metadata: ["path": "\(configuration.masterKeyFile.path)"])
+            }
             let services = ServerServices(
                 configuration: configuration, origin: PublicOrigin(configuration.publicURL), database: database,
                 sealer: sealer, metrics: ServerMetrics(), logger: logger)

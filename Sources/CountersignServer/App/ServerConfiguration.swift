@@ -14,7 +14,6 @@ public struct ServerConfiguration: Sendable {
     public var dataDirectory: URL
     /// nil: SQLite in the data directory.
     public var databaseURL: String?
-    public var logLevel: Logger.Level = .info
     /// Base64 master key from the environment; nil: the key file in the data directory.
     public var masterKey: String?
     public var enrollmentTicketLifetime: TimeInterval = EnrollmentTicket.defaultLifetime

@@ -10,6 +10,7 @@ public enum EnrollmentError: Error, Sendable, Equatable {
     case invalidTicket
     case ticketExpired
     case ticketUsed
+    case ticketRevoked
     case userNotActive
 
     public var apiError: APIError {
@@ -20,6 +21,7 @@ public enum EnrollmentError: Error, Sendable, Equatable {
         case .invalidTicket: APIError(.badRequest, .invalidTicket, "the enrollment ticket is not valid for this server")
         case .ticketExpired: APIError(.badRequest, .ticketExpired, "the enrollment ticket has expired; ask for a new one")
         case .ticketUsed: APIError(.badRequest, .ticketUsed, "the enrollment ticket has already been used")
+        case .ticketRevoked: APIError(.badRequest, .ticketRevoked, "the enrollment ticket was revoked; ask for a new one")
         case .userNotActive: APIError(.badRequest, .userNotActive, "the user this ticket is for is not active")
         }
     }

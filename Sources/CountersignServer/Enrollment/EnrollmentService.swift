@@ -124,6 +124,7 @@ public struct EnrollmentService: Sendable {
             throw EnrollmentError.invalidTicket
         }
         if ticket.usedAt != nil { throw EnrollmentError.ticketUsed }
+        if ticket.revokedAt != nil { throw EnrollmentError.ticketRevoked }
         if ticket.expiresAt <= date { throw EnrollmentError.ticketExpired }
         return ticket
     }

@@ -10,6 +10,7 @@ public struct EnrollmentTicket: Sendable, Equatable, Codable {
     public var createdAt: Date
     public var expiresAt: Date
     public var usedAt: Date?
+    public var revokedAt: Date?
     public var deviceID: String?
 
     public static let secretPrefix = "cst_"
@@ -23,6 +24,7 @@ public struct EnrollmentTicket: Sendable, Equatable, Codable {
         case createdAt = "created_at"
         case expiresAt = "expires_at"
         case usedAt = "used_at"
+        case revokedAt = "revoked_at"
         case deviceID = "device_id"
     }
 }
@@ -30,6 +32,11 @@ public struct EnrollmentTicket: Sendable, Equatable, Codable {
 public protocol EnrollmentTicketRepository: Sendable {
     func insert(_ ticket: EnrollmentTicket, secretHash: Data, on executor: any SQLExecutor) async throws
     func find(secretHash: Data, on executor: any SQLExecutor) async throws -> EnrollmentTicket?
+    func find(id: String, on executor: any SQLExecutor) async throws -> EnrollmentTicket?
+    /// A user's tickets, newest first.
+    func list(userID: String, before cursor: String?, limit: Int, on executor: any SQLExecutor) async throws -> [EnrollmentTicket]
+    /// Revokes an unused, unrevoked ticket; false if it was used or revoked already.
+    func revoke(id: String, at date: Date, on executor: any SQLExecutor) async throws -> Bool
     /// Marks an unused, unexpired ticket used, atomically; false if another redemption won or
     /// the ticket expired in between.
     func redeem(id: String, deviceID: String, at date: Date, on executor: any SQLExecutor) async throws -> Bool
@@ -48,24 +55,43 @@ public struct SQLEnrollmentTicketRepository: EnrollmentTicketRepository {
             SQLValue(ticket.createdAt), SQLValue(ticket.expiresAt))
     }
 
+    private static let columns = "id, tenant_id, user_id, created_by, created_at, expires_at, used_at, revoked_at, device_id"
+
     public func find(secretHash: Data, on executor: any SQLExecutor) async throws -> EnrollmentTicket? {
-        guard let row = try await executor.first(
-            """
-            SELECT id, tenant_id, user_id, created_by, created_at, expires_at, used_at, device_id
-            FROM enrollment_tickets WHERE secret_hash = ?
-            """, .blob(secretHash)) else { return nil }
-        return EnrollmentTicket(
+        try await executor.first("SELECT \(Self.columns) FROM enrollment_tickets WHERE secret_hash = ?", .blob(secretHash))
+            .map(Self.decode)
+    }
+
+    public func find(id: String, on executor: any SQLExecutor) async throws -> EnrollmentTicket? {
+        try await executor.first("SELECT \(Self.columns) FROM enrollment_tickets WHERE id = ?", .text(id)).map(Self.decode)
+    }
+
+    public func list(userID: String, before cursor: String?, limit: Int, on executor: any SQLExecutor) async throws -> [EnrollmentTicket] {
+        try await executor.query(
+            "SELECT \(Self.columns) FROM enrollment_tickets WHERE user_id = ? AND id < ? ORDER BY id DESC LIMIT ?",
+            [.text(userID), .text(cursor ?? "~"), .integer(Int64(limit))]
+        ).map(Self.decode)
+    }
+
+    public func revoke(id: String, at date: Date, on executor: any SQLExecutor) async throws -> Bool {
+        !(try await executor.query(
+            "UPDATE enrollment_tickets SET revoked_at = ? WHERE id = ? AND used_at IS NULL AND revoked_at IS NULL RETURNING id",
+            [SQLValue(date), .text(id)])).isEmpty
+    }
+
+    static func decode(_ row: SQLRow) throws -> EnrollmentTicket {
+        EnrollmentTicket(
             id: try row.string("id"), tenantID: try row.string("tenant_id"), userID: try row.string("user_id"),
             createdBy: try row.string("created_by"), createdAt: try row.date("created_at"),
             expiresAt: try row.date("expires_at"), usedAt: try row.optionalDate("used_at"),
-            deviceID: try row.optionalString("device_id"))
+            revokedAt: try row.optionalDate("revoked_at"), deviceID: try row.optionalString("device_id"))
     }
 
     public func redeem(id: String, deviceID: String, at date: Date, on executor: any SQLExecutor) async throws -> Bool {
         !(try await executor.query(
             """
             UPDATE enrollment_tickets SET used_at = ?, device_id = ?
-            WHERE id = ? AND used_at IS NULL AND expires_at > ? RETURNING id
+            WHERE id = ? AND used_at IS NULL AND revoked_at IS NULL AND expires_at > ? RETURNING id
             """,
             [SQLValue(date), .text(deviceID), .text(id), SQLValue(date)])).isEmpty
     }

@@ -37,16 +37,19 @@ public struct SecretSealer: Sendable {
     /// every later start must open it, or the server refuses to run with a key that would
     /// leave every stored secret unreadable.
     public func verifyAgainst(_ database: any Database) async throws {
-        if let row = try await database.first("SELECT value FROM server_meta WHERE key = ?", .text(Self.checkContext)) {
-            guard let sealed = Data(base64Encoded: try row.string("value")),
-                  let opened = try? open(sealed, context: Self.checkContext), opened == Self.checkPlaintext else {
-                throw MasterKeyError.mismatch(masterKey.identifier)
+        try await database.transaction { executor in
+            try await executor.lockForStartup()
+            if let row = try await executor.first("SELECT value FROM server_meta WHERE key = ?", .text(Self.checkContext)) {
+                guard let sealed = Data(base64Encoded: try row.string("value")),
+                      let opened = try? open(sealed, context: Self.checkContext), opened == Self.checkPlaintext else {
+                    throw MasterKeyError.mismatch(masterKey.identifier)
+                }
+                return
             }
-            return
+            let sealed = try seal(Self.checkPlaintext, context: Self.checkContext)
+            try await executor.query(
+                "INSERT INTO server_meta (key, value) VALUES (?, ?)", .text(Self.checkContext), .text(sealed.base64EncodedString()))
         }
-        let sealed = try seal(Self.checkPlaintext, context: Self.checkContext)
-        try await database.query(
-            "INSERT INTO server_meta (key, value) VALUES (?, ?)", .text(Self.checkContext), .text(sealed.base64EncodedString()))
     }
 }
 

@@ -80,9 +80,11 @@ public enum Migrations {
                 created_at BIGINT NOT NULL,
                 expires_at BIGINT NOT NULL,
                 used_at BIGINT,
+                revoked_at BIGINT,
                 device_id TEXT
             )
             """,
+            "CREATE INDEX enrollment_tickets_user ON enrollment_tickets (user_id, id)",
             """
             CREATE TABLE devices (
                 id TEXT PRIMARY KEY,
@@ -132,14 +134,15 @@ public enum Migrations {
     /// Applies every migration the database lacks, in order. On PostgreSQL an advisory lock
     /// keeps several nodes starting at once from racing.
     public static func migrate(_ database: any Database) async throws {
-        try await database.query(
-            "CREATE TABLE IF NOT EXISTS schema_migrations (version BIGINT PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)",
-            [])
+        try await database.transaction { executor in
+            try await executor.lockForStartup()
+            try await executor.query(
+                "CREATE TABLE IF NOT EXISTS schema_migrations (version BIGINT PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)",
+                [])
+        }
         for migration in all {
             try await database.transaction { executor in
-                if executor.dialect == .postgres {
-                    try await executor.query("SELECT pg_advisory_xact_lock(4242001) IS NULL AS locked", [])
-                }
+                try await executor.lockForStartup()
                 let applied = try await executor.query(
                     "SELECT version FROM schema_migrations WHERE version = ?", [.integer(migration.version)])
                 guard applied.isEmpty else { return }
@@ -156,5 +159,16 @@ public enum Migrations {
     /// The highest version applied.
     public static func currentVersion(_ database: any Database) async throws -> Int64 {
         try await database.first("SELECT MAX(version) AS version FROM schema_migrations")?.optionalInt("version") ?? 0
+    }
+}
+
+extension SQLExecutor {
+    /// Serialises start-up work (migrations, the master-key check, the first tenant) between
+    /// nodes starting at once on one PostgreSQL database, until the transaction ends. SQLite
+    /// needs nothing more: its transactions already take the database's write lock.
+    func lockForStartup() async throws {
+        if dialect == .postgres {
+            try await query("SELECT pg_advisory_xact_lock(4242001) IS NULL AS locked", [])
+        }
     }
 }

@@ -33,13 +33,7 @@ public final class PostgresDatabase: Database {
             throw StorageError.unavailable("the database URL must look like postgres://user:password@host:5432/database")
         }
         let database = String(components.path.drop(while: { $0 == "/" }))
-        let sslMode = components.queryItems?.first(where: { $0.name == "sslmode" })?.value ?? "prefer"
-        let tls: PostgresClient.Configuration.TLS
-        switch sslMode {
-        case "disable": tls = .disable
-        case "require", "verify-full": tls = .require(.makeClientConfiguration())
-        default: tls = .prefer(.makeClientConfiguration())
-        }
+        let tls = try tlsMode(components.queryItems ?? [])
         var configuration = PostgresClient.Configuration(
             host: host, port: components.port ?? 5432,
             username: components.user?.removingPercentEncoding ?? "postgres",
@@ -47,6 +41,36 @@ public final class PostgresDatabase: Database {
             database: database.isEmpty ? nil : database, tls: tls)
         configuration.options.maximumConnections = 20
         return configuration
+    }
+
+    /// `sslmode` as libpq reads it: `disable`; `allow`/`prefer` (the default) and `require`
+    /// encrypt without checking the certificate — `require` checks the chain when `sslrootcert`
+    /// is given, as libpq does; `verify-ca` checks the chain; `verify-full` the chain and the
+    /// host name. `sslrootcert=/path/ca.pem` names the CA to trust instead of the system's.
+    static func tlsMode(_ items: [URLQueryItem]) throws -> PostgresClient.Configuration.TLS {
+        let mode = items.first(where: { $0.name == "sslmode" })?.value ?? "prefer"
+        var tls = TLSConfiguration.makeClientConfiguration()
+        let rootCertificate = items.first(where: { $0.name == "sslrootcert" })?.value
+        if let rootCertificate { tls.trustRoots = .file(rootCertificate) }
+        switch mode {
+        case "disable":
+            return .disable
+        case "allow", "prefer":
+            tls.certificateVerification = .none
+            return .prefer(tls)
+        case "require":
+            tls.certificateVerification = rootCertificate == nil ? .none : .noHostnameVerification
+            return .require(tls)
+        case "verify-ca":
+            tls.certificateVerification = .noHostnameVerification
+            return .require(tls)
+        case "verify-full":
+            tls.certificateVerification = .fullVerification
+            return .require(tls)
+        default:
+            throw StorageError.unavailable(
+                "sslmode \(mode) is not one of disable, allow, prefer, require, verify-ca, verify-full")
+        }
     }
 
     private init(client: PostgresClient, logger: Logger) {
