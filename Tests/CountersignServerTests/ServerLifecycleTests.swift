@@ -45,7 +45,7 @@ struct ServerLifecycleTests {
         let wrongKey = MasterKey.generate()
         await #expect(throws: MasterKeyError.mismatch(wrongKey.identifier)) {
             _ = try await CountersignServer.make(
-                configuration: TestServer.configuration(scratch, clock: clock, masterKey: wrongKey.encodedForTests),
+                configuration: TestServer.configuration(scratch, clock: clock, masterKey: wrongKey.base64),
                 logger: testLogger)
         }
     }

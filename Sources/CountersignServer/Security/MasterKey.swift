@@ -32,8 +32,8 @@ public struct MasterKey: Sendable {
         try! MasterKey(bytes: SymmetricKey(size: .bits256).withUnsafeBytes { Data($0) })
     }
 
-    /// The key as base64, for writing the key file.
-    var encoded: String { key.withUnsafeBytes { Data($0) }.base64EncodedString() }
+    /// The key as base64, the form of the key file and of `COUNTERSIGN_MASTER_KEY`.
+    public var base64: String { key.withUnsafeBytes { Data($0) }.base64EncodedString() }
 
     /// Loads the key from `environmentValue` if set; otherwise from `file`, creating it with
     /// mode 0600 if it does not exist. Returns the key and whether it was just created.
@@ -51,7 +51,7 @@ public struct MasterKey: Sendable {
             return (try MasterKey(encoded: text), false)
         }
         let key = generate()
-        guard manager.createFile(atPath: file.path, contents: Data((key.encoded + "\n").utf8),
+        guard manager.createFile(atPath: file.path, contents: Data((key.base64 + "\n").utf8),
                                  attributes: [.posixPermissions: 0o600]) else {
             throw .unwritable(file.path)
         }

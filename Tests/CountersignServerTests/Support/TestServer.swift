@@ -27,7 +27,7 @@ struct TestServer: Sendable {
         return configuration
     }
 
-    static func randomMasterKey() -> String { MasterKey.generate().encodedForTests }
+    static func randomMasterKey() -> String { MasterKey.generate().base64 }
 
     /// Runs `body` against a fresh server and always stops it.
     static func with(_ engine: Engine, clock: TestClock = TestClock(), _ body: (TestServer) async throws -> Void) async throws {
@@ -119,8 +119,4 @@ struct TestServer: Sendable {
         #expect(answer.status == 201, "ticket: \(answer.errorDescription ?? "")")
         return try #require(answer["enrollment_uri"] as? String)
     }
-}
-
-extension MasterKey {
-    var encodedForTests: String { encoded }
 }

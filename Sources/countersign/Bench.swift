@@ -1,0 +1,101 @@
+import ArgumentParser
+import CountersignCore
+import CountersignKit
+import CountersignServer
+import Foundation
+import Logging
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Measures the foundation's two hot paths end to end, over HTTP on loopback, with the real
+/// SDK: enrolling a device, and device-signed calls (`GET /device/v1/self`). The server runs in
+/// this process on a scratch data directory (SQLite unless --database-url is given).
+struct Bench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Benchmark enrollment and device-signed requests against an in-process server.")
+
+    @Option(help: "Devices to enroll.") var devices = 20
+    @Option(help: "Signed requests to send in all.") var requests = 4000
+    @Option(help: "Requests in flight at once.") var concurrency = 16
+    @Option(name: .customLong("database-url"), help: "Run on this PostgreSQL database instead of SQLite.") var databaseURL: String?
+
+    func run() async throws {
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = .error
+            return handler
+        }
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("countersign-bench-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        var configuration = ServerConfiguration(dataDirectory: scratch.appendingPathComponent("data"))
+        configuration.port = 0
+        configuration.databaseURL = databaseURL
+        configuration.masterKey = MasterKey.generate().base64
+        let server = try await CountersignServer.make(configuration: configuration, logger: Logger(label: "bench"))
+        let running = try await server.start()
+        let adminKey = server.bootstrapAdminKey ?? ""
+        let base = running.baseURL
+        print("Countersign bench: \(databaseURL == nil ? "SQLite" : "PostgreSQL"), \(ProcessInfo.processInfo.activeProcessorCount) cores, server in process on \(base)")
+
+        let userID = try await adminCall(base, adminKey, "POST", "/admin/v1/tenants/default/users", ["username": "bench"])["id"] as? String ?? ""
+        let authenticator = CountersignAuthenticator(keyStore: FileKeyStore(root: scratch.appendingPathComponent("device")))
+        var enrollments: [Enrollment] = []
+        var enrollTimes: [Double] = []
+        for index in 0..<devices {
+            let ticket = try await adminCall(base, adminKey, "POST", "/admin/v1/tenants/default/users/\(userID)/enrollment-tickets", [:])
+            let uri = ticket["enrollment_uri"] as? String ?? ""
+            let start = ContinuousClock.now
+            enrollments.append(try await authenticator.enroll(uri: uri, deviceName: "bench \(index)", platform: .linux))
+            enrollTimes.append((ContinuousClock.now - start).milliseconds)
+        }
+        report("enroll (SDK: keys + request + receipt check; server: verify + transaction)", enrollTimes, total: nil)
+
+        // Warm-up, then the measured run.
+        for enrollment in enrollments { _ = try await authenticator.deviceStatus(enrollment.id) }
+        let perTask = max(1, requests / concurrency)
+        let enrolled = enrollments
+        let start = ContinuousClock.now
+        let times = try await withThrowingTaskGroup(of: [Double].self) { group in
+            for task in 0..<concurrency {
+                group.addTask {
+                    var times: [Double] = []
+                    for index in 0..<perTask {
+                        let enrollment = enrolled[(task * perTask + index) % enrolled.count]
+                        let begin = ContinuousClock.now
+                        _ = try await authenticator.deviceStatus(enrollment.id)
+                        times.append((ContinuousClock.now - begin).milliseconds)
+                    }
+                    return times
+                }
+            }
+            return try await group.reduce(into: [Double]()) { $0 += $1 }
+        }
+        report("signed GET /device/v1/self at concurrency \(concurrency)", times, total: (ContinuousClock.now - start).milliseconds)
+        try await running.stop()
+    }
+
+    private func report(_ name: String, _ times: [Double], total: Double?) {
+        let sorted = times.sorted()
+        func percentile(_ p: Double) -> Double { sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))] }
+        var line = "\(name): n=\(sorted.count) p50=\(format(percentile(0.5))) ms p95=\(format(percentile(0.95))) ms p99=\(format(percentile(0.99))) ms max=\(format(sorted.last ?? 0)) ms"
+        if let total { line += " throughput=\(Int(Double(sorted.count) / (total / 1000))) req/s" }
+        print(line)
+    }
+
+    private func format(_ value: Double) -> String { String(format: "%.2f", value) }
+
+    private func adminCall(_ base: String, _ key: String, _ method: String, _ path: String, _ body: [String: String]) async throws -> [String: Any] {
+        var request = URLRequest(url: URL(string: base + path)!)
+        request.httpMethod = method
+        request.setValue("Bearer \(key)", forHTTPHeaderField: "Authorization")
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        request.httpBody = try JSONSerialization.data(withJSONObject: body)
+        let (data, _) = try await URLSession.shared.data(for: request)
+        return (try JSONSerialization.jsonObject(with: data)) as? [String: Any] ?? [:]
+    }
+}
+
+extension Duration {
+    var milliseconds: Double { Double(components.seconds) * 1000 + Double(components.attoseconds) / 1e15 }
+}
