@@ -12,58 +12,11 @@ struct Serve: AsyncParsableCommand {
             first start creates.
             """)
 
-    @Option(help: "Address to listen on (COUNTERSIGN_HOST). Default 127.0.0.1.")
-    var host: String?
-
-    @Option(help: "Port to listen on (COUNTERSIGN_PORT). Default 8080.")
-    var port: Int?
-
-    @Option(name: .customLong("data-dir"), help: "Data directory, created on first run (COUNTERSIGN_DATA_DIR). Default ./data.")
-    var dataDirectory: String?
-
-    @Option(name: .customLong("database-url"), help: "postgres://user:password@host:5432/database to use PostgreSQL (COUNTERSIGN_DATABASE_URL).")
-    var databaseURL: String?
-
-    @Option(name: .customLong("public-url"), help: "The URL devices and clients reach this server at (COUNTERSIGN_PUBLIC_URL). Default http://host:port.")
-    var publicURL: String?
-
-    @Option(name: .customLong("signature-window"), help: "Seconds a device signature's time may differ from the server's, 30 to 3600 (COUNTERSIGN_SIGNATURE_WINDOW). Default 300.")
-    var signatureWindow: Int?
-
-    @Option(name: .customLong("ticket-lifetime"), help: "Default lifetime of enrollment tickets in seconds, 60 to 86400 (COUNTERSIGN_TICKET_LIFETIME). Default 600.")
-    var ticketLifetime: Int?
-
-    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical (COUNTERSIGN_LOG_LEVEL). Default info.")
-    var logLevel: String?
+    @OptionGroup var options: ServerOptions
 
     func run() async throws {
-        let levelText = setting(logLevel, "COUNTERSIGN_LOG_LEVEL") ?? "info"
-        guard let level = Logger.Level(rawValue: levelText) else {
-            throw ValidationError("log level \(levelText) is not one of trace, debug, info, notice, warning, error, critical")
-        }
-        var configuration = ServerConfiguration(
-            dataDirectory: URL(fileURLWithPath: setting(dataDirectory, "COUNTERSIGN_DATA_DIR") ?? "data"))
-        configuration.host = setting(host, "COUNTERSIGN_HOST") ?? "127.0.0.1"
-        if let text = setting(port.map(String.init), "COUNTERSIGN_PORT") {
-            guard let value = Int(text), (0...65535).contains(value) else { throw ValidationError("port \(text) is not a port") }
-            configuration.port = value
-        }
-        if let text = setting(publicURL, "COUNTERSIGN_PUBLIC_URL") {
-            guard let url = URL(string: text), ["http", "https"].contains(url.scheme ?? ""), url.host != nil,
-                  url.path.isEmpty || url.path == "/", url.query == nil, url.fragment == nil else {
-                throw ValidationError("public URL \(text) must be an origin: http(s)://host[:port], without a path or query")
-            }
-            configuration.publicURL = url
-        }
-        configuration.signatureWindow = TimeInterval(
-            try bounded(setting(signatureWindow.map(String.init), "COUNTERSIGN_SIGNATURE_WINDOW"), 30...3600, "signature window")
-                ?? 300)
-        configuration.enrollmentTicketLifetime = TimeInterval(
-            try bounded(setting(ticketLifetime.map(String.init), "COUNTERSIGN_TICKET_LIFETIME"), 60...86_400, "ticket lifetime")
-                ?? 600)
-        configuration.databaseURL = setting(databaseURL, "COUNTERSIGN_DATABASE_URL")
-        configuration.masterKey = ProcessInfo.processInfo.environment["COUNTERSIGN_MASTER_KEY"]
-
+        let level = try options.logLevelValue()
+        let configuration = try options.configuration()
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = level
@@ -113,4 +66,67 @@ private func bounded(_ text: String?, _ range: ClosedRange<Int>, _ name: String)
         throw ValidationError("\(name) must be a whole number of seconds from \(range.lowerBound) to \(range.upperBound)")
     }
     return value
+}
+
+/// The options that say which database and master key the server uses, shared by `serve`
+/// and `recover-admin-key`.
+struct ServerOptions: ParsableArguments {
+    @Option(help: "Address to listen on (COUNTERSIGN_HOST). Default 127.0.0.1.")
+    var host: String?
+
+    @Option(help: "Port to listen on (COUNTERSIGN_PORT). Default 8080.")
+    var port: Int?
+
+    @Option(name: .customLong("data-dir"), help: "Data directory, created on first run (COUNTERSIGN_DATA_DIR). Default ./data.")
+    var dataDirectory: String?
+
+    @Option(name: .customLong("database-url"), help: "postgres://user:password@host:5432/database to use PostgreSQL (COUNTERSIGN_DATABASE_URL).")
+    var databaseURL: String?
+
+    @Option(name: .customLong("public-url"), help: "The URL devices and clients reach this server at (COUNTERSIGN_PUBLIC_URL). Default http://host:port.")
+    var publicURL: String?
+
+    @Option(name: .customLong("signature-window"), help: "Seconds a device signature's time may differ from the server's, 30 to 3600 (COUNTERSIGN_SIGNATURE_WINDOW). Default 300.")
+    var signatureWindow: Int?
+
+    @Option(name: .customLong("ticket-lifetime"), help: "Default lifetime of enrollment tickets in seconds, 60 to 86400 (COUNTERSIGN_TICKET_LIFETIME). Default 600.")
+    var ticketLifetime: Int?
+
+    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical (COUNTERSIGN_LOG_LEVEL). Default info.")
+    var logLevel: String?
+
+    func logLevelValue() throws -> Logger.Level {
+        let levelText = setting(logLevel, "COUNTERSIGN_LOG_LEVEL") ?? "info"
+        guard let level = Logger.Level(rawValue: levelText) else {
+            throw ValidationError("log level \(levelText) is not one of trace, debug, info, notice, warning, error, critical")
+        }
+        return level
+    }
+
+    func configuration() throws -> ServerConfiguration {
+        var configuration = ServerConfiguration(
+            dataDirectory: URL(fileURLWithPath: setting(dataDirectory, "COUNTERSIGN_DATA_DIR") ?? "data"))
+        configuration.host = setting(host, "COUNTERSIGN_HOST") ?? "127.0.0.1"
+        if let text = setting(port.map(String.init), "COUNTERSIGN_PORT") {
+            guard let value = Int(text), (0...65535).contains(value) else { throw ValidationError("port \(text) is not a port") }
+            configuration.port = value
+        }
+        if let text = setting(publicURL, "COUNTERSIGN_PUBLIC_URL") {
+            guard let url = URL(string: text), ["http", "https"].contains(url.scheme ?? ""), url.host != nil,
+                  url.path.isEmpty || url.path == "/", url.query == nil, url.fragment == nil else {
+                throw ValidationError("public URL \(text) must be an origin: http(s)://host[:port], without a path or query")
+            }
+            configuration.publicURL = url
+        }
+        configuration.signatureWindow = TimeInterval(
+            try bounded(setting(signatureWindow.map(String.init), "COUNTERSIGN_SIGNATURE_WINDOW"), 30...3600, "signature window")
+                ?? 300)
+        configuration.enrollmentTicketLifetime = TimeInterval(
+            try bounded(setting(ticketLifetime.map(String.init), "COUNTERSIGN_TICKET_LIFETIME"), 60...86_400, "ticket lifetime")
+                ?? 600)
+        configuration.databaseURL = setting(databaseURL, "COUNTERSIGN_DATABASE_URL")
+        configuration.masterKey = ProcessInfo.processInfo.environment["COUNTERSIGN_MASTER_KEY"]
+
+        return configuration
+    }
 }

@@ -1,0 +1,43 @@
+import ArgumentParser
+import CountersignServer
+import Foundation
+import Logging
+
+/// Issues a new system admin key straight into the database, for an operator who has lost every
+/// key. Whoever can run this already holds the database and the master key, so it grants
+/// nothing they could not take; it is recorded in the audit log as `recovery`.
+struct RecoverAdminKey: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "recover-admin-key",
+        abstract: "Issue a new system admin key with every right, using the server's database and master key directly.")
+
+    @OptionGroup var options: ServerOptions
+
+    @Option(help: "A name for the key.") var name = "recovery"
+
+    func run() async throws {
+        let configuration = try options.configuration()
+        var logger = Logger(label: "countersign")
+        logger.logLevel = try options.logLevelValue()
+        let server = try await CountersignServer.make(configuration: configuration, logger: logger)
+        let secret: String
+        if let bootstrap = server.bootstrapAdminKey {
+            secret = bootstrap
+        } else {
+            let services = server.services
+            secret = try await services.database.transaction { executor in
+                try await services.adminAuthenticator.issue(
+                    tenantID: nil, name: name, rights: AdminRight.allCases, createdBy: "recovery", at: services.now(),
+                    on: executor
+                ).secret
+            }
+        }
+        await server.services.database.close()
+        // Printed, never logged.
+        FileHandle.standardOutput.write(Data("""
+            A system admin API key with every right. It is shown only this once.
+            export COUNTERSIGN_ADMIN_KEY='\(secret)'
+
+            """.utf8))
+    }
+}
