@@ -39,7 +39,8 @@ public struct EnrollmentURI: Sendable, Equatable, CustomStringConvertible {
         guard version == Self.version else { throw .unsupportedVersion(version) }
         guard let serverText = values["server"], !serverText.isEmpty else { throw .missingParameter("server") }
         guard let server = URL(string: serverText), let scheme = server.scheme?.lowercased(),
-              scheme == "https" || scheme == "http", server.host != nil else {
+              scheme == "https" || scheme == "http", server.host != nil,
+              server.query == nil, server.fragment == nil, server.user == nil, server.password == nil else {
             throw .invalidServer(serverText)
         }
         guard let ticket = values["ticket"], !ticket.isEmpty else { throw .missingParameter("ticket") }
@@ -91,7 +92,7 @@ public enum EnrollmentURIError: Error, Sendable, Equatable, CustomStringConverti
         case .duplicateParameter(let name): "parameter \(name) appears more than once"
         case .missingParameter(let name): "parameter \(name) is missing"
         case .unsupportedVersion(let version): "version \(version) is not supported (expected \(EnrollmentURI.version))"
-        case .invalidServer(let server): "server \"\(server)\" is not an http(s) URL"
+        case .invalidServer(let server): "server \"\(server)\" is not an http(s) URL without query, fragment or credentials"
         case .invalidFingerprint: "fp must be a base64url SHA-256 thumbprint (43 characters)"
         }
     }
