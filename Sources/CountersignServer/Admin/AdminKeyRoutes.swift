@@ -72,9 +72,10 @@ struct AdminKeyRoutes: Sendable {
             }
             rights.append(right)
         }
-        let (key, secret) = try await services.database.transaction { [rights] executor in
+        let granted = rights
+        let (key, secret) = try await services.database.transaction { executor in
             try await services.adminAuthenticator.issue(
-                tenantID: tenantID, name: name, rights: rights, createdBy: "admin-key:\(creator.id)",
+                tenantID: tenantID, name: name, rights: granted, createdBy: "admin-key:\(creator.id)",
                 at: services.now(), on: executor)
         }
         return try JSON.response(CreatedKey(adminKey: key, secret: secret), status: .created)

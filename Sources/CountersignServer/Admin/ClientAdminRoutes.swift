@@ -65,10 +65,8 @@ struct ClientAdminRoutes: Sendable {
             let (key, tenant) = try await guardian.tenant(request, context, holding: .clientsManage)
             let existing = try await find(context, tenant: tenant)
             let fields = try await request.decodeJSON(ClientFields.self, limit: services.configuration.maximumBodySize)
-            var client = try Self.validated(existing, applying: fields)
-            if let rawName = fields.name { client.name = try AdminFields.name(rawName) }
-            client.updatedAt = services.now()
-            try await services.database.transaction { [client] executor in
+            let client = try Self.patched(existing, applying: fields, at: services.now())
+            try await services.database.transaction { executor in
                 try await services.repositories.clients.update(client, on: executor)
                 try await services.audit.record(
                     "client.updated", actor: "admin-key:\(key.id)", tenantID: tenant.id, target: ("client", client.id),
@@ -89,11 +87,10 @@ struct ClientAdminRoutes: Sendable {
         }
         router.post(RouterPath(base + "/{id}/secret")) { request, context in
             let (key, tenant) = try await guardian.tenant(request, context, holding: .clientsManage)
-            var client = try await find(context, tenant: tenant)
-            let secret = Secrets.generate(prefix: "css_")
             let date = services.now()
-            client.updatedAt = date
-            try await services.database.transaction { [client] executor in
+            let client = Self.touched(try await find(context, tenant: tenant), at: date)
+            let secret = Secrets.generate(prefix: "css_")
+            try await services.database.transaction { executor in
                 try await services.repositories.clients.replaceSecret(
                     id: client.id, secretHash: Secrets.hash(secret), at: date, on: executor)
                 try await services.audit.record(
@@ -138,6 +135,19 @@ struct ClientAdminRoutes: Sendable {
             throw .invalidField("notification_endpoint", "is required for the \(client.deliveryMode.rawValue) delivery mode")
         }
         return client
+    }
+
+    /// `client` with `fields` applied and validated, updated at `date`.
+    static func patched(_ client: Client, applying fields: ClientFields, at date: Date) throws -> Client {
+        var patched = try validated(client, applying: fields)
+        if let rawName = fields.name { patched.name = try AdminFields.name(rawName) }
+        return touched(patched, at: date)
+    }
+
+    static func touched(_ client: Client, at date: Date) -> Client {
+        var touched = client
+        touched.updatedAt = date
+        return touched
     }
 
     static func isScopeToken(_ scope: String) -> Bool {

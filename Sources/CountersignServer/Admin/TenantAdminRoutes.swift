@@ -84,19 +84,7 @@ struct TenantAdminRoutes: Sendable {
             return try JSON.response(TenantView(tenant, origin: services.origin))
         }
         router.patch("/admin/v1/tenants/{tenant}") { request, context in
-            let (key, tenant) = try await guardian.tenant(request, context, holding: .tenantsManage)
-            guard key.tenantID == nil else { throw AdminError.wrongTenant }
-            let body = try await request.decodeJSON(UpdateTenant.self, limit: limit)
-            var updated = tenant
-            if let name = try AdminFields.optionalName(body.displayName, field: "display_name") { updated.displayName = name }
-            updated.updatedAt = services.now()
-            try await services.database.transaction { [updated] executor in
-                try await services.repositories.tenants.update(updated, on: executor)
-                try await services.audit.record(
-                    "tenant.updated", actor: "admin-key:\(key.id)", tenantID: tenant.id, target: ("tenant", tenant.id),
-                    details: ["display_name": updated.displayName], at: updated.updatedAt, on: executor)
-            }
-            return try JSON.response(TenantView(updated, origin: services.origin))
+            try await rename(request, context)
         }
         router.delete("/admin/v1/tenants/{tenant}") { request, context in
             let (key, tenant) = try await guardian.tenant(request, context, holding: .tenantsManage)
@@ -110,5 +98,22 @@ struct TenantAdminRoutes: Sendable {
             }
             return Response(status: .noContent)
         }
+    }
+
+    private func rename(_ request: Request, _ context: CountersignRequestContext) async throws -> Response {
+        let (key, tenant) = try await guardian.tenant(request, context, holding: .tenantsManage)
+        guard key.tenantID == nil else { throw AdminError.wrongTenant }
+        let body = try await request.decodeJSON(UpdateTenant.self, limit: services.configuration.maximumBodySize)
+        var updated = tenant
+        if let name = try AdminFields.optionalName(body.displayName, field: "display_name") { updated.displayName = name }
+        updated.updatedAt = services.now()
+        let renamed = updated
+        try await services.database.transaction { executor in
+            try await services.repositories.tenants.update(renamed, on: executor)
+            try await services.audit.record(
+                "tenant.updated", actor: "admin-key:\(key.id)", tenantID: tenant.id, target: ("tenant", tenant.id),
+                details: ["display_name": renamed.displayName], at: renamed.updatedAt, on: executor)
+        }
+        return try JSON.response(TenantView(renamed, origin: services.origin))
     }
 }

@@ -73,15 +73,9 @@ struct UserAdminRoutes: Sendable {
         }
         router.patch(RouterPath(base + "/{id}")) { request, context in
             let (key, tenant) = try await guardian.tenant(request, context, holding: .usersManage)
-            var user = try await find(context, tenant: tenant)
             let fields = try await request.decodeJSON(UserFields.self, limit: limit)
-            if let username = fields.username { user.username = try Self.username(username) }
-            if let displayName = fields.displayName {
-                user.displayName = displayName.isEmpty ? nil : try AdminFields.name(displayName, field: "display_name")
-            }
-            if let status = try Self.status(fields.status) { user.status = status }
-            user.updatedAt = services.now()
-            try await services.database.transaction { [user] executor in
+            let user = try Self.patched(try await find(context, tenant: tenant), applying: fields, at: services.now())
+            try await services.database.transaction { executor in
                 do {
                     try await services.repositories.users.update(user, on: executor)
                 } catch StorageError.uniqueViolation {
@@ -191,6 +185,18 @@ struct UserAdminRoutes: Sendable {
             throw AdminError.notFound("device \(id)")
         }
         return device
+    }
+
+    /// `user` with `fields` applied and checked, updated at `date`.
+    static func patched(_ user: User, applying fields: UserFields, at date: Date) throws -> User {
+        var patched = user
+        if let raw = fields.username { patched.username = try Self.username(raw) }
+        if let displayName = fields.displayName {
+            patched.displayName = displayName.isEmpty ? nil : try AdminFields.name(displayName, field: "display_name")
+        }
+        if let status = try Self.status(fields.status) { patched.status = status }
+        patched.updatedAt = date
+        return patched
     }
 
     /// Usernames: 1–128 characters, no white space or control characters.
