@@ -20,6 +20,12 @@ struct Bench: AsyncParsableCommand {
     @Option(help: "Requests in flight at once.") var concurrency = 16
     @Option(name: .customLong("database-url"), help: "Run on this PostgreSQL database instead of SQLite.") var databaseURL: String?
 
+    func validate() throws {
+        guard devices >= 1, requests >= 1, concurrency >= 1 else {
+            throw ValidationError("--devices, --requests and --concurrency must each be at least 1")
+        }
+    }
+
     func run() async throws {
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)

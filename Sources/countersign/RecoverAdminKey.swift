@@ -15,6 +15,13 @@ struct RecoverAdminKey: AsyncParsableCommand {
 
     @Option(help: "A name for the key.") var name = "recovery"
 
+    func validate() throws {
+        let trimmed = name.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard (1...100).contains(trimmed.count), !trimmed.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw ValidationError("--name must be 1 to 100 characters without control characters")
+        }
+    }
+
     func run() async throws {
         let configuration = try options.configuration()
         var logger = Logger(label: "countersign")

@@ -112,9 +112,10 @@ struct ServerOptions: ParsableArguments {
             configuration.port = value
         }
         if let text = setting(publicURL, "COUNTERSIGN_PUBLIC_URL") {
-            guard let url = URL(string: text), ["http", "https"].contains(url.scheme ?? ""), url.host != nil,
-                  url.path.isEmpty || url.path == "/", url.query == nil, url.fragment == nil else {
-                throw ValidationError("public URL \(text) must be an origin: http(s)://host[:port], without a path or query")
+            guard let url = URL(string: text), ["http", "https"].contains(url.scheme?.lowercased() ?? ""), url.host != nil,
+                  url.path.isEmpty || url.path == "/", url.query == nil, url.fragment == nil,
+                  url.user == nil, url.password == nil else {
+                throw ValidationError("public URL \(text) must be an origin: http(s)://host[:port], without credentials, path or query")
             }
             configuration.publicURL = url
         }

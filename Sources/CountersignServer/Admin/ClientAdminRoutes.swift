@@ -62,17 +62,7 @@ struct ClientAdminRoutes: Sendable {
             return try JSON.response(try await find(context, tenant: tenant))
         }
         router.patch(RouterPath(base + "/{id}")) { request, context in
-            let (key, tenant) = try await guardian.tenant(request, context, holding: .clientsManage)
-            let existing = try await find(context, tenant: tenant)
-            let fields = try await request.decodeJSON(ClientFields.self, limit: services.configuration.maximumBodySize)
-            let client = try Self.patched(existing, applying: fields, at: services.now())
-            try await services.database.transaction { executor in
-                try await services.repositories.clients.update(client, on: executor)
-                try await services.audit.record(
-                    "client.updated", actor: "admin-key:\(key.id)", tenantID: tenant.id, target: ("client", client.id),
-                    at: client.updatedAt, on: executor)
-            }
-            return try JSON.response(client)
+            try await update(request, context)
         }
         router.delete(RouterPath(base + "/{id}")) { request, context in
             let (key, tenant) = try await guardian.tenant(request, context, holding: .clientsManage)
@@ -99,6 +89,20 @@ struct ClientAdminRoutes: Sendable {
             }
             return try JSON.response(ClientWithSecret(client: client, clientSecret: secret))
         }
+    }
+
+    private func update(_ request: Request, _ context: CountersignRequestContext) async throws -> Response {
+        let (key, tenant) = try await guardian.tenant(request, context, holding: .clientsManage)
+        let existing = try await find(context, tenant: tenant)
+        let fields = try await request.decodeJSON(ClientFields.self, limit: services.configuration.maximumBodySize)
+        let client = try Self.patched(existing, applying: fields, at: services.now())
+        try await services.database.transaction { executor in
+            try await services.repositories.clients.update(client, on: executor)
+            try await services.audit.record(
+                "client.updated", actor: "admin-key:\(key.id)", tenantID: tenant.id, target: ("client", client.id),
+                at: client.updatedAt, on: executor)
+        }
+        return try JSON.response(client)
     }
 
     private func find(_ context: CountersignRequestContext, tenant: Tenant) async throws -> Client {

@@ -72,20 +72,7 @@ struct UserAdminRoutes: Sendable {
             return try JSON.response(try await find(context, tenant: tenant))
         }
         router.patch(RouterPath(base + "/{id}")) { request, context in
-            let (key, tenant) = try await guardian.tenant(request, context, holding: .usersManage)
-            let fields = try await request.decodeJSON(UserFields.self, limit: limit)
-            let user = try Self.patched(try await find(context, tenant: tenant), applying: fields, at: services.now())
-            try await services.database.transaction { executor in
-                do {
-                    try await services.repositories.users.update(user, on: executor)
-                } catch StorageError.uniqueViolation {
-                    throw AdminError.conflict("a user named \(user.username) already exists in this tenant")
-                }
-                try await services.audit.record(
-                    "user.updated", actor: "admin-key:\(key.id)", tenantID: tenant.id, target: ("user", user.id),
-                    details: ["username": user.username, "status": user.status.rawValue], at: user.updatedAt, on: executor)
-            }
-            return try JSON.response(user)
+            try await update(request, context)
         }
         router.delete(RouterPath(base + "/{id}")) { request, context in
             let (key, tenant) = try await guardian.tenant(request, context, holding: .usersManage)
@@ -168,6 +155,24 @@ struct UserAdminRoutes: Sendable {
             }
             return Response(status: .noContent)
         }
+    }
+
+    private func update(_ request: Request, _ context: CountersignRequestContext) async throws -> Response {
+        let (key, tenant) = try await guardian.tenant(request, context, holding: .usersManage)
+        let existing = try await find(context, tenant: tenant)
+        let fields = try await request.decodeJSON(UserFields.self, limit: services.configuration.maximumBodySize)
+        let user = try Self.patched(existing, applying: fields, at: services.now())
+        try await services.database.transaction { executor in
+            do {
+                try await services.repositories.users.update(user, on: executor)
+            } catch StorageError.uniqueViolation {
+                throw AdminError.conflict("a user named \(user.username) already exists in this tenant")
+            }
+            try await services.audit.record(
+                "user.updated", actor: "admin-key:\(key.id)", tenantID: tenant.id, target: ("user", user.id),
+                details: ["username": user.username, "status": user.status.rawValue], at: user.updatedAt, on: executor)
+        }
+        return try JSON.response(user)
     }
 
     private func find(_ context: CountersignRequestContext, tenant: Tenant) async throws -> User {

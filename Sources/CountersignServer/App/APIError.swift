@@ -45,22 +45,23 @@ public enum JSON {
 
     /// Decodes a request body (or, naming it in `what`, another JSON document such as a signed
     /// payload), turning every decoding failure into a precise 400.
-    public static func decode<T: Decodable>(_ type: T.Type, from data: Data, what: String = "the request body") throws(APIError) -> T {
-        guard !data.isEmpty else { throw .badRequest("\(what) is empty; a JSON object is required") }
+    public static func decode<T: Decodable>(_ type: T.Type, from data: Data, what: String = "the request body") throws -> T {
+        guard !data.isEmpty else { throw APIError.badRequest("\(what) is empty; a JSON object is required") }
         do {
             return try Timestamps.decoder().decode(T.self, from: data)
         } catch let DecodingError.keyNotFound(key, context) {
-            throw .badRequest("field \(path(context.codingPath + [key])) is required")
+            throw APIError.badRequest("field \(path(context.codingPath + [key])) is required")
         } catch let DecodingError.typeMismatch(_, context) {
-            if context.codingPath.isEmpty { throw .badRequest("\(what) must be a JSON object") }
-            throw .badRequest("field \(path(context.codingPath)) has the wrong type")
+            if context.codingPath.isEmpty { throw APIError.badRequest("\(what) must be a JSON object") }
+            throw APIError.badRequest("field \(path(context.codingPath)) has the wrong type")
         } catch let DecodingError.valueNotFound(_, context) {
-            throw .badRequest("field \(path(context.codingPath)) must not be null")
+            if context.codingPath.isEmpty { throw APIError.badRequest("\(what) must be a JSON object") }
+            throw APIError.badRequest("field \(path(context.codingPath)) must not be null")
         } catch let DecodingError.dataCorrupted(context) {
-            if context.codingPath.isEmpty { throw .badRequest("\(what) is not valid JSON") }
-            throw .badRequest("field \(path(context.codingPath)) is invalid: \(context.debugDescription)")
+            if context.codingPath.isEmpty { throw APIError.badRequest("\(what) is not valid JSON") }
+            throw APIError.badRequest("field \(path(context.codingPath)) is invalid: \(context.debugDescription)")
         } catch {
-            throw .badRequest("\(what) is not valid JSON")
+            throw APIError.badRequest("\(what) is not valid JSON")
         }
     }
 

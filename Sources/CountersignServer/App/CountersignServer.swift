@@ -38,21 +38,27 @@ public final class CountersignServer: Sendable {
         }
         let (masterKey, created) = try MasterKey.load(
             environmentValue: configuration.masterKey, file: configuration.masterKeyFile)
+        // A key file made at this start is removed again if the start fails before anything is
+        // sealed with it: left behind, it would hide the real key's absence on the next start.
+        let discardNewKey = { if created { try? manager.removeItem(at: configuration.masterKeyFile) } }
         let database: any Database
-        if let url = configuration.databaseURL {
-            database = try await PostgresDatabase.connect(url: url, logger: logger)
-        } else {
-            database = try await SQLiteDatabase.open(path: configuration.sqlitePath, logger: logger)
+        do {
+            if let url = configuration.databaseURL {
+                database = try await PostgresDatabase.connect(url: url, logger: logger)
+            } else {
+                database = try await SQLiteDatabase.open(path: configuration.sqlitePath, logger: logger)
+            }
+        } catch {
+            discardNewKey()
+            throw error
         }
         do {
-            try await Migrations.migrate(database)
             let sealer = SecretSealer(masterKey: masterKey)
             do {
+                try await Migrations.migrate(database)
                 try await sealer.verifyAgainst(database)
-            } catch let error as MasterKeyError {
-                // A key file made a moment ago for a database sealed under another key is only
-                // clutter that would hide the real key's absence on the next start.
-                if created { try? manager.removeItem(at: configuration.masterKeyFile) }
+            } catch {
+                discardNewKey()
                 throw error
             }
             if created {

@@ -70,6 +70,10 @@ public struct EnrollmentService: Sendable {
             pushTokenValid: true, status: .active, createdAt: date, updatedAt: date)
         try await services.database.transaction { executor in
             guard try await repositories.tickets.redeem(id: ticket.id, deviceID: device.id, at: date, on: executor) else {
+                // Another redemption or a revocation came first: say which.
+                let current = try await repositories.tickets.find(id: ticket.id, on: executor)
+                if current?.revokedAt != nil { throw EnrollmentError.ticketRevoked }
+                if current?.usedAt == nil { throw EnrollmentError.ticketExpired }
                 throw EnrollmentError.ticketUsed
             }
             do {
@@ -110,8 +114,10 @@ public struct EnrollmentService: Sendable {
         let request: EnrollmentRequest
         do {
             request = try JSON.decode(EnrollmentRequest.self, from: jws.payload, what: "the enrollment request payload")
-        } catch {
+        } catch let error as APIError {
             throw .invalidRequest(error.message)
+        } catch {
+            throw .invalidRequest("the enrollment request payload is not valid JSON")
         }
         guard request.signingKey == headerKey else { throw .invalidProof("signing_key must be the jwk that signed the request") }
         return (request, jws)

@@ -11,7 +11,8 @@ public final class PostgresDatabase: Database {
     private let runTask: Task<Void, Never>
     private let logger: Logger
 
-    /// Connects to `url` (`postgres://user:password@host:port/database?sslmode=disable|require`).
+    /// Connects to `url` (`postgres://user:password@host:port/database?sslmode=…&sslrootcert=…`;
+    /// see `tlsMode`).
     public static func connect(url: String, logger: Logger) async throws -> PostgresDatabase {
         let configuration = try PostgresDatabase.configuration(from: url)
         let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
