@@ -57,8 +57,20 @@ struct Bench: AsyncParsableCommand {
         }
         report("enroll (SDK: keys + request + receipt check; server: verify + transaction)", enrollTimes, total: nil)
 
+        // The floor: the same HTTP client and server answering an unauthenticated GET /healthz,
+        // which touches neither the database nor any key.
+        var floor: [Double] = []
+        let health = URLRequest(url: URL(string: base + "/healthz")!)
+        for _ in 0..<min(requests, 2000) {
+            let begin = ContinuousClock.now
+            _ = try await URLSession.shared.data(for: health)
+            floor.append((ContinuousClock.now - begin).milliseconds)
+        }
+        report("floor: GET /healthz, sequential (HTTP client + server, no database, no crypto)", floor, total: floor.reduce(0, +))
+
         // Warm-up, then the measured run.
         for enrollment in enrollments { _ = try await authenticator.deviceStatus(enrollment.id) }
+        let serverBefore = try await serverTime(base)
         let perTask = max(1, requests / concurrency)
         let enrolled = enrollments
         let start = ContinuousClock.now
@@ -78,6 +90,11 @@ struct Bench: AsyncParsableCommand {
             return try await group.reduce(into: [Double]()) { $0 += $1 }
         }
         report("signed GET /device/v1/self at concurrency \(concurrency)", times, total: (ContinuousClock.now - start).milliseconds)
+        let serverAfter = try await serverTime(base)
+        let served = serverAfter.count - serverBefore.count
+        if served > 0 {
+            print("  of which inside the server (request received → response written, from /metrics): mean \(format((serverAfter.seconds - serverBefore.seconds) / served * 1000)) ms")
+        }
         try await running.stop()
     }
 
@@ -87,6 +104,19 @@ struct Bench: AsyncParsableCommand {
         var line = "\(name): n=\(sorted.count) p50=\(format(percentile(0.5))) ms p95=\(format(percentile(0.95))) ms p99=\(format(percentile(0.99))) ms max=\(format(sorted.last ?? 0)) ms"
         if let total { line += " throughput=\(Int(Double(sorted.count) / (total / 1000))) req/s" }
         print(line)
+    }
+
+    /// Total seconds and count of GET requests from the server's own duration histogram.
+    private func serverTime(_ base: String) async throws -> (seconds: Double, count: Double) {
+        let (data, _) = try await URLSession.shared.data(from: URL(string: base + "/metrics")!)
+        var seconds = 0.0
+        var count = 0.0
+        for line in String(decoding: data, as: UTF8.self).split(separator: "\n") where line.contains("method=\"GET\"") {
+            let value = Double(line.split(separator: " ").last ?? "") ?? 0
+            if line.hasPrefix("countersign_http_request_duration_seconds_sum") { seconds = value }
+            if line.hasPrefix("countersign_http_request_duration_seconds_count") { count = value }
+        }
+        return (seconds, count)
     }
 
     private func format(_ value: Double) -> String { String(format: "%.2f", value) }
