@@ -129,6 +129,24 @@ struct DeviceSignatureTests {
         }
     }
 
+    @Test("deleting a user removes its devices, records each, and the device learns it", arguments: Engine.available)
+    func deletedUserTakesItsDevices(engine: Engine) async throws {
+        try await TestServer.with(engine) { server in
+            let userID = try await server.createUser("ivy")
+            let (device, _) = server.authenticator()
+            let enrollment = try await device.enroll(
+                uri: try await server.enrollmentURI(for: userID), deviceName: "phone", platform: .linux)
+            #expect(try await server.admin("DELETE", "/admin/v1/tenants/default/users/\(userID)").status == 204)
+            await #expect(throws: CountersignError.deviceDeregistered) {
+                try await device.deviceStatus(enrollment.id)
+            }
+            let audit = try await server.admin("GET", "/admin/v1/tenants/default/audit?limit=5")
+            let events = try #require(audit["items"] as? [[String: Any]])
+            #expect(events.contains { $0["action"] as? String == "device.deleted" && $0["target_id"] as? String == enrollment.deviceID })
+            #expect(events.contains { $0["action"] as? String == "user.deleted" })
+        }
+    }
+
     @Test("oversized and malformed device bodies are refused", arguments: Engine.available)
     func malformedDeviceBodies(engine: Engine) async throws {
         try await TestServer.with(engine) { server in

@@ -75,15 +75,7 @@ struct UserAdminRoutes: Sendable {
             try await update(request, context)
         }
         router.delete(RouterPath(base + "/{id}")) { request, context in
-            let (key, tenant) = try await guardian.tenant(request, context, holding: .usersManage)
-            let user = try await find(context, tenant: tenant)
-            try await services.database.transaction { executor in
-                try await services.repositories.users.delete(id: user.id, on: executor)
-                try await services.audit.record(
-                    "user.deleted", actor: "admin-key:\(key.id)", tenantID: tenant.id, target: ("user", user.id),
-                    details: ["username": user.username], at: services.now(), on: executor)
-            }
-            return Response(status: .noContent)
+            try await delete(request, context)
         }
         router.post(RouterPath(base + "/{id}/enrollment-tickets")) { request, context in
             let (key, tenant) = try await guardian.tenant(request, context, holding: .enrollmentsCreate)
@@ -155,6 +147,33 @@ struct UserAdminRoutes: Sendable {
             }
             return Response(status: .noContent)
         }
+    }
+
+    /// Deletes a user with its tickets and devices; each device is recorded as deleted, as if
+    /// removed one by one.
+    private func delete(_ request: Request, _ context: CountersignRequestContext) async throws -> Response {
+        let (key, tenant) = try await guardian.tenant(request, context, holding: .usersManage)
+        let user = try await find(context, tenant: tenant)
+        let date = services.now()
+        try await services.database.transaction { executor in
+            var devices: [Device] = []
+            var page: [Device]
+            repeat {
+                page = try await services.repositories.devices.list(
+                    userID: user.id, after: devices.last?.id, limit: 200, on: executor)
+                devices += page
+            } while page.count == 200
+            for device in devices {
+                try await services.audit.record(
+                    "device.deleted", actor: "admin-key:\(key.id)", tenantID: tenant.id, target: ("device", device.id),
+                    details: ["user_id": user.id, "reason": "user deleted"], at: date, on: executor)
+            }
+            try await services.repositories.users.delete(id: user.id, on: executor)
+            try await services.audit.record(
+                "user.deleted", actor: "admin-key:\(key.id)", tenantID: tenant.id, target: ("user", user.id),
+                details: ["username": user.username, "devices": String(devices.count)], at: date, on: executor)
+        }
+        return Response(status: .noContent)
     }
 
     private func update(_ request: Request, _ context: CountersignRequestContext) async throws -> Response {
