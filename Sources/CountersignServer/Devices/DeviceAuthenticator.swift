@@ -46,10 +46,12 @@ public struct DeviceAuthenticator: Sendable {
             throw DeviceRequestError.replayed
         }
         try await purgeExpiredNonces(now: now)
+        var seen = device
         if device.lastSeenAt.map({ now.timeIntervalSince($0) > 60 }) ?? true {
             try await devices.touch(id: device.id, at: now, on: services.database)
+            seen.lastSeenAt = now
         }
-        return device
+        return seen
     }
 
     private func purgeExpiredNonces(now: Date) async throws {

@@ -8,12 +8,14 @@ public struct DeviceSelfService: Sendable {
 
     private var devices: any DeviceRepository { services.repositories.devices }
 
+    /// The device as the server holds it; `device` is the row the request's authentication just
+    /// read, so no second read is needed.
     public func describe(_ device: Device, tenant: Tenant) async throws -> DeviceDescription {
-        guard let current = try await devices.find(id: device.id, on: services.database),
-              let user = try await services.repositories.users.find(id: current.userID, tenantID: tenant.id,
+        guard let user = try await services.repositories.users.find(id: device.userID, tenantID: tenant.id,
                                                                    on: services.database) else {
             throw DeviceRequestError.unknownDevice
         }
+        let current = device
         return DeviceDescription(
             deviceID: current.id, tenant: tenant.slug,
             user: EnrolledUser(id: user.id, username: user.username, displayName: user.displayName),
@@ -32,7 +34,7 @@ public struct DeviceSelfService: Sendable {
                 "device.renamed", actor: "device:\(device.id)", tenantID: tenant.id, target: ("device", device.id),
                 details: ["name": name], at: date, on: executor)
         }
-        return try await describe(device, tenant: tenant)
+        return try await describe(try await reloaded(device), tenant: tenant)
     }
 
     public func setPush(_ device: Device, _ push: PushRegistration?, tenant: Tenant) async throws -> DeviceDescription {
@@ -47,7 +49,14 @@ public struct DeviceSelfService: Sendable {
                 tenantID: tenant.id, target: ("device", device.id),
                 details: push.map { ["provider": $0.provider.rawValue] } ?? [:], at: date, on: executor)
         }
-        return try await describe(device, tenant: tenant)
+        return try await describe(try await reloaded(device), tenant: tenant)
+    }
+
+    private func reloaded(_ device: Device) async throws -> Device {
+        guard let current = try await devices.find(id: device.id, on: services.database) else {
+            throw DeviceRequestError.unknownDevice
+        }
+        return current
     }
 
     public func unenroll(_ device: Device, tenant: Tenant) async throws {
