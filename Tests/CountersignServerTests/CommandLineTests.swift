@@ -1,0 +1,112 @@
+import Foundation
+import Testing
+
+/// The README's walk-through, run with the real `countersign` executable: a server started by
+/// `countersign serve`, administered by `countersign admin`, enrolled by `countersign device`,
+/// and stopped by SIGTERM.
+@Suite("The countersign command")
+struct CommandLineTests {
+    /// The executable `swift test` builds beside the test bundle.
+    static let executable: URL? = {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let candidate = root.appendingPathComponent(".build/debug/countersign")
+        if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+        FileHandle.standardError.write(Data("note: .build/debug/countersign is not built; the command-line walk-through is SKIPPED\n".utf8))
+        return nil
+    }()
+
+    struct Run {
+        let status: Int32
+        let output: String
+    }
+
+    static func run(_ arguments: [String], environment: [String: String]) throws -> Run {
+        let process = Process()
+        process.executableURL = try #require(executable)
+        process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Run(status: process.terminationStatus, output: String(decoding: data, as: UTF8.self))
+    }
+
+    @Test("serve, create a user, enroll the terminal authenticator, list, unenroll, stop on SIGTERM",
+          .enabled(if: executable != nil || ProcessInfo.processInfo.environment["CI"] == "true"))
+    func readmeWalkthrough() async throws {
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("countersign-cli-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let stdout = scratch.appendingPathComponent("serve.out")
+        let stderr = scratch.appendingPathComponent("serve.err")
+        FileManager.default.createFile(atPath: stdout.path, contents: nil)
+        FileManager.default.createFile(atPath: stderr.path, contents: nil)
+
+        let server = Process()
+        server.executableURL = try #require(Self.executable)
+        server.arguments = ["serve", "--port", "0", "--data-dir", scratch.appendingPathComponent("data").path]
+        server.standardOutput = try FileHandle(forWritingTo: stdout)
+        server.standardError = try FileHandle(forWritingTo: stderr)
+        try server.run()
+        defer { if server.isRunning { server.terminate() } }
+
+        // Wait for the listening line, which names the public URL.
+        var base: String?
+        for _ in 0..<200 where base == nil {
+            try await Task.sleep(for: .milliseconds(100))
+            let log = try String(contentsOf: stderr, encoding: .utf8)
+            if let range = log.range(of: "public URL ") {
+                base = String(log[range.upperBound...].prefix { !$0.isWhitespace })
+            }
+        }
+        let startLog = (try? String(contentsOf: stderr, encoding: .utf8)) ?? ""
+        let serverURL = try #require(base, "the server did not start: \(startLog)")
+        let banner = try String(contentsOf: stdout, encoding: .utf8)
+        let keyLine = try #require(banner.split(separator: "\n").first { $0.contains("COUNTERSIGN_ADMIN_KEY=") })
+        let adminKey = try #require(keyLine.split(separator: "'").dropFirst().first.map(String.init))
+        let store = scratch.appendingPathComponent("device").path
+        let environment = ["COUNTERSIGN_SERVER": serverURL, "COUNTERSIGN_ADMIN_KEY": adminKey, "COUNTERSIGN_DEVICE_STORE": store]
+
+        let user = try Self.run(["admin", "user", "create", "alice", "--display-name", "Alice Liddell"], environment: environment)
+        #expect(user.status == 0, "\(user.output)")
+        let userObject = try #require(try JSONSerialization.jsonObject(with: Data(user.output.utf8)) as? [String: Any])
+        let userID = try #require(userObject["id"] as? String)
+
+        let shown = try Self.run(["admin", "enroll", userID], environment: environment)
+        #expect(shown.status == 0)
+        #expect(shown.output.contains("▀") || shown.output.contains("█"), "a QR code is printed")
+        let uri = try Self.run(["admin", "enroll", userID, "--uri-only"], environment: environment)
+        let enrollmentURI = uri.output.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(enrollmentURI.hasPrefix("countersign://enroll?"))
+
+        let enrolled = try Self.run(["device", "enroll", enrollmentURI, "--name", "terminal"], environment: environment)
+        #expect(enrolled.status == 0, "\(enrolled.output)")
+        #expect(enrolled.output.contains("Enrolled terminal for alice"))
+        let reused = try Self.run(["device", "enroll", enrollmentURI], environment: environment)
+        #expect(reused.status != 0)
+        #expect(reused.output.contains("ticket_used"))
+
+        let listed = try Self.run(["device", "list"], environment: environment)
+        #expect(listed.output.contains("alice (Alice Liddell)"))
+        let enrollmentID = try #require(listed.output.split(separator: "\n").first.map(String.init))
+        let devices = try Self.run(["admin", "device", "list", userID], environment: environment)
+        #expect(devices.output.contains("\"name\" : \"terminal\""))
+
+        let unenrolled = try Self.run(["device", "unenroll", enrollmentID], environment: environment)
+        #expect(unenrolled.status == 0, "\(unenrolled.output)")
+        #expect(try Self.run(["device", "list"], environment: environment).output.contains("No enrollments."))
+
+        let denied = try Self.run(["admin", "user", "list"], environment: environment.merging(["COUNTERSIGN_ADMIN_KEY": "key_x.y"]) { $1 })
+        #expect(denied.status != 0)
+        #expect(denied.output.contains("401 invalid_token"))
+
+        server.terminate()  // SIGTERM
+        server.waitUntilExit()
+        #expect(server.terminationStatus == 0)
+        #expect(try String(contentsOf: stderr, encoding: .utf8).contains("stopped"))
+    }
+}
