@@ -84,7 +84,9 @@ public enum JSONValue: Sendable, Hashable {
     }
 
     /// Whether an object in `data`, text JSONDecoder has already accepted, names a member twice.
-    private static func hasDuplicateMemberNames(_ data: Data) -> Bool {
+    /// Every decoder of protocol messages asks this, so that no message means one thing to one
+    /// parser and another to the next.
+    public static func hasDuplicateMemberNames(_ data: Data) -> Bool {
         let bytes = [UInt8](data)
         var isObject: [Bool] = []  // one entry per open container
         var names: [Set<String>] = []  // one entry per open object

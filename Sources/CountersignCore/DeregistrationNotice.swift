@@ -46,6 +46,7 @@ public struct DeregistrationNotice: Codable, Sendable, Equatable {
     public static func verified(_ text: String, serverKey: ECPublicJWK, deviceID: String, nonce: String) -> DeregistrationNotice? {
         guard let jws = try? CompactJWS(parsing: text), jws.type == type,
               let key = try? serverKey.signingKey(), jws.isValid(for: key),
+              !JSONValue.hasDuplicateMemberNames(jws.payload),
               let notice = try? JSONDecoder().decode(DeregistrationNotice.self, from: jws.payload),
               notice.deviceID == deviceID, notice.requestNonce == nonce else { return nil }
         return notice

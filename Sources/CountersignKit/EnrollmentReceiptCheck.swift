@@ -63,9 +63,11 @@ struct EnrollmentReceiptCheck: Sendable {
     }
 
     private func decodeReceipt(of jws: CompactJWS) throws(CountersignError) -> EnrollmentReceipt {
-        do { return try JSONDecoder().decode(EnrollmentReceipt.self, from: jws.payload) } catch {
+        guard !JSONValue.hasDuplicateMemberNames(jws.payload),
+              let receipt = try? JSONDecoder().decode(EnrollmentReceipt.self, from: jws.payload) else {
             throw .invalidServerResponse("the enrollment receipt's payload is not an enrollment receipt")
         }
+        return receipt
     }
 
     /// Binds the receipt to this request, so that a receipt for another device's enrollment

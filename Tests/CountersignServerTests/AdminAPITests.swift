@@ -96,6 +96,11 @@ struct AdminAPITests {
             }
             let notJSON = try await server.call("POST", "/admin/v1/tenants/default/users", key: server.adminKey, body: Data("{".utf8))
             #expect(notJSON.status == 400)
+            let twice = try await server.call(
+                "POST", "/admin/v1/tenants/default/users", key: server.adminKey,
+                body: Data(#"{"username":"eve","username":"admin"}"#.utf8))
+            #expect(twice.status == 400)
+            #expect(twice.errorDescription == "the request body names a member more than once")
             let huge = try await server.call(
                 "POST", "/admin/v1/tenants/default/users", key: server.adminKey, body: Data(repeating: 0x20, count: 100_000))
             #expect(huge.status == 413)

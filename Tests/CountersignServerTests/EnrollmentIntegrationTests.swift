@@ -138,4 +138,17 @@ struct EnrollmentIntegrationTests {
             #expect(try await device.enrollments().isEmpty)
         }
     }
+
+    @Test("the default tenant enrolls at /t/default too", arguments: Engine.available)
+    func defaultTenantAnswersUnderItsSlug(engine: Engine) async throws {
+        try await TestServer.with(engine) { server in
+            let uri = try EnrollmentURI(parsing: try await server.enrollmentURI(for: try await server.createUser("lee")))
+            let viaSlug = EnrollmentURI(server: URL(string: server.base + "/t/default")!, ticket: uri.ticket,
+                                        serverKeyThumbprint: uri.serverKeyThumbprint)
+            let (device, _) = server.authenticator()
+            let enrollment = try await device.enroll(uri: viaSlug.description, deviceName: "phone", platform: .android)
+            #expect(enrollment.server.absoluteString == server.base + "/t/default")
+            #expect(try await device.deviceStatus(enrollment.id).name == "phone")
+        }
+    }
 }

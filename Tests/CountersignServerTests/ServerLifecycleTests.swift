@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import Testing
 @testable import CountersignServer
 
@@ -74,9 +77,16 @@ struct ServerLifecycleTests {
             \r
 
             """.utf8) + body.prefix(10))
-        try await Task.sleep(for: .milliseconds(200))
+        // Begin shutting down only once the server is answering that request (the metrics request
+        // that asks counts itself too), and send the rest only once shutdown is under way: new
+        // connections are refused.
+        try await Self.waitUntil("the server is answering the request") {
+            try await Self.requestsInFlight(port: running.port) >= 2
+        }
         let stopping = Task { try await running.stop() }
-        try await Task.sleep(for: .milliseconds(300))
+        try await Self.waitUntil("the server refuses new connections") {
+            (try? RawHTTPConnection(port: running.port)) == nil
+        }
         try connection.send(Array(body.dropFirst(10)))
         let response = try connection.receiveAll()
         try await stopping.value
@@ -90,5 +100,20 @@ struct ServerLifecycleTests {
             username: "in-flight", tenantID: restarted.defaultTenant.id, on: restarted.services.database)
         #expect(user != nil)
         await restarted.services.database.close()
+    }
+
+    static func requestsInFlight(port: Int) async throws -> Double {
+        let (data, _) = try await URLSession.shared.data(from: URL(string: "http://127.0.0.1:\(port)/metrics")!)
+        let line = String(decoding: data, as: UTF8.self).split(separator: "\n")
+            .first { $0.hasPrefix("countersign_http_requests_in_flight ") }
+        return line.flatMap { Double($0.split(separator: " ").last ?? "") } ?? 0
+    }
+
+    static func waitUntil(_ what: String, _ condition: () async throws -> Bool) async throws {
+        for _ in 0..<200 {
+            if try await condition() { return }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        Issue.record("timed out waiting until \(what)")
     }
 }

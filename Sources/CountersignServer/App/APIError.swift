@@ -47,8 +47,9 @@ public enum JSON {
     /// payload), turning every decoding failure into a precise 400.
     public static func decode<T: Decodable>(_ type: T.Type, from data: Data, what: String = "the request body") throws -> T {
         guard !data.isEmpty else { throw APIError.badRequest("\(what) is empty; a JSON object is required") }
+        let value: T
         do {
-            return try Timestamps.decoder().decode(T.self, from: data)
+            value = try Timestamps.decoder().decode(T.self, from: data)
         } catch let DecodingError.keyNotFound(key, context) {
             throw APIError.badRequest("field \(path(context.codingPath + [key])) is required")
         } catch let DecodingError.typeMismatch(_, context) {
@@ -63,6 +64,10 @@ public enum JSON {
         } catch {
             throw APIError.badRequest("\(what) is not valid JSON")
         }
+        guard !JSONValue.hasDuplicateMemberNames(data) else {
+            throw APIError.badRequest("\(what) names a member more than once")
+        }
+        return value
     }
 
     private static func path(_ keys: [any CodingKey]) -> String {

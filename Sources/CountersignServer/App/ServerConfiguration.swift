@@ -61,4 +61,10 @@ public final class PublicOrigin: Sendable {
     public func tenantBase(_ tenant: Tenant) -> String {
         tenant.isDefault ? base : "\(base)/t/\(tenant.slug)"
     }
+
+    /// Every base URL the tenant answers at: its own, and for the default tenant also
+    /// `/t/<slug>`, where every tenant can be reached.
+    public func tenantBases(_ tenant: Tenant) -> [String] {
+        tenant.isDefault ? [base, "\(base)/t/\(tenant.slug)"] : [tenantBase(tenant)]
+    }
 }

@@ -18,6 +18,11 @@ public struct ServerMetrics: Sendable {
         MetricNameDescriptor(namespace: "countersign", metricName: metric, unitName: unit, helpText: help)
     }
 
+    /// Requests received and not yet answered: what a graceful shutdown waits for.
+    var inFlight: Gauge {
+        registry.makeGauge(descriptor: Self.name("http_requests_in_flight", unit: "", "requests being answered"))
+    }
+
     func requestFinished(method: String, status: Int, duration: Duration) {
         let labels = [("method", method), ("status", String(status))]
         registry.makeCounter(descriptor: Self.name("http_requests", unit: "total", "HTTP requests answered"),
@@ -49,6 +54,9 @@ struct MetricsMiddleware<Context: RequestContext>: RouterMiddleware {
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let start = ContinuousClock.now
+        let inFlight = metrics.inFlight
+        inFlight.increment()
+        defer { inFlight.decrement() }
         do {
             let response = try await next(request, context)
             metrics.requestFinished(method: request.method.rawValue, status: response.status.code,

@@ -40,7 +40,7 @@ public struct EnrollmentService: Sendable {
     public func enroll(_ submission: EnrollmentSubmission, tenant: Tenant) async throws -> EnrollmentResponse {
         let date = services.now()
         let (request, proof) = try parseProof(submission.enrollmentRequest)
-        guard request.audience == services.origin.tenantBase(tenant) else {
+        guard services.origin.tenantBases(tenant).contains(request.audience) else {
             throw EnrollmentError.invalidRequest("aud must be this server's URL, \(services.origin.tenantBase(tenant))")
         }
         guard abs(date.timeIntervalSince1970 - TimeInterval(request.issuedAt)) <= services.configuration.signatureWindow else {
@@ -87,7 +87,7 @@ public struct EnrollmentService: Sendable {
                 at: date, on: executor)
         }
         let receipt = EnrollmentReceipt(
-            deviceID: device.id, tenant: tenant.slug, server: services.origin.tenantBase(tenant),
+            deviceID: device.id, tenant: tenant.slug, server: request.audience,
             user: EnrolledUser(id: user.id, username: user.username, displayName: user.displayName),
             deviceName: name, platform: device.platform,
             requestDigest: Data(SHA256.hash(data: Data(proof.serialized.utf8))).base64URLEncodedString,
