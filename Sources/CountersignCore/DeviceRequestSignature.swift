@@ -81,7 +81,7 @@ public struct DeviceRequestSignature: Sendable {
               let bodyDigest = claims["body_sha256"]?.stringValue else {
             throw .malformed("the claims htm, htu, iat, jti and body_sha256 are all required")
         }
-        guard (16...128).contains(nonce.count) else { throw .malformed("jti must be 16 to 128 characters") }
+        guard (16...128).contains(nonce.unicodeScalars.count) else { throw .malformed("jti must be 16 to 128 characters") }
         return DeviceRequestSignature(
             jws: jws, deviceID: kid, method: method, url: url, issuedAt: issuedAt, nonce: nonce, bodyDigest: bodyDigest)
     }

@@ -192,12 +192,14 @@ public struct DeviceRename: Codable, Sendable {
 
 /// Device names: what a person sees in a list of their devices.
 public enum DeviceName {
+    /// In Unicode code points, which every platform counts alike (unlike user-perceived
+    /// characters, which depend on the Unicode version, or UTF-16 units).
     public static let maximumLength = 64
 
     /// Trims white space and refuses empty, over-long or control-character names.
     public static func validate(_ raw: String) -> String? {
         let name = raw.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !name.isEmpty, name.count <= maximumLength,
+        guard !name.isEmpty, name.unicodeScalars.count <= maximumLength,
               !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else { return nil }
         return name
     }

@@ -170,7 +170,7 @@ public actor CountersignAuthenticator {
     }
 
     private static func check(_ push: PushRegistration) throws(CountersignError) {
-        guard !push.token.isEmpty, push.token.count <= PushRegistration.maximumTokenLength else {
+        guard !push.token.isEmpty, push.token.unicodeScalars.count <= PushRegistration.maximumTokenLength else {
             throw .invalidRequest("a push token must be 1 to \(PushRegistration.maximumTokenLength) characters")
         }
     }

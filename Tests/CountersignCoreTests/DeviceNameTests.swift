@@ -20,8 +20,8 @@ import Testing
         #expect(DeviceName.validate("  " + name + "  ") == name)
     }
 
-    @Test func lengthIsCountedInCharactersNotBytes() {
-        let name = String(repeating: "👩‍💻", count: DeviceName.maximumLength)
+    @Test func lengthIsCountedInCodePointsNotBytes() {
+        let name = String(repeating: "é", count: DeviceName.maximumLength)  // 128 bytes of UTF-8
         #expect(DeviceName.validate(name) == name)
     }
 
@@ -37,5 +37,12 @@ import Testing
     @Test(arguments: ["a\u{0}b", "tab\there", "line\nbreak", "cr\rhere", "bell\u{07}", "\u{1B}[31mred", "del\u{7F}", "a\u{85}b", "a\u{9B}b"])
     func namesWithControlCharactersAreRefused(_ name: String) {
         #expect(DeviceName.validate(name) == nil)
+    }
+
+    @Test func lengthIsCountedInCodePointsNotUserPerceivedCharacters() {
+        let family = "\u{1F468}\u{200D}\u{1F469}\u{200D}\u{1F467}"  // one character, five code points
+        #expect(family.count == 1 && family.unicodeScalars.count == 5)
+        #expect(DeviceName.validate(String(repeating: family, count: 12) + "abcd") != nil)  // 64 code points
+        #expect(DeviceName.validate(String(repeating: family, count: 13)) == nil)  // 65 code points, 13 characters
     }
 }

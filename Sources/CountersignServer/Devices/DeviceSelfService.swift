@@ -38,7 +38,7 @@ public struct DeviceSelfService: Sendable {
     }
 
     public func setPush(_ device: Device, _ push: PushRegistration?, tenant: Tenant) async throws -> DeviceDescription {
-        if let push, push.token.isEmpty || push.token.count > PushRegistration.maximumTokenLength {
+        if let push, push.token.isEmpty || push.token.unicodeScalars.count > PushRegistration.maximumTokenLength {
             throw APIError.badRequest("token must be 1 to \(PushRegistration.maximumTokenLength) characters")
         }
         let date = services.now()

@@ -55,7 +55,7 @@ public struct EnrollmentService: Sendable {
                 "device_name must be 1 to \(DeviceName.maximumLength) characters without control characters")
         }
         if let push = request.push {
-            guard !push.token.isEmpty, push.token.count <= PushRegistration.maximumTokenLength else {
+            guard !push.token.isEmpty, push.token.unicodeScalars.count <= PushRegistration.maximumTokenLength else {
                 throw EnrollmentError.invalidRequest("push.token must be 1 to \(PushRegistration.maximumTokenLength) characters")
             }
         }
