@@ -108,6 +108,14 @@ public struct EnrollmentReceipt: Codable, Sendable, Equatable {
     }
 }
 
+/// `GET <server>/device/v1/server-key`: the tenant's device-protocol key. A device compares its
+/// thumbprint with the enrollment URI's `fp` before it sends the ticket, so a mismatched URI
+/// spends no ticket; the signed receipt remains the proof.
+public struct ServerKeyResponse: Codable, Sendable, Equatable {
+    public var key: ECPublicJWK
+    public init(key: ECPublicJWK) { self.key = key }
+}
+
 /// The body of a successful enrollment: `{"enrollment_receipt": "<jws>"}`.
 public struct EnrollmentResponse: Codable, Sendable {
     public var enrollmentReceipt: String

@@ -54,6 +54,7 @@ public actor CountersignAuthenticator {
         let exchange = EnrollmentExchange(
             uri: parsed, endpoints: endpoints, deviceName: name, platform: platform, push: push)
 
+        try await exchange.checkServerKey(over: transport)
         let enrollmentID = UUID().uuidString
         let keys = try await keyStore.createKeys(for: enrollmentID)
         do throws(CountersignError) {

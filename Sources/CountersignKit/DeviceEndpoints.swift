@@ -7,6 +7,8 @@ import Foundation
 struct DeviceEndpoints: Sendable, Equatable {
     /// `POST`: submit an enrollment request.
     let enrollments: URL
+    /// `GET`: the tenant's device-protocol key, checked against the URI's `fp` before enrolling.
+    let serverKey: URL
     /// `GET`, `PATCH`, `DELETE`: the device itself.
     let device: URL
     /// `PUT`, `DELETE`: the device's push channel.
@@ -18,10 +20,11 @@ struct DeviceEndpoints: Sendable, Equatable {
         var base = server.absoluteString
         while base.hasSuffix("/") { base.removeLast() }
         base += "/device/v1"
-        guard let enrollments = URL(string: base + "/enrollments"),
+        guard let enrollments = URL(string: base + "/enrollments"), let serverKey = URL(string: base + "/server-key"),
               let device = URL(string: base + "/self"),
               let pushToken = URL(string: base + "/self/push-token") else { return nil }
         self.enrollments = enrollments
+        self.serverKey = serverKey
         self.device = device
         self.pushToken = pushToken
     }

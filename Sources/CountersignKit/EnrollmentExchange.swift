@@ -57,6 +57,20 @@ struct EnrollmentExchange: Sendable {
         }
     }
 
+    /// Asks the server for its device-protocol key and compares the thumbprint, computed here,
+    /// with the URI's `fp` — before any key is made or the ticket is sent, so that a URI that
+    /// does not match its server spends nothing. The receipt's signature is still checked.
+    func checkServerKey(over transport: any HTTPTransport) async throws(CountersignError) {
+        var request = URLRequest(url: endpoints.serverKey)
+        request.httpMethod = "GET"
+        request.cachePolicy = .reloadIgnoringLocalCacheData
+        request.setValue("application/json", forHTTPHeaderField: "Accept")
+        let answer = try await ServerAnswer.exchange(request, over: transport)
+        guard answer.isSuccess else { throw answer.enrollmentFailure }
+        let key = try answer.decode(ServerKeyResponse.self, what: "server key").key
+        guard key.thumbprint == uri.serverKeyThumbprint else { throw .serverKeyMismatch }
+    }
+
     /// Posts the request and returns the receipt JWS of a successful answer.
     private func submit(_ enrollmentRequest: String, over transport: any HTTPTransport) async throws(CountersignError) -> String {
         var request = URLRequest(url: endpoints.enrollments)

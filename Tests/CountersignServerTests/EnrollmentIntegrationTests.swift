@@ -125,7 +125,8 @@ struct EnrollmentIntegrationTests {
         }
     }
 
-    @Test("a device refuses a server whose key does not match the fingerprint", arguments: Engine.available)
+    @Test("a device refuses a server whose key does not match the fingerprint, before spending the ticket",
+          arguments: Engine.available)
     func deviceChecksServerFingerprint(engine: Engine) async throws {
         try await TestServer.with(engine) { server in
             let uri = try EnrollmentURI(parsing: try await server.enrollmentURI(for: try await server.createUser("alice")))
@@ -136,6 +137,10 @@ struct EnrollmentIntegrationTests {
                 try await device.enroll(uri: impostor.description, deviceName: "x", platform: .linux)
             }
             #expect(try await device.enrollments().isEmpty)
+            // The mismatch was found before the ticket was sent: it still enrolls where it belongs.
+            _ = try await device.enroll(uri: uri.description, deviceName: "x", platform: .linux)
+            let key = try await server.call("GET", "/device/v1/server-key")
+            #expect((key["key"] as? [String: Any])?["crv"] as? String == "P-256")
         }
     }
 

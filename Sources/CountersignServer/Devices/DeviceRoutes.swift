@@ -21,6 +21,9 @@ struct DeviceRoutes: Sendable {
     func register(on router: Router<CountersignRequestContext>) {
         for prefix in ["/device/v1", "/t/{tenant}/device/v1"] {
             router.post("\(prefix)/enrollments") { request, context in try await self.enroll(request, context) }
+            router.get("\(prefix)/server-key") { _, context in
+                try JSON.response(ServerKeyResponse(key: try await self.tenant(context).signingKey))
+            }
             router.get("\(prefix)/self") { request, context in
                 try await self.signed(request, context) { device, tenant, _ in
                     try JSON.response(try await selfService.describe(device, tenant: tenant))
@@ -61,15 +64,18 @@ struct DeviceRoutes: Sendable {
     }
 
     private func enroll(_ request: Request, _ context: CountersignRequestContext) async throws -> Response {
-        let tenant = try await tenant(context)
-        let submission = try await request.decodeJSON(EnrollmentSubmission.self, limit: services.configuration.maximumBodySize)
         do {
+            let tenant = try await tenant(context)
+            let submission = try await request.decodeJSON(EnrollmentSubmission.self, limit: services.configuration.maximumBodySize)
             let response = try await enrollment.enroll(submission, tenant: tenant)
             services.metrics.enrollment(outcome: "enrolled")
             return try JSON.response(response, status: .created)
         } catch let error as EnrollmentError {
             services.metrics.enrollment(outcome: error.apiError.code.rawValue)
             throw error.apiError
+        } catch let error as APIError {
+            services.metrics.enrollment(outcome: error.code.rawValue)
+            throw error
         }
     }
 
