@@ -44,13 +44,16 @@ struct Bench: AsyncParsableCommand {
         let base = running.baseURL
         print("Countersign bench: \(databaseURL == nil ? "SQLite" : "PostgreSQL"), \(ProcessInfo.processInfo.activeProcessorCount) cores, server in process on \(base)")
 
-        let userID = try await adminCall(base, adminKey, "POST", "/admin/v1/tenants/default/users", ["username": "bench"])["id"] as? String ?? ""
+        let admin = AdminAPIClient(base: base, key: adminKey)
+        let user = try await admin.send("POST", "/admin/v1/tenants/default/users", body: ["username": "bench"]) as? [String: Any]
+        let userID = user?["id"] as? String ?? ""
         let authenticator = CountersignAuthenticator(keyStore: FileKeyStore(root: scratch.appendingPathComponent("device")))
         var enrollments: [Enrollment] = []
         var enrollTimes: [Double] = []
         for index in 0..<devices {
-            let ticket = try await adminCall(base, adminKey, "POST", "/admin/v1/tenants/default/users/\(userID)/enrollment-tickets", [:])
-            let uri = ticket["enrollment_uri"] as? String ?? ""
+            let ticket = try await admin.send("POST", "/admin/v1/tenants/default/users/\(userID)/enrollment-tickets")
+                as? [String: Any]
+            let uri = ticket?["enrollment_uri"] as? String ?? ""
             let start = ContinuousClock.now
             enrollments.append(try await authenticator.enroll(uri: uri, deviceName: "bench \(index)", platform: .linux))
             enrollTimes.append((ContinuousClock.now - start).milliseconds)
@@ -120,16 +123,6 @@ struct Bench: AsyncParsableCommand {
     }
 
     private func format(_ value: Double) -> String { String(format: "%.2f", value) }
-
-    private func adminCall(_ base: String, _ key: String, _ method: String, _ path: String, _ body: [String: String]) async throws -> [String: Any] {
-        var request = URLRequest(url: URL(string: base + path)!)
-        request.httpMethod = method
-        request.setValue("Bearer \(key)", forHTTPHeaderField: "Authorization")
-        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        request.httpBody = try JSONSerialization.data(withJSONObject: body)
-        let (data, _) = try await URLSession.shared.data(for: request)
-        return (try JSONSerialization.jsonObject(with: data)) as? [String: Any] ?? [:]
-    }
 }
 
 extension Duration {

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 
 @main
 struct Countersign: AsyncParsableCommand {
@@ -14,5 +15,3 @@ func setting(_ flag: String?, _ environmentVariable: String) -> String? {
     if let value = ProcessInfo.processInfo.environment[environmentVariable], !value.isEmpty { return value }
     return nil
 }
-
-import Foundation

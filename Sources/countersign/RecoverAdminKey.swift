@@ -16,8 +16,7 @@ struct RecoverAdminKey: AsyncParsableCommand {
     @Option(help: "A name for the key.") var name = "recovery"
 
     func validate() throws {
-        let trimmed = name.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard (1...100).contains(trimmed.count), !trimmed.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+        do { _ = try AdminFields.name(name) } catch {
             throw ValidationError("--name must be 1 to 100 characters without control characters")
         }
     }
@@ -34,7 +33,7 @@ struct RecoverAdminKey: AsyncParsableCommand {
             let services = server.services
             secret = try await services.database.transaction { executor in
                 try await services.adminAuthenticator.issue(
-                    tenantID: nil, name: name, rights: AdminRight.allCases, createdBy: "recovery", at: services.now(),
+                    tenantID: nil, name: try AdminFields.name(name), rights: AdminRight.allCases, createdBy: "recovery", at: services.now(),
                     on: executor
                 ).secret
             }

@@ -41,30 +41,9 @@ struct CommandLineTests {
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("countersign-cli-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: scratch) }
-        let stdout = scratch.appendingPathComponent("serve.out")
-        let stderr = scratch.appendingPathComponent("serve.err")
-        FileManager.default.createFile(atPath: stdout.path, contents: nil)
-        FileManager.default.createFile(atPath: stderr.path, contents: nil)
-
-        let server = Process()
-        server.executableURL = try #require(Self.executable)
-        server.arguments = ["serve", "--port", "0", "--data-dir", scratch.appendingPathComponent("data").path]
-        server.standardOutput = try FileHandle(forWritingTo: stdout)
-        server.standardError = try FileHandle(forWritingTo: stderr)
-        try server.run()
+        let dataDirectory = scratch.appendingPathComponent("data").path
+        let (server, serverURL, stdout, stderr) = try await Self.serve(dataDirectory: dataDirectory, in: scratch, name: "first")
         defer { if server.isRunning { server.terminate() } }
-
-        // Wait for the listening line, which names the public URL.
-        var base: String?
-        for _ in 0..<200 where base == nil {
-            try await Task.sleep(for: .milliseconds(100))
-            let log = try String(contentsOf: stderr, encoding: .utf8)
-            if let range = log.range(of: "public URL ") {
-                base = String(log[range.upperBound...].prefix { !$0.isWhitespace })
-            }
-        }
-        let startLog = (try? String(contentsOf: stderr, encoding: .utf8)) ?? ""
-        let serverURL = try #require(base, "the server did not start: \(startLog)")
         let banner = try String(contentsOf: stdout, encoding: .utf8)
         let keyLine = try #require(banner.split(separator: "\n").first { $0.contains("COUNTERSIGN_ADMIN_KEY=") })
         let adminKey = try #require(keyLine.split(separator: "'").dropFirst().first.map(String.init))
@@ -108,5 +87,52 @@ struct CommandLineTests {
         server.waitUntilExit()
         #expect(server.terminationStatus == 0)
         #expect(try String(contentsOf: stderr, encoding: .utf8).contains("stopped"))
+
+        // An operator who lost every key issues a new one from the data directory, and it works.
+        #expect(try Self.run(["recover-admin-key", "--data-dir", dataDirectory, "--name", ""], environment: [:]).status != 0)
+        let recovered = try Self.run(["recover-admin-key", "--data-dir", dataDirectory, "--log-level", "error"], environment: [:])
+        #expect(recovered.status == 0, "\(recovered.output)")
+        let recoveredKey = try #require(recovered.output.split(separator: "'").dropFirst().first.map(String.init))
+        #expect(recoveredKey != adminKey)
+        let (restarted, restartedURL, _, _) = try await Self.serve(dataDirectory: dataDirectory, in: scratch, name: "second")
+        defer { if restarted.isRunning { restarted.terminate() } }
+        let keys = try Self.run(
+            ["admin", "key", "list", "--system"], environment: ["COUNTERSIGN_SERVER": restartedURL, "COUNTERSIGN_ADMIN_KEY": recoveredKey])
+        #expect(keys.status == 0, "\(keys.output)")
+        #expect(keys.output.contains("\"created_by\" : \"recovery\""))
+        restarted.terminate()
+        restarted.waitUntilExit()
+    }
+
+    /// Starts `countersign serve` on a free port and returns it once it names its public URL.
+    static func serve(dataDirectory: String, in scratch: URL, name: String) async throws -> (Process, String, URL, URL) {
+        let stdout = scratch.appendingPathComponent("\(name).out")
+        let stderr = scratch.appendingPathComponent("\(name).err")
+        FileManager.default.createFile(atPath: stdout.path, contents: nil)
+        FileManager.default.createFile(atPath: stderr.path, contents: nil)
+        let server = Process()
+        server.executableURL = try #require(executable)
+        server.arguments = ["serve", "--port", "0", "--data-dir", dataDirectory]
+        server.standardOutput = try FileHandle(forWritingTo: stdout)
+        server.standardError = try FileHandle(forWritingTo: stderr)
+        try server.run()
+        var base: String?
+        for _ in 0..<200 where base == nil {
+            try await Task.sleep(for: .milliseconds(100))
+            let log = try String(contentsOf: stderr, encoding: .utf8)
+            if let range = log.range(of: "public URL ") {
+                base = String(log[range.upperBound...].prefix { !$0.isWhitespace })
+            }
+        }
+        let startLog = (try? String(contentsOf: stderr, encoding: .utf8)) ?? ""
+        guard let base else {
+            server.terminate()
+            throw RunFailure(description: "the server did not start: \(startLog)")
+        }
+        return (server, base, stdout, stderr)
+    }
+
+    struct RunFailure: Error, CustomStringConvertible {
+        let description: String
     }
 }

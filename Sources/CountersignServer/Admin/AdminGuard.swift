@@ -104,10 +104,11 @@ extension EnrollmentError: HTTPResponseError {
     }
 }
 
-/// Field rules shared by the administration endpoints.
-enum AdminFields {
+/// Field rules shared by the administration endpoints (and the command line, which issues keys
+/// directly in `recover-admin-key`).
+public enum AdminFields {
     /// A display name: trimmed, 1–100 characters, no control characters.
-    static func name(_ raw: String, field: String = "name") throws(AdminError) -> String {
+    public static func name(_ raw: String, field: String = "name") throws(AdminError) -> String {
         let value = raw.trimmingCharacters(in: .whitespacesAndNewlines)
         guard (1...100).contains(value.count),
               !value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {

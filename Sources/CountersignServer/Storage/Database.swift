@@ -40,10 +40,3 @@ public protocol Database: SQLExecutor {
     /// Closes every connection.
     func close() async
 }
-
-/// Opens the database a configuration names.
-public enum DatabaseLocation: Sendable, Equatable {
-    case sqlite(path: String)
-    case sqliteInMemory
-    case postgres(url: String)
-}
