@@ -35,6 +35,20 @@ public struct DeviceErrorCode: RawRepresentable, Codable, Sendable, Hashable, Cu
     public static let replayedRequest = DeviceErrorCode(rawValue: "replayed_request")
     public static let bodyMismatch = DeviceErrorCode(rawValue: "body_mismatch")
 
+    // Approvals (400, 404, 409, 410).
+    /// The request does not exist, or was not addressed to this device (404).
+    public static let unknownRequest = DeviceErrorCode(rawValue: "unknown_request")
+    /// The request was already approved or denied, on this device or another (409).
+    public static let alreadyDecided = DeviceErrorCode(rawValue: "already_decided")
+    /// The request expired before the answer arrived (410).
+    public static let approvalExpired = DeviceErrorCode(rawValue: "approval_expired")
+    /// The signed response is malformed, or not signed by this device's key (400).
+    public static let invalidResponse = DeviceErrorCode(rawValue: "invalid_response")
+    /// The response signs a digest other than that of the details sealed for this device (400).
+    public static let detailsMismatch = DeviceErrorCode(rawValue: "details_mismatch")
+    /// The response repeats another challenge, or names another request (400).
+    public static let challengeMismatch = DeviceErrorCode(rawValue: "challenge_mismatch")
+
     // Administration (401, 403).
     public static let invalidToken = DeviceErrorCode(rawValue: "invalid_token")
     public static let insufficientRights = DeviceErrorCode(rawValue: "insufficient_rights")

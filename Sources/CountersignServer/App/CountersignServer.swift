@@ -110,7 +110,7 @@ public final class CountersignServer: Sendable {
     /// requests in flight finish before it returns, then the database is closed.
     public func run(signals: [UnixSignal] = [.sigint, .sigterm]) async throws {
         let group = ServiceGroup(configuration: .init(
-            services: [application], gracefulShutdownSignals: signals, logger: services.logger))
+            services: [application, LiveStreamCloser(events: services.approvalEvents)], gracefulShutdownSignals: signals, logger: services.logger))
         do {
             try await group.run()
         } catch {
@@ -153,7 +153,7 @@ public final class CountersignServer: Sendable {
     /// Starts serving in the background and returns once the socket is bound.
     public func start() async throws -> Running {
         let group = ServiceGroup(configuration: .init(
-            services: [application], gracefulShutdownSignals: [], logger: services.logger))
+            services: [application, LiveStreamCloser(events: services.approvalEvents)], gracefulShutdownSignals: [], logger: services.logger))
         let task = Task { try await group.run() }
         guard let port = await port() else {
             task.cancel()

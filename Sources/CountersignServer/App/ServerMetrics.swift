@@ -44,6 +44,23 @@ public struct ServerMetrics: Sendable {
             labels: [("error", code)]).increment()
     }
 
+    func approvalStarted(devices: Int) {
+        registry.makeCounter(descriptor: Self.name("approval_requests", unit: "total", "approval requests created"))
+            .increment()
+        registry.makeCounter(descriptor: Self.name("approval_deliveries", unit: "total", "request details sealed to a device"))
+            .increment(by: Int64(devices))
+    }
+
+    func approvalDecided(_ status: String) {
+        registry.makeCounter(descriptor: Self.name("approval_decisions", unit: "total", "device decisions recorded"),
+                             labels: [("decision", status)]).increment()
+    }
+
+    /// Device live streams open.
+    var liveStreams: Gauge {
+        registry.makeGauge(descriptor: Self.name("device_live_streams", unit: "", "device live streams open"))
+    }
+
     /// The Prometheus text exposition.
     public func exposition() -> String { registry.emitToString() }
 }

@@ -11,6 +11,7 @@ public struct Repositories: Sendable {
     public var tickets: any EnrollmentTicketRepository = SQLEnrollmentTicketRepository()
     public var devices: any DeviceRepository = SQLDeviceRepository()
     public var audit: any AuditRepository = SQLAuditRepository()
+    public var approvals: any ApprovalTransactionRepository = SQLApprovalTransactionRepository()
 
     public init() {}
 }
@@ -27,6 +28,10 @@ public struct ServerServices: Sendable {
     public let adminAuthenticator: AdminAuthenticator
     public let metrics: ServerMetrics
     public let logger: Logger
+    /// Wakes the live streams of connected devices.
+    public let approvalEvents = ApprovalEvents()
+    /// When expired approval requests were last swept.
+    let approvalSweep = SweepSchedule()
 
     init(configuration: ServerConfiguration, origin: PublicOrigin, database: any Database, sealer: SecretSealer,
          metrics: ServerMetrics, logger: Logger) {

@@ -10,12 +10,14 @@ struct DeviceRoutes: Sendable {
     let enrollment: EnrollmentService
     let authenticator: DeviceAuthenticator
     let selfService: DeviceSelfService
+    let approvals: ApprovalService
 
     init(services: ServerServices) {
         self.services = services
         self.enrollment = EnrollmentService(services: services)
         self.authenticator = DeviceAuthenticator(services: services)
         self.selfService = DeviceSelfService(services: services)
+        self.approvals = ApprovalService(services: services)
     }
 
     func register(on router: Router<CountersignRequestContext>) {
@@ -52,7 +54,37 @@ struct DeviceRoutes: Sendable {
                     try JSON.response(try await selfService.setPush(device, nil, tenant: tenant))
                 }
             }
+            router.get("\(prefix)/requests") { request, context in
+                try await self.signed(request, context) { device, _, _ in
+                    try JSON.response(PendingRequestList(requests: try await approvals.inbox(for: device)))
+                }
+            }
+            router.get("\(prefix)/requests/stream") { request, context in
+                try await self.signed(request, context) { device, _, _ in
+                    RequestStream(services: services, approvals: approvals, device: device).response()
+                }
+            }
+            router.get("\(prefix)/requests/{id}") { request, context in
+                try await self.signed(request, context) { device, _, _ in
+                    let id = try context.parameters.require("id")
+                    return try await Self.answering { try JSON.response(try await approvals.request(id, for: device)) }
+                }
+            }
+            router.post("\(prefix)/requests/{id}/response") { request, context in
+                try await self.signed(request, context) { device, _, body in
+                    let id = try context.parameters.require("id")
+                    let submission = try JSON.decode(ApprovalSubmission.self, from: body)
+                    return try await Self.answering {
+                        try JSON.response(try await approvals.answer(id, by: device, submission: submission))
+                    }
+                }
+            }
         }
+    }
+
+    /// Turns an `ApprovalError` into its wire error.
+    private static func answering(_ body: () async throws -> Response) async throws -> Response {
+        do { return try await body() } catch let error as ApprovalError { throw error.apiError }
     }
 
     private func tenant(_ context: CountersignRequestContext) async throws -> Tenant {

@@ -129,6 +129,58 @@ public enum Migrations {
             """,
             "CREATE INDEX audit_events_tenant ON audit_events (tenant_id, id)",
         ]),
+        Migration(version: 2, name: "approvals", statements: [
+            // Token-signing keys, apart from the device-protocol key of `tenants`: a token and a
+            // device-protocol message can never be confused, and each can rotate on its own.
+            """
+            CREATE TABLE token_signing_keys (
+                id TEXT PRIMARY KEY,
+                tenant_id TEXT NOT NULL REFERENCES tenants(id) ON DELETE CASCADE,
+                sealed_key BLOB NOT NULL,
+                public_jwk TEXT NOT NULL,
+                created_at BIGINT NOT NULL,
+                retired_at BIGINT
+            )
+            """,
+            "CREATE INDEX token_signing_keys_tenant ON token_signing_keys (tenant_id, created_at)",
+            // One row per CIBA request. `auth_req_id` is a bearer value for the client, so only
+            // its SHA-256 is stored. `details` is the canonical JSON sealed to every device.
+            """
+            CREATE TABLE approval_transactions (
+                id TEXT PRIMARY KEY,
+                auth_req_id_hash BLOB NOT NULL UNIQUE,
+                tenant_id TEXT NOT NULL REFERENCES tenants(id) ON DELETE CASCADE,
+                client_id TEXT NOT NULL,
+                user_id TEXT NOT NULL,
+                scope TEXT NOT NULL,
+                acr_values TEXT,
+                binding_message TEXT,
+                details TEXT NOT NULL,
+                details_sha256 TEXT NOT NULL,
+                challenge TEXT NOT NULL,
+                status TEXT NOT NULL,
+                poll_interval BIGINT NOT NULL,
+                last_polled_at BIGINT,
+                created_at BIGINT NOT NULL,
+                expires_at BIGINT NOT NULL,
+                decided_at BIGINT,
+                decided_by_device TEXT,
+                response_jws TEXT,
+                factors TEXT,
+                exchanged_at BIGINT
+            )
+            """,
+            "CREATE INDEX approval_transactions_expiry ON approval_transactions (expires_at)",
+            """
+            CREATE TABLE approval_deliveries (
+                device_id TEXT NOT NULL,
+                transaction_id TEXT NOT NULL REFERENCES approval_transactions(id) ON DELETE CASCADE,
+                sealed_details TEXT NOT NULL,
+                PRIMARY KEY (device_id, transaction_id)
+            )
+            """,
+            "CREATE INDEX approval_deliveries_transaction ON approval_deliveries (transaction_id)",
+        ]),
     ]
 
     /// Applies every migration the database lacks, in order. On PostgreSQL an advisory lock

@@ -1,0 +1,102 @@
+import Crypto
+import Foundation
+
+/// The user's decision on one request, as a compact JWS signed by the device key
+/// (`typ` `countersign-response+jwt`, `kid` the device id). It signs the decision together with
+/// the SHA-256 of the exact details the device opened and showed, and the server's challenge.
+/// The server keeps it as the approval receipt.
+///
+/// ```swift
+/// let response = ApprovalResponse(requestID: details.requestID, decision: .approve,
+///                                 detailsDigest: digest, challenge: details.challenge,
+///                                 factors: ["confirm"], issuedAt: now)
+/// let jws = try response.sign(deviceID: enrollment.deviceID, signer: keys.signer)
+/// ```
+public struct ApprovalResponse: Codable, Sendable, Equatable {
+    public static let type = "countersign-response+jwt"
+
+    public enum Decision: String, Codable, Sendable, CaseIterable {
+        case approve, deny
+    }
+
+    public var requestID: String
+    public var decision: Decision
+    /// Base64url SHA-256 of the canonical details the device opened (`TransactionDetails.digest`).
+    public var detailsDigest: String
+    /// The `challenge` of those details.
+    public var challenge: String
+    /// How the user was verified on the device (`confirm` until other factors exist).
+    public var factors: [String]
+    /// Seconds since 1970.
+    public var issuedAt: Int64
+
+    public init(requestID: String, decision: Decision, detailsDigest: String, challenge: String, factors: [String],
+                issuedAt: Int64) {
+        self.requestID = requestID
+        self.decision = decision
+        self.detailsDigest = detailsDigest
+        self.challenge = challenge
+        self.factors = factors
+        self.issuedAt = issuedAt
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case decision, challenge, factors
+        case requestID = "request_id"
+        case detailsDigest = "details_sha256"
+        case issuedAt = "iat"
+    }
+
+    /// Signs the response: canonical JSON payload, `typ` and `kid` in the header.
+    public func sign(deviceID: String, signer: some ES256Signer) throws -> CompactJWS {
+        try CompactJWS.sign(
+            header: ["typ": .string(Self.type), "kid": .string(deviceID)],
+            payload: JSONValue(encoding: self).canonicalData, signer: signer)
+    }
+
+    /// Parses a signed response and checks it was signed by `key` for `deviceID`. The caller
+    /// then compares the request, digest and challenge with what it sealed.
+    public static func verified(
+        _ text: String, key: P256.Signing.PublicKey, deviceID: String
+    ) throws(ApprovalMessageError) -> (response: ApprovalResponse, jws: CompactJWS) {
+        let jws: CompactJWS
+        do { jws = try CompactJWS(parsing: text) } catch { throw .malformed("the response is not an ES256 JWS: \(error)") }
+        guard jws.type == type else { throw .malformed("the response's typ must be \(type)") }
+        guard jws.keyID == deviceID else { throw .malformed("the response's kid is not this device") }
+        guard jws.isValid(for: key) else { throw .malformed("the response is not signed by this device's key") }
+        guard let payload = try? JSONValue(parsing: jws.payload),
+              let response = try? payload.decode(as: ApprovalResponse.self) else {
+            throw .malformed("the response's payload lacks a required claim")
+        }
+        return (response, jws)
+    }
+}
+
+/// `POST /device/v1/requests/{id}/response`: the signed decision.
+public struct ApprovalSubmission: Codable, Sendable, Equatable {
+    /// An `ApprovalResponse` JWS.
+    public var response: String
+
+    public init(response: String) {
+        self.response = response
+    }
+}
+
+/// The server's answer to an accepted decision.
+public struct ApprovalAcknowledgement: Codable, Sendable, Equatable {
+    public var requestID: String
+    public var status: String
+    public var decidedAt: Date
+
+    public init(requestID: String, status: String, decidedAt: Date) {
+        self.requestID = requestID
+        self.status = status
+        self.decidedAt = decidedAt
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case status
+        case requestID = "request_id"
+        case decidedAt = "decided_at"
+    }
+}

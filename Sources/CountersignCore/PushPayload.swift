@@ -1,0 +1,79 @@
+import Foundation
+
+/// What a push notification carries: identifiers and an expiry, never the details (those are
+/// fetched over a device-signed request and opened with the device's key). It travels under the
+/// key `countersign`: as a JSON object beside `aps` in an APNs payload, and as a JSON string in
+/// an FCM data message (whose values must be strings).
+///
+/// ```swift
+/// // Server: the custom part of an APNs payload, or the FCM data map.
+/// let apns = payload.apnsMember          // ["countersign": {...}]
+/// let fcm = payload.fcmData              // ["countersign": "{\"device_id\":…}"]
+/// // Device: from a notification's userInfo.
+/// if let payload = PushPayload(userInfo: notification.request.content.userInfo) { … }
+/// ```
+public struct PushPayload: Codable, Sendable, Equatable {
+    /// The key the payload is carried under.
+    public static let key = "countersign"
+    public static let currentVersion: Int64 = 1
+
+    public var version: Int64
+    /// The device the push is for: with several enrollments on one phone, it says which.
+    public var deviceID: String
+    public var requestID: String
+    /// Seconds since 1970; a push opened later can be discarded without a network call.
+    public var expiresAt: Int64
+
+    public init(deviceID: String, requestID: String, expiresAt: Int64) {
+        self.version = Self.currentVersion
+        self.deviceID = deviceID
+        self.requestID = requestID
+        self.expiresAt = expiresAt
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case version = "v"
+        case deviceID = "device_id"
+        case requestID = "request_id"
+        case expiresAt = "exp"
+    }
+
+    /// The canonical JSON of the payload.
+    public var json: JSONValue {
+        .object([
+            "v": .integer(version), "device_id": .string(deviceID), "request_id": .string(requestID),
+            "exp": .integer(expiresAt),
+        ])
+    }
+
+    /// The member to merge into an APNs payload, beside `aps`.
+    public var apnsMember: [String: JSONValue] { [Self.key: json] }
+
+    /// The FCM data map.
+    public var fcmData: [String: String] { [Self.key: json.canonicalString] }
+
+    /// Reads a payload from a notification's `userInfo` (APNs: a dictionary under `countersign`;
+    /// FCM: a JSON string under it). Nil for a push that is not Countersign's or not understood.
+    public init?(userInfo: [AnyHashable: Any]) {
+        guard let member = userInfo[Self.key] else { return nil }
+        let data: Data
+        if let text = member as? String {
+            data = Data(text.utf8)
+        } else if JSONSerialization.isValidJSONObject(member),
+                  let encoded = try? JSONSerialization.data(withJSONObject: member) {
+            data = encoded
+        } else {
+            return nil
+        }
+        self.init(jsonData: data)
+    }
+
+    /// Reads a payload from the JSON of the `countersign` member.
+    public init?(jsonData: Data) {
+        guard let value = try? JSONValue(parsing: jsonData),
+              let payload = try? value.decode(as: PushPayload.self),
+              payload.version == Self.currentVersion,
+              !payload.deviceID.isEmpty, !payload.requestID.isEmpty else { return nil }
+        self = payload
+    }
+}

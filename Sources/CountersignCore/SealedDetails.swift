@@ -1,0 +1,112 @@
+import Crypto
+import Foundation
+
+/// Request details sealed to one device's HPKE key (RFC 9180 base mode, `HPKESuite.countersign`).
+///
+/// The HPKE `info` names the protocol and the device, and the additional data names the request,
+/// so a ciphertext sealed for one device or one request cannot be passed off as another's.
+///
+/// ```swift
+/// let sealed = try SealedDetails.seal(plaintext, to: deviceKey, deviceID: "dev_…", requestID: "txn_…")
+/// ```
+public struct SealedDetails: Codable, Sendable, Equatable {
+    /// The suite name, `HPKESuite.name`.
+    public var suite: String
+    /// The encapsulated key, base64url.
+    public var encapsulatedKey: String
+    /// The AES-256-GCM ciphertext and tag, base64url.
+    public var ciphertext: String
+
+    public init(suite: String, encapsulatedKey: String, ciphertext: String) {
+        self.suite = suite
+        self.encapsulatedKey = encapsulatedKey
+        self.ciphertext = ciphertext
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case suite, ciphertext
+        case encapsulatedKey = "enc"
+    }
+
+    /// `countersign/v1/details` ‖ 0x00 ‖ device id.
+    public static func info(deviceID: String) -> Data {
+        Data("countersign/v1/details".utf8) + Data([0]) + Data(deviceID.utf8)
+    }
+
+    /// The request id, UTF-8.
+    public static func additionalData(requestID: String) -> Data {
+        Data(requestID.utf8)
+    }
+
+    /// Seals `plaintext` (canonical `TransactionDetails` bytes) to a device.
+    public static func seal(
+        _ plaintext: Data, to key: P256.KeyAgreement.PublicKey, deviceID: String, requestID: String
+    ) throws -> SealedDetails {
+        var sender = try HPKE.Sender(recipientKey: key, ciphersuite: HPKESuite.countersign, info: info(deviceID: deviceID))
+        let ciphertext = try sender.seal(plaintext, authenticating: additionalData(requestID: requestID))
+        return SealedDetails(
+            suite: HPKESuite.name, encapsulatedKey: sender.encapsulatedKey.base64URLEncodedString,
+            ciphertext: ciphertext.base64URLEncodedString)
+    }
+
+    /// The decoded encapsulated key and ciphertext, checking the suite.
+    public func parts() throws(ApprovalMessageError) -> (encapsulatedKey: Data, ciphertext: Data) {
+        guard suite == HPKESuite.name else { throw .malformed("unsupported HPKE suite \(suite)") }
+        guard let enc = Data(base64URLEncoded: encapsulatedKey), let sealed = Data(base64URLEncoded: ciphertext) else {
+            throw .malformed("the sealed details are not base64url")
+        }
+        return (enc, sealed)
+    }
+}
+
+/// One undecided request addressed to a device, as its inbox, its live stream and
+/// `GET /device/v1/requests/{id}` return it: identifiers and times in the clear, the details
+/// sealed to this device.
+public struct PendingRequestEnvelope: Codable, Sendable, Equatable {
+    public var id: String
+    public var createdAt: Date
+    public var expiresAt: Date
+    public var details: SealedDetails
+
+    public init(id: String, createdAt: Date, expiresAt: Date, details: SealedDetails) {
+        self.id = id
+        self.createdAt = createdAt
+        self.expiresAt = expiresAt
+        self.details = details
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id, details
+        case createdAt = "created_at"
+        case expiresAt = "expires_at"
+    }
+}
+
+/// `GET /device/v1/requests`: the device's undecided, unexpired requests, newest first.
+public struct PendingRequestList: Codable, Sendable, Equatable {
+    public var requests: [PendingRequestEnvelope]
+
+    public init(requests: [PendingRequestEnvelope]) {
+        self.requests = requests
+    }
+}
+
+/// The events of the live stream (`GET /device/v1/requests/stream`, Server-Sent Events).
+public enum RequestStreamEvent {
+    /// `data` is a `PendingRequestEnvelope`: a new request, or one pending when the stream opened.
+    public static let request = "request"
+    /// `data` is a `RequestClosed`: a request left the inbox (answered, possibly on another device).
+    public static let closed = "closed"
+}
+
+/// A request that is no longer pending, and why.
+public struct RequestClosed: Codable, Sendable, Equatable {
+    public var id: String
+    /// `approved`, `denied` or `expired`.
+    public var status: String
+
+    public init(id: String, status: String) {
+        self.id = id
+        self.status = status
+    }
+}

@@ -1,0 +1,136 @@
+import Crypto
+import Foundation
+
+/// What a device shows the user before they approve or deny: who asks, for whom, what for, from
+/// where, and until when. The server serialises it as canonical JSON (`canonicalData`), seals
+/// those bytes to each device, and the device signs the SHA-256 of the exact bytes it opened.
+/// Because the bytes are canonical, server and device compute the same digest, and a receipt
+/// proves what was shown (PSD2 dynamic linking by construction).
+///
+/// Times are integer seconds since 1970, so that the canonical form has integers only.
+///
+/// ```swift
+/// let plaintext = try details.canonicalData()
+/// let digest = TransactionDetails.digest(of: plaintext)   // base64url SHA-256
+/// ```
+public struct TransactionDetails: Codable, Sendable, Equatable {
+    /// The version of this format.
+    public static let currentVersion: Int64 = 1
+
+    public struct Party: Codable, Sendable, Equatable {
+        public var id: String
+        public var name: String
+
+        public init(id: String, name: String) {
+            self.id = id
+            self.name = name
+        }
+    }
+
+    /// Where the relying party's request came from, as the server saw it.
+    public struct Context: Codable, Sendable, Equatable {
+        public var ipAddress: String?
+        public var userAgent: String?
+
+        public init(ipAddress: String?, userAgent: String?) {
+            self.ipAddress = ipAddress
+            self.userAgent = userAgent
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case ipAddress = "ip_address"
+            case userAgent = "user_agent"
+        }
+    }
+
+    public var version: Int64
+    /// The request's id in the device protocol (`txn_…`); not the relying party's `auth_req_id`.
+    public var requestID: String
+    /// The tenant's slug.
+    public var tenant: String
+    /// The user the request is for (`name` is the username).
+    public var user: Party
+    /// The relying party (`name` is its display name).
+    public var client: Party
+    /// Shown verbatim on both screens, when the relying party sent one.
+    public var bindingMessage: String?
+    public var scope: [String]
+    public var acrValues: [String]?
+    public var context: Context
+    public var requestedAt: Int64
+    public var expiresAt: Int64
+    /// 256 random bits chosen by the server; the signed answer must repeat it.
+    public var challenge: String
+
+    public init(
+        requestID: String, tenant: String, user: Party, client: Party, bindingMessage: String?, scope: [String],
+        acrValues: [String]?, context: Context, requestedAt: Int64, expiresAt: Int64, challenge: String
+    ) {
+        self.version = Self.currentVersion
+        self.requestID = requestID
+        self.tenant = tenant
+        self.user = user
+        self.client = client
+        self.bindingMessage = bindingMessage
+        self.scope = scope
+        self.acrValues = acrValues
+        self.context = context
+        self.requestedAt = requestedAt
+        self.expiresAt = expiresAt
+        self.challenge = challenge
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case tenant, user, client, scope, context, challenge
+        case version = "v"
+        case requestID = "request_id"
+        case bindingMessage = "binding_message"
+        case acrValues = "acr_values"
+        case requestedAt = "requested_at"
+        case expiresAt = "expires_at"
+    }
+
+    /// The canonical JSON bytes: what is sealed, shown and digested.
+    public func canonicalData() throws -> Data {
+        try JSONValue(encoding: self).canonicalData
+    }
+
+    /// The base64url SHA-256 of the canonical bytes, as signed in `ApprovalResponse.detailsDigest`.
+    public static func digest(of canonicalBytes: Data) -> String {
+        Data(SHA256.hash(data: canonicalBytes)).base64URLEncodedString
+    }
+
+    /// Parses bytes a device opened. They must be the canonical form of a version-1 details
+    /// object, since the digest is taken over them exactly as received.
+    public init(canonicalBytes: Data) throws(ApprovalMessageError) {
+        guard let value = try? JSONValue(parsing: canonicalBytes), case .object = value,
+              !JSONValue.hasDuplicateMemberNames(canonicalBytes) else {
+            throw .malformed("the request details are not a JSON object")
+        }
+        guard value.canonicalData == canonicalBytes else {
+            throw .malformed("the request details are not in canonical form")
+        }
+        guard let details = try? value.decode(as: TransactionDetails.self) else {
+            throw .malformed("the request details lack a required member")
+        }
+        guard details.version == Self.currentVersion else {
+            throw .unsupportedVersion(details.version)
+        }
+        self = details
+    }
+}
+
+/// Why a message of the approval protocol was refused.
+public enum ApprovalMessageError: Error, Sendable, Equatable, CustomStringConvertible {
+    case malformed(String)
+    case unsupportedVersion(Int64)
+    case cannotOpen
+
+    public var description: String {
+        switch self {
+        case .malformed(let why): why
+        case .unsupportedVersion(let version): "version \(version) of the request details is not supported"
+        case .cannotOpen: "the sealed details could not be opened with this device's key"
+        }
+    }
+}

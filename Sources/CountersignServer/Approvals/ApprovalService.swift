@@ -1,0 +1,248 @@
+import CountersignCore
+import Crypto
+import Foundation
+import Synchronization
+
+/// What a relying party asks a user to approve, once `bc-authorize` has checked it.
+public struct NewApproval: Sendable {
+    public var client: Client
+    public var user: User
+    public var scope: [String]
+    public var acrValues: [String]?
+    public var bindingMessage: String?
+    /// The requesting IP address and User-Agent, shown on the device.
+    public var context: TransactionDetails.Context
+    public var lifetime: TimeInterval
+    /// Seconds the client must wait between token requests.
+    public var interval: Int
+
+    public init(client: Client, user: User, scope: [String], acrValues: [String]?, bindingMessage: String?,
+                context: TransactionDetails.Context, lifetime: TimeInterval, interval: Int) {
+        self.client = client
+        self.user = user
+        self.scope = scope
+        self.acrValues = acrValues
+        self.bindingMessage = bindingMessage
+        self.context = context
+        self.lifetime = lifetime
+        self.interval = interval
+    }
+}
+
+/// A request stored and sealed to every device; `authReqID` is shown to the client once.
+public struct StartedApproval: Sendable {
+    public let authReqID: String
+    public let transaction: ApprovalTransaction
+}
+
+public enum ApprovalStartError: Error, Sendable, Equatable {
+    case userDisabled
+    case noActiveDevice
+}
+
+/// The approval loop between relying party and device: creates a request and seals its details
+/// to each of the user's devices, serves a device its inbox, and records the device's signed
+/// decision in one conditional update.
+public struct ApprovalService: Sendable {
+    /// The most devices one request is sealed for.
+    static let maximumDevicesPerUser = 50
+    /// The most requests one inbox lists.
+    static let inboxLimit = 50
+    /// How long an undecided request is kept after it expired (token requests then get
+    /// `expired_token` rather than `invalid_grant`).
+    static let expiredRetention: TimeInterval = 3600
+    /// How long a decided request (and its receipt) is kept after it expired.
+    static let decidedRetention: TimeInterval = 30 * 86400
+
+    let services: ServerServices
+
+    init(services: ServerServices) {
+        self.services = services
+    }
+
+    /// The stored form of an `auth_req_id`.
+    public static func hash(authReqID: String) -> Data {
+        Secrets.hash(authReqID)
+    }
+
+    // MARK: - Relying-party side
+
+    /// Stores a new request and seals its details to each active device of the user.
+    public func start(_ request: NewApproval, tenant: Tenant) async throws -> StartedApproval {
+        guard request.user.status == .active else { throw ApprovalStartError.userDisabled }
+        let devices = try await services.repositories.devices.list(
+            userID: request.user.id, after: nil, limit: Self.maximumDevicesPerUser, on: services.database)
+        guard !devices.isEmpty else { throw ApprovalStartError.noActiveDevice }
+
+        let now = services.now()
+        let created = Date(timeIntervalSince1970: (now.timeIntervalSince1970 * 1000).rounded(.down) / 1000)
+        let expires = created.addingTimeInterval(request.lifetime)
+        let id = Identifier.make("txn", at: created)
+        let authReqID = Secrets.randomBytes(32).base64URLEncodedString
+        let details = TransactionDetails(
+            requestID: id, tenant: tenant.slug, user: .init(id: request.user.id, name: request.user.username),
+            client: .init(id: request.client.id, name: request.client.name), bindingMessage: request.bindingMessage,
+            scope: request.scope, acrValues: request.acrValues, context: request.context,
+            requestedAt: Int64(created.timeIntervalSince1970), expiresAt: Int64(expires.timeIntervalSince1970.rounded(.up)),
+            challenge: Secrets.randomBytes(32).base64URLEncodedString)
+        let plaintext = try details.canonicalData()
+        let deliveries = try devices.map { device in
+            ApprovalDelivery(
+                deviceID: device.id, transactionID: id,
+                sealed: try SealedDetails.seal(
+                    plaintext, to: try device.encryptionKey.agreementKey(), deviceID: device.id, requestID: id))
+        }
+        let transaction = ApprovalTransaction(
+            id: id, authReqIDHash: Self.hash(authReqID: authReqID), tenantID: tenant.id, clientID: request.client.id,
+            userID: request.user.id, scope: request.scope, acrValues: request.acrValues,
+            bindingMessage: request.bindingMessage, details: String(decoding: plaintext, as: UTF8.self),
+            detailsDigest: TransactionDetails.digest(of: plaintext), challenge: details.challenge, status: .pending,
+            pollInterval: request.interval, lastPolledAt: nil, createdAt: created, expiresAt: expires, decidedAt: nil,
+            decidedByDevice: nil, response: nil, factors: nil, exchangedAt: nil)
+        try await services.database.transaction { executor in
+            try await services.repositories.approvals.insert(transaction, deliveries: deliveries, on: executor)
+        }
+        for delivery in deliveries {
+            services.approvalEvents.publish(
+                .request(PendingRequestEnvelope(id: id, createdAt: created, expiresAt: expires, details: delivery.sealed)),
+                to: delivery.deviceID)
+        }
+        services.metrics.approvalStarted(devices: deliveries.count)
+        try await sweepIfDue(now: now)
+        return StartedApproval(authReqID: authReqID, transaction: transaction)
+    }
+
+    // MARK: - Device side
+
+    /// The device's undecided, unexpired requests, newest first.
+    public func inbox(for device: Device) async throws -> [PendingRequestEnvelope] {
+        try await services.repositories.approvals.pending(
+            deviceID: device.id, at: services.now(), limit: Self.inboxLimit, on: services.database)
+    }
+
+    /// One request sealed for this device, if it can still be answered.
+    public func request(_ id: String, for device: Device) async throws -> PendingRequestEnvelope {
+        let (delivery, transaction) = try await answerable(id, by: device)
+        return PendingRequestEnvelope(
+            id: transaction.id, createdAt: transaction.createdAt, expiresAt: transaction.expiresAt, details: delivery.sealed)
+    }
+
+    /// Records the device's signed decision. The checks (signature, request, challenge, digest)
+    /// run before the one conditional update that also checks state and expiry, so the first
+    /// valid answer wins and every later one gets `already_decided`.
+    public func answer(_ id: String, by device: Device, submission: ApprovalSubmission) async throws -> ApprovalAcknowledgement {
+        let (_, transaction) = try await answerable(id, by: device)
+        let key = try device.signingKey.signingKey()
+        let verified: (response: ApprovalResponse, jws: CompactJWS)
+        do {
+            verified = try ApprovalResponse.verified(submission.response, key: key, deviceID: device.id)
+        } catch {
+            throw ApprovalError.invalidResponse(error.description)
+        }
+        let response = verified.response
+        guard response.requestID == transaction.id else {
+            throw ApprovalError.challengeMismatch("the response names request \(response.requestID), not \(transaction.id)")
+        }
+        guard Secrets.constantTimeEqual(Data(response.challenge.utf8), Data(transaction.challenge.utf8)) else {
+            throw ApprovalError.challengeMismatch("the response does not repeat this request's challenge")
+        }
+        guard response.detailsDigest == transaction.detailsDigest else {
+            throw ApprovalError.detailsMismatch
+        }
+        guard !response.factors.isEmpty, response.factors.allSatisfy(Self.isFactorName) else {
+            throw ApprovalError.invalidResponse("factors must list how the user was verified, e.g. [\"confirm\"]")
+        }
+        let now = services.now()
+        let status: ApprovalTransaction.Status = response.decision == .approve ? .approved : .denied
+        let recorded = try await services.database.transaction { executor in
+            guard try await services.repositories.approvals.decide(
+                id: transaction.id, status: status, deviceID: device.id, response: submission.response,
+                factors: response.factors, at: now, on: executor) else { return false }
+            try await services.audit.record(
+                status == .approved ? "approval.approved" : "approval.denied", actor: "device:\(device.id)",
+                tenantID: transaction.tenantID, target: ("approval", transaction.id),
+                details: ["client_id": transaction.clientID, "user_id": transaction.userID], at: now, on: executor)
+            return true
+        }
+        guard recorded else {
+            // Lost the race, or expired meanwhile: say which.
+            let current = try await services.repositories.approvals.find(id: transaction.id, on: services.database)
+            if let current, current.status != .pending { throw ApprovalError.alreadyDecided(current.status) }
+            throw ApprovalError.expired
+        }
+        services.metrics.approvalDecided(status.rawValue)
+        let closed = RequestClosed(id: transaction.id, status: status.rawValue)
+        for deviceID in try await services.repositories.approvals.deviceIDs(transactionID: transaction.id, on: services.database) {
+            services.approvalEvents.publish(.closed(closed), to: deviceID)
+        }
+        return ApprovalAcknowledgement(requestID: transaction.id, status: status.rawValue, decidedAt: now)
+    }
+
+    /// The delivery of `id` to this device, if the request is still pending and unexpired.
+    private func answerable(_ id: String, by device: Device) async throws -> (ApprovalDelivery, ApprovalTransaction) {
+        guard let (delivery, transaction) = try await services.repositories.approvals.delivery(
+            transactionID: id, deviceID: device.id, on: services.database) else {
+            throw ApprovalError.unknownRequest
+        }
+        guard transaction.status == .pending else { throw ApprovalError.alreadyDecided(transaction.status) }
+        guard !transaction.isExpired(at: services.now()) else { throw ApprovalError.expired }
+        return (delivery, transaction)
+    }
+
+    /// Factor names are short lowercase tokens (`confirm`, later `pin`, `biometric`, …).
+    private static func isFactorName(_ name: String) -> Bool {
+        (1...32).contains(name.utf8.count) && name.utf8.allSatisfy { (0x61...0x7a).contains($0) || $0 == 0x5f }
+    }
+
+    // MARK: - Clean-up
+
+    /// Deletes expired requests, at most once a minute, by whichever request comes first; the
+    /// delete goes through the expiry index, so its cost follows what expired, not what is stored.
+    private func sweepIfDue(now: Date) async throws {
+        guard services.approvalSweep.isDue(at: now) else { return }
+        let deleted = try await services.repositories.approvals.purge(
+            undecidedBefore: now.addingTimeInterval(-Self.expiredRetention),
+            decidedBefore: now.addingTimeInterval(-Self.decidedRetention), on: services.database)
+        if deleted > 0 { services.logger.debug("removed expired approval requests", metadata: ["count": "\(deleted)"]) }
+    }
+}
+
+/// Why a device's call about a request was refused.
+public enum ApprovalError: Error, Sendable, Equatable {
+    case unknownRequest
+    case alreadyDecided(ApprovalTransaction.Status)
+    case expired
+    case invalidResponse(String)
+    case detailsMismatch
+    case challengeMismatch(String)
+
+    var apiError: APIError {
+        switch self {
+        case .unknownRequest:
+            APIError(.notFound, .unknownRequest, "no such request was sent to this device")
+        case .alreadyDecided(let status):
+            APIError(.conflict, .alreadyDecided, "the request was already \(status.rawValue)")
+        case .expired:
+            APIError(.gone, .approvalExpired, "the request has expired")
+        case .invalidResponse(let why):
+            APIError(.badRequest, .invalidResponse, why)
+        case .detailsMismatch:
+            APIError(.badRequest, .detailsMismatch, "the response signs other details than were sent to this device")
+        case .challengeMismatch(let why):
+            APIError(.badRequest, .challengeMismatch, why)
+        }
+    }
+}
+
+/// At most one sweep a minute per node.
+final class SweepSchedule: Sendable {
+    private let last = Mutex<Date>(.distantPast)
+
+    func isDue(at now: Date) -> Bool {
+        last.withLock { last in
+            guard now.timeIntervalSince(last) > 60 else { return false }
+            last = now
+            return true
+        }
+    }
+}

@@ -1,0 +1,211 @@
+import CountersignCore
+import Foundation
+
+/// One request for a user's approval, from `bc-authorize` to the token exchange. The relying
+/// party knows it by `auth_req_id` (stored as a hash), devices by `id`.
+public struct ApprovalTransaction: Sendable, Equatable {
+    public enum Status: String, Sendable, Codable {
+        case pending, approved, denied
+    }
+
+    public var id: String
+    public var authReqIDHash: Data
+    public var tenantID: String
+    public var clientID: String
+    public var userID: String
+    public var scope: [String]
+    public var acrValues: [String]?
+    public var bindingMessage: String?
+    /// The canonical `TransactionDetails` JSON sealed to every device.
+    public var details: String
+    /// `TransactionDetails.digest` of `details`.
+    public var detailsDigest: String
+    public var challenge: String
+    public var status: Status
+    /// Seconds the client must wait between token requests; grows with each `slow_down`.
+    public var pollInterval: Int
+    public var lastPolledAt: Date?
+    public var createdAt: Date
+    public var expiresAt: Date
+    public var decidedAt: Date?
+    public var decidedByDevice: String?
+    /// The device's signed `ApprovalResponse`: the receipt.
+    public var response: String?
+    public var factors: [String]?
+    public var exchangedAt: Date?
+
+    public func isExpired(at date: Date) -> Bool { date >= expiresAt }
+}
+
+/// What is sealed for one device.
+public struct ApprovalDelivery: Sendable, Equatable {
+    public var deviceID: String
+    public var transactionID: String
+    public var sealed: SealedDetails
+}
+
+/// The storage the approval loop needs, for the relying-party side (`CIBA/`) and the device side.
+public protocol ApprovalTransactionRepository: Sendable {
+    func insert(_ transaction: ApprovalTransaction, deliveries: [ApprovalDelivery], on executor: any SQLExecutor) async throws
+    func find(authReqIDHash: Data, on executor: any SQLExecutor) async throws -> ApprovalTransaction?
+    func find(id: String, on executor: any SQLExecutor) async throws -> ApprovalTransaction?
+    /// The delivery of a request to one device, with its transaction; nil if none was made.
+    func delivery(transactionID: String, deviceID: String, on executor: any SQLExecutor) async throws
+        -> (ApprovalDelivery, ApprovalTransaction)?
+    /// The devices a request was sealed for.
+    func deviceIDs(transactionID: String, on executor: any SQLExecutor) async throws -> [String]
+    /// The device's pending, unexpired requests, newest first.
+    func pending(deviceID: String, at date: Date, limit: Int, on executor: any SQLExecutor) async throws -> [PendingRequestEnvelope]
+    /// Records the decision if the request is still pending and unexpired at `date`; false otherwise.
+    func decide(id: String, status: ApprovalTransaction.Status, deviceID: String, response: String, factors: [String],
+                at date: Date, on executor: any SQLExecutor) async throws -> Bool
+    /// Records a token request: sets `last_polled_at` and the interval, if `last_polled_at` is
+    /// still `previous` (so that of two concurrent polls only one counts as on time).
+    func recordPoll(id: String, previous: Date?, at date: Date, interval: Int, on executor: any SQLExecutor) async throws -> Bool
+    /// Marks an approved request exchanged for tokens; false if it was not approved or already exchanged.
+    func markExchanged(id: String, at date: Date, on executor: any SQLExecutor) async throws -> Bool
+    /// Deletes undecided requests that expired before `undecidedBefore` and decided ones older
+    /// than `decidedBefore`, with their deliveries; returns how many requests were deleted.
+    func purge(undecidedBefore: Date, decidedBefore: Date, on executor: any SQLExecutor) async throws -> Int
+}
+
+public struct SQLApprovalTransactionRepository: ApprovalTransactionRepository {
+    public init() {}
+
+    private static let columns = """
+        id, auth_req_id_hash, tenant_id, client_id, user_id, scope, acr_values, binding_message, details, details_sha256,
+        challenge, status, poll_interval, last_polled_at, created_at, expires_at, decided_at, decided_by_device,
+        response_jws, factors, exchanged_at
+        """
+
+    public func insert(_ transaction: ApprovalTransaction, deliveries: [ApprovalDelivery], on executor: any SQLExecutor) async throws {
+        try await executor.query(
+            """
+            INSERT INTO approval_transactions (id, auth_req_id_hash, tenant_id, client_id, user_id, scope, acr_values,
+                binding_message, details, details_sha256, challenge, status, poll_interval, created_at, expires_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """,
+            [.text(transaction.id), .blob(transaction.authReqIDHash), .text(transaction.tenantID),
+             .text(transaction.clientID), .text(transaction.userID), .text(transaction.scope.joined(separator: " ")),
+             SQLValue(transaction.acrValues?.joined(separator: " ")), SQLValue(transaction.bindingMessage),
+             .text(transaction.details), .text(transaction.detailsDigest), .text(transaction.challenge),
+             .text(transaction.status.rawValue), SQLValue(transaction.pollInterval), SQLValue(transaction.createdAt),
+             SQLValue(transaction.expiresAt)])
+        for delivery in deliveries {
+            try await executor.query(
+                "INSERT INTO approval_deliveries (device_id, transaction_id, sealed_details) VALUES (?, ?, ?)",
+                .text(delivery.deviceID), .text(delivery.transactionID),
+                .text(try JSONValue(encoding: delivery.sealed).canonicalString))
+        }
+    }
+
+    public func find(authReqIDHash: Data, on executor: any SQLExecutor) async throws -> ApprovalTransaction? {
+        try await executor.first(
+            "SELECT \(Self.columns) FROM approval_transactions WHERE auth_req_id_hash = ?", .blob(authReqIDHash)
+        ).map(Self.decode)
+    }
+
+    public func find(id: String, on executor: any SQLExecutor) async throws -> ApprovalTransaction? {
+        try await executor.first("SELECT \(Self.columns) FROM approval_transactions WHERE id = ?", .text(id)).map(Self.decode)
+    }
+
+    public func delivery(transactionID: String, deviceID: String, on executor: any SQLExecutor) async throws
+        -> (ApprovalDelivery, ApprovalTransaction)? {
+        guard let row = try await executor.first(
+            "SELECT sealed_details FROM approval_deliveries WHERE device_id = ? AND transaction_id = ?",
+            .text(deviceID), .text(transactionID)),
+            let transaction = try await find(id: transactionID, on: executor) else { return nil }
+        let delivery = ApprovalDelivery(
+            deviceID: deviceID, transactionID: transactionID, sealed: try Self.sealed(try row.string("sealed_details")))
+        return (delivery, transaction)
+    }
+
+    public func deviceIDs(transactionID: String, on executor: any SQLExecutor) async throws -> [String] {
+        try await executor.query(
+            "SELECT device_id FROM approval_deliveries WHERE transaction_id = ?", [.text(transactionID)]
+        ).map { try $0.string("device_id") }
+    }
+
+    public func pending(deviceID: String, at date: Date, limit: Int, on executor: any SQLExecutor) async throws
+        -> [PendingRequestEnvelope] {
+        try await executor.query(
+            """
+            SELECT t.id, t.created_at, t.expires_at, d.sealed_details
+            FROM approval_deliveries d JOIN approval_transactions t ON t.id = d.transaction_id
+            WHERE d.device_id = ? AND t.status = 'pending' AND t.expires_at > ?
+            ORDER BY t.id DESC LIMIT ?
+            """,
+            [.text(deviceID), SQLValue(date), .integer(Int64(limit))]
+        ).map { row in
+            PendingRequestEnvelope(
+                id: try row.string("id"), createdAt: try row.date("created_at"), expiresAt: try row.date("expires_at"),
+                details: try Self.sealed(try row.string("sealed_details")))
+        }
+    }
+
+    public func decide(id: String, status: ApprovalTransaction.Status, deviceID: String, response: String,
+                       factors: [String], at date: Date, on executor: any SQLExecutor) async throws -> Bool {
+        !(try await executor.query(
+            """
+            UPDATE approval_transactions
+            SET status = ?, decided_at = ?, decided_by_device = ?, response_jws = ?, factors = ?
+            WHERE id = ? AND status = 'pending' AND expires_at > ? RETURNING id
+            """,
+            [.text(status.rawValue), SQLValue(date), .text(deviceID), .text(response), .text(factors.joined(separator: " ")),
+             .text(id), SQLValue(date)])).isEmpty
+    }
+
+    public func recordPoll(id: String, previous: Date?, at date: Date, interval: Int,
+                           on executor: any SQLExecutor) async throws -> Bool {
+        let condition = previous == nil ? "last_polled_at IS NULL" : "last_polled_at = ?"
+        var binds: [SQLValue] = [SQLValue(date), SQLValue(interval), .text(id)]
+        if let previous { binds.append(SQLValue(previous)) }
+        return !(try await executor.query(
+            "UPDATE approval_transactions SET last_polled_at = ?, poll_interval = ? WHERE id = ? AND \(condition) RETURNING id",
+            binds)).isEmpty
+    }
+
+    public func markExchanged(id: String, at date: Date, on executor: any SQLExecutor) async throws -> Bool {
+        !(try await executor.query(
+            """
+            UPDATE approval_transactions SET exchanged_at = ?
+            WHERE id = ? AND status = 'approved' AND exchanged_at IS NULL RETURNING id
+            """,
+            [SQLValue(date), .text(id)])).isEmpty
+    }
+
+    public func purge(undecidedBefore: Date, decidedBefore: Date, on executor: any SQLExecutor) async throws -> Int {
+        // Deliveries go first: SQLite enforces the cascade, but deleting them explicitly keeps
+        // both engines doing the same bounded work through the same index.
+        let condition = "(status = 'pending' AND expires_at < ?) OR (status <> 'pending' AND expires_at < ?)"
+        try await executor.query(
+            "DELETE FROM approval_deliveries WHERE transaction_id IN (SELECT id FROM approval_transactions WHERE \(condition))",
+            [SQLValue(undecidedBefore), SQLValue(decidedBefore)])
+        return try await executor.query(
+            "DELETE FROM approval_transactions WHERE \(condition) RETURNING id",
+            [SQLValue(undecidedBefore), SQLValue(decidedBefore)]).count
+    }
+
+    private static func sealed(_ text: String) throws -> SealedDetails {
+        guard let sealed = try? JSONDecoder().decode(SealedDetails.self, from: Data(text.utf8)) else {
+            throw StorageError.corrupt("sealed details")
+        }
+        return sealed
+    }
+
+    static func decode(_ row: SQLRow) throws -> ApprovalTransaction {
+        func words(_ text: String?) -> [String]? { text.map { $0.split(separator: " ").map(String.init) } }
+        return ApprovalTransaction(
+            id: try row.string("id"), authReqIDHash: try row.data("auth_req_id_hash"), tenantID: try row.string("tenant_id"),
+            clientID: try row.string("client_id"), userID: try row.string("user_id"),
+            scope: words(try row.string("scope")) ?? [], acrValues: words(try row.optionalString("acr_values")),
+            bindingMessage: try row.optionalString("binding_message"), details: try row.string("details"),
+            detailsDigest: try row.string("details_sha256"), challenge: try row.string("challenge"),
+            status: ApprovalTransaction.Status(rawValue: try row.string("status")) ?? .denied,
+            pollInterval: Int(try row.int("poll_interval")), lastPolledAt: try row.optionalDate("last_polled_at"),
+            createdAt: try row.date("created_at"), expiresAt: try row.date("expires_at"),
+            decidedAt: try row.optionalDate("decided_at"), decidedByDevice: try row.optionalString("decided_by_device"),
+            response: try row.optionalString("response_jws"), factors: words(try row.optionalString("factors")),
+            exchangedAt: try row.optionalDate("exchanged_at"))
+    }
+}
