@@ -30,6 +30,8 @@ public struct ServerServices: Sendable {
     public let logger: Logger
     /// Wakes the live streams of connected devices.
     public let approvalEvents = ApprovalEvents()
+    /// The channels that tell a device a request is waiting: its live streams today.
+    public let notifiers: [any RequestNotifier]
     /// When expired approval requests were last swept.
     let approvalSweep = SweepSchedule()
 
@@ -45,6 +47,7 @@ public struct ServerServices: Sendable {
         self.adminAuthenticator = AdminAuthenticator(database: database, keys: repositories.adminKeys, audit: audit)
         self.metrics = metrics
         self.logger = logger
+        self.notifiers = [LiveStreamNotifier(events: approvalEvents)]
     }
 
     public func now() -> Date { configuration.now() }

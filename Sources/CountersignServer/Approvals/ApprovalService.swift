@@ -102,10 +102,12 @@ public struct ApprovalService: Sendable {
         try await services.database.transaction { executor in
             try await services.repositories.approvals.insert(transaction, deliveries: deliveries, on: executor)
         }
-        for delivery in deliveries {
-            services.approvalEvents.publish(
-                .request(PendingRequestEnvelope(id: id, createdAt: created, expiresAt: expires, details: delivery.sealed)),
-                to: delivery.deviceID)
+        for (device, delivery) in zip(devices, deliveries) {
+            let notification = RequestNotification(
+                device: device,
+                envelope: PendingRequestEnvelope(id: id, createdAt: created, expiresAt: expires, details: delivery.sealed),
+                push: PushPayload(deviceID: device.id, requestID: id, expiresAt: details.expiresAt))
+            for notifier in services.notifiers { await notifier.notify(notification) }
         }
         services.metrics.approvalStarted(devices: deliveries.count)
         try await sweepIfDue(now: now)
