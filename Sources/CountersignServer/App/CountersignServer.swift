@@ -106,11 +106,17 @@ public final class CountersignServer: Sendable {
             logger: services.logger)
     }
 
+    /// The HTTP server, the cross-node listener, and (shut down first) the closer of live streams.
+    private var serviceList: [any Service] {
+        [application, ClusterRelayListener(relay: services.clusterRelay, approvals: services.repositories.approvals),
+         LiveStreamCloser(events: services.approvalEvents)]
+    }
+
     /// Serves until `signals` arrive (SIGINT and SIGTERM by default) or the task is cancelled;
     /// requests in flight finish before it returns, then the database is closed.
     public func run(signals: [UnixSignal] = [.sigint, .sigterm]) async throws {
         let group = ServiceGroup(configuration: .init(
-            services: [application, LiveStreamCloser(events: services.approvalEvents)], gracefulShutdownSignals: signals, logger: services.logger))
+            services: serviceList, gracefulShutdownSignals: signals, logger: services.logger))
         do {
             try await group.run()
         } catch {
@@ -153,7 +159,7 @@ public final class CountersignServer: Sendable {
     /// Starts serving in the background and returns once the socket is bound.
     public func start() async throws -> Running {
         let group = ServiceGroup(configuration: .init(
-            services: [application, LiveStreamCloser(events: services.approvalEvents)], gracefulShutdownSignals: [], logger: services.logger))
+            services: serviceList, gracefulShutdownSignals: [], logger: services.logger))
         let task = Task { try await group.run() }
         guard let port = await port() else {
             task.cancel()

@@ -62,7 +62,21 @@ public struct ServerMetrics: Sendable {
     }
 
     /// The Prometheus text exposition.
-    public func exposition() -> String { registry.emitToString() }
+    public func exposition() -> String {
+        if let resident = Self.residentMemoryBytes() {
+            registry.makeGauge(descriptor: Self.name(
+                "process_resident_memory", unit: "bytes", "resident memory of the server process")).set(resident)
+        }
+        return registry.emitToString()
+    }
+
+    /// Resident set size from `/proc/self/statm` (Linux); nil where there is no such file.
+    static func residentMemoryBytes() -> Int64? {
+        guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return nil }
+        let fields = text.split(separator: " ")
+        guard fields.count > 1, let pages = Int64(fields[1]) else { return nil }
+        return pages * Int64(sysconf(Int32(_SC_PAGESIZE)))
+    }
 }
 
 /// Counts every request and its duration by method and status.

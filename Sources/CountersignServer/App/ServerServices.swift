@@ -32,6 +32,8 @@ public struct ServerServices: Sendable {
     public let approvalEvents = ApprovalEvents()
     /// The channels that tell a device a request is waiting: its live streams today.
     public let notifiers: [any RequestNotifier]
+    /// Wakes live streams held by other nodes (PostgreSQL only).
+    public let clusterRelay: ClusterRelay
     /// When expired approval requests were last swept.
     let approvalSweep = SweepSchedule()
 
@@ -48,6 +50,7 @@ public struct ServerServices: Sendable {
         self.metrics = metrics
         self.logger = logger
         self.notifiers = [LiveStreamNotifier(events: approvalEvents)]
+        self.clusterRelay = ClusterRelay(database: database, events: approvalEvents, logger: logger)
     }
 
     public func now() -> Date { configuration.now() }

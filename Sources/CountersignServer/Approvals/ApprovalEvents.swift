@@ -55,6 +55,11 @@ public final class ApprovalEvents: Sendable {
         for continuation in all { continuation.finish() }
     }
 
+    /// Whether a stream for `deviceID` is open on this node.
+    public func hasSubscribers(deviceID: String) -> Bool {
+        streams.withLock { $0[deviceID] != nil }
+    }
+
     /// How many streams are open.
     public var subscriberCount: Int { streams.withLock { $0.values.reduce(0) { $0 + $1.count } } }
 }

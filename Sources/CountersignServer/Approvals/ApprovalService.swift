@@ -109,6 +109,7 @@ public struct ApprovalService: Sendable {
                 push: PushPayload(deviceID: device.id, requestID: id, expiresAt: details.expiresAt))
             for notifier in services.notifiers { await notifier.notify(notification) }
         }
+        await services.clusterRelay.announceRequest(id, deviceIDs: devices.map(\.id))
         services.metrics.approvalStarted(devices: deliveries.count)
         try await sweepIfDue(now: now)
         return StartedApproval(authReqID: authReqID, transaction: transaction)
@@ -174,9 +175,11 @@ public struct ApprovalService: Sendable {
         }
         services.metrics.approvalDecided(status.rawValue)
         let closed = RequestClosed(id: transaction.id, status: status.rawValue)
-        for deviceID in try await services.repositories.approvals.deviceIDs(transactionID: transaction.id, on: services.database) {
+        let deviceIDs = try await services.repositories.approvals.deviceIDs(transactionID: transaction.id, on: services.database)
+        for deviceID in deviceIDs {
             services.approvalEvents.publish(.closed(closed), to: deviceID)
         }
+        await services.clusterRelay.announceClosed(closed, deviceIDs: deviceIDs)
         return ApprovalAcknowledgement(requestID: transaction.id, status: status.rawValue, decidedAt: now)
     }
 

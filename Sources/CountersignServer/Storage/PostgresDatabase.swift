@@ -103,6 +103,14 @@ public final class PostgresDatabase: Database {
         }
     }
 
+    public func listen(channel: String, _ handler: @escaping @Sendable (String) async -> Void) async throws {
+        try await client.withConnection { connection in
+            try await connection.listen(on: channel) { notifications in
+                for try await notification in notifications { await handler(notification.payload) }
+            }
+        }
+    }
+
     public func ping() async -> Bool {
         (try? await query("SELECT 1 AS one", [])) != nil
     }

@@ -51,6 +51,10 @@ public final class SQLiteDatabase: Database {
         }
     }
 
+    public func listen(channel: String, _ handler: @escaping @Sendable (String) async -> Void) async throws {
+        throw StorageError.unavailable("SQLite serves a single node and has no notification channel")
+    }
+
     public func ping() async -> Bool {
         (try? await query("SELECT 1 AS one", [])) != nil
     }
