@@ -85,6 +85,8 @@ public final class CountersignServer: Sendable {
         router.add(middleware: ErrorMiddleware(logger: services.logger))
         HealthRoutes(services: services).register(on: router)
         DeviceRoutes(services: services).register(on: router)
+        DiscoveryRoutes(services: services).register(on: router)
+        CIBARoutes(services: services).register(on: router)
         let guardian = AdminGuard(services: services)
         TenantAdminRoutes(services: services, guardian: guardian).register(on: router)
         AdminKeyRoutes(services: services, guardian: guardian).register(on: router)

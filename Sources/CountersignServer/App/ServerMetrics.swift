@@ -56,6 +56,12 @@ public struct ServerMetrics: Sendable {
                              labels: [("decision", status)]).increment()
     }
 
+    /// Answers of the CIBA endpoints (`bc-authorize`, `token`, `receipt`): `ok` or the OAuth error code.
+    func oauthOutcome(endpoint: String, outcome: String) {
+        registry.makeCounter(descriptor: Self.name("ciba_requests", unit: "total", "CIBA endpoint answers by outcome"),
+                             labels: [("endpoint", endpoint), ("outcome", outcome)]).increment()
+    }
+
     /// Device live streams open.
     var liveStreams: Gauge {
         registry.makeGauge(descriptor: Self.name("device_live_streams", unit: "", "device live streams open"))

@@ -12,6 +12,7 @@ public struct Repositories: Sendable {
     public var devices: any DeviceRepository = SQLDeviceRepository()
     public var audit: any AuditRepository = SQLAuditRepository()
     public var approvals: any ApprovalTransactionRepository = SQLApprovalTransactionRepository()
+    public var tokenSigningKeys: any TokenSigningKeyRepository = SQLTokenSigningKeyRepository()
 
     public init() {}
 }
@@ -34,6 +35,8 @@ public struct ServerServices: Sendable {
     public let notifiers: [any RequestNotifier]
     /// Wakes live streams held by other nodes (PostgreSQL only).
     public let clusterRelay: ClusterRelay
+    /// Each tenant's keys for the ID tokens and access tokens it issues.
+    public let tokenSigningKeys: TokenSigningKeys
     /// When expired approval requests were last swept.
     let approvalSweep = SweepSchedule()
 
@@ -51,6 +54,8 @@ public struct ServerServices: Sendable {
         self.logger = logger
         self.notifiers = [LiveStreamNotifier(events: approvalEvents)]
         self.clusterRelay = ClusterRelay(database: database, events: approvalEvents, logger: logger)
+        self.tokenSigningKeys = TokenSigningKeys(
+            database: database, repository: repositories.tokenSigningKeys, sealer: sealer, now: configuration.now)
     }
 
     public func now() -> Date { configuration.now() }

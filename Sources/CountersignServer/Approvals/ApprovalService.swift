@@ -83,7 +83,7 @@ public struct ApprovalService: Sendable {
             requestID: id, tenant: tenant.slug, user: .init(id: request.user.id, name: request.user.username),
             client: .init(id: request.client.id, name: request.client.name), bindingMessage: request.bindingMessage,
             scope: request.scope, acrValues: request.acrValues, context: request.context,
-            requestedAt: Int64(created.timeIntervalSince1970), expiresAt: Int64(expires.timeIntervalSince1970.rounded(.up)),
+            requestedAt: Int64(created.timeIntervalSince1970), expiresAt: Int64(expires.timeIntervalSince1970.rounded(.down)),
             challenge: Secrets.randomBytes(32).base64URLEncodedString)
         let plaintext = try details.canonicalData()
         let deliveries = try devices.map { device in

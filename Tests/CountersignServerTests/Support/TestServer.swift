@@ -81,9 +81,9 @@ struct TestServer: Sendable {
     /// Sends a request to `path` (relative to the server). `key` nil sends no Authorization.
     func call(
         _ method: String, _ path: String, key: String? = nil, json: [String: any Sendable]? = nil, body: Data? = nil,
-        headers: [String: String] = [:]
+        headers: [String: String] = [:], base: String? = nil
     ) async throws -> Answer {
-        var request = URLRequest(url: try #require(URL(string: base + path)))
+        var request = URLRequest(url: try #require(URL(string: (base ?? self.base) + path)))
         request.httpMethod = method
         if let key { request.setValue("Bearer \(key)", forHTTPHeaderField: "Authorization") }
         if let json {

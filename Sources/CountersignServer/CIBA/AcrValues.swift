@@ -1,0 +1,18 @@
+/// `acr_values` (CIBA §7.1): the authentication context classes the client would like, most
+/// preferred first, space-separated. They are voluntary (OpenID Connect Core §3.1.2.1): any
+/// well-formed list is accepted, stored, shown on the device, and answered in the ID token's
+/// `acr` (see `AuthenticationContext`). At most 10 values of at most 200 characters each.
+struct AcrValues: Sendable, Equatable {
+    static let maximumCount = 10
+    static let maximumLength = 200
+
+    let values: [String]
+
+    init(_ raw: String) throws {
+        guard let values = ScopeToken.list(raw), values.count <= Self.maximumCount,
+              values.allSatisfy({ $0.utf8.count <= Self.maximumLength }) else {
+            throw BackchannelAuthenticationError.malformedAcrValues
+        }
+        self.values = values
+    }
+}

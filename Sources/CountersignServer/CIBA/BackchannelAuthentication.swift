@@ -1,0 +1,68 @@
+import CountersignCore
+import Foundation
+
+/// `POST /bc-authorize` (CIBA §7): the checks of §7.2 in order, each a small parse step that
+/// turns a raw parameter into a value that can only be valid, then the request is stored and
+/// sent to the user's devices.
+///
+/// Parameters Countersign does not implement but whose silent omission would mislead the
+/// client — a signed `request`, a `user_code` — are refused, not ignored; every other unknown
+/// parameter is ignored (RFC 6749 §3.1).
+struct BackchannelAuthentication: Sendable {
+    /// Seconds a poll client waits between token requests (CIBA §7.3), until `slow_down`.
+    static let pollInterval = 5
+    /// The longest User-Agent kept in the request's details.
+    static let maximumUserAgentLength = 200
+
+    let services: ServerServices
+    let approvals: ApprovalService
+
+    func start(_ form: FormParameters, client: Client, issuer: Issuer,
+               requestedFrom context: TransactionDetails.Context) async throws -> BackchannelAuthenticationResponse {
+        guard client.deliveryMode == .poll else {
+            throw BackchannelAuthenticationError.deliveryModeUnsupported(client.deliveryMode)
+        }
+        if form.contains("request") { throw BackchannelAuthenticationError.requestObjectUnsupported }
+        if form.contains("user_code") { throw BackchannelAuthenticationError.userCodeUnsupported }
+        let scope = try Scope(form["scope"], allowedFor: client)
+        let expiry = try RequestedExpiry(form["requested_expiry"])
+        let bindingMessage = try form["binding_message"].map(BindingMessage.init)
+        let acrValues = try form["acr_values"].map(AcrValues.init)
+        let hint = try UserHint(form)
+        let user = try await UserHintResolver(services: services).user(for: hint, client: client, issuer: issuer)
+        let started: StartedApproval
+        do {
+            started = try await approvals.start(
+                NewApproval(client: client, user: user, scope: scope.values, acrValues: acrValues?.values,
+                            bindingMessage: bindingMessage?.text, context: context,
+                            lifetime: TimeInterval(expiry.seconds), interval: Self.pollInterval),
+                tenant: issuer.tenant)
+        } catch ApprovalStartError.userDisabled {
+            throw BackchannelAuthenticationError.userDisabled
+        } catch ApprovalStartError.noActiveDevice {
+            throw BackchannelAuthenticationError.noActiveDevice
+        }
+        return BackchannelAuthenticationResponse(
+            authReqID: started.authReqID, expiresIn: expiry.seconds, interval: Self.pollInterval)
+    }
+
+    /// Where the request came from, for the details the user sees: the peer address of the
+    /// connection (a forwarding header is not trusted) and the User-Agent, shortened.
+    static func requestContext(ipAddress: String?, userAgent: String?) -> TransactionDetails.Context {
+        TransactionDetails.Context(
+            ipAddress: ipAddress, userAgent: userAgent.map { String($0.prefix(maximumUserAgentLength)) })
+    }
+}
+
+/// The acknowledgement of CIBA §7.3.
+struct BackchannelAuthenticationResponse: Encodable, Sendable {
+    let authReqID: String
+    let expiresIn: Int
+    let interval: Int
+
+    enum CodingKeys: String, CodingKey {
+        case interval
+        case authReqID = "auth_req_id"
+        case expiresIn = "expires_in"
+    }
+}

@@ -1,0 +1,64 @@
+import Foundation
+
+/// The token endpoint with the CIBA grant (`urn:openid:params:grant-type:ciba`, CIBA §10.1,
+/// §11): the client that started a request polls with its `auth_req_id` until the user has
+/// decided, then exchanges it once for tokens.
+///
+/// - undecided: `authorization_pending` (or `slow_down`, see `PollingRate`); after expiry
+///   `expired_token`.
+/// - denied: `access_denied`.
+/// - approved: tokens, exactly once (a second exchange is `invalid_grant`). The user decided
+///   before expiry, so the client may still collect the tokens one poll interval after it:
+///   a client polling on time never misses an approval given in the last seconds.
+/// - unknown, or started by another client: `invalid_grant`.
+struct CIBAGrant: Sendable {
+    let services: ServerServices
+    let tokens: TokenIssuer
+
+    func exchange(_ form: FormParameters, client: Client, issuer: Issuer) async throws -> TokenResponse {
+        guard let grantType = form["grant_type"] else { throw TokenRequestError.missingGrantType }
+        guard grantType == ProviderMetadata.cibaGrantType else { throw TokenRequestError.unsupportedGrantType }
+        guard client.deliveryMode != .push else { throw TokenRequestError.pushClient }
+        let transaction = try await Self.transaction(form, client: client, services: services)
+        let now = services.now()
+        switch transaction.status {
+        case .denied:
+            throw TokenRequestError.denied
+        case .pending:
+            guard !transaction.isExpired(at: now) else { throw TokenRequestError.expired }
+            try await PollingRate(services: services).record(transaction, at: now)
+            throw TokenRequestError.pending
+        case .approved:
+            guard transaction.exchangedAt == nil else { throw TokenRequestError.alreadyExchanged }
+            let collectBy = transaction.expiresAt.addingTimeInterval(TimeInterval(transaction.pollInterval))
+            guard now < collectBy else { throw TokenRequestError.expired }
+            guard let user = try await services.repositories.users.find(
+                id: transaction.userID, tenantID: transaction.tenantID, on: services.database), user.status == .active else {
+                throw TokenRequestError.userUnavailable
+            }
+            let issued = try await tokens.issue(for: transaction, client: client, issuer: issuer, at: now)
+            let exchanged = try await services.database.transaction { executor in
+                guard try await services.repositories.approvals.markExchanged(id: transaction.id, at: now, on: executor) else {
+                    return false
+                }
+                try await services.audit.record(
+                    "approval.exchanged", actor: "client:\(client.id)", tenantID: transaction.tenantID,
+                    target: ("approval", transaction.id), details: ["user_id": transaction.userID], at: now, on: executor)
+                return true
+            }
+            guard exchanged else { throw TokenRequestError.alreadyExchanged }
+            return issued
+        }
+    }
+
+    /// The request `auth_req_id` names, if this client started it in this tenant.
+    static func transaction(_ form: FormParameters, client: Client, services: ServerServices) async throws -> ApprovalTransaction {
+        guard let authReqID = form["auth_req_id"] else { throw TokenRequestError.missingAuthReqID }
+        guard let transaction = try await services.repositories.approvals.find(
+            authReqIDHash: ApprovalService.hash(authReqID: authReqID), on: services.database),
+            transaction.clientID == client.id, transaction.tenantID == client.tenantID else {
+            throw TokenRequestError.unknownAuthReqID
+        }
+        return transaction
+    }
+}

@@ -1,0 +1,77 @@
+import CountersignCore
+import Foundation
+import Hummingbird
+
+/// The relying party's endpoints of OpenID Connect CIBA, poll mode, for the default tenant at
+/// the root and for every tenant below `/t/<slug>`:
+///
+/// - `POST /bc-authorize`: start a request (`BackchannelAuthentication`);
+/// - `POST /token`: poll and exchange it (`CIBAGrant`);
+/// - `POST /bc-authorize/receipt`: the device-signed evidence of a decision (`ApprovalReceipt`).
+///
+/// All three take a form body and an authenticated client (`ClientAuthentication`), answer
+/// JSON that no cache stores, and fail with OAuth error bodies (`OAuthError`).
+struct CIBARoutes: Sendable {
+    let services: ServerServices
+    let backchannel: BackchannelAuthentication
+    let grant: CIBAGrant
+    let clients: ClientAuthentication
+
+    init(services: ServerServices) {
+        self.services = services
+        self.backchannel = BackchannelAuthentication(services: services, approvals: ApprovalService(services: services))
+        self.grant = CIBAGrant(services: services, tokens: TokenIssuer(keys: services.tokenSigningKeys))
+        self.clients = ClientAuthentication(services: services)
+    }
+
+    func register(on router: Router<CountersignRequestContext>) {
+        for prefix in ["", "/t/{tenant}"] {
+            router.post("\(prefix)/bc-authorize") { request, context in
+                try await self.oauth("bc-authorize", request, context) { form, client, issuer in
+                    let origin = Self.remoteAddress(of: context)
+                    return try OAuthResponse.json(try await backchannel.start(
+                        form, client: client, issuer: issuer,
+                        requestedFrom: BackchannelAuthentication.requestContext(
+                            ipAddress: origin, userAgent: request.headers[.userAgent])))
+                }
+            }
+            router.post("\(prefix)/token") { request, context in
+                try await self.oauth("token", request, context) { form, client, issuer in
+                    try OAuthResponse.json(try await grant.exchange(form, client: client, issuer: issuer))
+                }
+            }
+            router.post("\(prefix)/bc-authorize/receipt") { request, context in
+                try await self.oauth("receipt", request, context) { form, client, _ in
+                    try OAuthResponse.json(try await ApprovalReceipt.of(form, client: client, services: services))
+                }
+            }
+        }
+    }
+
+    /// Resolves the issuer, reads the form, authenticates the client, runs `body`, and turns
+    /// every feature error into its OAuth error, counting outcomes per endpoint.
+    private func oauth(
+        _ endpoint: String, _ request: Request, _ context: CountersignRequestContext,
+        _ body: (FormParameters, Client, Issuer) async throws -> Response
+    ) async throws -> Response {
+        let issuer = try await Issuer.of(context, services: services)
+        do {
+            let form = try await FormParameters.read(request)
+            let client = try await clients.authenticate(
+                authorization: request.headers[.authorization], form: form, tenant: issuer.tenant)
+            let response = try await body(form, client, issuer)
+            services.metrics.oauthOutcome(endpoint: endpoint, outcome: "ok")
+            return response
+        } catch let failure as any OAuthFailure {
+            var error = failure.oauthError
+            error.realm = issuer.identifier
+            services.metrics.oauthOutcome(endpoint: endpoint, outcome: error.code.rawValue)
+            throw error
+        }
+    }
+
+    /// The connection's peer address.
+    private static func remoteAddress(of context: CountersignRequestContext) -> String? {
+        context.remoteAddress?.ipAddress
+    }
+}

@@ -1,0 +1,102 @@
+import Foundation
+import Hummingbird
+import NIOCore
+
+/// The parameters of an `application/x-www-form-urlencoded` request body, as OAuth reads them
+/// (RFC 6749 §3.1, §3.2): a parameter sent twice is an error, one sent without a value counts
+/// as omitted, and unknown parameters are simply never asked for.
+///
+/// ```swift
+/// let form = try await FormParameters.read(request)
+/// let scope = form["scope"]          // nil when absent or empty
+/// ```
+struct FormParameters: Sendable {
+    /// OAuth requests are a few hundred bytes; 16 KiB leaves room for long hints and ID tokens.
+    static let maximumSize = 16 * 1024
+
+    private let values: [String: String]
+
+    /// Reads and parses the body of `request`.
+    static func read(_ request: Request) async throws -> FormParameters {
+        let buffer: ByteBuffer
+        do {
+            buffer = try await request.body.collect(upTo: maximumSize)
+        } catch is NIOTooManyBytesError {
+            throw FormError.tooLarge(maximumSize)
+        }
+        return try FormParameters(body: Data(buffer.readableBytesView), contentType: request.headers[.contentType])
+    }
+
+    init(body: Data, contentType: String?) throws {
+        let mediaType = contentType?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()
+        guard mediaType == "application/x-www-form-urlencoded" else { throw FormError.notForm }
+        var values: [String: String] = [:]
+        var seen: Set<String> = []
+        for pair in body.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true) {
+            let parts = pair.split(separator: UInt8(ascii: "="), maxSplits: 1, omittingEmptySubsequences: false)
+            let name = try Self.decoded(parts[0])
+            let value = parts.count > 1 ? try Self.decoded(parts[1]) : ""
+            guard seen.insert(name).inserted else { throw FormError.duplicate(name) }
+            if !value.isEmpty { values[name] = value }
+        }
+        self.values = values
+    }
+
+    /// The value of `name`; nil when it was not sent or sent empty.
+    subscript(name: String) -> String? { values[name] }
+
+    /// Whether `name` was sent with a value.
+    func contains(_ name: String) -> Bool { values[name] != nil }
+
+    /// Form decoding: `+` is a space, `%XX` a byte; the bytes must be UTF-8.
+    static func decoded(_ bytes: some Collection<UInt8>) throws -> String {
+        var output: [UInt8] = []
+        output.reserveCapacity(bytes.count)
+        var iterator = bytes.makeIterator()
+        while let byte = iterator.next() {
+            switch byte {
+            case UInt8(ascii: "+"):
+                output.append(UInt8(ascii: " "))
+            case UInt8(ascii: "%"):
+                guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else {
+                    throw FormError.malformedEncoding
+                }
+                output.append(high << 4 | low)
+            default:
+                output.append(byte)
+            }
+        }
+        guard let text = String(validating: output, as: UTF8.self) else { throw FormError.malformedEncoding }
+        return text
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+}
+
+/// Why a request body is not an acceptable OAuth form.
+enum FormError: OAuthFailure, Equatable {
+    case notForm
+    case tooLarge(Int)
+    case duplicate(String)
+    case malformedEncoding
+
+    var oauthError: OAuthError {
+        switch self {
+        case .notForm:
+            OAuthError(.invalidRequest, "the request body must be application/x-www-form-urlencoded")
+        case .tooLarge(let limit):
+            OAuthError(.invalidRequest, "the request body exceeds \(limit) bytes")
+        case .duplicate(let name):
+            OAuthError(.invalidRequest, "parameter \(name) is given more than once")
+        case .malformedEncoding:
+            OAuthError(.invalidRequest, "the request body is not valid form encoding of UTF-8 text")
+        }
+    }
+}

@@ -1,0 +1,94 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+
+/// An error of the OAuth endpoints (`bc-authorize`, `token`, the receipt): the JSON body holds
+/// `error` and `error_description` only (RFC 6749 §5.2, CIBA §13), never the device API's extra
+/// members, and the answer is never cached.
+///
+/// Each feature error of these endpoints (`ClientAuthenticationError`, `FormError`,
+/// `BackchannelAuthenticationError`, `TokenRequestError`) maps every case to exactly one
+/// `OAuthError`.
+public struct OAuthError: Error, Sendable, Equatable, HTTPResponseError {
+    public enum Code: String, Sendable, CaseIterable {
+        case invalidRequest = "invalid_request"
+        case invalidClient = "invalid_client"
+        case invalidScope = "invalid_scope"
+        case unknownUserID = "unknown_user_id"
+        case unauthorizedClient = "unauthorized_client"
+        case invalidBindingMessage = "invalid_binding_message"
+        case accessDenied = "access_denied"
+        case invalidGrant = "invalid_grant"
+        case unsupportedGrantType = "unsupported_grant_type"
+        case authorizationPending = "authorization_pending"
+        case slowDown = "slow_down"
+        case expiredToken = "expired_token"
+    }
+
+    public var code: Code
+    public var status: HTTPResponse.Status
+    /// Already restricted to the characters RFC 6749 §5.2 allows.
+    public let errorDescription: String
+    /// The realm of the `WWW-Authenticate` challenge a 401 carries: the tenant's issuer.
+    public var realm: String?
+
+    /// `status` defaults to what CIBA §13 and RFC 6749 §5.2 give the code at the backchannel
+    /// endpoint: 401 for `invalid_client`, 403 for `access_denied`, 400 for everything else.
+    /// The token endpoint answers `access_denied` with 400 (CIBA §11), and says so.
+    public init(_ code: Code, _ description: String, status: HTTPResponse.Status? = nil) {
+        self.code = code
+        self.status = status ?? Self.defaultStatus(code)
+        self.errorDescription = Self.sanitized(description)
+    }
+
+    static func defaultStatus(_ code: Code) -> HTTPResponse.Status {
+        switch code {
+        case .invalidClient: .unauthorized
+        case .accessDenied: .forbidden
+        default: .badRequest
+        }
+    }
+
+    /// RFC 6749 §5.2: `error_description` uses `%x20-21 / %x23-5B / %x5D-7E` only. A quote
+    /// becomes an apostrophe; any other character outside the set becomes `?`.
+    static func sanitized(_ text: String) -> String {
+        String(String.UnicodeScalarView(text.unicodeScalars.map { scalar -> Unicode.Scalar in
+            switch scalar.value {
+            case 0x22: "'"
+            case 0x20...0x21, 0x23...0x5B, 0x5D...0x7E: scalar
+            default: "?"
+            }
+        }))
+    }
+
+    public func response(from request: Request, context: some RequestContext) throws -> Response {
+        var fields = OAuthResponse.headers
+        if status == .unauthorized {
+            // RFC 9110 §15.5.2: a 401 names the scheme the client may authenticate with.
+            fields[.wwwAuthenticate] = "Basic realm=\"\(Self.sanitized(realm ?? "countersign"))\""
+        }
+        let body = ["error": code.rawValue, "error_description": errorDescription]
+        return Response(status: status, headers: fields,
+                        body: .init(byteBuffer: ByteBuffer(data: try JSON.encode(body))))
+    }
+}
+
+/// A feature error of the OAuth endpoints, convertible to its one wire error.
+protocol OAuthFailure: Error {
+    var oauthError: OAuthError { get }
+}
+
+/// Answers of the OAuth endpoints, success or failure alike: JSON, not stored by any cache
+/// (RFC 6749 §5.1; OpenID Connect Core §3.1.3.3).
+enum OAuthResponse {
+    static var headers: HTTPFields {
+        [.contentType: "application/json", .cacheControl: "no-store", pragma: "no-cache"]
+    }
+
+    /// `Pragma`, for HTTP/1.0 caches; HTTPTypes has no constant for it.
+    private static let pragma = HTTPField.Name("Pragma")!
+
+    static func json(_ value: some Encodable) throws -> Response {
+        Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(data: try JSON.encode(value))))
+    }
+}

@@ -1,0 +1,43 @@
+/// Why the token endpoint (or the receipt endpoint) gave no tokens; each case is one error of
+/// RFC 6749 §5.2 or CIBA §11. All are 400: at the token endpoint even `access_denied` is
+/// (CIBA §11), unlike at `bc-authorize`.
+enum TokenRequestError: OAuthFailure, Equatable {
+    case missingGrantType
+    case unsupportedGrantType
+    case pushClient
+    case missingAuthReqID
+    case unknownAuthReqID
+    case pending
+    case slowDown(interval: Int)
+    case expired
+    case denied
+    case alreadyExchanged
+    case userUnavailable
+
+    var oauthError: OAuthError {
+        switch self {
+        case .missingGrantType:
+            OAuthError(.invalidRequest, "grant_type is required")
+        case .unsupportedGrantType:
+            OAuthError(.unsupportedGrantType, "the only grant type is \(ProviderMetadata.cibaGrantType)")
+        case .pushClient:
+            OAuthError(.unauthorizedClient, "the client is registered for push mode and receives its tokens there")
+        case .missingAuthReqID:
+            OAuthError(.invalidRequest, "auth_req_id is required")
+        case .unknownAuthReqID:
+            OAuthError(.invalidGrant, "auth_req_id is unknown or was issued to another client")
+        case .pending:
+            OAuthError(.authorizationPending, "the user has not decided yet")
+        case .slowDown(let interval):
+            OAuthError(.slowDown, "poll at most every \(interval) seconds")
+        case .expired:
+            OAuthError(.expiredToken, "auth_req_id has expired")
+        case .denied:
+            OAuthError(.accessDenied, "the user denied the request", status: .badRequest)
+        case .alreadyExchanged:
+            OAuthError(.invalidGrant, "auth_req_id was already exchanged for tokens")
+        case .userUnavailable:
+            OAuthError(.invalidGrant, "the user was disabled or removed after approving")
+        }
+    }
+}

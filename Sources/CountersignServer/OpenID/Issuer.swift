@@ -1,0 +1,29 @@
+import Foundation
+import Hummingbird
+
+/// A tenant as an OpenID Provider: its issuer identifier and the endpoints below it. The
+/// default tenant's issuer is the public URL itself, every other tenant's `<url>/t/<slug>`.
+struct Issuer: Sendable {
+    let tenant: Tenant
+    /// The `iss` of every token the tenant issues.
+    let identifier: String
+
+    init(tenant: Tenant, origin: PublicOrigin) {
+        self.tenant = tenant
+        self.identifier = origin.tenantBase(tenant)
+    }
+
+    var jwksURI: String { identifier + "/jwks" }
+    var tokenEndpoint: String { identifier + "/token" }
+    var backchannelAuthenticationEndpoint: String { identifier + "/bc-authorize" }
+    var receiptEndpoint: String { identifier + "/bc-authorize/receipt" }
+
+    /// The issuer of a request's path: `/t/{tenant}/…`, or the default tenant at the root.
+    static func of(_ context: CountersignRequestContext, services: ServerServices) async throws -> Issuer {
+        let slug = context.parameters.get("tenant")
+        guard let tenant = try await services.tenantService.resolve(slug: slug) else {
+            throw APIError.notFound("tenant \(slug ?? "default") does not exist")
+        }
+        return Issuer(tenant: tenant, origin: services.origin)
+    }
+}

@@ -1,0 +1,62 @@
+import CountersignCore
+import Foundation
+
+/// A tenant's key for signing the tokens it issues (ID tokens, access tokens), as stored: the
+/// private key sealed under the master key, the public key as a JWK. `id` is the key's
+/// RFC 7638 thumbprint, which tokens carry as `kid`.
+public struct StoredTokenSigningKey: Sendable, Equatable {
+    public var id: String
+    public var tenantID: String
+    public var sealedKey: Data
+    public var publicKey: ECPublicJWK
+    public var createdAt: Date
+    /// When the key stopped being published; nil while it is.
+    public var retiredAt: Date?
+}
+
+/// The storage token-signing keys need.
+public protocol TokenSigningKeyRepository: Sendable {
+    func insert(_ key: StoredTokenSigningKey, on executor: any SQLExecutor) async throws
+    /// The tenant's keys that are not retired, oldest first.
+    func published(tenantID: String, on executor: any SQLExecutor) async throws -> [StoredTokenSigningKey]
+    /// Serialises key creation for one tenant until the transaction of `executor` ends, so that
+    /// two nodes starting at once create one key, not two.
+    func lockForKeyCreation(tenantID: String, on executor: any SQLExecutor) async throws
+}
+
+public struct SQLTokenSigningKeyRepository: TokenSigningKeyRepository {
+    public init() {}
+
+    public func insert(_ key: StoredTokenSigningKey, on executor: any SQLExecutor) async throws {
+        try await executor.query(
+            "INSERT INTO token_signing_keys (id, tenant_id, sealed_key, public_jwk, created_at, retired_at) VALUES (?, ?, ?, ?, ?, ?)",
+            .text(key.id), .text(key.tenantID), .blob(key.sealedKey),
+            .text(try JSONValue(encoding: key.publicKey).canonicalString), SQLValue(key.createdAt), SQLValue(key.retiredAt))
+    }
+
+    public func published(tenantID: String, on executor: any SQLExecutor) async throws -> [StoredTokenSigningKey] {
+        try await executor.query(
+            """
+            SELECT id, tenant_id, sealed_key, public_jwk, created_at, retired_at FROM token_signing_keys
+            WHERE tenant_id = ? AND retired_at IS NULL ORDER BY created_at, id
+            """,
+            [.text(tenantID)]
+        ).map(Self.decode)
+    }
+
+    public func lockForKeyCreation(tenantID: String, on executor: any SQLExecutor) async throws {
+        // SQLite transactions begin IMMEDIATE and so already exclude every other writer; on
+        // PostgreSQL the tenant's row is the lock.
+        guard executor.dialect == .postgres else { return }
+        try await executor.query("SELECT id FROM tenants WHERE id = ? FOR UPDATE", [.text(tenantID)])
+    }
+
+    static func decode(_ row: SQLRow) throws -> StoredTokenSigningKey {
+        guard let publicKey = try? JSONDecoder().decode(ECPublicJWK.self, from: Data(try row.string("public_jwk").utf8)) else {
+            throw StorageError.corrupt("token signing key \(try row.string("id"))")
+        }
+        return StoredTokenSigningKey(
+            id: try row.string("id"), tenantID: try row.string("tenant_id"), sealedKey: try row.data("sealed_key"),
+            publicKey: publicKey, createdAt: try row.date("created_at"), retiredAt: try row.optionalDate("retired_at"))
+    }
+}

@@ -1,0 +1,114 @@
+import CountersignCore
+import Crypto
+import Foundation
+import Synchronization
+
+/// A tenant's token-signing key, opened: what signs ID tokens and access tokens.
+public struct TokenSigningKey: Sendable {
+    /// The RFC 7638 thumbprint of the public key; tokens name it in `kid`.
+    public let id: String
+    public let publicKey: ECPublicJWK
+    let privateKey: P256.Signing.PrivateKey
+    public let createdAt: Date
+}
+
+/// The keys a tenant publishes in its JWKS, and the one that signs now.
+public struct TokenSigningKeySet: Sendable {
+    /// Oldest first.
+    public let published: [TokenSigningKey]
+    public let current: TokenSigningKey
+
+    public func key(id: String) -> TokenSigningKey? { published.first { $0.id == id } }
+}
+
+/// Hands out each tenant's ES256 token-signing keys. A tenant's first key is created on first
+/// use — by whichever node asks first; the others then read it — and sealed under the master
+/// key. Keys are cached in memory for a minute, so issuing a token does not read the database.
+///
+/// Rotation adds a key beside the current one. A new key is published at once but signs only
+/// once it has been published for `activationDelay`, the time relying parties may cache the
+/// JWKS: no one ever receives a token whose key they cannot yet find. Retiring a key removes it
+/// from the JWKS.
+///
+/// ```swift
+/// let key = try await services.tokenSigningKeys.keySet(for: tenant).current
+/// let jws = try CompactJWS.sign(header: ["kid": .string(key.id)], payload: claims, signer: key.privateKey)
+/// ```
+public final class TokenSigningKeys: Sendable {
+    /// How long a tenant's keys are served from memory before they are read again, so that a
+    /// key added or retired on another node is seen here within this time.
+    static let cacheLifetime: TimeInterval = 60
+    /// How long a new key is published before it signs: the JWKS `max-age`.
+    static let activationDelay: TimeInterval = 300
+
+    private struct Entry {
+        let keys: TokenSigningKeySet
+        let loadedAt: Date
+    }
+
+    private let database: any Database
+    private let repository: any TokenSigningKeyRepository
+    private let sealer: SecretSealer
+    private let now: @Sendable () -> Date
+    private let cache = Mutex<[String: Entry]>([:])
+
+    init(database: any Database, repository: any TokenSigningKeyRepository, sealer: SecretSealer,
+         now: @escaping @Sendable () -> Date) {
+        self.database = database
+        self.repository = repository
+        self.sealer = sealer
+        self.now = now
+    }
+
+    /// The tenant's published keys and its current one, creating the first key if there is none.
+    public func keySet(for tenant: Tenant) async throws -> TokenSigningKeySet {
+        let date = now()
+        if let entry = cache.withLock({ $0[tenant.id] }),
+           date >= entry.loadedAt, date.timeIntervalSince(entry.loadedAt) < Self.cacheLifetime {
+            return entry.keys
+        }
+        var stored = try await repository.published(tenantID: tenant.id, on: database)
+        if stored.isEmpty { stored = try await createFirstKey(for: tenant, at: date) }
+        let keys = try stored.map(open)
+        let set = TokenSigningKeySet(published: keys, current: Self.current(of: keys, at: date))
+        cache.withLock { $0[tenant.id] = Entry(keys: set, loadedAt: date) }
+        return set
+    }
+
+    /// The newest key published for at least `activationDelay`; a tenant's very first key
+    /// signs at once, since no one can have cached a JWKS without it.
+    static func current(of keys: [TokenSigningKey], at date: Date) -> TokenSigningKey {
+        keys.last { date.timeIntervalSince($0.createdAt) >= activationDelay } ?? keys[0]
+    }
+
+    /// Creates the tenant's first key unless another node did meanwhile; returns the published keys.
+    private func createFirstKey(for tenant: Tenant, at date: Date) async throws -> [StoredTokenSigningKey] {
+        try await database.transaction { executor in
+            try await repository.lockForKeyCreation(tenantID: tenant.id, on: executor)
+            let existing = try await repository.published(tenantID: tenant.id, on: executor)
+            guard existing.isEmpty else { return existing }
+            let privateKey = P256.Signing.PrivateKey()
+            let publicKey = ECPublicJWK(privateKey.publicKey)
+            let key = StoredTokenSigningKey(
+                id: publicKey.thumbprint, tenantID: tenant.id,
+                sealedKey: try sealer.seal(privateKey.rawRepresentation, context: Self.sealingContext(tenant.id, publicKey.thumbprint)),
+                publicKey: publicKey, createdAt: date, retiredAt: nil)
+            try await repository.insert(key, on: executor)
+            return [key]
+        }
+    }
+
+    private func open(_ stored: StoredTokenSigningKey) throws -> TokenSigningKey {
+        let raw = try sealer.open(stored.sealedKey, context: Self.sealingContext(stored.tenantID, stored.id))
+        let privateKey = try P256.Signing.PrivateKey(rawRepresentation: raw)
+        guard ECPublicJWK(privateKey.publicKey) == stored.publicKey else {
+            throw StorageError.corrupt("token signing key \(stored.id) does not match its public key")
+        }
+        return TokenSigningKey(id: stored.id, publicKey: stored.publicKey, privateKey: privateKey, createdAt: stored.createdAt)
+    }
+
+    /// Names the row a sealed key belongs to, so that it opens nowhere else.
+    static func sealingContext(_ tenantID: String, _ keyID: String) -> String {
+        "token-signing-key:\(tenantID):\(keyID)"
+    }
+}
