@@ -15,9 +15,9 @@ import Foundation
 /// Every method throws `CountersignError`. A server that no longer knows an enrollment's device
 /// answers with `.deviceDeregistered`, and the enrollment is then removed from the device.
 public actor CountersignAuthenticator {
-    private let keyStore: any KeyStore
-    private let transport: any HTTPTransport
-    private let now: @Sendable () -> Date
+    let keyStore: any KeyStore
+    let transport: any HTTPTransport
+    let now: @Sendable () -> Date
 
     /// - Parameters:
     ///   - keyStore: where keys and enrollment records live.
@@ -150,7 +150,7 @@ public actor CountersignAuthenticator {
 
     // MARK: - Plumbing
 
-    private func deviceClient(for enrollmentID: Enrollment.ID) async throws(CountersignError) -> DeviceClient {
+    func deviceClient(for enrollmentID: Enrollment.ID) async throws(CountersignError) -> DeviceClient {
         let enrollment = try await keyStore.enrollment(enrollmentID)
         let keys = try await keyStore.keys(for: enrollmentID)
         return try DeviceClient(enrollment: enrollment, signer: keys.signer, transport: transport, now: now)
@@ -158,7 +158,7 @@ public actor CountersignAuthenticator {
 
     /// Runs `operation` with the enrollment's client. When the server says it no longer knows the
     /// device, the enrollment is useless: it is deleted here before the error is passed on.
-    private func withDevice<Result: Sendable>(
+    func withDevice<Result: Sendable>(
         _ enrollmentID: Enrollment.ID, _ operation: (DeviceClient) async throws(CountersignError) -> Result
     ) async throws(CountersignError) -> Result {
         let client = try await deviceClient(for: enrollmentID)

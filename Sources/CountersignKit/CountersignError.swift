@@ -45,6 +45,15 @@ public enum CountersignError: Error, Sendable, Equatable {
     case server(status: Int, code: String, description: String?)
     /// The device's key store failed; the text says how.
     case keyStore(String)
+    /// The details of an approval request could not be opened with this device's key, or are
+    /// not the details of that request for this enrollment; the text says which. Nothing from
+    /// them may be shown or answered.
+    case invalidRequestDetails(String)
+    /// The approval request expired before it could be answered (`approval_expired`).
+    case approvalExpired
+    /// The approval request was already approved or denied, on this device or another
+    /// (`already_decided`).
+    case alreadyDecided
 }
 
 extension CountersignError: CustomStringConvertible, LocalizedError {
@@ -76,6 +85,12 @@ extension CountersignError: CustomStringConvertible, LocalizedError {
             "the server refused the request (HTTP \(status), \(code))" + (description.map { ": \($0)" } ?? "")
         case .keyStore(let why):
             "key store failure: \(why)"
+        case .invalidRequestDetails(let why):
+            "the request details cannot be trusted: \(why)"
+        case .approvalExpired:
+            "the request has expired"
+        case .alreadyDecided:
+            "the request was already answered"
         }
     }
 

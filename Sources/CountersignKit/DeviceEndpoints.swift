@@ -13,6 +13,12 @@ struct DeviceEndpoints: Sendable, Equatable {
     let device: URL
     /// `PUT`, `DELETE`: the device's push channel.
     let pushToken: URL
+    /// `GET`: the device's inbox of undecided requests.
+    let requests: URL
+    /// `GET`: the inbox as a live stream of Server-Sent Events.
+    let requestStream: URL
+    /// `<server>/device/v1/requests`, the base of the per-request URLs.
+    private let requestsBase: String
 
     /// Nil when the server URL carries a query or a fragment, which no path can be appended to.
     init?(server: URL) {
@@ -21,11 +27,38 @@ struct DeviceEndpoints: Sendable, Equatable {
         while base.hasSuffix("/") { base.removeLast() }
         base += "/device/v1"
         guard let enrollments = URL(string: base + "/enrollments"), let serverKey = URL(string: base + "/server-key"),
-              let device = URL(string: base + "/self"),
-              let pushToken = URL(string: base + "/self/push-token") else { return nil }
+              let device = URL(string: base + "/self"), let pushToken = URL(string: base + "/self/push-token"),
+              let requests = URL(string: base + "/requests"),
+              let requestStream = URL(string: base + "/requests/stream") else { return nil }
         self.enrollments = enrollments
         self.serverKey = serverKey
         self.device = device
         self.pushToken = pushToken
+        self.requests = requests
+        self.requestStream = requestStream
+        self.requestsBase = base + "/requests"
+    }
+
+    /// `GET`: one request addressed to the device. Nil for an id that is not a single path
+    /// segment of unreserved characters: request ids are `txn_…`, and anything else would need
+    /// escaping that the signed URL and the server's view of it could disagree on.
+    func request(_ requestID: String) -> URL? {
+        guard Self.isPathSegment(requestID) else { return nil }
+        return URL(string: requestsBase + "/" + requestID)
+    }
+
+    /// `POST`: the signed answer to one request.
+    func response(to requestID: String) -> URL? {
+        guard Self.isPathSegment(requestID) else { return nil }
+        return URL(string: requestsBase + "/" + requestID + "/response")
+    }
+
+    /// RFC 3986 unreserved characters only; not a dot segment, nor `stream`, which names the
+    /// live stream beside the requests.
+    private static func isPathSegment(_ text: String) -> Bool {
+        !text.isEmpty && text != "." && text != ".." && text != "stream"
+            && text.unicodeScalars.allSatisfy { scalar in
+                scalar.isASCII && (CharacterSet.alphanumerics.contains(scalar) || "-._~".unicodeScalars.contains(scalar))
+            }
     }
 }

@@ -1,0 +1,172 @@
+import CountersignCore
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Approving and denying: find the requests waiting for this device (its inbox, a push, or the
+/// live stream), open their details, and answer with a decision signed by the device key.
+extension CountersignAuthenticator {
+    /// The requests waiting for an answer, newest first: of one enrollment, or of every
+    /// enrollment when `enrollmentID` is nil. When listing every enrollment, one the server has
+    /// deregistered is removed from the device and left out.
+    ///
+    /// ```swift
+    /// let inbox = try await authenticator.pendingRequests()
+    /// ```
+    public func pendingRequests(_ enrollmentID: Enrollment.ID? = nil) async throws(CountersignError) -> [ApprovalRequest] {
+        let requests: [ApprovalRequest]
+        if let enrollmentID {
+            requests = try await inbox(of: enrollmentID)
+        } else {
+            var all: [ApprovalRequest] = []
+            for enrollment in try await keyStore.enrollments() {
+                do throws(CountersignError) {
+                    all += try await inbox(of: enrollment.id)
+                } catch .deviceDeregistered {
+                    continue
+                }
+            }
+            requests = all
+        }
+        return requests.sorted { $0.createdAt > $1.createdAt }
+    }
+
+    /// The request a push notification announces. Nil when the push is not Countersign's, or is
+    /// for a device not enrolled here; `.approvalExpired` when the push says the request has
+    /// expired (without asking the server).
+    ///
+    /// ```swift
+    /// func userNotificationCenter(_ center: UNUserNotificationCenter, didReceive response: UNNotificationResponse) async {
+    ///     let userInfo = response.notification.request.content.userInfo
+    ///     if let request = try? await authenticator.request(fromPushPayload: userInfo) { present(request) }
+    /// }
+    /// ```
+    nonisolated(nonsending) public func request(
+        fromPushPayload userInfo: [AnyHashable: Any]
+    ) async throws(CountersignError) -> ApprovalRequest? {
+        guard let payload = PushPayload(userInfo: userInfo) else { return nil }
+        return try await request(announcedBy: payload)
+    }
+
+    /// Opens a request's details with its enrollment's key and checks them. Nothing is sent to
+    /// the server.
+    ///
+    /// ```swift
+    /// let details = try await authenticator.details(for: request)
+    /// print(details.clientName, details.bindingMessage ?? "", details.scope.joined(separator: " "))
+    /// ```
+    public func details(for request: ApprovalRequest) async throws(CountersignError) -> RequestDetails {
+        let enrollment = try await keyStore.enrollment(request.enrollmentID)
+        let keys = try await keyStore.keys(for: request.enrollmentID)
+        return try RequestDetails(opening: request, for: enrollment, with: keys.agreement)
+    }
+
+    /// Approves a request: signs the decision with the device key, over the digest of the
+    /// details shown and the server's challenge, and sends it. Throws `.alreadyDecided` when it
+    /// was answered meanwhile (perhaps on another device) and `.approvalExpired` when too late.
+    ///
+    /// ```swift
+    /// let acknowledgement = try await authenticator.approve(details)
+    /// print(acknowledgement.status)   // "approved"
+    /// ```
+    public func approve(_ details: RequestDetails) async throws(CountersignError) -> ApprovalAcknowledgement {
+        try await answer(details, .approve)
+    }
+
+    /// Denies a request, as `approve(_:)` approves one.
+    ///
+    /// ```swift
+    /// let acknowledgement = try await authenticator.deny(details)
+    /// print(acknowledgement.status)   // "denied"
+    /// ```
+    public func deny(_ details: RequestDetails) async throws(CountersignError) -> ApprovalAcknowledgement {
+        try await answer(details, .deny)
+    }
+
+    /// The live stream of one enrollment's requests. Nothing is sent until iteration starts;
+    /// see `LiveRequests` for what it reports and when it ends.
+    ///
+    /// ```swift
+    /// for try await event in authenticator.liveRequests(enrollment.id) {
+    ///     if case .request(let request) = event { present(try await authenticator.details(for: request)) }
+    /// }
+    /// ```
+    nonisolated public func liveRequests(_ enrollmentID: Enrollment.ID) -> LiveRequests {
+        LiveRequests(enrollmentID: enrollmentID) { () async throws(CountersignError) in
+            try await self.openLiveStream(enrollmentID)
+        }
+    }
+
+    // MARK: - Plumbing
+
+    private func inbox(of enrollmentID: Enrollment.ID) async throws(CountersignError) -> [ApprovalRequest] {
+        try await withDevice(enrollmentID) { client throws(CountersignError) in
+            try await client.send(.get, client.endpoints.requests, expecting: PendingRequestList.self, what: "inbox")
+                .requests.map { ApprovalRequest(enrollmentID: enrollmentID, envelope: $0) }
+        }
+    }
+
+    private func request(announcedBy payload: PushPayload) async throws(CountersignError) -> ApprovalRequest? {
+        guard let enrollment = try await keyStore.enrollments().first(where: { $0.deviceID == payload.deviceID }) else {
+            return nil
+        }
+        guard now().timeIntervalSince1970 < TimeInterval(payload.expiresAt) else { throw .approvalExpired }
+        return try await withDevice(enrollment.id) { client throws(CountersignError) in
+            guard let url = client.endpoints.request(payload.requestID) else {
+                throw .invalidServerResponse("the push names a request id that is not one")
+            }
+            let envelope = try await Self.refusalsOfApprovals { () async throws(CountersignError) in
+                try await client.send(.get, url, expecting: PendingRequestEnvelope.self, what: "request")
+            }
+            guard envelope.id == payload.requestID else {
+                throw .invalidServerResponse("the server answered with another request than the one asked for")
+            }
+            return ApprovalRequest(enrollmentID: enrollment.id, envelope: envelope)
+        }
+    }
+
+    private func answer(
+        _ details: RequestDetails, _ decision: ApprovalResponse.Decision
+    ) async throws(CountersignError) -> ApprovalAcknowledgement {
+        let keys = try await keyStore.keys(for: details.request.enrollmentID)
+        return try await withDevice(details.request.enrollmentID) { client throws(CountersignError) in
+            guard let url = client.endpoints.response(to: details.request.id) else {
+                throw .invalidRequestDetails("the request id cannot name a URL")
+            }
+            let response = ApprovalResponse(
+                requestID: details.request.id, decision: decision, detailsDigest: details.digest,
+                challenge: details.transaction.challenge, factors: ["confirm"],
+                issuedAt: Int64(now().timeIntervalSince1970.rounded(.down)))
+            let signed: String
+            do { signed = try response.sign(deviceID: client.enrollment.deviceID, signer: keys.signer).serialized } catch {
+                throw .keyStore("the signing key of enrollment \(client.enrollment.id) could not sign the answer")
+            }
+            return try await Self.refusalsOfApprovals { () async throws(CountersignError) in
+                try await client.send(
+                    .post, url, json: ApprovalSubmission(response: signed), expecting: ApprovalAcknowledgement.self,
+                    what: "acknowledgement")
+            }
+        }
+    }
+
+    private func openLiveStream(_ enrollmentID: Enrollment.ID) async throws(CountersignError) -> AsyncThrowingStream<Data, any Error> {
+        try await withDevice(enrollmentID) { client throws(CountersignError) in
+            try await client.openEventStream(client.endpoints.requestStream)
+        }
+    }
+
+    /// Runs a call about one request, turning the refusals an app handles on their own into
+    /// their own errors.
+    private static func refusalsOfApprovals<Result>(
+        _ call: () async throws(CountersignError) -> Result
+    ) async throws(CountersignError) -> Result {
+        do {
+            return try await call()
+        } catch .server(_, DeviceErrorCode.alreadyDecided.rawValue, _) {
+            throw .alreadyDecided
+        } catch .server(_, DeviceErrorCode.approvalExpired.rawValue, _) {
+            throw .approvalExpired
+        }
+    }
+}

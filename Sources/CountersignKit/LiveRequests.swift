@@ -1,0 +1,156 @@
+import CountersignCore
+import Foundation
+
+/// What the live stream of one enrollment reports.
+///
+/// ```swift
+/// switch event {
+/// case .request(let request): show(try await authenticator.details(for: request))
+/// case .closed(let closed): dismiss(closed.id)   // answered elsewhere, or expired
+/// }
+/// ```
+public enum LiveRequestEvent: Sendable, Equatable {
+    /// A request waiting for an answer: one pending when the stream opened, or a new one.
+    case request(ApprovalRequest)
+    /// A request left the inbox: approved or denied (here or on another device) or expired.
+    case closed(RequestClosed)
+}
+
+/// The live stream of one enrollment's requests (`CountersignAuthenticator.liveRequests(_:)`):
+/// one connection, opened with a fresh device signature when iteration starts. It first reports
+/// every pending request, then each change as the server sees it, and ends when the server ends
+/// the connection (it does so every half hour or so; iterate a new one to go on listening). A
+/// request the server reports twice on one connection is reported once.
+///
+/// Leaving the loop, or cancelling the task that iterates, closes the connection.
+///
+/// ```swift
+/// do {
+///     for try await event in authenticator.liveRequests(enrollment.id) { … }
+/// } catch .deviceDeregistered {
+///     // The enrollment is gone; stop listening.
+/// } catch {
+///     // Wait a little, then listen again.
+/// }
+/// ```
+public struct LiveRequests: AsyncSequence, Sendable {
+    public typealias Element = LiveRequestEvent
+    public typealias Failure = CountersignError
+
+    let enrollmentID: Enrollment.ID
+    /// Opens the connection and returns the body of the event stream.
+    let connect: @Sendable () async throws(CountersignError) -> AsyncThrowingStream<Data, any Error>
+
+    /// An iterator that connects on its first `next()`.
+    ///
+    /// ```swift
+    /// var events = authenticator.liveRequests(enrollment.id).makeAsyncIterator()
+    /// let first = try await events.next()
+    /// ```
+    public func makeAsyncIterator() -> Iterator {
+        Iterator(enrollmentID: enrollmentID, connect: connect)
+    }
+
+    /// Reads events off the connection as the loop asks for them; see `makeAsyncIterator()`.
+    public struct Iterator: AsyncIteratorProtocol {
+        private enum State {
+            case idle(@Sendable () async throws(CountersignError) -> AsyncThrowingStream<Data, any Error>)
+            case open(AsyncThrowingStream<Data, any Error>.AsyncIterator)
+            case ended
+        }
+
+        private let enrollmentID: Enrollment.ID
+        private var state: State
+        private var parser = ServerSentEventParser()
+        private var ready: [LiveRequestEvent] = []
+        private var announced: Set<String> = []
+
+        init(
+            enrollmentID: Enrollment.ID,
+            connect: @escaping @Sendable () async throws(CountersignError) -> AsyncThrowingStream<Data, any Error>
+        ) {
+            self.enrollmentID = enrollmentID
+            self.state = .idle(connect)
+        }
+
+        /// The next event; nil once the server has ended the stream or the task is cancelled.
+        ///
+        /// ```swift
+        /// while let event = try await events.next() { … }
+        /// ```
+        public mutating func next() async throws(CountersignError) -> LiveRequestEvent? {
+            try await next(isolation: nil)
+        }
+
+        /// `next()`, run in the caller's isolation, as `for try await` calls it.
+        ///
+        /// ```swift
+        /// let event = try await events.next(isolation: #isolation)
+        /// ```
+        public mutating func next(isolation actor: isolated (any Actor)?) async throws(CountersignError) -> LiveRequestEvent? {
+            while ready.isEmpty {
+                let piece: Data?
+                do throws(CountersignError) {
+                    piece = try await nextPiece(isolation: actor)
+                } catch {
+                    state = .ended
+                    throw error
+                }
+                guard let piece else {
+                    state = .ended
+                    return nil
+                }
+                for event in parser.feed(piece) {
+                    do throws(CountersignError) {
+                        if let event = try decode(event) { ready.append(event) }
+                    } catch {
+                        state = .ended
+                        throw error
+                    }
+                }
+            }
+            return ready.removeFirst()
+        }
+
+        private mutating func nextPiece(isolation actor: isolated (any Actor)?) async throws(CountersignError) -> Data? {
+            switch state {
+            case .ended:
+                return nil
+            case .idle(let connect):
+                state = .open(try await connect().makeAsyncIterator())
+                return try await nextPiece(isolation: actor)
+            case .open(var body):
+                defer { state = .open(body) }
+                do { return try await body.next(isolation: actor) } catch {
+                    throw CountersignError(transportFailure: error)
+                }
+            }
+        }
+
+        /// The event a Server-Sent Event stands for; nil for one of a type this version does not
+        /// know, and for a request already reported.
+        private mutating func decode(_ event: ServerSentEvent) throws(CountersignError) -> LiveRequestEvent? {
+            let data = Data(event.data.utf8)
+            switch event.type {
+            case RequestStreamEvent.request:
+                let envelope = try Self.decode(PendingRequestEnvelope.self, from: data, event: event.type)
+                guard announced.insert(envelope.id).inserted else { return nil }
+                return .request(ApprovalRequest(enrollmentID: enrollmentID, envelope: envelope))
+            case RequestStreamEvent.closed:
+                let closed = try Self.decode(RequestClosed.self, from: data, event: event.type)
+                announced.remove(closed.id)
+                return .closed(closed)
+            default:
+                return nil
+            }
+        }
+
+        private static func decode<Value: Decodable>(
+            _ type: Value.Type, from data: Data, event: String
+        ) throws(CountersignError) -> Value {
+            do { return try Timestamps.decoder().decode(type, from: data) } catch {
+                throw .invalidServerResponse("a \(event) event of the live stream could not be decoded")
+            }
+        }
+    }
+}
