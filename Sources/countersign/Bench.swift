@@ -8,11 +8,19 @@ import Logging
 import FoundationNetworking
 #endif
 
-/// Measures the foundation's two hot paths end to end, over HTTP on loopback, with the real
-/// SDK: enrolling a device, and device-signed calls (`GET /device/v1/self`). The server runs in
-/// this process on a scratch data directory (SQLite unless --database-url is given).
+/// `countersign bench`: the approval loop (the default), and the device-call paths.
 struct Bench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        abstract: "Benchmark the approval loop and device calls (use a release build).",
+        subcommands: [LoopBench.self, DeviceCallBench.self], defaultSubcommand: LoopBench.self)
+}
+
+/// Measures two device paths end to end, over HTTP on loopback, with the real SDK: enrolling a
+/// device, and device-signed calls (`GET /device/v1/self`). The server runs in this process on
+/// a scratch data directory (SQLite unless --database-url is given).
+struct DeviceCallBench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "device-calls",
         abstract: "Benchmark enrollment and device-signed requests against an in-process server.")
 
     @Option(help: "Devices to enroll.") var devices = 20

@@ -1,0 +1,306 @@
+import ArgumentParser
+import CountersignCore
+import CountersignKit
+import CountersignServer
+import Foundation
+import Logging
+import Synchronization
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Complete approval loops, as production runs them: a relying party calls `bc-authorize`, the
+/// user's device (CountersignKit, holding its live stream) opens the sealed details, signs and
+/// sends its approval, and the relying party exchanges `auth_req_id` for tokens. Every user has
+/// one device and one loop in flight at a time; `--concurrency` users are busy at once.
+struct LoopBench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "loop",
+        abstract: "Benchmark complete approval loops: bc-authorize → device approves → token.")
+
+    @Option(help: "Complete loops to run (after a warm-up of one loop per user).") var loops = 2000
+    @Option(help: "Loops in flight at once, each for its own user and device.") var concurrency = 64
+    @Option(help: "Requests to leave pending at the end, then report the server's resident memory.") var pending = 0
+    @Option(help: "A running server's URL; default: start one in this process on a scratch directory.") var server: String?
+    @Option(name: .customLong("admin-key"), help: "Admin key for --server (COUNTERSIGN_ADMIN_KEY).") var adminKey: String?
+    @Option(name: .customLong("database-url"), help: "In-process server on this PostgreSQL database instead of SQLite.")
+    var databaseURL: String?
+
+    func validate() throws {
+        guard loops >= 1, concurrency >= 1, pending >= 0 else {
+            throw ValidationError("--loops and --concurrency must be at least 1, --pending at least 0")
+        }
+        if server != nil, databaseURL != nil { throw ValidationError("--database-url applies to the in-process server only") }
+    }
+
+    func run() async throws {
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = .error
+            return handler
+        }
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("countersign-bench-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let target = try await BenchTarget.start(
+            server: server, adminKey: setting(adminKey, "COUNTERSIGN_ADMIN_KEY"), databaseURL: databaseURL, scratch: scratch)
+        print("Countersign loop bench: \(target.description), \(ProcessInfo.processInfo.activeProcessorCount) cores")
+
+        let setupStart = ContinuousClock.now
+        let fixture = try await LoopFixture.make(target: target, users: concurrency, scratch: scratch)
+        print("setup: \(concurrency) users with one enrolled device each in \(format((ContinuousClock.now - setupStart).milliseconds / 1000)) s")
+
+        let devices = try await fixture.startDevices()
+        // Warm-up: one loop per user, so every connection and every stream is open.
+        _ = try await fixture.run(loops: concurrency, concurrency: concurrency, devices: devices)
+
+        let before = try await ServerCounters.read(target.base)
+        let start = ContinuousClock.now
+        let times = try await fixture.run(loops: loops, concurrency: concurrency, devices: devices)
+        let elapsed = (ContinuousClock.now - start).milliseconds
+        let after = try await ServerCounters.read(target.base)
+        report(times, elapsed: elapsed)
+        let requests = after.requests - before.requests
+        if requests > 0 {
+            print("  server: \(Int(requests)) HTTP requests (\(format(requests / Double(times.count))) per loop), mean \(format((after.seconds - before.seconds) / requests * 1000)) ms inside the server per request")
+        }
+        await devices.stop()
+
+        if pending > 0 {
+            let memoryBefore = after.residentBytes
+            let pendingStart = ContinuousClock.now
+            try await fixture.leavePending(pending)
+            let memoryAfter = try await ServerCounters.read(target.base).residentBytes
+            print("pending: \(pending) undecided requests created in \(format((ContinuousClock.now - pendingStart).milliseconds / 1000)) s; server resident memory \(mebibytes(memoryBefore)) before, \(mebibytes(memoryAfter)) with them pending")
+        }
+        try await target.stop()
+    }
+
+    private func report(_ times: [Double], elapsed: Double) {
+        let sorted = times.sorted()
+        func percentile(_ p: Double) -> String { format(sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]) }
+        print("loops: n=\(sorted.count) concurrency=\(concurrency) throughput=\(format(Double(sorted.count) / (elapsed / 1000))) loops/s p50=\(percentile(0.5)) ms p90=\(percentile(0.9)) ms p99=\(percentile(0.99)) ms max=\(format(sorted.last ?? 0)) ms")
+    }
+
+    private func mebibytes(_ bytes: Double?) -> String {
+        bytes.map { "\(format($0 / 1_048_576)) MiB" } ?? "unknown (no /proc on the server's host)"
+    }
+}
+
+/// The server under test: started in this process, or one already running.
+struct BenchTarget: Sendable {
+    let base: String
+    let adminKey: String
+    let description: String
+    private let running: CountersignServer.Running?
+
+    static func start(server: String?, adminKey: String?, databaseURL: String?, scratch: URL) async throws -> BenchTarget {
+        if let server {
+            guard let adminKey else { throw ValidationError("--server needs an admin key (COUNTERSIGN_ADMIN_KEY or --admin-key)") }
+            return BenchTarget(base: server.hasSuffix("/") ? String(server.dropLast()) : server, adminKey: adminKey,
+                               description: "server at \(server)", running: nil)
+        }
+        var configuration = ServerConfiguration(dataDirectory: scratch.appendingPathComponent("data"))
+        configuration.port = 0
+        configuration.databaseURL = databaseURL
+        configuration.masterKey = MasterKey.generate().base64
+        let made = try await CountersignServer.make(configuration: configuration, logger: Logger(label: "bench"))
+        let running = try await made.start()
+        return BenchTarget(base: running.baseURL, adminKey: made.bootstrapAdminKey ?? "",
+                           description: "\(databaseURL == nil ? "SQLite" : "PostgreSQL"), server in process on \(running.baseURL)",
+                           running: running)
+    }
+
+    func stop() async throws {
+        try await running?.stop()
+    }
+}
+
+/// Counters read from the server's `/metrics`.
+struct ServerCounters: Sendable {
+    var requests = 0.0
+    var seconds = 0.0
+    var residentBytes: Double?
+
+    static func read(_ base: String) async throws -> ServerCounters {
+        let (data, _) = try await URLSession.shared.data(from: URL(string: base + "/metrics")!)
+        var counters = ServerCounters()
+        for line in String(decoding: data, as: UTF8.self).split(separator: "\n") where !line.hasPrefix("#") {
+            let value = Double(line.split(separator: " ").last ?? "") ?? 0
+            if line.hasPrefix("countersign_http_request_duration_seconds_sum") { counters.seconds += value }
+            if line.hasPrefix("countersign_http_request_duration_seconds_count") { counters.requests += value }
+            if line.hasPrefix("countersign_process_resident_memory_bytes") { counters.residentBytes = value }
+        }
+        return counters
+    }
+}
+
+/// The bench's users, their devices and the relying party.
+struct LoopFixture: Sendable {
+    let target: BenchTarget
+    let client: RelyingParty
+    let users: [(username: String, enrollment: Enrollment)]
+    let authenticator: CountersignAuthenticator
+
+    static func make(target: BenchTarget, users count: Int, scratch: URL) async throws -> LoopFixture {
+        let admin = AdminAPIClient(base: target.base, key: target.adminKey)
+        let run = UUID().uuidString.prefix(8).lowercased()
+        let created = try await admin.send(
+            "POST", "/admin/v1/tenants/default/clients", body: ["name": "Bench relying party \(run)", "scopes": ["openid"]])
+        guard let object = created as? [String: Any], let client = object["client"] as? [String: Any],
+              let clientID = client["client_id"] as? String, let secret = object["client_secret"] as? String else {
+            throw ValidationError("the server did not create the bench client")
+        }
+        let authenticator = CountersignAuthenticator(keyStore: FileKeyStore(root: scratch.appendingPathComponent("devices")))
+        var users: [(String, Enrollment)] = []
+        for index in 0..<count {
+            let username = "bench-\(run)-\(index)"
+            let user = try await admin.send("POST", "/admin/v1/tenants/default/users", body: ["username": username])
+            guard let userID = (user as? [String: Any])?["id"] as? String else { throw ValidationError("no user id") }
+            let ticket = try await admin.send("POST", "/admin/v1/tenants/default/users/\(userID)/enrollment-tickets")
+            guard let uri = (ticket as? [String: Any])?["enrollment_uri"] as? String else { throw ValidationError("no ticket") }
+            users.append((username, try await authenticator.enroll(uri: uri, deviceName: "bench \(index)", platform: .linux)))
+        }
+        return LoopFixture(target: target, client: RelyingParty(base: target.base, clientID: clientID, secret: secret),
+                           users: users, authenticator: authenticator)
+    }
+
+    /// Every device holds its live stream and approves what arrives.
+    func startDevices() async throws -> BenchDevices {
+        let devices = BenchDevices(count: users.count)
+        for (index, user) in users.enumerated() {
+            devices.start(index) { [authenticator] approved in
+                for try await event in await authenticator.liveRequests(user.enrollment.id) {
+                    guard case .request(let request) = event else { continue }
+                    let details = try await authenticator.details(for: request)
+                    _ = try await authenticator.approve(details)
+                    approved()
+                }
+            }
+        }
+        return devices
+    }
+
+    /// Runs `loops` loops, `concurrency` at once (worker `i` always for user `i`), and returns
+    /// each loop's time in milliseconds.
+    func run(loops: Int, concurrency: Int, devices: BenchDevices) async throws -> [Double] {
+        try await withThrowingTaskGroup(of: [Double].self) { group in
+            for worker in 0..<concurrency {
+                let share = loops / concurrency + (worker < loops % concurrency ? 1 : 0)
+                group.addTask {
+                    var times: [Double] = []
+                    for _ in 0..<share {
+                        let begin = ContinuousClock.now
+                        let authReqID = try await client.authorize(username: users[worker].username)
+                        try await devices.waitForApproval(worker)
+                        _ = try await client.tokens(authReqID)
+                        times.append((ContinuousClock.now - begin).milliseconds)
+                    }
+                    return times
+                }
+            }
+            return try await group.reduce(into: [Double]()) { $0 += $1 }
+        }
+    }
+
+    /// Creates `count` requests nobody answers (the devices are stopped).
+    func leavePending(_ count: Int) async throws {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for worker in 0..<min(count, 16) {
+                group.addTask {
+                    var index = worker
+                    while index < count {
+                        _ = try await client.authorize(username: users[index % users.count].username)
+                        index += 16
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+    }
+}
+
+/// The simulated devices' tasks, and a signal per device each time it has approved.
+final class BenchDevices: Sendable {
+    private let approvals: [AsyncStream<Void>]
+    private let continuations: [AsyncStream<Void>.Continuation]
+    private let tasks = Mutex<[Task<Void, Never>]>([])
+    private let failure = Mutex<(any Error)?>(nil)
+
+    init(count: Int) {
+        var streams: [AsyncStream<Void>] = []
+        var continuations: [AsyncStream<Void>.Continuation] = []
+        for _ in 0..<count {
+            let (stream, continuation) = AsyncStream.makeStream(of: Void.self)
+            streams.append(stream)
+            continuations.append(continuation)
+        }
+        approvals = streams
+        self.continuations = continuations
+    }
+
+    func start(_ index: Int, _ body: @escaping @Sendable (_ approved: @escaping @Sendable () -> Void) async throws -> Void) {
+        let continuation = continuations[index]
+        let task = Task {
+            do {
+                try await body { continuation.yield() }
+            } catch is CancellationError {
+            } catch {
+                self.failure.withLock { $0 = $0 ?? error }
+            }
+            continuation.finish()
+        }
+        tasks.withLock { $0.append(task) }
+    }
+
+    func waitForApproval(_ index: Int) async throws {
+        for await _ in approvals[index] { return }
+        throw failure.withLock { $0 } ?? ValidationError("device \(index) stopped")
+    }
+
+    func stop() async {
+        let running = tasks.withLock { $0 }
+        for task in running { task.cancel() }
+        for task in running { await task.value }
+    }
+}
+
+/// The relying party: client_secret_basic, form-encoded CIBA calls.
+struct RelyingParty: Sendable {
+    let base: String
+    let clientID: String
+    let secret: String
+
+    func authorize(username: String) async throws -> String {
+        let answer = try await post("/bc-authorize", ["scope": "openid", "login_hint": username, "binding_message": "Bench"])
+        guard let id = answer["auth_req_id"] as? String else { throw ValidationError("bc-authorize: \(answer)") }
+        return id
+    }
+
+    func tokens(_ authReqID: String) async throws -> [String: Any] {
+        while true {
+            let answer = try await post("/token", ["grant_type": "urn:openid:params:grant-type:ciba", "auth_req_id": authReqID])
+            if answer["access_token"] != nil { return answer }
+            // The device has answered before the first poll, so this is not expected.
+            guard answer["error"] as? String == "authorization_pending" else { throw ValidationError("token: \(answer)") }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
+    private func post(_ path: String, _ parameters: [String: String]) async throws -> [String: Any] {
+        var request = URLRequest(url: URL(string: base + path)!)
+        request.httpMethod = "POST"
+        request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
+        request.setValue("Basic \(Data("\(clientID):\(secret)".utf8).base64EncodedString())", forHTTPHeaderField: "Authorization")
+        request.httpBody = Data(parameters.map { "\($0.key)=\(Self.encode($0.value))" }.joined(separator: "&").utf8)
+        let (data, _) = try await URLSession.shared.data(for: request)
+        return (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] ?? [:]
+    }
+
+    private static func encode(_ value: String) -> String {
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._*")
+        return value.addingPercentEncoding(withAllowedCharacters: allowed) ?? value
+    }
+}
+
+func format(_ value: Double) -> String { String(format: "%.2f", value) }
