@@ -71,16 +71,11 @@ public enum JSONValue: Sendable, Hashable {
     }
 
     /// Parses JSON text into a value. Fractional or out-of-range numbers are refused, and so are
-    /// objects that name a member twice.
-    public init(parsing data: Data) throws {
-        self = try JSONDecoder().decode(JSONValue.self, from: data)
-        // JCS input is I-JSON, which forbids duplicate names (RFC 7493 §2.3), and so does JWS for
-        // headers (RFC 7515 §5.2). JSONDecoder keeps the first of them where other parsers keep
-        // the last, so a signer and a verifier could read different values from the same bytes.
-        if JSONValue.hasDuplicateMemberNames(data) {
-            throw DecodingError.dataCorrupted(
-                DecodingError.Context(codingPath: [], debugDescription: "an object names a member more than once"))
-        }
+    /// objects that name a member twice: JCS input is I-JSON, which forbids duplicate names
+    /// (RFC 7493 §2.3), and so does JWS for headers (RFC 7515 §5.2); parsers that keep the first
+    /// and parsers that keep the last would otherwise read different values from the same bytes.
+    public init(parsing data: Data) throws(JSONParseError) {
+        self = try JSONParser.parse(data)
     }
 
     /// Whether an object in `data`, text JSONDecoder has already accepted, names a member twice.
@@ -114,9 +109,10 @@ public enum JSONValue: Sendable, Hashable {
                 }
                 guard expectingName, index < bytes.count else { break }
                 // Decoded, so that "a" and "\u0061" are the same name.
-                let token = Data(bytes[start...index])
-                let name = (try? JSONDecoder().decode(String.self, from: token))
-                    ?? String(decoding: token, as: UTF8.self)
+                let token = bytes[start...index]
+                let name = token.contains(UInt8(ascii: "\\"))
+                    ? (try? JSONDecoder().decode(String.self, from: Data(token))) ?? String(decoding: token, as: UTF8.self)
+                    : String(decoding: token.dropFirst().dropLast(), as: UTF8.self)
                 guard names[names.count - 1].insert(name).inserted else { return true }
                 expectingName = false
             default:

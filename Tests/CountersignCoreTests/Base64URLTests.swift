@@ -31,6 +31,18 @@ import Testing
         #expect(Data(base64URLEncoded: text) == bytes)
     }
 
+    @Test func everyLengthAgreesWithFoundationsBase64() throws {
+        var generator = SystemRandomNumberGenerator()
+        for length in 0...96 {
+            let bytes = Data((0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) })
+            let standard = bytes.base64EncodedString()
+                .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+                .replacingOccurrences(of: "=", with: "")
+            #expect(bytes.base64URLEncodedString == standard)
+            #expect(try #require(Data(base64URLEncoded: standard)) == bytes)
+        }
+    }
+
     @Test func aSubstringDecodesLikeAString() {
         let compact = "Zm9v.YmFy"
         let first = compact.split(separator: ".")[0]
@@ -50,6 +62,8 @@ import Testing
         "Zm9v\n", // trailing newline
         "Zm9!",   // outside any base64 alphabet
         "Zm9é",   // non-ASCII
+        "Zh",     // unused low bits set: "Zg" is the one encoding of "f"
+        "Zm9",    // unused low bits set: "Zm8" is the one encoding of "fo"
     ])
     func malformedInputIsRefused(_ text: String) {
         #expect(Data(base64URLEncoded: text) == nil)

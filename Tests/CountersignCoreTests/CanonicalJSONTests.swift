@@ -41,6 +41,38 @@ import Testing
         #expect(throws: (any Error).self) { try JSONValue(parsing: Data(text.utf8)) }
     }
 
+    @Test(arguments: [
+        "01", "-", "-01", "1.", "1.0", "1e2", "1E2", "+1", "0x10",  // integers in JSON's one form only
+        "\"a\u{01}\"", "\"\n\"",  // raw control characters
+        #""\ud800""#, #""\udc00""#, #""\ud800\u0041""#, #""\ud800x""#,  // lone or broken surrogates
+        #""\x""#, #""\u12""#, #""\u12g4""#,  // unknown or short escapes
+        #""abc"#, #"{"a":1"#, #"{"a" 1}"#, "[1,]", #"{"a":1,}"#, "{1:2}",  // unterminated or malformed
+        "tru", "nulll", "true false", "[] x",  // bad literals, trailing text
+        String(repeating: "[", count: 65) + String(repeating: "]", count: 65),  // nested too deeply
+    ])
+    func malformedTextIsRefusedWithAPosition(_ text: String) {
+        #expect(throws: JSONParseError.self) { try JSONValue(parsing: Data(text.utf8)) }
+    }
+
+    @Test func invalidUTF8InAStringIsRefused() {
+        #expect(throws: JSONParseError.self) { try JSONValue(parsing: Data([0x22, 0xC3, 0x28, 0x22])) }
+        #expect(throws: JSONParseError.self) { try JSONValue(parsing: Data([0x22, 0xED, 0xA0, 0x80, 0x22])) }
+    }
+
+    @Test func escapesAndWhiteSpaceAreRead() throws {
+        #expect(try JSONValue(parsing: Data(#" "\ud83d\ude00 \u00E9\/\b\f\n\r\t\"\\" "#.utf8))
+                == .string("😀 é/\u{08}\u{0C}\n\r\t\"\\"))
+        #expect(try JSONValue(parsing: Data("\t[ 1 ,\r\n-0 , { } ]\n".utf8)) == .array([.integer(1), .integer(0), .object([:])]))
+        let deepest = String(repeating: "[", count: 64) + String(repeating: "]", count: 64)
+        #expect(throws: Never.self) { try JSONValue(parsing: Data(deepest.utf8)) }
+    }
+
+    @Test func theErrorSaysWhere() {
+        #expect(throws: JSONParseError(offset: 7, reason: "',' or '}' was expected")) {
+            try JSONValue(parsing: Data(#"{"a":1 "b":2}"#.utf8))
+        }
+    }
+
     // MARK: Member order
 
     @Test func membersAreSortedAndWhiteSpaceIsDropped() throws {
