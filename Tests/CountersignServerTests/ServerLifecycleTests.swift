@@ -88,7 +88,7 @@ struct ServerLifecycleTests {
             (try? RawHTTPConnection(port: running.port)) == nil
         }
         try connection.send(Array(body.dropFirst(10)))
-        let response = try connection.receiveAll()
+        let response = try await connection.response()
         try await stopping.value
         #expect(response.hasPrefix("HTTP/1.1 201"), "\(response.prefix(200))")
 

@@ -7,7 +7,7 @@ import Darwin
 
 /// A plain TCP connection to 127.0.0.1, for tests that must control exactly when each byte of a
 /// request is sent (a request in flight during shutdown).
-final class RawHTTPConnection {
+final class RawHTTPConnection: Sendable {
     struct Failure: Error { let what: String }
 
     private let descriptor: Int32
@@ -45,9 +45,19 @@ final class RawHTTPConnection {
         }
     }
 
-    /// Everything the server sends until it closes the connection (at most 5 s).
+    /// `receiveAll()` on a thread of its own: a blocking read on one of the few threads that run
+    /// Swift tasks would hold up the server under test, which runs on them too.
+    func response() async throws -> String {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(with: Result { try self.receiveAll() })
+            }
+        }
+    }
+
+    /// Everything the server sends until it closes the connection (at most 30 s). Blocks.
     func receiveAll() throws -> String {
-        var timeout = timeval(tv_sec: 5, tv_usec: 0)
+        var timeout = timeval(tv_sec: 30, tv_usec: 0)
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var received: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
