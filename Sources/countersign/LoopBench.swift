@@ -25,6 +25,13 @@ struct LoopBench: AsyncParsableCommand {
     @Option(name: .customLong("admin-key"), help: "Admin key for --server (COUNTERSIGN_ADMIN_KEY).") var adminKey: String?
     @Option(name: .customLong("database-url"), help: "In-process server on this PostgreSQL database instead of SQLite.")
     var databaseURL: String?
+    @Option(name: .customLong("http-client"),
+            help: "The devices' and relying party's HTTP client: nio (AsyncHTTPClient) or urlsession (the SDK's default).")
+    var httpClient: HTTPClientChoice = .nio
+
+    enum HTTPClientChoice: String, ExpressibleByArgument, Sendable {
+        case nio, urlsession
+    }
 
     func validate() throws {
         guard loops >= 1, concurrency >= 1, pending >= 0 else {
@@ -43,10 +50,12 @@ struct LoopBench: AsyncParsableCommand {
         defer { try? FileManager.default.removeItem(at: scratch) }
         let target = try await BenchTarget.start(
             server: server, adminKey: setting(adminKey, "COUNTERSIGN_ADMIN_KEY"), databaseURL: databaseURL, scratch: scratch)
-        print("Countersign loop bench: \(target.description), \(ProcessInfo.processInfo.activeProcessorCount) cores")
+        print("Countersign loop bench: \(target.description), \(ProcessInfo.processInfo.activeProcessorCount) cores, \(httpClient.rawValue) HTTP client")
 
+        let nio = httpClient == .nio ? NIOTransport(connections: 2 * concurrency + 16) : nil
+        let transport: any HTTPTransport = nio ?? URLSessionTransport()
         let setupStart = ContinuousClock.now
-        let fixture = try await LoopFixture.make(target: target, users: concurrency, scratch: scratch)
+        let fixture = try await LoopFixture.make(target: target, users: concurrency, transport: transport, scratch: scratch)
         print("setup: \(concurrency) users with one enrolled device each in \(format((ContinuousClock.now - setupStart).milliseconds / 1000)) s")
 
         let devices = try await fixture.startDevices()
@@ -73,6 +82,7 @@ struct LoopBench: AsyncParsableCommand {
             print("pending: \(pending) undecided requests created in \(format((ContinuousClock.now - pendingStart).milliseconds / 1000)) s; server resident memory \(mebibytes(memoryBefore)) before, \(mebibytes(memoryAfter)) with them pending")
         }
         try await target.stop()
+        try await nio?.shutdown()
     }
 
     private func report(_ times: [Double], elapsed: Double) {
@@ -138,10 +148,10 @@ struct ServerCounters: Sendable {
 struct LoopFixture: Sendable {
     let target: BenchTarget
     let client: RelyingParty
-    let users: [(username: String, enrollment: Enrollment)]
-    let authenticator: CountersignAuthenticator
+    /// Each user's device: its own authenticator, as on a phone.
+    let users: [(username: String, enrollment: Enrollment, authenticator: CountersignAuthenticator)]
 
-    static func make(target: BenchTarget, users count: Int, scratch: URL) async throws -> LoopFixture {
+    static func make(target: BenchTarget, users count: Int, transport: any HTTPTransport, scratch: URL) async throws -> LoopFixture {
         let admin = AdminAPIClient(base: target.base, key: target.adminKey)
         let run = UUID().uuidString.prefix(8).lowercased()
         let created = try await admin.send(
@@ -150,29 +160,32 @@ struct LoopFixture: Sendable {
               let clientID = client["client_id"] as? String, let secret = object["client_secret"] as? String else {
             throw ValidationError("the server did not create the bench client")
         }
-        let authenticator = CountersignAuthenticator(keyStore: FileKeyStore(root: scratch.appendingPathComponent("devices")))
-        var users: [(String, Enrollment)] = []
+        var users: [(String, Enrollment, CountersignAuthenticator)] = []
         for index in 0..<count {
             let username = "bench-\(run)-\(index)"
             let user = try await admin.send("POST", "/admin/v1/tenants/default/users", body: ["username": username])
             guard let userID = (user as? [String: Any])?["id"] as? String else { throw ValidationError("no user id") }
             let ticket = try await admin.send("POST", "/admin/v1/tenants/default/users/\(userID)/enrollment-tickets")
             guard let uri = (ticket as? [String: Any])?["enrollment_uri"] as? String else { throw ValidationError("no ticket") }
-            users.append((username, try await authenticator.enroll(uri: uri, deviceName: "bench \(index)", platform: .linux)))
+            let authenticator = CountersignAuthenticator(
+                keyStore: FileKeyStore(root: scratch.appendingPathComponent("devices/\(index)")), transport: transport)
+            let enrollment = try await authenticator.enroll(uri: uri, deviceName: "bench \(index)", platform: .linux)
+            users.append((username, enrollment, authenticator))
         }
-        return LoopFixture(target: target, client: RelyingParty(base: target.base, clientID: clientID, secret: secret),
-                           users: users, authenticator: authenticator)
+        return LoopFixture(
+            target: target, client: RelyingParty(base: target.base, clientID: clientID, secret: secret, transport: transport),
+            users: users)
     }
 
     /// Every device holds its live stream and approves what arrives.
     func startDevices() async throws -> BenchDevices {
         let devices = BenchDevices(count: users.count)
         for (index, user) in users.enumerated() {
-            devices.start(index) { [authenticator] approved in
-                for try await event in await authenticator.liveRequests(user.enrollment.id) {
+            devices.start(index) { approved in
+                for try await event in user.authenticator.liveRequests(user.enrollment.id) {
                     guard case .request(let request) = event else { continue }
-                    let details = try await authenticator.details(for: request)
-                    _ = try await authenticator.approve(details)
+                    let details = try await user.authenticator.details(for: request)
+                    _ = try await user.authenticator.approve(details)
                     approved()
                 }
             }
@@ -269,6 +282,7 @@ struct RelyingParty: Sendable {
     let base: String
     let clientID: String
     let secret: String
+    let transport: any HTTPTransport
 
     func authorize(username: String) async throws -> String {
         let answer = try await post("/bc-authorize", ["scope": "openid", "login_hint": username, "binding_message": "Bench"])
@@ -292,7 +306,7 @@ struct RelyingParty: Sendable {
         request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
         request.setValue("Basic \(Data("\(clientID):\(secret)".utf8).base64EncodedString())", forHTTPHeaderField: "Authorization")
         request.httpBody = Data(parameters.map { "\($0.key)=\(Self.encode($0.value))" }.joined(separator: "&").utf8)
-        let (data, _) = try await URLSession.shared.data(for: request)
+        let (data, _) = try await transport.send(request)
         return (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] ?? [:]
     }
 
