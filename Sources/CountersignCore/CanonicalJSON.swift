@@ -39,7 +39,7 @@ public enum JSONValue: Sendable, Hashable {
             out += "]"
         case .object(let members):
             out += "{"
-            let keys = members.keys.sorted { Array($0.utf16).lexicographicallyPrecedes(Array($1.utf16)) }
+            let keys = members.keys.sorted { $0.utf16.lexicographicallyPrecedes($1.utf16) }
             for (index, key) in keys.enumerated() {
                 if index > 0 { out += "," }
                 JSONValue.writeString(key, into: &out)
@@ -52,6 +52,12 @@ public enum JSONValue: Sendable, Hashable {
 
     private static func writeString(_ value: String, into out: inout String) {
         out += "\""
+        // Most strings need no escape and are copied whole.
+        if !value.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+            out += value
+            out += "\""
+            return
+        }
         for scalar in value.unicodeScalars {
             switch scalar {
             case "\"": out += "\\\""

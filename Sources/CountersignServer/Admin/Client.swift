@@ -36,6 +36,9 @@ public protocol ClientRepository: Sendable {
     func delete(id: String, on executor: any SQLExecutor) async throws
     /// The stored secret hash, for client authentication.
     func secretHash(id: String, on executor: any SQLExecutor) async throws -> Data?
+    /// The client and its stored secret hash in one read, for client authentication.
+    func findWithSecretHash(id: String, tenantID: String, on executor: any SQLExecutor) async throws
+        -> (client: Client, secretHash: Data)?
 }
 
 public struct SQLClientRepository: ClientRepository {
@@ -88,6 +91,14 @@ public struct SQLClientRepository: ClientRepository {
 
     public func secretHash(id: String, on executor: any SQLExecutor) async throws -> Data? {
         try await executor.first("SELECT secret_hash FROM clients WHERE id = ?", .text(id))?.data("secret_hash")
+    }
+
+    public func findWithSecretHash(id: String, tenantID: String, on executor: any SQLExecutor) async throws
+        -> (client: Client, secretHash: Data)? {
+        guard let row = try await executor.first(
+            "SELECT \(Self.columns), secret_hash FROM clients WHERE id = ? AND tenant_id = ?", .text(id), .text(tenantID)
+        ) else { return nil }
+        return (try Self.decode(row), try row.data("secret_hash"))
     }
 
     static func decode(_ row: SQLRow) throws -> Client {

@@ -96,6 +96,7 @@ struct TenantAdminRoutes: Sendable {
                     "tenant.deleted", actor: "admin-key:\(key.id)", tenantID: nil, target: ("tenant", tenant.id),
                     details: ["slug": tenant.slug], at: services.now(), on: executor)
             }
+            services.tenantService.forget()
             return Response(status: .noContent)
         }
     }
@@ -114,6 +115,7 @@ struct TenantAdminRoutes: Sendable {
                 "tenant.updated", actor: "admin-key:\(key.id)", tenantID: tenant.id, target: ("tenant", tenant.id),
                 details: ["display_name": renamed.displayName], at: renamed.updatedAt, on: executor)
         }
+        services.tenantService.forget()
         return try JSON.response(TenantView(renamed, origin: services.origin))
     }
 }

@@ -32,9 +32,8 @@ struct ClientAuthentication: Sendable {
     /// The authenticated client of the request.
     func authenticate(authorization: String?, form: FormParameters, tenant: Tenant) async throws -> Client {
         let credentials = try Self.credentials(authorization: authorization, form: form)
-        guard let client = try await services.repositories.clients.find(
+        guard let (client, storedHash) = try await services.repositories.clients.findWithSecretHash(
             id: credentials.id, tenantID: tenant.id, on: services.database),
-            let storedHash = try await services.repositories.clients.secretHash(id: client.id, on: services.database),
             Secrets.matches(credentials.secret, storedHash: storedHash) else {
             throw ClientAuthenticationError.failed
         }

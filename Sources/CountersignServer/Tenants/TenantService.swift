@@ -1,6 +1,7 @@
 import CountersignCore
 import Crypto
 import Foundation
+import Synchronization
 
 /// Creates tenants and hands out their device-protocol signing keys.
 public struct TenantService: Sendable {
@@ -8,6 +9,8 @@ public struct TenantService: Sendable {
     let tenants: any TenantRepository
     let sealer: SecretSealer
     let audit: AuditLog
+    /// Every device and relying-party request resolves its tenant first; tenants change rarely.
+    let cache = TenantCache()
 
     /// Creates a tenant with a fresh P-256 signing key, sealed under the master key.
     public func create(slug: TenantSlug, displayName: String, isDefault: Bool, actor: String, at date: Date,
@@ -36,11 +39,50 @@ public struct TenantService: Sendable {
         return try P256.Signing.PrivateKey(rawRepresentation: raw)
     }
 
-    /// Resolves the tenant of a request path: a slug, or the default tenant for nil.
+    /// Resolves the tenant of a request path: a slug, or the default tenant for nil. Answers
+    /// from memory for up to `TenantCache.lifetime`; a change made through this node is seen at
+    /// once (`forget()`), one made through another node within that time.
     public func resolve(slug: String?) async throws -> Tenant? {
-        if let slug { return try await tenants.find(slug: slug, on: database) }
-        return try await tenants.defaultTenant(on: database)
+        if let cached = cache.tenant(slug: slug) { return cached }
+        let tenant = if let slug {
+            try await tenants.find(slug: slug, on: database)
+        } else {
+            try await tenants.defaultTenant(on: database)
+        }
+        if let tenant { cache.remember(tenant, slug: slug) }
+        return tenant
+    }
+
+    /// Drops every remembered tenant, after a tenant was renamed or deleted.
+    public func forget() {
+        cache.clear()
     }
 
     static func keyContext(_ tenantID: String) -> String { "tenant-signing-key:\(tenantID)" }
+}
+
+/// Tenants recently resolved, by slug (`nil`: the default tenant), each for a few seconds.
+final class TenantCache: Sendable {
+    static let lifetime: Duration = .seconds(5)
+    private let entries = Mutex<[String?: (tenant: Tenant, until: ContinuousClock.Instant)]>([:])
+
+    func tenant(slug: String?) -> Tenant? {
+        let now = ContinuousClock.now
+        return entries.withLock { entries in
+            guard let entry = entries[slug], entry.until > now else { return nil }
+            return entry.tenant
+        }
+    }
+
+    func remember(_ tenant: Tenant, slug: String?) {
+        let until = ContinuousClock.now + Self.lifetime
+        entries.withLock { entries in
+            // Bounded by the number of tenants; a path naming an unknown slug is never stored.
+            entries[slug] = (tenant, until)
+        }
+    }
+
+    func clear() {
+        entries.withLock { $0.removeAll() }
+    }
 }
