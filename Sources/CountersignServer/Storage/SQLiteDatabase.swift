@@ -1,51 +1,57 @@
 import Foundation
 import Logging
-import NIOCore
-import SQLiteNIO
+// The SQLite library SQLiteNIO builds (its C API, with prefixed names).
+import VaporCSQLite
 
-/// The embedded database: one SQLite file in WAL mode. A single connection serves every
-/// statement, serialised by a lock, which keeps transactions isolated without `SQLITE_BUSY`
-/// retries; SQLite's own write throughput on one file is the bound either way.
+/// The embedded database: one SQLite file in WAL mode, one connection.
+///
+/// Statements run in the calling task, under a lock that serialises them and keeps
+/// transactions isolated without `SQLITE_BUSY` retries; SQLite's own write throughput on one
+/// file is the bound either way. A statement takes microseconds, so handing each to a thread
+/// pool and back would cost more than running it (two thread switches per statement, a dozen
+/// statements per approval loop). The exception is the `fsync` of a commit, which holds the
+/// calling thread for the disk's flush time; only one thread is ever inside SQLite, so at most
+/// one of the server's threads waits on the disk at a time.
+///
+/// Prepared statements are kept and reused, keyed by their text.
 public final class SQLiteDatabase: Database {
     public let dialect = SQLDialect.sqlite
-    private let connection: SQLiteConnection
+    private let connection: Connection
     private let lock = AsyncLock()
 
     /// Opens (creating if needed) the database at `path`, or an in-memory one for `nil`.
     public static func open(path: String?, logger: Logger) async throws -> SQLiteDatabase {
-        let storage: SQLiteConnection.Storage = path.map { .file(path: $0) } ?? .memory
-        let connection = try await SQLiteConnection.open(storage: storage, logger: logger)
-        let database = SQLiteDatabase(connection: connection)
+        let connection = try Connection(path: path ?? ":memory:")
         if path != nil {
-            _ = try await connection.query("PRAGMA journal_mode = WAL", [])
+            _ = try connection.run("PRAGMA journal_mode = WAL", [])
         }
         // FULL: a committed transaction survives power loss, in WAL mode too.
-        _ = try await connection.query("PRAGMA synchronous = FULL", [])
-        _ = try await connection.query("PRAGMA foreign_keys = ON", [])
-        _ = try await connection.query("PRAGMA busy_timeout = 5000", [])
-        return database
+        _ = try connection.run("PRAGMA synchronous = FULL", [])
+        _ = try connection.run("PRAGMA foreign_keys = ON", [])
+        _ = try connection.run("PRAGMA busy_timeout = 5000", [])
+        return SQLiteDatabase(connection: connection)
     }
 
-    private init(connection: SQLiteConnection) {
+    private init(connection: Connection) {
         self.connection = connection
     }
 
     @discardableResult
     public func query(_ sql: String, _ binds: [SQLValue]) async throws -> [SQLRow] {
-        try await lock.withLock { try await self.run(sql, binds) }
+        try await lock.withLock { try self.connection.run(sql, binds) }
     }
 
     public func transaction<Result: Sendable>(
         _ body: @Sendable (any SQLExecutor) async throws -> Result
     ) async throws -> Result {
         try await lock.withLock {
-            _ = try await self.run("BEGIN IMMEDIATE", [])
+            _ = try self.connection.run("BEGIN IMMEDIATE", [])
             do {
-                let result = try await body(TransactionExecutor(database: self))
-                _ = try await self.run("COMMIT", [])
+                let result = try await body(TransactionExecutor(connection: self.connection))
+                _ = try self.connection.run("COMMIT", [])
                 return result
             } catch {
-                _ = try? await self.run("ROLLBACK", [])
+                _ = try? self.connection.run("ROLLBACK", [])
                 throw error
             }
         }
@@ -60,51 +66,146 @@ public final class SQLiteDatabase: Database {
     }
 
     public func close() async {
-        try? await connection.close()
-    }
-
-    fileprivate func run(_ sql: String, _ binds: [SQLValue]) async throws -> [SQLRow] {
-        let sqliteBinds: [SQLiteData] = binds.map { value in
-            switch value {
-            case .null: .null
-            case .integer(let number): .integer(SQLiteInt64(number))
-            case .text(let text): .text(text)
-            case .blob(let data): .blob(ByteBuffer(bytes: data))
-            }
-        }
-        let rows: [SQLiteRow]
-        do {
-            rows = try await connection.query(sql, sqliteBinds)
-        } catch let error as SQLiteError {
-            if [.constraintUniqueFailed, .constraintPrimaryKeyFailed].contains(error.reason)
-                || (error.reason == .constraint && error.message.contains("UNIQUE")) {
-                throw StorageError.uniqueViolation
-            }
-            throw error
-        }
-        return rows.map { row in
-            var values: [String: SQLValue] = [:]
-            for column in row.columns {
-                switch column.data {
-                case .null: values[column.name] = .null
-                case .integer(let number): values[column.name] = .integer(Int64(number))
-                case .float(let number): values[column.name] = .integer(Int64(number))
-                case .text(let text): values[column.name] = .text(text)
-                case .blob(let buffer): values[column.name] = .blob(Data(buffer.readableBytesView))
-                }
-            }
-            return SQLRow(values: values)
-        }
+        try? await lock.withLock { self.connection.close() }
     }
 
     /// The executor handed to a transaction body: statements run under the lock the
     /// transaction already holds.
     private struct TransactionExecutor: SQLExecutor {
-        let database: SQLiteDatabase
+        let connection: Connection
         var dialect: SQLDialect { .sqlite }
 
         func query(_ sql: String, _ binds: [SQLValue]) async throws -> [SQLRow] {
-            try await database.run(sql, binds)
+            try connection.run(sql, binds)
         }
+    }
+}
+
+/// A failure SQLite reported, with its extended result code and message.
+public struct SQLiteFailure: Error, CustomStringConvertible {
+    public let code: Int32
+    public let message: String
+
+    public var description: String { "SQLite error \(code): \(message)" }
+}
+
+/// One `sqlite3` handle and its prepared statements. Not thread-safe by itself: every call is
+/// made under `SQLiteDatabase`'s lock, so the handle is used by one thread at a time.
+private final class Connection: @unchecked Sendable {
+    /// Statements kept prepared; beyond this many distinct texts, the rest are prepared per use.
+    static let statementCacheLimit = 256
+    private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+
+    private var handle: OpaquePointer?
+    private var statements: [String: OpaquePointer] = [:]
+
+    init(path: String) throws {
+        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
+        let status = sqlite_nio_sqlite3_open_v2(path, &handle, flags, nil)
+        guard status == SQLITE_OK, let handle else {
+            let message = handle.map { String(cString: sqlite_nio_sqlite3_errmsg($0)) } ?? "out of memory"
+            sqlite_nio_sqlite3_close_v2(handle)
+            self.handle = nil
+            throw SQLiteFailure(code: status, message: message)
+        }
+        sqlite_nio_sqlite3_extended_result_codes(handle, 1)
+    }
+
+    deinit {
+        close()
+    }
+
+    func close() {
+        for statement in statements.values { sqlite_nio_sqlite3_finalize(statement) }
+        statements.removeAll()
+        if let handle { sqlite_nio_sqlite3_close_v2(handle) }
+        handle = nil
+    }
+
+    func run(_ sql: String, _ binds: [SQLValue]) throws -> [SQLRow] {
+        guard let handle else { throw StorageError.unavailable("the SQLite database is closed") }
+        let (statement, cached) = try prepared(sql, handle: handle)
+        defer {
+            if cached {
+                sqlite_nio_sqlite3_reset(statement)
+                sqlite_nio_sqlite3_clear_bindings(statement)
+            } else {
+                sqlite_nio_sqlite3_finalize(statement)
+            }
+        }
+        for (offset, value) in binds.enumerated() {
+            let index = Int32(offset + 1)
+            let status: Int32 = switch value {
+            case .null:
+                sqlite_nio_sqlite3_bind_null(statement, index)
+            case .integer(let number):
+                sqlite_nio_sqlite3_bind_int64(statement, index, number)
+            case .text(let text):
+                sqlite_nio_sqlite3_bind_text64(
+                    statement, index, text, UInt64(text.utf8.count), Self.transient, UInt8(SQLITE_UTF8))
+            case .blob(let data):
+                data.withUnsafeBytes { bytes in
+                    sqlite_nio_sqlite3_bind_blob64(statement, index, bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1),
+                                                   UInt64(bytes.count), Self.transient)
+                }
+            }
+            guard status == SQLITE_OK else { throw failure(handle, status) }
+        }
+        let columnCount = sqlite_nio_sqlite3_column_count(statement)
+        let names = (0..<columnCount).map { String(cString: sqlite_nio_sqlite3_column_name(statement, $0)) }
+        var rows: [SQLRow] = []
+        while true {
+            let status = sqlite_nio_sqlite3_step(statement)
+            if status == SQLITE_DONE { break }
+            guard status == SQLITE_ROW else { throw failure(handle, status) }
+            var values: [String: SQLValue] = Dictionary(minimumCapacity: names.count)
+            for (column, name) in names.enumerated() {
+                values[name] = Self.value(statement, Int32(column))
+            }
+            rows.append(SQLRow(values: values))
+        }
+        return rows
+    }
+
+    private func prepared(_ sql: String, handle: OpaquePointer) throws -> (OpaquePointer, cached: Bool) {
+        if let statement = statements[sql] { return (statement, true) }
+        var statement: OpaquePointer?
+        let status = sqlite_nio_sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
+        guard status == SQLITE_OK, let statement else {
+            sqlite_nio_sqlite3_finalize(statement)
+            throw failure(handle, status)
+        }
+        guard statements.count < Self.statementCacheLimit else { return (statement, false) }
+        statements[sql] = statement
+        return (statement, true)
+    }
+
+    private static func value(_ statement: OpaquePointer, _ column: Int32) -> SQLValue {
+        switch sqlite_nio_sqlite3_column_type(statement, column) {
+        case SQLITE_INTEGER:
+            return .integer(sqlite_nio_sqlite3_column_int64(statement, column))
+        case SQLITE_FLOAT:
+            return .integer(Int64(sqlite_nio_sqlite3_column_double(statement, column)))
+        case SQLITE_TEXT:
+            let count = Int(sqlite_nio_sqlite3_column_bytes(statement, column))
+            guard let text = sqlite_nio_sqlite3_column_text(statement, column) else { return .text("") }
+            return .text(String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self))
+        case SQLITE_BLOB:
+            let count = Int(sqlite_nio_sqlite3_column_bytes(statement, column))
+            guard count > 0, let blob = sqlite_nio_sqlite3_column_blob(statement, column) else { return .blob(Data()) }
+            return .blob(Data(bytes: blob, count: count))
+        default:
+            return .null
+        }
+    }
+
+    /// The error for `status`; unique and primary-key violations become `uniqueViolation`.
+    private func failure(_ handle: OpaquePointer, _ status: Int32) -> any Error {
+        let code = sqlite_nio_sqlite3_extended_errcode(handle)
+        // SQLITE_CONSTRAINT_UNIQUE and SQLITE_CONSTRAINT_PRIMARYKEY (macros Swift does not import).
+        if code == SQLITE_CONSTRAINT | 8 << 8 || code == SQLITE_CONSTRAINT | 6 << 8 {
+            return StorageError.uniqueViolation
+        }
+        return SQLiteFailure(code: code, message: String(cString: sqlite_nio_sqlite3_errmsg(handle)))
     }
 }
