@@ -69,7 +69,9 @@ enum Base64URL {
     static func decode(_ input: some RandomAccessCollection<UInt8>) -> Data? {
         let count = input.count
         guard count % 4 != 1 else { return nil }
-        var output = Data(capacity: count / 4 * 3 + 2)
+        let length = count / 4 * 3 + [0, 0, 1, 2][count % 4]
+        var output = [UInt8](repeating: 0, count: length)
+        var written = 0
         var word: UInt32 = 0
         var bits = 0
         for character in input {
@@ -79,12 +81,13 @@ enum Base64URL {
             bits += 6
             if bits >= 8 {
                 bits -= 8
-                output.append(UInt8(truncatingIfNeeded: word >> UInt32(bits)))
+                output[written] = UInt8(truncatingIfNeeded: word >> UInt32(bits))
+                written += 1
                 word &= (1 << UInt32(bits)) - 1
             }
         }
         // The leftover bits (2 or 4) pad the last byte and must be zero.
         guard word == 0 else { return nil }
-        return output
+        return Data(output)
     }
 }
