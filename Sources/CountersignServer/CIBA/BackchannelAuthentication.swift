@@ -6,7 +6,9 @@ import Foundation
 /// sent to the user's devices.
 ///
 /// Parameters Countersign does not implement but whose silent omission would mislead the
-/// client — a signed `request`, a `user_code` — are refused, not ignored; every other unknown
+/// client — a signed `request` or `request_uri`, a `user_code`, `authorization_details` (a
+/// relying party that sends payment details must not believe the user saw them) — are refused,
+/// not ignored; every other unknown
 /// parameter is ignored (RFC 6749 §3.1).
 struct BackchannelAuthentication: Sendable {
     /// Seconds a poll client waits between token requests (CIBA §7.3), until `slow_down`.
@@ -24,6 +26,9 @@ struct BackchannelAuthentication: Sendable {
         }
         if form.contains("request") { throw BackchannelAuthenticationError.requestObjectUnsupported }
         if form.contains("user_code") { throw BackchannelAuthenticationError.userCodeUnsupported }
+        for name in ["request_uri", "authorization_details"] where form.contains(name) {
+            throw BackchannelAuthenticationError.parameterUnsupported(name)
+        }
         let scope = try Scope(form["scope"], allowedFor: client)
         let expiry = try RequestedExpiry(form["requested_expiry"])
         let bindingMessage = try form["binding_message"].map(BindingMessage.init)

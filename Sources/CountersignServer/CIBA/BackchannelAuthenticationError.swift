@@ -3,6 +3,7 @@ enum BackchannelAuthenticationError: OAuthFailure, Equatable {
     case deliveryModeUnsupported(Client.DeliveryMode)
     case requestObjectUnsupported
     case userCodeUnsupported
+    case parameterUnsupported(String)
     case missingScope
     case malformedScope
     case scopeWithoutOpenID
@@ -26,6 +27,8 @@ enum BackchannelAuthenticationError: OAuthFailure, Equatable {
             OAuthError(.invalidRequest, "signed authentication requests (request) are not supported")
         case .userCodeUnsupported:
             OAuthError(.invalidRequest, "user_code is not supported (backchannel_user_code_parameter_supported is false)")
+        case .parameterUnsupported(let name):
+            OAuthError(.invalidRequest, "\(name) is not supported")
         case .missingScope:
             OAuthError(.invalidRequest, "scope is required")
         case .malformedScope:
