@@ -1,5 +1,6 @@
 import ArgumentParser
 import CountersignCore
+import CountersignKit
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -33,16 +34,24 @@ struct CIBACommand: AsyncParsableCommand {
         @Flag(help: "Poll the token endpoint until the request is decided.") var wait = false
 
         func run() async throws {
+            // SwiftNIO rather than URLSession: on Linux, URLSession never completes a request
+            // answered 401 with a Basic challenge, which is how a wrong secret is answered.
+            let transport = NIOTransport(connections: 2)
             do {
-                try await authenticate()
+                try await authenticate(over: transport)
+                try await transport.shutdown()
             } catch let refusal as RelyingPartyClient.Refusal {
+                try? await transport.shutdown()
                 FileHandle.standardError.write(Data((refusal.description + "\n").utf8))
                 throw ExitCode.failure
+            } catch {
+                try? await transport.shutdown()
+                throw error
             }
         }
 
-        private func authenticate() async throws {
-            let client = try relyingParty()
+        private func authenticate(over transport: any HTTPTransport) async throws {
+            let client = try relyingParty(transport)
             var form = ["scope": scope, "login_hint": user]
             form["binding_message"] = bindingMessage
             form["acr_values"] = acrValues
@@ -82,14 +91,14 @@ struct CIBACommand: AsyncParsableCommand {
             }
         }
 
-        private func relyingParty() throws -> RelyingPartyClient {
+        private func relyingParty(_ transport: any HTTPTransport) throws -> RelyingPartyClient {
             guard let secret = setting(clientSecret, "COUNTERSIGN_CLIENT_SECRET") else {
                 throw ValidationError("a client secret is required: set COUNTERSIGN_CLIENT_SECRET or pass --client-secret")
             }
             var base = setting(server, "COUNTERSIGN_SERVER") ?? "http://127.0.0.1:8080"
             guard let url = URL(string: base), url.host != nil else { throw ValidationError("\(base) is not a URL") }
             while base.hasSuffix("/") { base.removeLast() }
-            return RelyingPartyClient(base: base, clientID: clientID, clientSecret: secret)
+            return RelyingPartyClient(base: base, clientID: clientID, clientSecret: secret, transport: transport)
         }
 
         /// The payload of a JWT, indented; the signature is the relying party's to check, not
@@ -113,6 +122,7 @@ struct RelyingPartyClient {
     let base: String
     let clientID: String
     let clientSecret: String
+    let transport: any HTTPTransport
 
     /// An OAuth error answer: `error` and `error_description`. Shown as `error: <code>: <text>`.
     struct Refusal: Error, CustomStringConvertible {
@@ -133,13 +143,13 @@ struct RelyingPartyClient {
         request.setValue(authorization, forHTTPHeaderField: "Authorization")
         request.httpBody = Data(Self.formEncoded(form).utf8)
         let data: Data
-        let response: URLResponse
+        let response: HTTPURLResponse
         do {
-            (data, response) = try await URLSession.shared.data(for: request)
+            (data, response) = try await transport.send(request)
         } catch {
-            throw TerminalFailure("cannot reach \(base): \(error.localizedDescription)")
+            throw TerminalFailure("cannot reach \(base): \(error)")
         }
-        let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+        let status = response.statusCode
         let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
         guard (200..<300).contains(status) else {
             throw Refusal(

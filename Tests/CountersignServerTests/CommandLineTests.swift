@@ -104,6 +104,77 @@ struct CommandLineTests {
         restarted.waitUntilExit()
     }
 
+    /// `run` on a thread of its own, for commands that take seconds: the threads that run Swift
+    /// tasks are few, and other tests' servers need them.
+    static func runAside(_ arguments: [String], environment: [String: String]) async throws -> Run {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(with: Result { try run(arguments, environment: environment) })
+            }
+        }
+    }
+
+    @Test("ciba auth waits while device watch approves; a wrong secret is invalid_client",
+          .enabled(if: executable != nil || ProcessInfo.processInfo.environment["CI"] == "true"))
+    func approvalFromTheTerminal() async throws {
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("countersign-cli-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let (server, serverURL, stdout, _) = try await Self.serve(
+            dataDirectory: scratch.appendingPathComponent("data").path, in: scratch, name: "server")
+        defer { if server.isRunning { server.terminate() } }
+        let banner = try String(contentsOf: stdout, encoding: .utf8)
+        let keyLine = try #require(banner.split(separator: "\n").first { $0.contains("COUNTERSIGN_ADMIN_KEY=") })
+        let adminKey = try #require(keyLine.split(separator: "'").dropFirst().first.map(String.init))
+        var environment = ["COUNTERSIGN_SERVER": serverURL, "COUNTERSIGN_ADMIN_KEY": adminKey,
+                           "COUNTERSIGN_DEVICE_STORE": scratch.appendingPathComponent("device").path]
+
+        let user = try Self.run(["admin", "user", "create", "alice"], environment: environment)
+        let userID = try #require((try JSONSerialization.jsonObject(with: Data(user.output.utf8)) as? [String: Any])?["id"] as? String)
+        let uri = try Self.run(["admin", "enroll", userID, "--uri-only"], environment: environment)
+        let enrolled = try Self.run(
+            ["device", "enroll", uri.output.trimmingCharacters(in: .whitespacesAndNewlines), "--name", "terminal"],
+            environment: environment)
+        #expect(enrolled.status == 0, "\(enrolled.output)")
+        let created = try Self.run(["admin", "client", "create", "--name", "Demo portal"], environment: environment)
+        let client = try #require(try JSONSerialization.jsonObject(with: Data(created.output.utf8)) as? [String: Any])
+        let clientID = try #require((client["client"] as? [String: Any])?["client_id"] as? String)
+        environment["COUNTERSIGN_CLIENT_SECRET"] = try #require(client["client_secret"] as? String)
+
+        let watcher = Process()
+        watcher.executableURL = try #require(Self.executable)
+        watcher.arguments = ["device", "watch", "--auto", "approve"]
+        watcher.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        let watched = scratch.appendingPathComponent("watch.out")
+        FileManager.default.createFile(atPath: watched.path, contents: nil)
+        watcher.standardOutput = try FileHandle(forWritingTo: watched)
+        watcher.standardError = watcher.standardOutput
+        try watcher.run()
+        defer { if watcher.isRunning { watcher.terminate() } }
+        for _ in 0..<100 where !((try? String(contentsOf: watched, encoding: .utf8)) ?? "").contains("Watching") {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+
+        let auth = try await Self.runAside(
+            ["ciba", "auth", "--client-id", clientID, "--user", "alice", "--binding-message", "Sign in to Demo portal", "--wait"],
+            environment: environment)
+        #expect(auth.status == 0, "\(auth.output)")
+        #expect(auth.output.contains("\"access_token\""))
+        #expect(auth.output.contains("\"sub\" : \"\(userID)\""))
+        let log = try String(contentsOf: watched, encoding: .utf8)
+        #expect(log.contains("Sign in to Demo portal"), "\(log)")
+        #expect(log.contains("approved"), "\(log)")
+
+        let wrong = try await Self.runAside(
+            ["ciba", "auth", "--client-id", clientID, "--user", "alice"],
+            environment: environment.merging(["COUNTERSIGN_CLIENT_SECRET": "css_wrong"]) { $1 })
+        #expect(wrong.status != 0)
+        #expect(wrong.output.contains("error: invalid_client"), "\(wrong.output)")
+        watcher.terminate()
+        server.terminate()
+        server.waitUntilExit()
+    }
+
     /// Starts `countersign serve` on a free port and returns it once it names its public URL.
     static func serve(dataDirectory: String, in scratch: URL, name: String) async throws -> (Process, String, URL, URL) {
         let stdout = scratch.appendingPathComponent("\(name).out")
