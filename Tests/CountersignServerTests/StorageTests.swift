@@ -74,6 +74,53 @@ struct StorageTests {
         }
     }
 
+    @Test("many concurrent commits, flushed together, all survive a reopen", arguments: Engine.available)
+    func concurrentCommitsSurviveReopen(engine: Engine) async throws {
+        let scratch = try await ScratchDatabase.make(engine)
+        defer { Task { await scratch.destroy() } }
+        let database = try await scratch.open()
+        try await Migrations.migrate(database)
+        let (tenantID, _) = try await seedTenantAndUser(database)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for index in 0..<200 {
+                group.addTask {
+                    let date = Date()
+                    let user = User(id: Identifier.make("usr", at: date), tenantID: tenantID, username: "user-\(index)",
+                                    displayName: nil, status: .active, createdAt: date, updatedAt: date)
+                    if index.isMultiple(of: 2) {
+                        try await database.transaction { try await SQLUserRepository().insert(user, on: $0) }
+                    } else {
+                        try await SQLUserRepository().insert(user, on: database)
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        await database.close()
+        let reopened = try await scratch.open()
+        let count = try await reopened.query("SELECT COUNT(*) AS n FROM users WHERE tenant_id = ?", [.text(tenantID)])
+        #expect(count.first?.values["n"] == .integer(201))
+        await reopened.close()
+    }
+
+    @Test("the log flusher answers every caller, and treats a checkpointed-away log as flushed")
+    func walFlusherAnswersEveryCaller() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("countersign-wal-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let log = directory.appendingPathComponent("db.sqlite-wal")
+        try Data("frames".utf8).write(to: log)
+        let flusher = WALFlusher(logPath: log.path)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<100 { group.addTask { try await flusher.flush() } }
+            try await group.waitForAll()
+        }
+        try FileManager.default.removeItem(at: log)
+        try await flusher.flush()
+        let unwritable = WALFlusher(logPath: directory.appendingPathComponent("missing-directory/db-wal").path)
+        try await unwritable.flush()  // ENOENT: nothing to flush
+    }
+
     @Test("blobs, nulls, integers and text round-trip", arguments: Engine.available)
     func valuesRoundTrip(engine: Engine) async throws {
         try await withDatabase(engine) { database in

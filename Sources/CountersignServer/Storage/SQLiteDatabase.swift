@@ -1,50 +1,67 @@
 import Foundation
 import Logging
+import Synchronization
 // The SQLite library SQLiteNIO builds (its C API, with prefixed names).
 import VaporCSQLite
 
 /// The embedded database: one SQLite file in WAL mode, one connection.
 ///
-/// Statements run in the calling task, under a lock that serialises them and keeps
-/// transactions isolated without `SQLITE_BUSY` retries; SQLite's own write throughput on one
-/// file is the bound either way. A statement takes microseconds, so handing each to a thread
-/// pool and back would cost more than running it (two thread switches per statement, a dozen
-/// statements per approval loop). The exception is the `fsync` of a commit, which holds the
-/// calling thread for the disk's flush time; only one thread is ever inside SQLite, so at most
-/// one of the server's threads waits on the disk at a time.
+/// Statements run under a lock that serialises them and keeps transactions isolated without
+/// `SQLITE_BUSY` retries, in the calling task: they take microseconds, and handing each to
+/// another thread and back would cost more than running it. Prepared statements are kept and
+/// reused, keyed by their text.
 ///
-/// Prepared statements are kept and reused, keyed by their text.
+/// **Group commit.** A commit is durable before its caller hears of it, but commits do not wait
+/// for the disk one by one. SQLite commits into the write-ahead log without flushing it
+/// (`synchronous = NORMAL`) and releases the lock; the caller then waits for `WALFlusher`, which
+/// flushes the log (`fdatasync`) on a thread of its own once for every commit made since its
+/// last flush. While one flush runs, the next transactions proceed, and one flush then covers
+/// them all. A failed flush fails every commit it covers. (SQLite's own checkpoints flush the
+/// log and the database file as they always do.)
 public final class SQLiteDatabase: Database {
     public let dialect = SQLDialect.sqlite
     private let connection: Connection
     private let lock = AsyncLock()
+    /// nil for an in-memory database, which has nothing to flush.
+    private let flusher: WALFlusher?
 
     /// Opens (creating if needed) the database at `path`, or an in-memory one for `nil`.
     public static func open(path: String?, logger: Logger) async throws -> SQLiteDatabase {
         let connection = try Connection(path: path ?? ":memory:")
         if path != nil {
-            _ = try connection.run("PRAGMA journal_mode = WAL", [])
+            let mode = try connection.run("PRAGMA journal_mode = WAL", [])
+            guard mode.first?.values["journal_mode"] == .text("wal") else {
+                throw StorageError.unavailable("SQLite could not switch \(path ?? "") to write-ahead logging")
+            }
         }
-        // FULL: a committed transaction survives power loss, in WAL mode too.
-        _ = try connection.run("PRAGMA synchronous = FULL", [])
+        // Commits write the log without flushing it; WALFlusher flushes before any commit is
+        // reported. Checkpoints still flush (NORMAL), so the database file is never torn.
+        _ = try connection.run("PRAGMA synchronous = NORMAL", [])
         _ = try connection.run("PRAGMA foreign_keys = ON", [])
         _ = try connection.run("PRAGMA busy_timeout = 5000", [])
-        return SQLiteDatabase(connection: connection)
+        return SQLiteDatabase(connection: connection, flusher: path.map { WALFlusher(logPath: $0 + "-wal") })
     }
 
-    private init(connection: Connection) {
+    private init(connection: Connection, flusher: WALFlusher?) {
         self.connection = connection
+        self.flusher = flusher
     }
 
     @discardableResult
     public func query(_ sql: String, _ binds: [SQLValue]) async throws -> [SQLRow] {
-        try await lock.withLock { try self.connection.run(sql, binds) }
+        // A write outside a transaction commits by itself, and is flushed like any commit.
+        let (rows, wrote) = try await lock.withLock {
+            let readOnly = try self.connection.isReadOnly(sql)
+            return (try self.connection.run(sql, binds), !readOnly)
+        }
+        if wrote { try await flusher?.flush() }
+        return rows
     }
 
     public func transaction<Result: Sendable>(
         _ body: @Sendable (any SQLExecutor) async throws -> Result
     ) async throws -> Result {
-        try await lock.withLock {
+        let result = try await lock.withLock {
             _ = try self.connection.run("BEGIN IMMEDIATE", [])
             do {
                 let result = try await body(TransactionExecutor(connection: self.connection))
@@ -55,6 +72,8 @@ public final class SQLiteDatabase: Database {
                 throw error
             }
         }
+        try await flusher?.flush()
+        return result
     }
 
     public func listen(channel: String, _ handler: @escaping @Sendable (String) async -> Void) async throws {
@@ -66,6 +85,7 @@ public final class SQLiteDatabase: Database {
     }
 
     public func close() async {
+        try? await flusher?.flush()
         try? await lock.withLock { self.connection.close() }
     }
 
@@ -77,6 +97,72 @@ public final class SQLiteDatabase: Database {
 
         func query(_ sql: String, _ binds: [SQLValue]) async throws -> [SQLRow] {
             try connection.run(sql, binds)
+        }
+    }
+}
+
+/// Flushes the write-ahead log to stable storage for every commit made before `flush()` was
+/// called, with one `fdatasync` for all the commits that arrive while the previous one runs.
+final class WALFlusher: Sendable {
+    private struct State {
+        /// Tickets handed out, one per `flush()` call, each taken after its commit returned.
+        var issued = 0
+        /// Every ticket up to this one is on disk.
+        var flushed = 0
+        var running = false
+        var waiting: [(ticket: Int, continuation: CheckedContinuation<Void, any Error>)] = []
+    }
+
+    private let logPath: String
+    private let state = Mutex(State())
+    private let thread = DispatchQueue(label: "countersign.sqlite.flush")
+
+    init(logPath: String) {
+        self.logPath = logPath
+    }
+
+    /// Returns once everything committed before the call is on disk.
+    func flush() async throws {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            let start = state.withLock { state -> Bool in
+                state.issued += 1
+                state.waiting.append((state.issued, continuation))
+                guard !state.running else { return false }
+                state.running = true
+                return true
+            }
+            if start { thread.async { self.drain() } }
+        }
+    }
+
+    /// Flushes until no caller is left waiting.
+    private func drain() {
+        while true {
+            let target = state.withLock { $0.issued }
+            let outcome = Result { try syncLog() }
+            let done = state.withLock { state -> [CheckedContinuation<Void, any Error>] in
+                if case .success = outcome { state.flushed = target }
+                let covered = state.waiting.filter { $0.ticket <= target }.map(\.continuation)
+                state.waiting.removeAll { $0.ticket <= target }
+                if state.waiting.isEmpty { state.running = false }
+                return covered
+            }
+            for continuation in done { continuation.resume(with: outcome) }
+            guard state.withLock({ $0.running }) else { return }
+        }
+    }
+
+    private func syncLog() throws {
+        let descriptor = Foundation.open(logPath, O_RDONLY | O_CLOEXEC)
+        // No log file: SQLite has checkpointed and removed it, so every commit is in the
+        // database file, which the checkpoint flushed.
+        guard descriptor >= 0 else {
+            if errno == ENOENT { return }
+            throw StorageError.unavailable("cannot open \(logPath) to flush it: errno \(errno)")
+        }
+        defer { Foundation.close(descriptor) }
+        guard fdatasync(descriptor) == 0 else {
+            throw StorageError.unavailable("flushing \(logPath) failed: errno \(errno)")
         }
     }
 }
@@ -120,6 +206,14 @@ private final class Connection: @unchecked Sendable {
         statements.removeAll()
         if let handle { sqlite_nio_sqlite3_close_v2(handle) }
         handle = nil
+    }
+
+    /// Whether `sql` only reads (and so never waits for a flush).
+    func isReadOnly(_ sql: String) throws -> Bool {
+        guard let handle else { throw StorageError.unavailable("the SQLite database is closed") }
+        let (statement, cached) = try prepared(sql, handle: handle)
+        defer { if !cached { sqlite_nio_sqlite3_finalize(statement) } }
+        return sqlite_nio_sqlite3_stmt_readonly(statement) != 0
     }
 
     func run(_ sql: String, _ binds: [SQLValue]) throws -> [SQLRow] {
