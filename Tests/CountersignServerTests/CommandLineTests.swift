@@ -16,6 +16,11 @@ struct CommandLineTests {
         return nil
     }()
 
+    static func requireExecutable() throws -> URL {
+        guard let executable else { throw RunFailure(description: ".build/debug/countersign is not built") }
+        return executable
+    }
+
     struct Run {
         let status: Int32
         let output: String
@@ -23,7 +28,7 @@ struct CommandLineTests {
 
     static func run(_ arguments: [String], environment: [String: String]) throws -> Run {
         let process = Process()
-        process.executableURL = try #require(executable)
+        process.executableURL = try Self.requireExecutable()
         process.arguments = arguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         let output = Pipe()
@@ -142,11 +147,11 @@ struct CommandLineTests {
         environment["COUNTERSIGN_CLIENT_SECRET"] = try #require(client["client_secret"] as? String)
 
         let watcher = Process()
-        watcher.executableURL = try #require(Self.executable)
+        watcher.executableURL = try Self.requireExecutable()
         watcher.arguments = ["device", "watch", "--auto", "approve"]
         watcher.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         let watched = scratch.appendingPathComponent("watch.out")
-        FileManager.default.createFile(atPath: watched.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: watched.path, contents: nil)
         watcher.standardOutput = try FileHandle(forWritingTo: watched)
         watcher.standardError = watcher.standardOutput
         try watcher.run()
@@ -179,10 +184,10 @@ struct CommandLineTests {
     static func serve(dataDirectory: String, in scratch: URL, name: String) async throws -> (Process, String, URL, URL) {
         let stdout = scratch.appendingPathComponent("\(name).out")
         let stderr = scratch.appendingPathComponent("\(name).err")
-        FileManager.default.createFile(atPath: stdout.path, contents: nil)
-        FileManager.default.createFile(atPath: stderr.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: stdout.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: stderr.path, contents: nil)
         let server = Process()
-        server.executableURL = try #require(executable)
+        server.executableURL = try Self.requireExecutable()
         server.arguments = ["serve", "--port", "0", "--data-dir", dataDirectory]
         server.standardOutput = try FileHandle(forWritingTo: stdout)
         server.standardError = try FileHandle(forWritingTo: stderr)

@@ -38,7 +38,8 @@ public struct ServerServices: Sendable {
     /// Each tenant's keys for the ID tokens and access tokens it issues.
     public let tokenSigningKeys: TokenSigningKeys
     /// When expired approval requests were last swept.
-    let approvalSweep = SweepSchedule()
+    /// Expired approval requests are swept at most once a minute per node.
+    let approvalSweep = PeriodicSchedule(every: 60)
 
     init(configuration: ServerConfiguration, origin: PublicOrigin, database: any Database, sealer: SecretSealer,
          metrics: ServerMetrics, logger: Logger) {

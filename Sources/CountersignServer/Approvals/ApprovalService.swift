@@ -1,7 +1,6 @@
 import CountersignCore
 import Crypto
 import Foundation
-import Synchronization
 
 /// What a relying party asks a user to approve, once `bc-authorize` has checked it.
 public struct NewApproval: Sendable {
@@ -235,19 +234,6 @@ public enum ApprovalError: Error, Sendable, Equatable {
             APIError(.badRequest, .detailsMismatch, "the response signs other details than were sent to this device")
         case .challengeMismatch(let why):
             APIError(.badRequest, .challengeMismatch, why)
-        }
-    }
-}
-
-/// At most one sweep a minute per node.
-final class SweepSchedule: Sendable {
-    private let last = Mutex<Date>(.distantPast)
-
-    func isDue(at now: Date) -> Bool {
-        last.withLock { last in
-            guard now.timeIntervalSince(last) > 60 else { return false }
-            last = now
-            return true
         }
     }
 }

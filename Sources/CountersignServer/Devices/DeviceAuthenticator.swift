@@ -1,6 +1,5 @@
 import CountersignCore
 import Foundation
-import Synchronization
 
 /// Checks the `Authorization: Device <jws>` signature of a device call: the device exists in
 /// this tenant and is active, its key signed this method, URL and body, the time is inside the
@@ -8,7 +7,8 @@ import Synchronization
 /// verifies, so nobody but the device can burn its nonces.
 public struct DeviceAuthenticator: Sendable {
     let services: ServerServices
-    private let lastPurge = PurgeSchedule()
+    /// Expired nonces are swept at most once a minute, by whichever request comes first.
+    private let lastPurge = PeriodicSchedule(every: 60)
 
     init(services: ServerServices) { self.services = services }
 
@@ -56,18 +56,5 @@ public struct DeviceAuthenticator: Sendable {
 
     private func purgeExpiredNonces(now: Date) async throws {
         if lastPurge.isDue(at: now) { try await services.repositories.devices.purgeNonces(before: now, on: services.database) }
-    }
-}
-
-/// Expired nonces are swept at most once a minute, by whichever request comes first.
-private final class PurgeSchedule: Sendable {
-    private let last = Mutex<Date>(.distantPast)
-
-    func isDue(at now: Date) -> Bool {
-        last.withLock { last in
-            guard now.timeIntervalSince(last) > 60 else { return false }
-            last = now
-            return true
-        }
     }
 }
