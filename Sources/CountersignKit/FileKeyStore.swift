@@ -95,6 +95,17 @@ public struct FileKeyStore: KeyStore {
         return found.sorted { ($0.enrolledAt, $0.id) < ($1.enrolledAt, $1.id) }
     }
 
+    /// One record, read directly rather than found among all of them.
+    public func enrollment(_ enrollmentID: String) async throws(CountersignError) -> Enrollment {
+        let path = try existingDirectory(for: enrollmentID) + "/" + Self.recordFile
+        guard FileManager.default.fileExists(atPath: path) else { throw .notEnrolled }
+        let data = try read(path, what: "record", of: enrollmentID)
+        guard let enrollment = try? Timestamps.decoder().decode(Enrollment.self, from: data), enrollment.id == enrollmentID else {
+            throw .keyStore("the record of enrollment \(enrollmentID) is corrupt")
+        }
+        return enrollment
+    }
+
     public func delete(_ enrollmentID: String) async throws(CountersignError) {
         let directory = try existingDirectory(for: enrollmentID)
         do { try FileManager.default.removeItem(atPath: directory) } catch {

@@ -23,13 +23,16 @@ public protocol KeyStore: Sendable {
     /// Every enrollment that has a record, oldest first. Keys without a record (an enrollment
     /// that never completed) are not listed.
     func enrollments() async throws(CountersignError) -> [Enrollment]
+    /// The record of one enrollment; `.notEnrolled` when it has none. Every request a device
+    /// signs reads it, so a store that can read one record directly should.
+    func enrollment(_ enrollmentID: String) async throws(CountersignError) -> Enrollment
     /// Deletes the keys and the record of an enrollment.
     func delete(_ enrollmentID: String) async throws(CountersignError)
 }
 
 extension KeyStore {
-    /// The record of one enrollment.
-    func enrollment(_ enrollmentID: String) async throws(CountersignError) -> Enrollment {
+    /// The record of one enrollment, found in `enrollments()`.
+    public func enrollment(_ enrollmentID: String) async throws(CountersignError) -> Enrollment {
         guard let enrollment = try await enrollments().first(where: { $0.id == enrollmentID }) else {
             throw .notEnrolled
         }

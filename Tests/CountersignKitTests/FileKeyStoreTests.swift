@@ -67,6 +67,26 @@ import Testing
         }
     }
 
+    @Test func oneRecordIsReadByItsID() async throws {
+        try await withTemporaryRoot { root in
+            let store = FileKeyStore(root: root)
+            let first = Self.record(id: UUID().uuidString)
+            let second = Self.record(id: UUID().uuidString)
+            for record in [first, second] {
+                _ = try await store.createKeys(for: record.id)
+                try await store.save(record)
+            }
+            #expect(try await store.enrollment(second.id) == second)
+            #expect(try await store.enrollment(first.id) == first)
+            // Keys without a record, an unknown id, and a path are all not enrolled.
+            let unfinished = UUID().uuidString
+            _ = try await store.createKeys(for: unfinished)
+            for id in [unfinished, UUID().uuidString, "../\(first.id)"] {
+                await #expect(throws: CountersignError.notEnrolled) { try await store.enrollment(id) }
+            }
+        }
+    }
+
     @Test func savingAgainReplacesTheRecord() async throws {
         try await withTemporaryRoot { root in
             let store = FileKeyStore(root: root)
@@ -221,6 +241,8 @@ import Testing
 
             let error = await #expect(throws: CountersignError.self) { try await store.enrollments() }
             #expect(error.map(Self.isKeyStoreFailure) == true)
+            let one = await #expect(throws: CountersignError.self) { try await store.enrollment(record.id) }
+            #expect(one.map(Self.isKeyStoreFailure) == true)
         }
     }
 
