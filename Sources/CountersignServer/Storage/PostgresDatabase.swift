@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Logging
 import NIOCore
 import PostgresNIO
@@ -120,6 +121,19 @@ public final class PostgresDatabase: Database {
         await runTask.value
     }
 
+    /// Translations already made, by statement text (the statements are the code's own, so
+    /// their number is bounded; the bound guards against one built from data by mistake).
+    private static let translations = Mutex<[String: String]>([:])
+    private static let translationLimit = 1024
+
+    /// `translate(_:)`, remembered.
+    static func translated(_ sql: String) -> String {
+        if let known = translations.withLock({ $0[sql] }) { return known }
+        let postgres = translate(sql)
+        translations.withLock { if $0.count < translationLimit { $0[sql] = postgres } }
+        return postgres
+    }
+
     /// Rewrites `?` placeholders (outside quoted text) to `$1, $2, …` and `BLOB` to `BYTEA`.
     static func translate(_ sql: String) -> String {
         var out = ""
@@ -149,7 +163,7 @@ public final class PostgresDatabase: Database {
             case .blob(let data): bindings.append(ByteBuffer(bytes: data))
             }
         }
-        let query = PostgresQuery(unsafeSQL: translate(sql), binds: bindings)
+        let query = PostgresQuery(unsafeSQL: translated(sql), binds: bindings)
         let rows: PostgresRowSequence
         do {
             rows = try await connection.query(query, logger: logger)
