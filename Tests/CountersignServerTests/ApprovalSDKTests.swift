@@ -40,6 +40,36 @@ struct ApprovalSDKTests {
         }
     }
 
+    @Test("a stream reports a request closed as expired once the clock passes its expiry, and only once",
+          arguments: Engine.available)
+    func streamReportsExpiry(engine: Engine) async throws {
+        try await TestServer.with(engine) { server in
+            let client = try await server.createClient()
+            let nora = try await server.enrolledUser("nora")
+            let events = LiveEvents(nora.kit.liveRequests(nora.enrollment.id))
+            try await server.waitForStream(of: nora.enrollment.deviceID)
+            _ = try await server.startApproval(client, user: "nora", extra: [("requested_expiry", "30")])
+            guard case .request(let request) = try await events.next() else {
+                Issue.record("the stream did not deliver the request")
+                return
+            }
+            server.clock.advance(by: 31)
+            guard case .closed(let closed) = try await events.next() else {
+                Issue.record("the stream did not report the request closed")
+                return
+            }
+            #expect(closed == RequestClosed(id: request.id, status: "expired"))
+            // A later request still arrives, and the expired one is not reported again.
+            _ = try await server.startApproval(client, user: "nora", bindingMessage: "Second")
+            guard case .request(let second) = try await events.next() else {
+                Issue.record("the stream did not deliver the second request")
+                return
+            }
+            #expect(second.id != request.id)
+            events.cancel()
+        }
+    }
+
     @Test("a request pending when the stream opens is delivered first", arguments: Engine.available)
     func streamStartsWithThePendingRequests(engine: Engine) async throws {
         try await TestServer.with(engine) { server in

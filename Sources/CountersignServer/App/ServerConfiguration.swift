@@ -23,6 +23,9 @@ public struct ServerConfiguration: Sendable {
     public var maximumBodySize: Int = 64 * 1024
     /// The clock. Tests move it to test expiry.
     public var now: @Sendable () -> Date = { Date() }
+    /// How often an idle live stream gets a comment line (so that proxies keep it open), and the
+    /// longest it waits before noticing that the clock has passed a request's expiry.
+    public var liveStreamKeepalive: Duration = .seconds(15)
 
     public init(dataDirectory: URL) {
         self.dataDirectory = dataDirectory

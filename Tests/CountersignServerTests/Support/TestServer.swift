@@ -24,6 +24,8 @@ struct TestServer: Sendable {
         configuration.databaseURL = scratch.postgresURL
         configuration.masterKey = masterKey
         configuration.now = clock.function
+        // Streams notice an expiry within this time of the test clock passing it.
+        configuration.liveStreamKeepalive = .milliseconds(200)
         return configuration
     }
 
