@@ -13,6 +13,15 @@ struct Bench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Benchmark the approval loop and device calls (use a release build).",
         subcommands: [LoopBench.self, DeviceCallBench.self], defaultSubcommand: LoopBench.self)
+
+    /// Only errors reach the terminal: the bench prints its own figures.
+    static func quietLogging() {
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = .error
+            return handler
+        }
+    }
 }
 
 /// Measures two device paths end to end, over HTTP on loopback, with the real SDK: enrolling a
@@ -35,22 +44,13 @@ struct DeviceCallBench: AsyncParsableCommand {
     }
 
     func run() async throws {
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = .error
-            return handler
-        }
+        Bench.quietLogging()
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("countersign-bench-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: scratch) }
-        var configuration = ServerConfiguration(dataDirectory: scratch.appendingPathComponent("data"))
-        configuration.port = 0
-        configuration.databaseURL = databaseURL
-        configuration.masterKey = MasterKey.generate().base64
-        let server = try await CountersignServer.make(configuration: configuration, logger: Logger(label: "bench"))
-        let running = try await server.start()
-        let adminKey = server.bootstrapAdminKey ?? ""
-        let base = running.baseURL
-        print("Countersign bench: \(databaseURL == nil ? "SQLite" : "PostgreSQL"), \(ProcessInfo.processInfo.activeProcessorCount) cores, server in process on \(base)")
+        let target = try await BenchTarget.start(server: nil, adminKey: nil, databaseURL: databaseURL, scratch: scratch)
+        let adminKey = target.adminKey
+        let base = target.base
+        print("Countersign bench: \(target.description), \(ProcessInfo.processInfo.activeProcessorCount) cores")
 
         let admin = AdminAPIClient(base: base, key: adminKey)
         let user = try await admin.send("POST", "/admin/v1/tenants/default/users", body: ["username": "bench"]) as? [String: Any]
@@ -106,7 +106,7 @@ struct DeviceCallBench: AsyncParsableCommand {
         if served > 0 {
             print("  of which inside the server (request received → response written, from /metrics): mean \(format((serverAfter.seconds - serverBefore.seconds) / served * 1000)) ms")
         }
-        try await running.stop()
+        try await target.stop()
     }
 
     private func report(_ name: String, _ times: [Double], total: Double?) {
@@ -130,7 +130,6 @@ struct DeviceCallBench: AsyncParsableCommand {
         return (seconds, count)
     }
 
-    private func format(_ value: Double) -> String { String(format: "%.2f", value) }
 }
 
 extension Duration {

@@ -41,11 +41,7 @@ struct LoopBench: AsyncParsableCommand {
     }
 
     func run() async throws {
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = .error
-            return handler
-        }
+        Bench.quietLogging()
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("countersign-bench-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: scratch) }
         let target = try await BenchTarget.start(
