@@ -107,8 +107,6 @@ final class WALFlusher: Sendable {
     private struct State {
         /// Tickets handed out, one per `flush()` call, each taken after its commit returned.
         var issued = 0
-        /// Every ticket up to this one is on disk.
-        var flushed = 0
         var running = false
         var waiting: [(ticket: Int, continuation: CheckedContinuation<Void, any Error>)] = []
     }
@@ -140,8 +138,8 @@ final class WALFlusher: Sendable {
         while true {
             let target = state.withLock { $0.issued }
             let outcome = Result { try syncLog() }
+            // Every ticket up to `target` was issued after its commit: this flush covers it.
             let done = state.withLock { state -> [CheckedContinuation<Void, any Error>] in
-                if case .success = outcome { state.flushed = target }
                 let covered = state.waiting.filter { $0.ticket <= target }.map(\.continuation)
                 state.waiting.removeAll { $0.ticket <= target }
                 if state.waiting.isEmpty { state.running = false }
