@@ -8,10 +8,11 @@ import Synchronization
 import FoundationNetworking
 #endif
 
-/// An `HTTPTransport` over SwiftNIO (AsyncHTTPClient): keep-alive connections on event loops,
-/// no per-request thread hops. The benchmark drives its simulated devices and its relying party
-/// through it, so that the load generator costs little next to the server it measures;
-/// `--http-client urlsession` measures the SDK's default transport instead.
+/// An `HTTPTransport` over SwiftNIO (AsyncHTTPClient): keep-alive connections on event loops.
+/// The benchmark drives its simulated devices and its relying party through it, so that the
+/// load generator costs little next to the server it measures (`--http-client urlsession`
+/// measures the SDK's default transport instead); `ciba auth` uses it because Linux URLSession
+/// never completes a request answered 401 with a Basic challenge.
 ///
 /// Redirects are not followed (every device request is signed for one exact URL).
 final class NIOTransport: HTTPTransport {
