@@ -7,7 +7,7 @@ import Foundation
 public struct AuditEvent: Sendable, Equatable, Codable {
     public var id: String
     public var tenantID: String?
-    /// `admin-key:<id>`, `device:<id>`, or `system`.
+    /// `admin-key:<id>`, `device:<id>`, `client:<id>` (a relying party), `system` or `recovery`.
     public var actor: String
     public var action: String
     public var targetType: String
