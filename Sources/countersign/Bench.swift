@@ -81,7 +81,7 @@ struct DeviceCallBench: AsyncParsableCommand {
 
         // Warm-up, then the measured run.
         for enrollment in enrollments { _ = try await authenticator.deviceStatus(enrollment.id) }
-        let serverBefore = try await serverTime(base)
+        let serverBefore = try await ServerCounters.read(base, method: "GET")
         let perTask = max(1, requests / concurrency)
         let enrolled = enrollments
         let start = ContinuousClock.now
@@ -101,8 +101,8 @@ struct DeviceCallBench: AsyncParsableCommand {
             return try await group.reduce(into: [Double]()) { $0 += $1 }
         }
         report("signed GET /device/v1/self at concurrency \(concurrency)", times, total: (ContinuousClock.now - start).milliseconds)
-        let serverAfter = try await serverTime(base)
-        let served = serverAfter.count - serverBefore.count
+        let serverAfter = try await ServerCounters.read(base, method: "GET")
+        let served = serverAfter.requests - serverBefore.requests
         if served > 0 {
             print("  of which inside the server (request received → response written, from /metrics): mean \(format((serverAfter.seconds - serverBefore.seconds) / served * 1000)) ms")
         }
@@ -116,20 +116,6 @@ struct DeviceCallBench: AsyncParsableCommand {
         if let total { line += " throughput=\(Int(Double(sorted.count) / (total / 1000))) req/s" }
         print(line)
     }
-
-    /// Total seconds and count of GET requests from the server's own duration histogram.
-    private func serverTime(_ base: String) async throws -> (seconds: Double, count: Double) {
-        let (data, _) = try await URLSession.shared.data(from: URL(string: base + "/metrics")!)
-        var seconds = 0.0
-        var count = 0.0
-        for line in String(decoding: data, as: UTF8.self).split(separator: "\n") where line.contains("method=\"GET\"") {
-            let value = Double(line.split(separator: " ").last ?? "") ?? 0
-            if line.hasPrefix("countersign_http_request_duration_seconds_sum") { seconds = value }
-            if line.hasPrefix("countersign_http_request_duration_seconds_count") { count = value }
-        }
-        return (seconds, count)
-    }
-
 }
 
 extension Duration {

@@ -127,10 +127,13 @@ struct ServerCounters: Sendable {
     var seconds = 0.0
     var residentBytes: Double?
 
-    static func read(_ base: String) async throws -> ServerCounters {
+    /// `method`: count only requests with this method (`GET`); nil: all.
+    static func read(_ base: String, method: String? = nil) async throws -> ServerCounters {
         let (data, _) = try await URLSession.shared.data(from: URL(string: base + "/metrics")!)
         var counters = ServerCounters()
         for line in String(decoding: data, as: UTF8.self).split(separator: "\n") where !line.hasPrefix("#") {
+            if let method, line.hasPrefix("countersign_http_request_duration_seconds"),
+               !line.contains("method=\"\(method)\"") { continue }
             let value = Double(line.split(separator: " ").last ?? "") ?? 0
             if line.hasPrefix("countersign_http_request_duration_seconds_sum") { counters.seconds += value }
             if line.hasPrefix("countersign_http_request_duration_seconds_count") { counters.requests += value }
@@ -273,43 +276,30 @@ final class BenchDevices: Sendable {
     }
 }
 
-/// The relying party: client_secret_basic, form-encoded CIBA calls.
+/// The relying party: `ciba auth`'s client (client_secret_basic, form-encoded CIBA calls).
 struct RelyingParty: Sendable {
-    let base: String
-    let clientID: String
-    let secret: String
-    let transport: any HTTPTransport
+    let client: RelyingPartyClient
+
+    init(base: String, clientID: String, secret: String, transport: any HTTPTransport) {
+        client = RelyingPartyClient(base: base, clientID: clientID, clientSecret: secret, transport: transport)
+    }
 
     func authorize(username: String) async throws -> String {
-        let answer = try await post("/bc-authorize", ["scope": "openid", "login_hint": username, "binding_message": "Bench"])
+        let answer = try await client.post("/bc-authorize", ["scope": "openid", "login_hint": username, "binding_message": "Bench"])
         guard let id = answer["auth_req_id"] as? String else { throw ValidationError("bc-authorize: \(answer)") }
         return id
     }
 
     func tokens(_ authReqID: String) async throws -> [String: Any] {
         while true {
-            let answer = try await post("/token", ["grant_type": "urn:openid:params:grant-type:ciba", "auth_req_id": authReqID])
-            if answer["access_token"] != nil { return answer }
-            // The device has answered before the first poll, so this is not expected.
-            guard answer["error"] as? String == "authorization_pending" else { throw ValidationError("token: \(answer)") }
-            try await Task.sleep(for: .milliseconds(20))
+            do {
+                return try await client.post(
+                    "/token", ["grant_type": RelyingPartyClient.cibaGrantType, "auth_req_id": authReqID])
+            } catch let refusal as RelyingPartyClient.Refusal where refusal.code == "authorization_pending" {
+                // The device has answered before the first poll, so this is not expected.
+                try await Task.sleep(for: .milliseconds(20))
+            }
         }
-    }
-
-    private func post(_ path: String, _ parameters: [String: String]) async throws -> [String: Any] {
-        var request = URLRequest(url: URL(string: base + path)!)
-        request.httpMethod = "POST"
-        request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
-        request.setValue("Basic \(Data("\(clientID):\(secret)".utf8).base64EncodedString())", forHTTPHeaderField: "Authorization")
-        request.httpBody = Data(parameters.map { "\($0.key)=\(Self.encode($0.value))" }.joined(separator: "&").utf8)
-        let (data, _) = try await transport.send(request)
-        return (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] ?? [:]
-    }
-
-    private static func encode(_ value: String) -> String {
-        var allowed = CharacterSet.alphanumerics
-        allowed.insert(charactersIn: "-._*")
-        return value.addingPercentEncoding(withAllowedCharacters: allowed) ?? value
     }
 }
 
