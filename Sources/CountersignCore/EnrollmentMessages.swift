@@ -158,15 +158,20 @@ public struct DeviceDescription: Codable, Sendable, Equatable {
         public var provider: PushRegistration.Provider
         public var tokenSuffix: String
         public var valid: Bool
+        /// Why the push provider refused the token (`Unregistered`, `BadDeviceToken`,
+        /// `UNREGISTERED`, …) when `valid` is false. The device keeps working through its inbox
+        /// and live stream; registering a new token makes it valid again.
+        public var error: String?
 
-        public init(provider: PushRegistration.Provider, tokenSuffix: String, valid: Bool) {
+        public init(provider: PushRegistration.Provider, tokenSuffix: String, valid: Bool, error: String? = nil) {
             self.provider = provider
             self.tokenSuffix = tokenSuffix
             self.valid = valid
+            self.error = error
         }
 
         enum CodingKeys: String, CodingKey {
-            case provider, valid
+            case provider, valid, error
             case tokenSuffix = "token_suffix"
         }
     }

@@ -16,16 +16,30 @@ public struct PushPayload: Codable, Sendable, Equatable {
     /// The key the payload is carried under.
     public static let key = "countersign"
     public static let currentVersion: Int64 = 1
+    /// The notification category (`aps.category`) of an APNs alert for a new request: the app
+    /// registers it with Approve and Deny actions.
+    public static let notificationCategory = "COUNTERSIGN_APPROVAL"
+
+    /// What the push says about the request.
+    public enum Event: String, Codable, Sendable {
+        /// A new request waits for an answer (an alert).
+        case request
+        /// The request was answered (on another device) or withdrawn: take its alert down and
+        /// drop it from any list shown (a background push).
+        case closed
+    }
 
     public var version: Int64
+    public var event: Event
     /// The device the push is for: with several enrollments on one phone, it says which.
     public var deviceID: String
     public var requestID: String
     /// Seconds since 1970; a push opened later can be discarded without a network call.
     public var expiresAt: Int64
 
-    public init(deviceID: String, requestID: String, expiresAt: Int64) {
+    public init(deviceID: String, requestID: String, expiresAt: Int64, event: Event = .request) {
         self.version = Self.currentVersion
+        self.event = event
         self.deviceID = deviceID
         self.requestID = requestID
         self.expiresAt = expiresAt
@@ -33,17 +47,39 @@ public struct PushPayload: Codable, Sendable, Equatable {
 
     enum CodingKeys: String, CodingKey {
         case version = "v"
+        case event
         case deviceID = "device_id"
         case requestID = "request_id"
         case expiresAt = "exp"
     }
 
-    /// The canonical JSON of the payload.
+    /// The canonical JSON of the payload. `event` is left out for a new request, so that the
+    /// payloads of version 1 read the same as before events existed.
     public var json: JSONValue {
-        .object([
+        var members: [String: JSONValue] = [
             "v": .integer(version), "device_id": .string(deviceID), "request_id": .string(requestID),
             "exp": .integer(expiresAt),
-        ])
+        ]
+        if event != .request { members["event"] = .string(event.rawValue) }
+        return .object(members)
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        version = try container.decode(Int64.self, forKey: .version)
+        event = try container.decodeIfPresent(Event.self, forKey: .event) ?? .request
+        deviceID = try container.decode(String.self, forKey: .deviceID)
+        requestID = try container.decode(String.self, forKey: .requestID)
+        expiresAt = try container.decode(Int64.self, forKey: .expiresAt)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(version, forKey: .version)
+        if event != .request { try container.encode(event, forKey: .event) }
+        try container.encode(deviceID, forKey: .deviceID)
+        try container.encode(requestID, forKey: .requestID)
+        try container.encode(expiresAt, forKey: .expiresAt)
     }
 
     /// The member to merge into an APNs payload, beside `aps`.

@@ -45,8 +45,36 @@ extension CountersignAuthenticator {
     nonisolated(nonsending) public func request(
         fromPushPayload userInfo: [AnyHashable: Any]
     ) async throws(CountersignError) -> ApprovalRequest? {
-        guard let payload = PushPayload(userInfo: userInfo) else { return nil }
+        guard let payload = PushPayload(userInfo: userInfo), payload.event == .request else { return nil }
         return try await request(announcedBy: payload)
+    }
+
+    /// What a push (APNs `userInfo` or an FCM data map) tells this device: a new request, which
+    /// is fetched as `request(fromPushPayload:)` does, or that a request was answered on another
+    /// device, so that its notification can be taken down (no network call then). Nil for a
+    /// push that is not Countersign's or names no enrollment here.
+    ///
+    /// ```swift
+    /// switch try await authenticator.event(fromPushPayload: userInfo) {
+    /// case .request(let request)?: present(request)
+    /// case .closed(let requestID, _)?:
+    ///     UNUserNotificationCenter.current().removeDeliveredNotifications(withIdentifiers: [requestID])
+    /// case nil: break
+    /// }
+    /// ```
+    nonisolated(nonsending) public func event(
+        fromPushPayload userInfo: [AnyHashable: Any]
+    ) async throws(CountersignError) -> PushEvent? {
+        guard let payload = PushPayload(userInfo: userInfo) else { return nil }
+        switch payload.event {
+        case .request:
+            return try await request(announcedBy: payload).map(PushEvent.request)
+        case .closed:
+            guard let enrollment = try await keyStore.enrollments().first(where: { $0.deviceID == payload.deviceID }) else {
+                return nil
+            }
+            return .closed(requestID: payload.requestID, enrollmentID: enrollment.id)
+        }
     }
 
     /// Opens a request's details with its enrollment's key and checks them. Nothing is sent to

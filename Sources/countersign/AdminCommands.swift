@@ -6,7 +6,8 @@ struct Admin: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Administer a running server through its administration API (docs/api.md).",
         subcommands: [TenantCommands.self, KeyCommands.self, ClientCommands.self, UserCommands.self,
-                      EnrollCommand.self, TicketCommands.self, DeviceAdminCommands.self, AuditCommand.self])
+                      EnrollCommand.self, TicketCommands.self, DeviceAdminCommands.self, AuditCommand.self,
+                      PushCommands.self])
 }
 
 struct TenantCommands: AsyncParsableCommand {

@@ -95,6 +95,24 @@ struct ServerOptions: ParsableArguments {
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical (COUNTERSIGN_LOG_LEVEL). Default info.")
     var logLevel: String?
 
+    @Option(name: .customLong("apns-url"), help: "APNs production base URL (COUNTERSIGN_APNS_URL). Default https://api.push.apple.com.")
+    var apnsURL: String?
+
+    @Option(name: .customLong("apns-sandbox-url"), help: "APNs development base URL (COUNTERSIGN_APNS_SANDBOX_URL). Default https://api.sandbox.push.apple.com.")
+    var apnsSandboxURL: String?
+
+    @Option(name: .customLong("fcm-url"), help: "FCM base URL (COUNTERSIGN_FCM_URL). Default https://fcm.googleapis.com.")
+    var fcmURL: String?
+
+    @Option(name: .customLong("fcm-token-url"), help: "Google's OAuth token endpoint (COUNTERSIGN_FCM_TOKEN_URL). Default https://oauth2.googleapis.com/token.")
+    var fcmTokenURL: String?
+
+    @Option(name: .customLong("push-ca-file"), help: "PEM file of CAs to trust for the push services instead of the system's (COUNTERSIGN_PUSH_CA_FILE).")
+    var pushCAFile: String?
+
+    @Flag(name: .customLong("no-push-dispatch"), help: "Queue push notifications but leave sending them to other nodes (COUNTERSIGN_PUSH_DISPATCH=false).")
+    var noPushDispatch = false
+
     func logLevelValue() throws -> Logger.Level {
         let levelText = setting(logLevel, "COUNTERSIGN_LOG_LEVEL") ?? "info"
         guard let level = Logger.Level(rawValue: levelText) else {
@@ -127,6 +145,21 @@ struct ServerOptions: ParsableArguments {
                 ?? 600)
         configuration.databaseURL = setting(databaseURL, "COUNTERSIGN_DATABASE_URL")
         configuration.masterKey = ProcessInfo.processInfo.environment["COUNTERSIGN_MASTER_KEY"]
+        let push: [(String?, String, WritableKeyPath<PushConfiguration, String>)] = [
+            (apnsURL, "COUNTERSIGN_APNS_URL", \.apnsProductionURL),
+            (apnsSandboxURL, "COUNTERSIGN_APNS_SANDBOX_URL", \.apnsSandboxURL),
+            (fcmURL, "COUNTERSIGN_FCM_URL", \.fcmURL),
+            (fcmTokenURL, "COUNTERSIGN_FCM_TOKEN_URL", \.fcmTokenURL),
+        ]
+        for (flag, variable, path) in push {
+            guard let text = setting(flag, variable) else { continue }
+            guard let url = URL(string: text), url.scheme?.lowercased() == "https", url.host != nil else {
+                throw ValidationError("\(variable.dropFirst(12).lowercased().replacingOccurrences(of: "_", with: "-")) \(text) must be an https URL")
+            }
+            configuration.push[keyPath: path] = text.hasSuffix("/") ? String(text.dropLast()) : text
+        }
+        configuration.push.trustedCAFile = setting(pushCAFile, "COUNTERSIGN_PUSH_CA_FILE")
+        configuration.push.dispatch = !noPushDispatch && ProcessInfo.processInfo.environment["COUNTERSIGN_PUSH_DISPATCH"] != "false"
 
         return configuration
     }

@@ -238,6 +238,21 @@ import Testing
         #expect(PushPayload(userInfo: userInfo) == Self.payload)
     }
 
+    @Test func aClosedEventRoundTripsAndANewRequestLeavesEventOut() throws {
+        let closed = PushPayload(deviceID: "dev_1", requestID: "txn_01HZX3", expiresAt: 1_800_000_120, event: .closed)
+        #expect(closed.json["event"]?.stringValue == "closed")
+        #expect(PushPayload(userInfo: closed.fcmData) == closed)
+        #expect(PushPayload(jsonData: closed.json.canonicalData)?.event == .closed)
+        #expect(Self.payload.json["event"] == nil, "version-1 payloads of a new request read as before")
+        let decoded = try JSONDecoder().decode(PushPayload.self, from: try JSONEncoder().encode(Self.payload))
+        #expect(decoded == Self.payload)
+    }
+
+    @Test func anUnknownEventIsNotUnderstood() {
+        let member = #"{"v":1,"event":"reshuffled","device_id":"dev_1","request_id":"txn_1","exp":1800000120}"#
+        #expect(PushPayload(userInfo: ["countersign": member]) == nil)
+    }
+
     @Test(arguments: [
         "another app's push", "not JSON", "version 2", "no device", "empty request id", "a number",
     ])

@@ -55,6 +55,9 @@ public enum AdminRight: String, Codable, Sendable, CaseIterable, Comparable {
     case devicesRead = "devices:read"
     case devicesManage = "devices:manage"
     case auditRead = "audit:read"
+    /// Set, show and delete a tenant's APNs and FCM credentials. Apart from `tenants:manage`
+    /// because whoever holds a push credential can send notifications to every phone of the app.
+    case pushCredentialsManage = "push-credentials:manage"
 
     public static func < (lhs: AdminRight, rhs: AdminRight) -> Bool { lhs.rawValue < rhs.rawValue }
 }

@@ -25,6 +25,7 @@ public final class CountersignServer: Sendable {
     /// Opens the data directory and database, checks the master key, migrates, and on the first
     /// start creates the default tenant and the bootstrap admin key.
     public static func make(configuration: ServerConfiguration, logger: Logger) async throws -> CountersignServer {
+        try configuration.push.checkTrustedCAFile()
         let manager = FileManager.default
         if manager.fileExists(atPath: configuration.dataDirectory.path) {
             if let mode = (try? manager.attributesOfItem(atPath: configuration.dataDirectory.path))?[.posixPermissions] as? NSNumber,
@@ -93,6 +94,9 @@ public final class CountersignServer: Sendable {
         ClientAdminRoutes(services: services, guardian: guardian).register(on: router)
         UserAdminRoutes(services: services, guardian: guardian).register(on: router)
         AuditAdminRoutes(services: services, guardian: guardian).register(on: router)
+        PushAdminRoutes(services: services, guardian: guardian).register(on: router)
+        CyberArkMobileRoutes(services: services, guardian: guardian).register(on: router)
+        DeliveryAdminRoutes(services: services, guardian: guardian).register(on: router)
         let configuration = services.configuration
         let origin = services.origin
         let continuation = listeningContinuation
@@ -110,8 +114,11 @@ public final class CountersignServer: Sendable {
 
     /// The HTTP server, the cross-node listener, and (shut down first) the closer of live streams.
     private var serviceList: [any Service] {
-        [application, ClusterRelayListener(relay: services.clusterRelay, approvals: services.repositories.approvals),
-         LiveStreamCloser(events: services.approvalEvents)]
+        var list: [any Service] = [
+            application, ClusterRelayListener(relay: services.clusterRelay, approvals: services.repositories.approvals),
+            LiveStreamCloser(events: services.approvalEvents)]
+        if services.configuration.push.dispatch { list.append(PushDispatcher(services: services)) }
+        return list
     }
 
     /// Serves until `signals` arrive (SIGINT and SIGTERM by default) or the task is cancelled;

@@ -26,6 +26,8 @@ public struct ServerConfiguration: Sendable {
     /// How often an idle live stream gets a comment line (so that proxies keep it open), and the
     /// longest it waits before noticing that the clock has passed a request's expiry.
     public var liveStreamKeepalive: Duration = .seconds(15)
+    /// APNs and FCM endpoints, and how the push outbox is worked.
+    public var push = PushConfiguration()
 
     public init(dataDirectory: URL) {
         self.dataDirectory = dataDirectory

@@ -56,6 +56,14 @@ public struct ServerMetrics: Sendable {
                              labels: [("decision", status)]).increment()
     }
 
+    /// Notifications handed to a push provider, by provider and outcome.
+    func pushAttempted(provider: String, outcome: String, count: Int) {
+        registry.makeCounter(descriptor: Self.name("push_notifications", unit: "total",
+                                                   "notifications handed to APNs or FCM, by provider and outcome"),
+                             labels: [("provider", provider), ("outcome", outcome)])
+            .increment(by: Int64(count))
+    }
+
     /// Answers of the CIBA endpoints (`bc-authorize`, `token`, `receipt`): `ok` or the OAuth error code.
     func oauthOutcome(endpoint: String, outcome: String) {
         registry.makeCounter(descriptor: Self.name("ciba_requests", unit: "total", "CIBA endpoint answers by outcome"),

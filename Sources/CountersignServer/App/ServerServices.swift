@@ -13,6 +13,8 @@ public struct Repositories: Sendable {
     public var audit: any AuditRepository = SQLAuditRepository()
     public var approvals: any ApprovalTransactionRepository = SQLApprovalTransactionRepository()
     public var tokenSigningKeys: any TokenSigningKeyRepository = SQLTokenSigningKeyRepository()
+    public var pushCredentials: any PushCredentialRepository = SQLPushCredentialRepository()
+    public var pushOutbox: any PushOutboxRepository = SQLPushOutboxRepository()
 
     public init() {}
 }
@@ -33,6 +35,8 @@ public struct ServerServices: Sendable {
     public let approvalEvents = ApprovalEvents()
     /// The channels that tell a device a request is waiting: its live streams today.
     public let notifiers: [any RequestNotifier]
+    /// Wakes this node's push dispatcher when notifications are queued.
+    let pushWakeup = PushWakeup()
     /// Wakes live streams held by other nodes (PostgreSQL only).
     public let clusterRelay: ClusterRelay
     /// Each tenant's keys for the ID tokens and access tokens it issues.

@@ -98,9 +98,17 @@ public struct ApprovalService: Sendable {
             detailsDigest: TransactionDetails.digest(of: plaintext), challenge: details.challenge, status: .pending,
             pollInterval: request.interval, lastPolledAt: nil, createdAt: created, expiresAt: expires, decidedAt: nil,
             decidedByDevice: nil, response: nil, factors: nil, exchangedAt: nil)
+        // The pushes are queued with the request: both are stored, or neither.
+        let pushes = devices.compactMap { device -> PushOutboxEntry? in
+            guard let push = device.push, device.pushTokenValid else { return nil }
+            return .queued(.request, transactionID: id, tenantID: tenant.id, deviceID: device.id, provider: push.provider,
+                           expiresAt: expires, at: created)
+        }
         try await services.database.transaction { executor in
             try await services.repositories.approvals.insert(transaction, deliveries: deliveries, on: executor)
+            try await services.repositories.pushOutbox.enqueue(pushes, on: executor)
         }
+        if !pushes.isEmpty { services.pushWakeup.signal() }
         for (device, delivery) in zip(devices, deliveries) {
             let notification = RequestNotification(
                 device: device,
@@ -160,6 +168,13 @@ public struct ApprovalService: Sendable {
             guard try await services.repositories.approvals.decide(
                 id: transaction.id, status: status, deviceID: device.id, response: submission.response,
                 factors: response.factors, at: now, on: executor) else { return false }
+            // The other devices' alerts are taken down; pushes not yet sent are not sent.
+            let alerted = try await services.repositories.pushOutbox.cancelRequests(
+                transactionID: transaction.id, decidingDevice: device.id, at: now, on: executor)
+            try await services.repositories.pushOutbox.enqueue(alerted.map { other in
+                .queued(.withdraw, transactionID: transaction.id, tenantID: transaction.tenantID, deviceID: other.deviceID,
+                        provider: other.provider, expiresAt: transaction.expiresAt, at: now)
+            }, on: executor)
             try await services.audit.record(
                 status == .approved ? "approval.approved" : "approval.denied", actor: "device:\(device.id)",
                 tenantID: transaction.tenantID, target: ("approval", transaction.id),
@@ -172,6 +187,7 @@ public struct ApprovalService: Sendable {
             if let current, current.status != .pending { throw ApprovalError.alreadyDecided(current.status) }
             throw ApprovalError.expired
         }
+        services.pushWakeup.signal()
         services.metrics.approvalDecided(status.rawValue)
         let closed = RequestClosed(id: transaction.id, status: status.rawValue)
         let deviceIDs = try await services.repositories.approvals.deviceIDs(transactionID: transaction.id, on: services.database)

@@ -24,10 +24,15 @@ public struct Device: Sendable, Equatable {
     public var updatedAt: Date
     public var lastSeenAt: Date?
     public var deletedAt: Date?
+    /// When the current push token was registered.
+    public var pushTokenUpdatedAt: Date? = nil
+    /// Why the push provider refused the current token, when it did.
+    public var pushTokenError: String? = nil
 
     /// The last characters of the push token: enough to tell tokens apart in a list.
     public var pushStatus: DeviceDescription.PushStatus? {
-        push.map { .init(provider: $0.provider, tokenSuffix: String($0.token.suffix(8)), valid: pushTokenValid) }
+        push.map { .init(provider: $0.provider, tokenSuffix: String($0.token.suffix(8)), valid: pushTokenValid,
+              error: pushTokenValid ? nil : pushTokenError) }
     }
 }
 
@@ -74,11 +79,18 @@ public protocol DeviceRepository: Sendable {
     func insert(_ device: Device, on executor: any SQLExecutor) async throws
     func find(id: String, on executor: any SQLExecutor) async throws -> Device?
     func list(userID: String, after cursor: String?, limit: Int, on executor: any SQLExecutor) async throws -> [Device]
+    /// The devices with these ids that exist, by id.
+    func find(ids: [String], on executor: any SQLExecutor) async throws -> [String: Device]
     func rename(id: String, to name: String, at date: Date, on executor: any SQLExecutor) async throws
     func setPush(id: String, _ push: PushRegistration?, at date: Date, on executor: any SQLExecutor) async throws
     /// Marks an active device deleted; false if it was not active.
     func markDeleted(id: String, at date: Date, on executor: any SQLExecutor) async throws -> Bool
     func touch(id: String, at date: Date, on executor: any SQLExecutor) async throws
+    /// Marks the device's push token invalid, if it is still `token` and was registered before
+    /// `registeredBefore` (APNs reports a 410 with the time it learnt the token was dead; a
+    /// token registered after that is a new one). False if nothing changed.
+    func invalidatePushToken(id: String, token: String, reason: String, registeredBefore: Date?, at date: Date,
+                             on executor: any SQLExecutor) async throws -> Bool
     /// Records a request nonce; false if the device has used it before (a replay).
     func recordNonce(deviceID: String, nonce: String, expiresAt: Date, on executor: any SQLExecutor) async throws -> Bool
     func purgeNonces(before date: Date, on executor: any SQLExecutor) async throws
@@ -89,25 +101,41 @@ public struct SQLDeviceRepository: DeviceRepository {
 
     private static let columns = """
         id, tenant_id, user_id, name, platform, signing_key_jwk, encryption_key_jwk, push_provider, push_token,
-        push_token_valid, status, created_at, updated_at, last_seen_at, deleted_at
+        push_token_valid, status, created_at, updated_at, last_seen_at, deleted_at, push_token_updated_at, push_token_error
         """
 
     public func insert(_ device: Device, on executor: any SQLExecutor) async throws {
         try await executor.query(
             """
             INSERT INTO devices (id, tenant_id, user_id, name, platform, signing_key_jwk, signing_key_thumbprint,
-                encryption_key_jwk, push_provider, push_token, push_token_valid, status, created_at, updated_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                encryption_key_jwk, push_provider, push_token, push_token_valid, status, created_at, updated_at,
+                push_token_updated_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """,
             [.text(device.id), .text(device.tenantID), .text(device.userID), .text(device.name),
              .text(device.platform.rawValue), .text(try JSONValue(encoding: device.signingKey).canonicalString),
              .text(device.signingKey.thumbprint), .text(try JSONValue(encoding: device.encryptionKey).canonicalString),
              SQLValue(device.push?.provider.rawValue), SQLValue(device.push?.token), SQLValue(device.pushTokenValid),
-             .text(device.status.rawValue), SQLValue(device.createdAt), SQLValue(device.updatedAt)])
+             .text(device.status.rawValue), SQLValue(device.createdAt), SQLValue(device.updatedAt),
+             SQLValue(device.push == nil ? nil : device.pushTokenUpdatedAt ?? device.createdAt)])
     }
 
     public func find(id: String, on executor: any SQLExecutor) async throws -> Device? {
         try await executor.first("SELECT \(Self.columns) FROM devices WHERE id = ?", .text(id)).map(Self.decode)
+    }
+
+    public func find(ids: [String], on executor: any SQLExecutor) async throws -> [String: Device] {
+        var found: [String: Device] = [:]
+        for start in stride(from: 0, to: ids.count, by: 500) {
+            let chunk = ids[start..<min(start + 500, ids.count)]
+            for row in try await executor.query(
+                "SELECT \(Self.columns) FROM devices WHERE id IN (\(Array(repeating: "?", count: chunk.count).joined(separator: ", ")))",
+                chunk.map { SQLValue.text($0) }) {
+                let device = try Self.decode(row)
+                found[device.id] = device
+            }
+        }
+        return found
     }
 
     public func list(userID: String, after cursor: String?, limit: Int, on executor: any SQLExecutor) async throws -> [Device] {
@@ -123,8 +151,13 @@ public struct SQLDeviceRepository: DeviceRepository {
 
     public func setPush(id: String, _ push: PushRegistration?, at date: Date, on executor: any SQLExecutor) async throws {
         try await executor.query(
-            "UPDATE devices SET push_provider = ?, push_token = ?, push_token_valid = 1, updated_at = ? WHERE id = ?",
-            SQLValue(push?.provider.rawValue), SQLValue(push?.token), SQLValue(date), .text(id))
+            """
+            UPDATE devices SET push_provider = ?, push_token = ?, push_token_valid = 1, push_token_error = NULL,
+                push_token_updated_at = ?, updated_at = ?
+            WHERE id = ?
+            """,
+            SQLValue(push?.provider.rawValue), SQLValue(push?.token), SQLValue(push == nil ? nil : date), SQLValue(date),
+            .text(id))
     }
 
     public func markDeleted(id: String, at date: Date, on executor: any SQLExecutor) async throws -> Bool {
@@ -138,6 +171,22 @@ public struct SQLDeviceRepository: DeviceRepository {
 
     public func touch(id: String, at date: Date, on executor: any SQLExecutor) async throws {
         try await executor.query("UPDATE devices SET last_seen_at = ? WHERE id = ?", SQLValue(date), .text(id))
+    }
+
+    public func invalidatePushToken(id: String, token: String, reason: String, registeredBefore: Date?, at date: Date,
+                                    on executor: any SQLExecutor) async throws -> Bool {
+        var binds: [SQLValue] = [.text(reason), SQLValue(date), .text(id), .text(token)]
+        var condition = ""
+        if let registeredBefore {
+            condition = " AND (push_token_updated_at IS NULL OR push_token_updated_at < ?)"
+            binds.append(SQLValue(registeredBefore))
+        }
+        return !(try await executor.query(
+            """
+            UPDATE devices SET push_token_valid = 0, push_token_error = ?, updated_at = ?
+            WHERE id = ? AND push_token = ? AND push_token_valid = 1\(condition) RETURNING id
+            """,
+            binds)).isEmpty
     }
 
     public func recordNonce(deviceID: String, nonce: String, expiresAt: Date, on executor: any SQLExecutor) async throws -> Bool {
@@ -170,6 +219,8 @@ public struct SQLDeviceRepository: DeviceRepository {
             push: push, pushTokenValid: try row.bool("push_token_valid"),
             status: Device.Status(rawValue: try row.string("status")) ?? .deleted,
             createdAt: try row.date("created_at"), updatedAt: try row.date("updated_at"),
-            lastSeenAt: try row.optionalDate("last_seen_at"), deletedAt: try row.optionalDate("deleted_at"))
+            lastSeenAt: try row.optionalDate("last_seen_at"), deletedAt: try row.optionalDate("deleted_at"),
+            pushTokenUpdatedAt: try row.optionalDate("push_token_updated_at"),
+            pushTokenError: try row.optionalString("push_token_error"))
     }
 }

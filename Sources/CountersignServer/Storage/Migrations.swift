@@ -181,6 +181,63 @@ public enum Migrations {
             """,
             "CREATE INDEX approval_deliveries_transaction ON approval_deliveries (transaction_id)",
         ]),
+        Migration(version: 3, name: "push", statements: [
+            // A tenant's APNs and FCM credentials. The secret parts (PKCS#12 and its password, the
+            // .p8 key, the service account) are sealed; `summary` holds only what may be shown.
+            // `client_app_key` tells APNs certificates apart ('' for the other kinds).
+            """
+            CREATE TABLE push_credentials (
+                id TEXT PRIMARY KEY,
+                tenant_id TEXT NOT NULL REFERENCES tenants(id) ON DELETE CASCADE,
+                provider TEXT NOT NULL,
+                kind TEXT NOT NULL,
+                client_app_key TEXT NOT NULL,
+                environment TEXT,
+                topic TEXT,
+                summary TEXT NOT NULL,
+                sealed_secret BLOB NOT NULL,
+                created_at BIGINT NOT NULL,
+                updated_at BIGINT NOT NULL,
+                UNIQUE (tenant_id, kind, client_app_key)
+            )
+            """,
+            "CREATE INDEX push_credentials_tenant ON push_credentials (tenant_id, provider, updated_at)",
+            // One row per notification to send: written in the transaction that creates (or
+            // decides) the request it announces, claimed by a dispatcher. While a row is being
+            // sent `next_attempt_at` is its lease: a node that dies mid-send leaves it to be
+            // claimed again once the lease passes.
+            """
+            CREATE TABLE push_outbox (
+                id TEXT PRIMARY KEY,
+                tenant_id TEXT NOT NULL REFERENCES tenants(id) ON DELETE CASCADE,
+                transaction_id TEXT NOT NULL REFERENCES approval_transactions(id) ON DELETE CASCADE,
+                device_id TEXT NOT NULL,
+                kind TEXT NOT NULL,
+                provider TEXT NOT NULL,
+                status TEXT NOT NULL,
+                attempts BIGINT NOT NULL DEFAULT 0,
+                next_attempt_at BIGINT NOT NULL,
+                expires_at BIGINT NOT NULL,
+                last_error TEXT,
+                provider_message_id TEXT,
+                created_at BIGINT NOT NULL,
+                updated_at BIGINT NOT NULL,
+                sent_at BIGINT
+            )
+            """,
+            "CREATE INDEX push_outbox_due ON push_outbox (status, next_attempt_at)",
+            "CREATE INDEX push_outbox_transaction ON push_outbox (transaction_id, device_id)",
+            // When the push token was registered (a late APNs 410 must not invalidate a newer
+            // token) and why the provider refused it.
+            "ALTER TABLE devices ADD COLUMN push_token_updated_at BIGINT",
+            "ALTER TABLE devices ADD COLUMN push_token_error TEXT",
+            // System keys that manage tenants (the bootstrap key among them) could set a
+            // tenant's push credentials through tenants:manage before the right existed.
+            """
+            UPDATE admin_keys SET rights = rights || ' push-credentials:manage'
+            WHERE tenant_id IS NULL AND revoked_at IS NULL AND (' ' || rights || ' ') LIKE '% tenants:manage %'
+            """,
+        ]),
     ]
 
     /// Applies every migration the database lacks, in order. On PostgreSQL an advisory lock

@@ -32,12 +32,16 @@ struct TestServer: Sendable {
     static func randomMasterKey() -> String { MasterKey.generate().base64 }
 
     /// Runs `body` against a fresh server and always stops it.
-    static func with(_ engine: Engine, clock: TestClock = TestClock(), _ body: (TestServer) async throws -> Void) async throws {
+    /// `configure` adjusts the configuration first (push endpoints, for one).
+    static func with(_ engine: Engine, clock: TestClock = TestClock(),
+                     configure: (inout ServerConfiguration) -> Void = { _ in },
+                     _ body: (TestServer) async throws -> Void) async throws {
         let scratch = try await ScratchDatabase.make(engine)
         let server: CountersignServer
         do {
-            server = try await CountersignServer.make(
-                configuration: configuration(scratch, clock: clock, masterKey: randomMasterKey()), logger: testLogger)
+            var configuration = configuration(scratch, clock: clock, masterKey: randomMasterKey())
+            configure(&configuration)
+            server = try await CountersignServer.make(configuration: configuration, logger: testLogger)
         } catch {
             await scratch.destroy()
             throw error

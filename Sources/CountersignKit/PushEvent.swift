@@ -1,0 +1,10 @@
+import CountersignCore
+
+/// What a push tells the device (`CountersignAuthenticator.event(fromPushPayload:)`).
+public enum PushEvent: Sendable {
+    /// A request waits for the user's answer.
+    case request(ApprovalRequest)
+    /// The request was answered on another device (or withdrawn): take its notification down.
+    /// The inbox no longer lists it.
+    case closed(requestID: String, enrollmentID: Enrollment.ID)
+}

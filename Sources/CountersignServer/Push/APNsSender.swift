@@ -1,0 +1,149 @@
+import AsyncHTTPClient
+import CountersignCore
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOSSL
+
+/// Sends through Apple's APNs provider API: HTTP/2 over TLS, one multiplexed connection pool
+/// per credential, authenticated by a provider token or by the credential's client certificate.
+final class APNsSender: PushSender {
+    enum Authentication: Sendable {
+        case token(APNsProviderToken)
+        case certificate
+    }
+
+    private let client: HTTPClient
+    private let baseURL: String
+    private let topic: String
+    private let authentication: Authentication
+    private let now: @Sendable () -> Date
+
+    init(credential: PushCredential, secret: PushSecret, configuration: PushConfiguration,
+         now: @escaping @Sendable () -> Date) throws {
+        let environment = credential.environment ?? .production
+        baseURL = environment == .production ? configuration.apnsProductionURL : configuration.apnsSandboxURL
+        topic = credential.topic ?? ""
+        self.now = now
+        switch secret {
+        case .apnsCertificate(let pkcs12, let password):
+            let file = try APNsCertificateFile.open(pkcs12, password: password, at: now())
+            client = try PushHTTPClient.make(configuration, certificate: file.bundle)
+            authentication = .certificate
+        case .apnsToken(let pem):
+            let key = try APNsSigningKey(keyID: credential.summary.keyID ?? "", teamID: credential.summary.teamID ?? "", pem: pem)
+            client = try PushHTTPClient.make(configuration, certificate: nil)
+            authentication = .token(APNsProviderToken(key: key))
+        case .fcm:
+            throw PushCredentialUnusable(reason: "an FCM credential cannot send through APNs")
+        }
+    }
+
+    func send(_ entry: PushOutboxEntry, deviceToken: String) async -> PushOutcome {
+        // The token becomes part of the URL path: anything but hex digits is no APNs token.
+        guard Self.isDeviceToken(deviceToken) else { return .invalidToken(reason: "BadDeviceToken", since: nil) }
+        let outcome = await attempt(entry, deviceToken: deviceToken)
+        // A token APNs calls expired is renewed (if old enough to be) and the push tried once more.
+        if case .token(let tokens) = authentication, case .retry(let reason, _) = outcome.outcome,
+           reason == "ExpiredProviderToken", let rejected = outcome.providerToken {
+            do {
+                if try tokens.renew(after: rejected, at: now()) {
+                    return await attempt(entry, deviceToken: deviceToken).outcome
+                }
+            } catch {
+                return .failed(reason: "cannot sign a provider token: \(error)")
+            }
+        }
+        return outcome.outcome
+    }
+
+    private func attempt(_ entry: PushOutboxEntry, deviceToken: String) async -> (outcome: PushOutcome, providerToken: String?) {
+        var request = HTTPClientRequest(url: "\(baseURL)/3/device/\(deviceToken)")
+        request.method = .POST
+        let (type, priority) = PushContent.apnsPushType(for: entry)
+        var providerToken: String?
+        if case .token(let tokens) = authentication {
+            do {
+                let token = try tokens.token(at: now())
+                request.headers.add(name: "authorization", value: "bearer \(token)")
+                providerToken = token
+            } catch {
+                return (.failed(reason: "cannot sign a provider token: \(error)"), nil)
+            }
+        }
+        request.headers.add(name: "apns-push-type", value: type)
+        request.headers.add(name: "apns-topic", value: topic)
+        request.headers.add(name: "apns-priority", value: priority)
+        request.headers.add(name: "apns-expiration", value: String(Int64(entry.expiresAt.timeIntervalSince1970.rounded(.down))))
+        request.headers.add(name: "apns-collapse-id", value: entry.transactionID)
+        request.headers.add(name: "apns-id", value: entry.id)
+        request.headers.add(name: "content-type", value: "application/json")
+        request.body = .bytes(ByteBuffer(data: PushContent.apnsBody(for: entry)))
+        do {
+            let response = try await client.execute(request, timeout: .seconds(30))
+            let body = try await response.body.collect(upTo: 64 * 1024)
+            return (Self.outcome(status: Int(response.status.code), body: body, headers: response.headers), providerToken)
+        } catch {
+            return (.retry(reason: "APNs could not be reached: \(error)", after: nil), providerToken)
+        }
+    }
+
+    /// APNs device tokens are hex digits (64 today; Apple says they may grow).
+    static func isDeviceToken(_ token: String) -> Bool {
+        (1...512).contains(token.utf8.count)
+            && token.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x41...0x46).contains($0) || (0x61...0x66).contains($0) }
+    }
+
+    /// APNs' answer, as `docs/push.md` lists it: 200 delivered; 410 and `BadDeviceToken` end
+    /// the token; `ExpiredProviderToken`, 429 and 5xx are tried again; every other refusal is
+    /// recorded with Apple's reason.
+    static func outcome(status: Int, body: ByteBuffer, headers: HTTPHeaders) -> PushOutcome {
+        if status == 200 { return .delivered(providerMessageID: nil) }
+        let json = try? JSONValue(parsing: Data(buffer: body))
+        let reason = json?["reason"]?.stringValue ?? "HTTP \(status)"
+        let retryAfter = headers.first(name: "retry-after").flatMap(TimeInterval.init)
+        switch (status, reason) {
+        case (410, _):
+            let since = json?["timestamp"]?.integerValue.map { Date(timeIntervalSince1970: TimeInterval($0) / 1000) }
+            return .invalidToken(reason: reason, since: since)
+        case (400, "BadDeviceToken"):
+            return .invalidToken(reason: reason, since: nil)
+        case (403, "ExpiredProviderToken"), (429, _):
+            return .retry(reason: reason, after: retryAfter)
+        case (500..., _):
+            return .retry(reason: reason, after: retryAfter)
+        default:
+            return .failed(reason: reason)
+        }
+    }
+
+    func shutdown() async {
+        try? await client.shutdown()
+    }
+}
+
+/// A stored credential that can no longer be used to send (it names its cause).
+struct PushCredentialUnusable: Error, CustomStringConvertible {
+    let reason: String
+    var description: String { reason }
+}
+
+/// The HTTP client of a push credential: HTTP/2 where the server offers it (APNs and FCM do),
+/// no redirects, the system's trust roots or the configured CA file.
+enum PushHTTPClient {
+    static func make(_ configuration: PushConfiguration, certificate: NIOSSLPKCS12Bundle?) throws -> HTTPClient {
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.minimumTLSVersion = .tlsv12
+        if let file = configuration.trustedCAFile {
+            tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(file))
+        }
+        if let certificate {
+            tls.certificateChain = certificate.certificateChain.map { .certificate($0) }
+            tls.privateKey = .privateKey(certificate.privateKey)
+        }
+        var client = HTTPClient.Configuration(tlsConfiguration: tls, redirectConfiguration: .disallow)
+        client.httpVersion = .automatic
+        client.timeout = .init(connect: .seconds(10), read: .seconds(30))
+        return HTTPClient(eventLoopGroupProvider: .singleton, configuration: client)
+    }
+}

@@ -1,0 +1,95 @@
+import CountersignCore
+import Foundation
+import Hummingbird
+
+/// `GET /admin/v1/tenants/{tenant}/approvals/{id}/deliveries`: for one request, each device it
+/// was sealed to, the device's push-token state and when it was last seen, and every
+/// notification sent to it (queued, sent, failed with the provider's reason, cancelled).
+struct DeliveryAdminRoutes: Sendable {
+    let services: ServerServices
+    let guardian: AdminGuard
+
+    struct Notification: Encodable, Sendable {
+        let entry: PushOutboxEntry
+
+        enum CodingKeys: String, CodingKey {
+            case id, kind, provider, status, attempts
+            case lastError = "last_error"
+            case providerMessageID = "provider_message_id"
+            case createdAt = "created_at"
+            case sentAt = "sent_at"
+            case nextAttemptAt = "next_attempt_at"
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(entry.id, forKey: .id)
+            try container.encode(entry.kind, forKey: .kind)
+            try container.encode(entry.provider, forKey: .provider)
+            try container.encode(entry.status, forKey: .status)
+            try container.encode(entry.attempts, forKey: .attempts)
+            try container.encodeIfPresent(entry.lastError, forKey: .lastError)
+            try container.encodeIfPresent(entry.providerMessageID, forKey: .providerMessageID)
+            try container.encode(entry.createdAt, forKey: .createdAt)
+            try container.encodeIfPresent(entry.sentAt, forKey: .sentAt)
+            if entry.status == .queued { try container.encode(entry.nextAttemptAt, forKey: .nextAttemptAt) }
+        }
+    }
+
+    struct DeviceDelivery: Encodable, Sendable {
+        let deviceID: String
+        let name: String?
+        let status: Device.Status?
+        let push: DeviceDescription.PushStatus?
+        let lastSeenAt: Date?
+        let notifications: [Notification]
+
+        enum CodingKeys: String, CodingKey {
+            case name, status, push, notifications
+            case deviceID = "device_id"
+            case lastSeenAt = "last_seen_at"
+        }
+    }
+
+    struct Deliveries: Encodable, Sendable {
+        let requestID: String
+        let status: ApprovalTransaction.Status
+        /// Whether an undecided request's time to answer has passed.
+        let expired: Bool
+        let expiresAt: Date
+        let decidedByDevice: String?
+        let devices: [DeviceDelivery]
+
+        enum CodingKeys: String, CodingKey {
+            case status, expired, devices
+            case requestID = "request_id"
+            case expiresAt = "expires_at"
+            case decidedByDevice = "decided_by_device"
+        }
+    }
+
+    func register(on router: Router<CountersignRequestContext>) {
+        router.get("/admin/v1/tenants/{tenant}/approvals/{id}/deliveries") { request, context in
+            let (_, tenant) = try await guardian.tenant(request, context, holding: .devicesRead)
+            let id = try context.parameters.require("id")
+            guard let transaction = try await services.repositories.approvals.find(id: id, on: services.database),
+                  transaction.tenantID == tenant.id else {
+                throw AdminError.notFound("approval request \(id)")
+            }
+            let deviceIDs = try await services.repositories.approvals.deviceIDs(transactionID: id, on: services.database)
+            let devices = try await services.repositories.devices.find(ids: deviceIDs, on: services.database)
+            let entries = try await services.repositories.pushOutbox.entries(transactionID: id, on: services.database)
+            let grouped = Dictionary(grouping: entries, by: \.deviceID)
+            let deliveries = deviceIDs.sorted().map { deviceID in
+                let device = devices[deviceID]
+                return DeviceDelivery(
+                    deviceID: deviceID, name: device?.name, status: device?.status, push: device?.pushStatus,
+                    lastSeenAt: device?.lastSeenAt, notifications: (grouped[deviceID] ?? []).map(Notification.init))
+            }
+            return try JSON.response(Deliveries(
+                requestID: id, status: transaction.status,
+                expired: transaction.status == .pending && transaction.isExpired(at: services.now()),
+                expiresAt: transaction.expiresAt, decidedByDevice: transaction.decidedByDevice, devices: deliveries))
+        }
+    }
+}

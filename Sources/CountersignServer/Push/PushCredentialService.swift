@@ -1,0 +1,142 @@
+import CountersignCore
+import Foundation
+
+/// Sets, lists and deletes a tenant's push credentials. Every credential is checked before it
+/// is stored (a certificate that does not open, has no key or has expired is refused), sealed
+/// under the master key, and audited.
+struct PushCredentialService: Sendable {
+    let services: ServerServices
+
+    /// `fields` names the upload's fields as the caller's API spells them, for error messages.
+    struct APNsCertificateUpload: Sendable {
+        var clientAppKey: String
+        var pkcs12: Data
+        var password: String
+        var topic: String
+        var environment: PushCredential.Environment
+        var fields = (certificate: "certificate", password: "password")
+    }
+
+    func setAPNsCertificate(_ upload: APNsCertificateUpload, tenant: Tenant, actor: String) async throws -> PushCredential {
+        let file = try APNsCertificateFile.open(
+            upload.pkcs12, password: upload.password, at: services.now(), field: upload.fields.certificate,
+            passwordField: upload.fields.password)
+        var summary = PushCredentialSummary()
+        summary.certificateSubject = file.subject
+        summary.certificateNotBefore = file.notBefore
+        summary.certificateNotAfter = file.notAfter
+        return try await store(
+            .apnsCertificate, clientAppKey: upload.clientAppKey, environment: upload.environment, topic: upload.topic,
+            summary: summary, secret: .apnsCertificate(pkcs12: upload.pkcs12, password: upload.password),
+            tenant: tenant, actor: actor)
+    }
+
+    func setAPNsToken(keyID: String, teamID: String, privateKeyPEM: String, topic: String,
+                      environment: PushCredential.Environment, tenant: Tenant, actor: String) async throws -> PushCredential {
+        let key = try APNsSigningKey(keyID: keyID, teamID: teamID, pem: privateKeyPEM)
+        var summary = PushCredentialSummary()
+        summary.keyID = key.keyID
+        summary.teamID = key.teamID
+        return try await store(
+            .apnsToken, clientAppKey: "", environment: environment, topic: topic, summary: summary,
+            secret: .apnsToken(privateKeyPEM: privateKeyPEM), tenant: tenant, actor: actor)
+    }
+
+    func setFCM(serviceAccountJSON: String, tenant: Tenant, actor: String) async throws -> PushCredential {
+        let account = try FCMServiceAccount(json: serviceAccountJSON)
+        var summary = PushCredentialSummary()
+        summary.projectID = account.projectID
+        summary.clientEmail = account.clientEmail
+        summary.privateKeyID = account.privateKeyID
+        return try await store(
+            .fcm, clientAppKey: "", environment: nil, topic: nil, summary: summary,
+            secret: .fcm(serviceAccountJSON: serviceAccountJSON), tenant: tenant, actor: actor)
+    }
+
+    /// Every credential of the tenant, the ones it sends with marked active.
+    func list(tenant: Tenant) async throws -> [PushCredentialRecord] {
+        let credentials = try await services.repositories.pushCredentials.list(tenantID: tenant.id, on: services.database)
+        var seen = Set<PushRegistration.Provider>()
+        // Listed newest first per provider: the first of each provider is the active one.
+        return credentials.map { credential in
+            PushCredentialRecord(credential: credential, active: seen.insert(credential.kind.provider).inserted)
+        }
+    }
+
+    func delete(_ kind: PushCredential.Kind, clientAppKey: String = "", tenant: Tenant, actor: String) async throws {
+        let date = services.now()
+        try await services.database.transaction { executor in
+            guard let deleted = try await services.repositories.pushCredentials.delete(
+                tenantID: tenant.id, kind: kind, clientAppKey: clientAppKey, on: executor) else {
+                throw AdminError.notFound(clientAppKey.isEmpty
+                    ? "\(kind.rawValue) credential" : "APNs certificate for client app key \(clientAppKey)")
+            }
+            try await services.audit.record(
+                "push_credential.deleted", actor: actor, tenantID: tenant.id, target: ("push_credential", deleted.id),
+                details: Self.auditDetails(deleted), at: date, on: executor)
+        }
+    }
+
+    private func store(_ kind: PushCredential.Kind, clientAppKey: String, environment: PushCredential.Environment?,
+                       topic: String?, summary: PushCredentialSummary, secret: PushSecret, tenant: Tenant,
+                       actor: String) async throws -> PushCredential {
+        let date = services.now()
+        let plaintext = try JSONEncoder().encode(secret)
+        return try await services.database.transaction { executor in
+            let repository = services.repositories.pushCredentials
+            let existing = try await repository.find(
+                tenantID: tenant.id, kind: kind, clientAppKey: clientAppKey, on: executor)
+            let credential = PushCredential(
+                id: existing?.id ?? Identifier.make("psh", at: date), tenantID: tenant.id, kind: kind,
+                clientAppKey: clientAppKey, environment: environment, topic: topic, summary: summary,
+                createdAt: existing?.createdAt ?? date, updatedAt: date)
+            // The sealed secret names its row, so a replacement keeps the row's id.
+            let sealed = try services.sealer.seal(plaintext, context: credential.sealingContext)
+            if existing == nil {
+                try await repository.insert(credential, sealedSecret: sealed, on: executor)
+            } else {
+                try await repository.replace(credential, sealedSecret: sealed, on: executor)
+            }
+            try await services.audit.record(
+                "push_credential.set", actor: actor, tenantID: tenant.id, target: ("push_credential", credential.id),
+                details: Self.auditDetails(credential), at: date, on: executor)
+            return credential
+        }
+    }
+
+    private static func auditDetails(_ credential: PushCredential) -> [String: String] {
+        var details = ["kind": credential.kind.rawValue]
+        if !credential.clientAppKey.isEmpty { details["client_app_key"] = credential.clientAppKey }
+        if let environment = credential.environment { details["environment"] = environment.rawValue }
+        return details
+    }
+
+    /// A client app key: what CyberArk tenants name their apps by.
+    static func clientAppKey(_ raw: String?, field: String = "client_app_key") throws(AdminError) -> String {
+        guard let raw, !raw.isEmpty else { throw .missingField(field) }
+        // Characters that need no escaping in a URL path, so the key can name a resource.
+        guard raw.utf8.count <= 128, raw.utf8.allSatisfy({
+            (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) || "-._~:".utf8.contains($0)
+        }) else {
+            throw .invalidField(field, "1 to 128 letters, digits and - . _ ~ :")
+        }
+        return raw
+    }
+
+    static func environment(_ raw: String?, field: String = "environment") throws(AdminError) -> PushCredential.Environment {
+        guard let raw else { return .production }
+        guard let environment = PushCredential.Environment(rawValue: raw) else {
+            throw .invalidField(field, "must be sandbox or production")
+        }
+        return environment
+    }
+
+    /// A PKCS#12 file sent as base64 (standard or base64url, with or without padding).
+    static func pkcs12(_ raw: String?, field: String) throws(AdminError) -> Data {
+        guard let raw, !raw.isEmpty else { throw .missingField(field) }
+        let compact = raw.filter { !$0.isWhitespace }
+        if let data = Data(base64Encoded: compact) { return data }
+        if let data = Data(base64URLEncoded: Substring(compact)) { return data }
+        throw .invalidField(field, "must be the PKCS#12 file in base64")
+    }
+}

@@ -1,0 +1,220 @@
+import CountersignCore
+import Foundation
+
+/// One notification to send, kept until it is sent or given up: the durable half of push
+/// delivery. Rows are written in the transaction that creates (or decides) the request they
+/// announce, so a request is never stored without its pushes, nor a push sent for a request
+/// that was rolled back.
+public struct PushOutboxEntry: Sendable, Equatable {
+    public enum Kind: String, Sendable, Codable {
+        /// Announces a new request (an alert).
+        case request
+        /// Tells a device to take down the alert of a request answered elsewhere.
+        case withdraw
+    }
+
+    public enum Status: String, Sendable, Codable {
+        case queued, sending, sent, failed
+        /// Not sent because the request was answered first.
+        case cancelled
+    }
+
+    /// A lowercase UUID; it is also the `apns-id` of the notification.
+    public var id: String
+    public var tenantID: String
+    public var transactionID: String
+    public var deviceID: String
+    public var kind: Kind
+    public var provider: PushRegistration.Provider
+    public var status: Status
+    public var attempts: Int
+    /// When the row is due; while it is being sent, when its lease runs out.
+    public var nextAttemptAt: Date
+    public var expiresAt: Date
+    public var lastError: String?
+    public var providerMessageID: String?
+    public var createdAt: Date
+    public var updatedAt: Date
+    public var sentAt: Date?
+
+    public static func queued(_ kind: Kind, transactionID: String, tenantID: String, deviceID: String,
+                       provider: PushRegistration.Provider, expiresAt: Date, at date: Date) -> PushOutboxEntry {
+        PushOutboxEntry(
+            id: UUID().uuidString.lowercased(), tenantID: tenantID, transactionID: transactionID, deviceID: deviceID,
+            kind: kind, provider: provider, status: .queued, attempts: 0, nextAttemptAt: date, expiresAt: expiresAt,
+            lastError: nil, providerMessageID: nil, createdAt: date, updatedAt: date, sentAt: nil)
+    }
+}
+
+/// The outbox's storage: enqueue with the request, claim for sending, record the outcome.
+public protocol PushOutboxRepository: Sendable {
+    func enqueue(_ entries: [PushOutboxEntry], on executor: any SQLExecutor) async throws
+    /// Claims up to `limit` due rows (queued, or being sent by a node whose lease ran out),
+    /// leasing them until `leaseUntil`. On PostgreSQL rows claimed by another node are skipped
+    /// (`FOR UPDATE SKIP LOCKED`), so no two nodes send the same row.
+    func claim(limit: Int, at date: Date, leaseUntil: Date, on executor: any SQLExecutor) async throws -> [PushOutboxEntry]
+    /// Records rows as sent (each with the provider's message id, if it gave one).
+    func markSent(_ sent: [(id: String, providerMessageID: String?)], at date: Date, on executor: any SQLExecutor) async throws
+    /// Puts a row back in the queue, due at `next`, with the reason it was not sent.
+    func reschedule(id: String, next: Date, error: String, at date: Date, on executor: any SQLExecutor) async throws
+    func markFailed(id: String, error: String, at date: Date, on executor: any SQLExecutor) async throws
+    func markCancelled(id: String, reason: String, at date: Date, on executor: any SQLExecutor) async throws
+    /// Which of these requests are still waiting for an answer.
+    func undecided(transactionIDs: [String], on executor: any SQLExecutor) async throws -> Set<String>
+    /// Cancels the request pushes of a transaction that are still queued, and returns the
+    /// devices (other than `decidingDevice`) whose request push went out or is going out: the
+    /// ones that show an alert to take down.
+    func cancelRequests(transactionID: String, decidingDevice: String, at date: Date, on executor: any SQLExecutor) async throws
+        -> [(deviceID: String, provider: PushRegistration.Provider)]
+    /// Every row of a transaction, oldest first.
+    func entries(transactionID: String, on executor: any SQLExecutor) async throws -> [PushOutboxEntry]
+}
+
+public struct SQLPushOutboxRepository: PushOutboxRepository {
+    public init() {}
+
+    private static let columns = """
+        id, tenant_id, transaction_id, device_id, kind, provider, status, attempts, next_attempt_at, expires_at, last_error,
+        provider_message_id, created_at, updated_at, sent_at
+        """
+
+    public func enqueue(_ entries: [PushOutboxEntry], on executor: any SQLExecutor) async throws {
+        guard !entries.isEmpty else { return }
+        // One statement for all rows: a request to a user with several devices stays one round trip.
+        let row = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+        var binds: [SQLValue] = []
+        binds.reserveCapacity(entries.count * 12)
+        for entry in entries {
+            binds += [.text(entry.id), .text(entry.tenantID), .text(entry.transactionID), .text(entry.deviceID),
+                      .text(entry.kind.rawValue), .text(entry.provider.rawValue), .text(entry.status.rawValue),
+                      SQLValue(entry.attempts), SQLValue(entry.nextAttemptAt), SQLValue(entry.expiresAt),
+                      SQLValue(entry.createdAt), SQLValue(entry.updatedAt)]
+        }
+        try await executor.query(
+            """
+            INSERT INTO push_outbox (id, tenant_id, transaction_id, device_id, kind, provider, status, attempts,
+                next_attempt_at, expires_at, created_at, updated_at)
+            VALUES \(Array(repeating: row, count: entries.count).joined(separator: ", "))
+            """,
+            binds)
+    }
+
+    public func claim(limit: Int, at date: Date, leaseUntil: Date, on executor: any SQLExecutor) async throws
+        -> [PushOutboxEntry] {
+        // SQLite has one writer, so its UPDATE is atomic as it stands.
+        let skipLocked = executor.dialect == .postgres ? " FOR UPDATE SKIP LOCKED" : ""
+        return try await executor.query(
+            """
+            UPDATE push_outbox SET status = 'sending', attempts = attempts + 1, next_attempt_at = ?, updated_at = ?
+            WHERE id IN (
+                SELECT id FROM push_outbox WHERE status IN ('queued', 'sending') AND next_attempt_at <= ?
+                ORDER BY next_attempt_at LIMIT ?\(skipLocked))
+            RETURNING \(Self.columns)
+            """,
+            [SQLValue(leaseUntil), SQLValue(date), SQLValue(date), .integer(Int64(limit))]
+        ).map(Self.decode)
+    }
+
+    public func markSent(_ sent: [(id: String, providerMessageID: String?)], at date: Date,
+                         on executor: any SQLExecutor) async throws {
+        let plain = sent.filter { $0.providerMessageID == nil }.map(\.id)
+        // Rows without a message id of their own (APNs echoes ours) are recorded in chunks.
+        for start in stride(from: 0, to: plain.count, by: 500) {
+            let chunk = plain[start..<min(start + 500, plain.count)]
+            try await executor.query(
+                """
+                UPDATE push_outbox SET status = 'sent', sent_at = ?, updated_at = ?, last_error = NULL
+                WHERE status = 'sending' AND id IN (\(Array(repeating: "?", count: chunk.count).joined(separator: ", ")))
+                """,
+                [SQLValue(date), SQLValue(date)] + chunk.map { SQLValue.text($0) })
+        }
+        for (id, messageID) in sent {
+            guard let messageID else { continue }
+            try await executor.query(
+                """
+                UPDATE push_outbox SET status = 'sent', sent_at = ?, updated_at = ?, last_error = NULL, provider_message_id = ?
+                WHERE id = ? AND status = 'sending'
+                """,
+                SQLValue(date), SQLValue(date), .text(messageID), .text(id))
+        }
+    }
+
+    public func reschedule(id: String, next: Date, error: String, at date: Date, on executor: any SQLExecutor) async throws {
+        try await executor.query(
+            """
+            UPDATE push_outbox SET status = 'queued', next_attempt_at = ?, last_error = ?, updated_at = ?
+            WHERE id = ? AND status = 'sending'
+            """,
+            SQLValue(next), .text(error), SQLValue(date), .text(id))
+    }
+
+    public func markFailed(id: String, error: String, at date: Date, on executor: any SQLExecutor) async throws {
+        try await executor.query(
+            "UPDATE push_outbox SET status = 'failed', last_error = ?, updated_at = ? WHERE id = ? AND status = 'sending'",
+            .text(error), SQLValue(date), .text(id))
+    }
+
+    public func markCancelled(id: String, reason: String, at date: Date, on executor: any SQLExecutor) async throws {
+        try await executor.query(
+            "UPDATE push_outbox SET status = 'cancelled', last_error = ?, updated_at = ? WHERE id = ? AND status = 'sending'",
+            .text(reason), SQLValue(date), .text(id))
+    }
+
+    public func undecided(transactionIDs: [String], on executor: any SQLExecutor) async throws -> Set<String> {
+        var found = Set<String>()
+        for start in stride(from: 0, to: transactionIDs.count, by: 500) {
+            let chunk = transactionIDs[start..<min(start + 500, transactionIDs.count)]
+            for row in try await executor.query(
+                """
+                SELECT id FROM approval_transactions
+                WHERE status = 'pending' AND id IN (\(Array(repeating: "?", count: chunk.count).joined(separator: ", ")))
+                """,
+                chunk.map { SQLValue.text($0) }) {
+                found.insert(try row.string("id"))
+            }
+        }
+        return found
+    }
+
+    public func cancelRequests(transactionID: String, decidingDevice: String, at date: Date, on executor: any SQLExecutor)
+        async throws -> [(deviceID: String, provider: PushRegistration.Provider)] {
+        try await executor.query(
+            """
+            UPDATE push_outbox SET status = 'cancelled', last_error = 'answered before it was sent', updated_at = ?
+            WHERE transaction_id = ? AND kind = 'request' AND status = 'queued'
+            """,
+            [SQLValue(date), .text(transactionID)])
+        return try await executor.query(
+            """
+            SELECT device_id, provider FROM push_outbox
+            WHERE transaction_id = ? AND kind = 'request' AND status IN ('sent', 'sending') AND device_id <> ?
+            """,
+            [.text(transactionID), .text(decidingDevice)]
+        ).compactMap { row in
+            guard let provider = PushRegistration.Provider(rawValue: try row.string("provider")) else { return nil }
+            return (try row.string("device_id"), provider)
+        }
+    }
+
+    public func entries(transactionID: String, on executor: any SQLExecutor) async throws -> [PushOutboxEntry] {
+        try await executor.query(
+            "SELECT \(Self.columns) FROM push_outbox WHERE transaction_id = ? ORDER BY created_at, kind, device_id",
+            [.text(transactionID)]
+        ).map(Self.decode)
+    }
+
+    static func decode(_ row: SQLRow) throws -> PushOutboxEntry {
+        guard let kind = PushOutboxEntry.Kind(rawValue: try row.string("kind")),
+              let provider = PushRegistration.Provider(rawValue: try row.string("provider")),
+              let status = PushOutboxEntry.Status(rawValue: try row.string("status")) else {
+            throw StorageError.corrupt("push outbox row")
+        }
+        return PushOutboxEntry(
+            id: try row.string("id"), tenantID: try row.string("tenant_id"), transactionID: try row.string("transaction_id"),
+            deviceID: try row.string("device_id"), kind: kind, provider: provider, status: status,
+            attempts: Int(try row.int("attempts")), nextAttemptAt: try row.date("next_attempt_at"),
+            expiresAt: try row.date("expires_at"), lastError: try row.optionalString("last_error"),
+            providerMessageID: try row.optionalString("provider_message_id"), createdAt: try row.date("created_at"),
+            updatedAt: try row.date("updated_at"), sentAt: try row.optionalDate("sent_at"))
+    }
+}

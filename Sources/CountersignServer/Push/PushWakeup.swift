@@ -1,0 +1,67 @@
+import Synchronization
+
+/// Wakes an idle dispatcher when a node has queued notifications, so that a push leaves as soon
+/// as the transaction that queued it commits rather than at the next poll. A signal given while
+/// nobody waits is kept for the next wait.
+final class PushWakeup: Sendable {
+    private struct State {
+        var pending = false
+        var waiter: (id: Int, continuation: CheckedContinuation<Void, Never>)?
+        var nextID = 0
+    }
+
+    private let state = Mutex(State())
+
+    func signal() {
+        let waiter: CheckedContinuation<Void, Never>? = state.withLock { state in
+            guard let waiter = state.waiter else {
+                state.pending = true
+                return nil
+            }
+            state.waiter = nil
+            return waiter.continuation
+        }
+        waiter?.resume()
+    }
+
+    /// Returns on a signal, after `timeout`, or when the task is cancelled.
+    func wait(upTo timeout: Duration) async {
+        if state.withLock({ state in
+            defer { state.pending = false }
+            return state.pending
+        }) { return }
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { try? await Task.sleep(for: timeout) }
+            group.addTask { await self.waitForSignal() }
+            await group.next()
+            group.cancelAll()
+        }
+    }
+
+    private func waitForSignal() async {
+        let id = state.withLock { state in
+            state.nextID += 1
+            return state.nextID
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let resumeNow = state.withLock { state in
+                    if state.pending || Task.isCancelled {
+                        state.pending = false
+                        return true
+                    }
+                    state.waiter = (id, continuation)
+                    return false
+                }
+                if resumeNow { continuation.resume() }
+            }
+        } onCancel: {
+            let waiter: CheckedContinuation<Void, Never>? = state.withLock { state in
+                guard let waiter = state.waiter, waiter.id == id else { return nil }
+                state.waiter = nil
+                return waiter.continuation
+            }
+            waiter?.resume()
+        }
+    }
+}

@@ -1,0 +1,114 @@
+import CountersignCore
+import Crypto
+import Foundation
+import NIOCore
+import NIOHTTP1
+import Testing
+@testable import CountersignServer
+
+@Suite("What the server makes of each APNs and FCM answer")
+struct PushOutcomeTests {
+    static func apns(_ status: Int, _ body: String, headers: HTTPHeaders = [:]) -> PushOutcome {
+        APNsSender.outcome(status: status, body: ByteBuffer(string: body), headers: headers)
+    }
+
+    static func fcm(_ status: Int, _ body: String, headers: HTTPHeaders = [:]) -> PushOutcome {
+        FCMSender.outcome(status: status, body: ByteBuffer(string: body), headers: headers)
+    }
+
+    static func googleError(_ code: Int, _ status: String, _ fcmCode: String?, message: String = "m") -> String {
+        let details = fcmCode.map {
+            #","details":[{"@type":"type.googleapis.com/google.firebase.fcm.v1.FcmError","errorCode":"\#($0)"}]"#
+        } ?? ""
+        return #"{"error":{"code":\#(code),"message":"\#(message)","status":"\#(status)"\#(details)}}"#
+    }
+
+    @Test func apnsAnswers() {
+        #expect(Self.apns(200, "") == .delivered(providerMessageID: nil))
+        #expect(Self.apns(410, #"{"reason":"Unregistered","timestamp":1800000000000}"#)
+            == .invalidToken(reason: "Unregistered", since: Date(timeIntervalSince1970: 1_800_000_000)))
+        #expect(Self.apns(410, #"{"reason":"ExpiredToken"}"#) == .invalidToken(reason: "ExpiredToken", since: nil))
+        #expect(Self.apns(400, #"{"reason":"BadDeviceToken"}"#) == .invalidToken(reason: "BadDeviceToken", since: nil))
+        #expect(Self.apns(403, #"{"reason":"ExpiredProviderToken"}"#) == .retry(reason: "ExpiredProviderToken", after: nil))
+        #expect(Self.apns(429, #"{"reason":"TooManyRequests"}"#, headers: ["retry-after": "30"])
+            == .retry(reason: "TooManyRequests", after: 30))
+        #expect(Self.apns(503, #"{"reason":"ServiceUnavailable"}"#) == .retry(reason: "ServiceUnavailable", after: nil))
+        #expect(Self.apns(500, "") == .retry(reason: "HTTP 500", after: nil))
+        for reason in ["BadTopic", "DeviceTokenNotForTopic", "PayloadTooLarge", "MissingTopic"] {
+            #expect(Self.apns(reason == "PayloadTooLarge" ? 413 : 400, #"{"reason":"\#(reason)"}"#) == .failed(reason: reason))
+        }
+        #expect(Self.apns(403, #"{"reason":"InvalidProviderToken"}"#) == .failed(reason: "InvalidProviderToken"))
+    }
+
+    @Test func fcmAnswers() {
+        #expect(Self.fcm(200, #"{"name":"projects/p/messages/17"}"#) == .delivered(providerMessageID: "projects/p/messages/17"))
+        #expect(Self.fcm(404, Self.googleError(404, "NOT_FOUND", "UNREGISTERED")) == .invalidToken(reason: "UNREGISTERED", since: nil))
+        #expect(Self.fcm(403, Self.googleError(403, "PERMISSION_DENIED", "SENDER_ID_MISMATCH"))
+            == .invalidToken(reason: "SENDER_ID_MISMATCH", since: nil))
+        #expect(Self.fcm(400, Self.googleError(400, "INVALID_ARGUMENT", "INVALID_ARGUMENT",
+                                               message: "The registration token is not a valid FCM registration token"))
+            == .invalidToken(reason: "INVALID_ARGUMENT", since: nil))
+        #expect(Self.fcm(400, Self.googleError(400, "INVALID_ARGUMENT", "INVALID_ARGUMENT", message: "bad ttl"))
+            == .failed(reason: "INVALID_ARGUMENT: bad ttl"))
+        #expect(Self.fcm(401, Self.googleError(401, "UNAUTHENTICATED", nil)) == .retry(reason: "UNAUTHENTICATED", after: nil))
+        #expect(Self.fcm(401, Self.googleError(401, "UNAUTHENTICATED", "THIRD_PARTY_AUTH_ERROR", message: "no APNs key"))
+            == .failed(reason: "THIRD_PARTY_AUTH_ERROR: no APNs key"))
+        #expect(Self.fcm(429, Self.googleError(429, "RESOURCE_EXHAUSTED", "QUOTA_EXCEEDED"), headers: ["retry-after": "12"])
+            == .retry(reason: "QUOTA_EXCEEDED", after: 12))
+        #expect(Self.fcm(503, Self.googleError(503, "UNAVAILABLE", "UNAVAILABLE")) == .retry(reason: "UNAVAILABLE", after: nil))
+        #expect(Self.fcm(500, Self.googleError(500, "INTERNAL", "INTERNAL")) == .retry(reason: "INTERNAL", after: nil))
+    }
+
+    @Test func retriesBackOffAndHonourRetryAfter() {
+        let configuration = PushConfiguration()
+        #expect(configuration.retryDelay(afterAttempts: 1, providerSaid: nil) == 2)
+        #expect(configuration.retryDelay(afterAttempts: 2, providerSaid: nil) == 4)
+        #expect(configuration.retryDelay(afterAttempts: 5, providerSaid: nil) == 32)
+        #expect(configuration.retryDelay(afterAttempts: 7, providerSaid: nil) == 60)
+        #expect(configuration.retryDelay(afterAttempts: 1, providerSaid: 30) == 30)
+        #expect(configuration.retryDelay(afterAttempts: 6, providerSaid: 5) == 60)
+    }
+
+    @Test func providerTokenIsReusedRenewedAndNeverRenewedTooSoon() throws {
+        let key = try APNsSigningKey(keyID: "ABC123DEFG", teamID: "TEAM123456", pem: P256.Signing.PrivateKey().pemRepresentation)
+        let tokens = APNsProviderToken(key: key)
+        let start = Date(timeIntervalSince1970: 1_800_000_000)
+        let first = try tokens.token(at: start)
+        #expect(try tokens.token(at: start.addingTimeInterval(49 * 60)) == first)
+        // APNs calls a 10-minute-old token expired: too young to replace.
+        #expect(try tokens.renew(after: first, at: start.addingTimeInterval(10 * 60)) == false)
+        #expect(try tokens.token(at: start.addingTimeInterval(10 * 60)) == first)
+        #expect(try tokens.renew(after: first, at: start.addingTimeInterval(21 * 60)))
+        let second = try tokens.token(at: start.addingTimeInterval(21 * 60))
+        #expect(second != first)
+        // Another request already renewed it: nothing more to do.
+        #expect(try tokens.renew(after: first, at: start.addingTimeInterval(22 * 60)))
+        #expect(try tokens.token(at: start.addingTimeInterval(22 * 60)) == second)
+        #expect(try tokens.token(at: start.addingTimeInterval(72 * 60)) != second)
+
+        let jws = try CompactJWS(parsing: second)
+        #expect(jws.keyID == "ABC123DEFG")
+        #expect(jws.header["alg"]?.stringValue == "ES256")
+        #expect(jws.isValid(for: key.key.publicKey))
+        #expect(try jws.payloadJSON() == .object([
+            "iss": .string("TEAM123456"), "iat": .integer(Int64(start.addingTimeInterval(21 * 60).timeIntervalSince1970))]))
+    }
+
+    @Test func payloadsStayUnderAPNsLimitAndCarryNoDetails() throws {
+        let date = Date(timeIntervalSince1970: 1_800_000_000)
+        let entry = PushOutboxEntry.queued(.request, transactionID: "txn_01HZX3ABCDEF", tenantID: "ten_1",
+                                           deviceID: "dev_0123456789abcdef", provider: .apns,
+                                           expiresAt: date.addingTimeInterval(300), at: date)
+        let body = PushContent.apnsBody(for: entry)
+        #expect(body.count < 1024)
+        let json = try JSONValue(parsing: body)
+        #expect(json["countersign"]?["request_id"]?.stringValue == "txn_01HZX3ABCDEF")
+        #expect(json["countersign"]?["exp"]?.integerValue == 1_800_000_300)
+        var withdraw = entry
+        withdraw.kind = .withdraw
+        #expect(PushContent.apnsPushType(for: withdraw) == ("background", "5"))
+        let fcm = try JSONValue(parsing: PushContent.fcmBody(for: entry, token: "t", at: date.addingTimeInterval(60)))
+        #expect(fcm["message"]?["android"]?["ttl"]?.stringValue == "240s")
+        #expect(fcm["message"]?["android"]?["priority"]?.stringValue == "HIGH")
+    }
+}
