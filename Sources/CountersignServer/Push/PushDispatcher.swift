@@ -53,16 +53,22 @@ struct PushDispatcher: Service {
             services.logger.error("the push outbox could not be read", metadata: ["error": "\(error)"])
             return 0
         }
+        // Each credential's sender is looked up once per batch, before the sends fan out.
+        var senders: [SenderKey: Result<any PushSender, PushCredentialUnusable>] = [:]
+        for entry in claimed where senders[SenderKey(entry)] == nil {
+            senders[SenderKey(entry)] = await self.senders.sender(tenantID: entry.tenantID, provider: entry.provider)
+        }
         var results: [(PushOutboxEntry, String?, PushOutcome)] = []
         results.reserveCapacity(claimed.count)
         await withTaskGroup(of: (PushOutboxEntry, String?, PushOutcome).self) { group in
             for entry in claimed {
                 let device = devices[entry.deviceID]
                 let answered = entry.kind == .request && !undecided.contains(entry.transactionID)
+                let sender = senders[SenderKey(entry)]
                 group.addTask {
                     let token = device?.push?.token
                     if answered { return (entry, token, .cancelled(reason: "answered before it was sent")) }
-                    return (entry, token, await deliver(entry, to: device))
+                    return (entry, token, await deliver(entry, to: device, through: sender))
                 }
             }
             for await result in group { results.append(result) }
@@ -71,7 +77,18 @@ struct PushDispatcher: Service {
         return claimed.count
     }
 
-    private func deliver(_ entry: PushOutboxEntry, to device: Device?) async -> PushOutcome {
+    private struct SenderKey: Hashable {
+        let tenantID: String
+        let provider: PushRegistration.Provider
+
+        init(_ entry: PushOutboxEntry) {
+            tenantID = entry.tenantID
+            provider = entry.provider
+        }
+    }
+
+    private func deliver(_ entry: PushOutboxEntry, to device: Device?,
+                         through sender: Result<any PushSender, PushCredentialUnusable>?) async -> PushOutcome {
         guard entry.expiresAt > services.now() else {
             return .failed(reason: "the request expired before the notification could be sent")
         }
@@ -81,9 +98,10 @@ struct PushDispatcher: Service {
         guard device.pushTokenValid else {
             return .failed(reason: "the device's push token was refused earlier (\(device.pushTokenError ?? "invalid"))")
         }
-        switch await senders.sender(tenantID: entry.tenantID, provider: entry.provider) {
-        case .success(let sender): return await sender.send(entry, deviceToken: push.token)
-        case .failure(let unusable): return .failed(reason: unusable.reason)
+        switch sender {
+        case .success(let sender)?: return await sender.send(entry, deviceToken: push.token)
+        case .failure(let unusable)?: return .failed(reason: unusable.reason)
+        case nil: return .failed(reason: "no sender was looked up")
         }
     }
 

@@ -17,7 +17,7 @@ enum PushOutcome: Sendable, Equatable {
 }
 
 /// Sends one notification to one device through one provider credential.
-protocol PushSender: Sendable {
+protocol PushSender: AnyObject, Sendable {
     func send(_ entry: PushOutboxEntry, deviceToken: String) async -> PushOutcome
     func shutdown() async
 }

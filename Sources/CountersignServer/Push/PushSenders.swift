@@ -53,8 +53,14 @@ final class PushSenders: Sendable {
             return Self.result(refreshed)
         }
         let entry = make(stored, provider: provider, at: now)
-        entries.withLock { $0[key] = entry }
-        if let old = previous?.sender { retired.withLock { $0.append(old) } }
+        // Whatever sender this replaces (also one made meanwhile by a concurrent call) is kept
+        // to be shut down: an HTTP client must be shut down before it is released.
+        let replaced: (any PushSender)? = entries.withLock { entries in
+            let old = entries[key]?.sender
+            entries[key] = entry
+            return old === entry.sender ? nil : old
+        }
+        if let replaced { retired.withLock { $0.append(replaced) } }
         return Self.result(entry)
     }
 
