@@ -6,6 +6,7 @@ import CountersignServer
 import Crypto
 import Foundation
 import Logging
+import NIOCore
 
 /// `countersign bench push`: how fast the outbox reaches APNs. A burst of notifications is
 /// queued in the outbox of a stopped server; a server is then started on the same database and
@@ -18,11 +19,15 @@ struct PushBench: AsyncParsableCommand {
         commandName: "push", abstract: "Benchmark push delivery from the outbox to a local APNs endpoint.")
 
     @Option(help: "Notifications to queue and send.") var notifications = 50_000
-    @Option(help: "Rows a dispatcher claims at once.") var batch = 512
+    @Option(help: "Rows a dispatch worker claims at once.") var batch = 512
+    @Option(help: "Dispatch workers.") var workers = 4
+    @Option(help: "HTTP/2 connections to APNs (at most one per event loop).") var connections = System.coreCount
     @Option(name: .customLong("database-url"), help: "Run on this PostgreSQL database instead of SQLite.") var databaseURL: String?
 
     func validate() throws {
-        guard notifications >= 1, batch >= 1 else { throw ValidationError("--notifications and --batch must be at least 1") }
+        guard notifications >= 1, batch >= 1, workers >= 1, connections >= 1 else {
+            throw ValidationError("--notifications, --batch, --workers and --connections must be at least 1")
+        }
         guard EmulatorPKI.isAvailable else { throw ValidationError("the push bench needs the openssl command") }
     }
 
@@ -42,6 +47,8 @@ struct PushBench: AsyncParsableCommand {
         configuration.push.apnsProductionURL = apns.baseURL
         configuration.push.trustedCAFile = pki.caCertificatePath
         configuration.push.batchSize = batch
+        configuration.push.workers = workers
+        configuration.push.connectionsPerCredential = connections
         configuration.push.dispatch = false
         print("Countersign push bench: \(databaseURL == nil ? "SQLite" : "PostgreSQL"), " +
               "\(ProcessInfo.processInfo.activeProcessorCount) cores, local APNs endpoint in process")

@@ -13,7 +13,7 @@ final class APNsSender: PushSender {
         case certificate
     }
 
-    private let client: HTTPClient
+    private let client: PushHTTPClient
     private let baseURL: String
     private let topic: String
     private let authentication: Authentication
@@ -28,11 +28,11 @@ final class APNsSender: PushSender {
         switch secret {
         case .apnsCertificate(let pkcs12, let password):
             let file = try APNsCertificateFile.open(pkcs12, password: password, at: now())
-            client = try PushHTTPClient.make(configuration, certificate: file.bundle)
+            client = try PushHTTPClient(configuration, certificate: file.bundle)
             authentication = .certificate
         case .apnsToken(let pem):
             let key = try APNsSigningKey(keyID: credential.summary.keyID ?? "", teamID: credential.summary.teamID ?? "", pem: pem)
-            client = try PushHTTPClient.make(configuration, certificate: nil)
+            client = try PushHTTPClient(configuration, certificate: nil)
             authentication = .token(APNsProviderToken(key: key))
         case .fcm:
             throw PushCredentialUnusable(reason: "an FCM credential cannot send through APNs")
@@ -118,7 +118,7 @@ final class APNsSender: PushSender {
     }
 
     func shutdown() async {
-        try? await client.shutdown()
+        await client.shutdown()
     }
 }
 
@@ -126,24 +126,4 @@ final class APNsSender: PushSender {
 struct PushCredentialUnusable: Error, CustomStringConvertible {
     let reason: String
     var description: String { reason }
-}
-
-/// The HTTP client of a push credential: HTTP/2 where the server offers it (APNs and FCM do),
-/// no redirects, the system's trust roots or the configured CA file.
-enum PushHTTPClient {
-    static func make(_ configuration: PushConfiguration, certificate: NIOSSLPKCS12Bundle?) throws -> HTTPClient {
-        var tls = TLSConfiguration.makeClientConfiguration()
-        tls.minimumTLSVersion = .tlsv12
-        if let file = configuration.trustedCAFile {
-            tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(file))
-        }
-        if let certificate {
-            tls.certificateChain = certificate.certificateChain.map { .certificate($0) }
-            tls.privateKey = .privateKey(certificate.privateKey)
-        }
-        var client = HTTPClient.Configuration(tlsConfiguration: tls, redirectConfiguration: .disallow)
-        client.httpVersion = .automatic
-        client.timeout = .init(connect: .seconds(10), read: .seconds(30))
-        return HTTPClient(eventLoopGroupProvider: .singleton, configuration: client)
-    }
 }

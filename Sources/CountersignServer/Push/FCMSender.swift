@@ -14,7 +14,7 @@ final class FCMSender: PushSender {
     /// An access token is renewed this long before it expires.
     static let renewalMargin: TimeInterval = 120
 
-    private let client: HTTPClient
+    private let client: PushHTTPClient
     private let account: FCMServiceAccount
     private let sendURL: String
     private let tokenURL: String
@@ -37,7 +37,7 @@ final class FCMSender: PushSender {
         sendURL = "\(configuration.fcmURL)/v1/projects/\(account.projectID)/messages:send"
         tokenURL = configuration.fcmTokenURL
         self.now = now
-        client = try PushHTTPClient.make(configuration, certificate: nil)
+        client = try PushHTTPClient(configuration, certificate: nil)
     }
 
     func send(_ entry: PushOutboxEntry, deviceToken: String) async -> PushOutcome {
@@ -177,7 +177,7 @@ final class FCMSender: PushSender {
     }
 
     func shutdown() async {
-        try? await client.shutdown()
+        await client.shutdown()
     }
 }
 

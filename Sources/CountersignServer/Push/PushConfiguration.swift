@@ -1,4 +1,5 @@
 import Foundation
+import NIOCore
 import NIOSSL
 
 /// Where the push services are and how the outbox is worked. The base URLs are Apple's and
@@ -14,8 +15,12 @@ public struct PushConfiguration: Sendable {
     public var trustedCAFile: String?
     /// Attempts per notification before it is recorded as failed.
     public var maximumAttempts = 8
-    /// Rows claimed at once by a dispatcher.
+    /// Rows claimed at once by a dispatch worker.
     public var batchSize = 512
+    /// HTTP/2 connections per credential (each on its own event loop; at most one per loop).
+    public var connectionsPerCredential = System.coreCount
+    /// Dispatch workers per node, each claiming and sending its own batches.
+    public var workers = 4
     /// How often an idle dispatcher looks for work queued by other nodes or due for a retry.
     public var pollInterval: Duration = .seconds(1)
     /// How long a claimed row is leased: a node that dies mid-send leaves it to others after this.

@@ -20,8 +20,16 @@ struct PushDispatcher: Service {
         let wakeup = services.pushWakeup
         let configuration = services.configuration.push
         await withGracefulShutdownHandler {
-            while !Task.isShuttingDownGracefully && !Task.isCancelled {
-                if await runOnce() == 0 { await wakeup.wait(upTo: configuration.pollInterval) }
+            // Several workers, so that one batch is on the wire while another is being claimed
+            // or recorded.
+            await withTaskGroup(of: Void.self) { group in
+                for _ in 0..<max(1, configuration.workers) {
+                    group.addTask {
+                        while !Task.isShuttingDownGracefully && !Task.isCancelled {
+                            if await runOnce() == 0 { await wakeup.wait(upTo: configuration.pollInterval) }
+                        }
+                    }
+                }
             }
         } onGracefulShutdown: {
             wakeup.signal()

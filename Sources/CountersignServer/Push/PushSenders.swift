@@ -4,26 +4,38 @@ import Synchronization
 
 /// The senders of every tenant's active credentials, each with its own connection pool, made
 /// on first use and replaced when the credential changes. A credential is looked up again at
-/// most every few seconds, so a new one is picked up without a restart.
+/// most every few seconds, so a new one is picked up without a restart. Lookups of one tenant
+/// and provider are single-flight: concurrent workers share one sender (and so one APNs
+/// provider token, which APNs refuses to see renewed more often than every 20 minutes).
 final class PushSenders: Sendable {
     private struct Key: Hashable {
         let tenantID: String
         let provider: PushRegistration.Provider
     }
 
-    private struct Entry {
+    private struct Entry: Sendable {
         /// The credential's id and version the sender was made from; nil when there is none.
-        let version: (id: String, updatedAt: Date)?
+        let version: Version?
         let sender: (any PushSender)?
         /// Why there is no sender.
         let unusable: String?
         let checkedAt: ContinuousClock.Instant
     }
 
+    private struct Version: Equatable {
+        let id: String
+        let updatedAt: Date
+    }
+
+    private enum Slot: Sendable {
+        case ready(Entry)
+        case refreshing(Task<Entry, Never>)
+    }
+
     static let recheckInterval: Duration = .seconds(5)
 
     private let services: ServerServices
-    private let entries = Mutex<[Key: Entry]>([:])
+    private let slots = Mutex<[Key: Slot]>([:])
     /// Senders replaced while their requests may still be in flight, shut down at the end.
     private let retired = Mutex<[any PushSender]>([])
 
@@ -35,33 +47,48 @@ final class PushSenders: Sendable {
     func sender(tenantID: String, provider: PushRegistration.Provider) async -> Result<any PushSender, PushCredentialUnusable> {
         let key = Key(tenantID: tenantID, provider: provider)
         let now = ContinuousClock.now
-        if let entry = entries.withLock({ $0[key] }), now - entry.checkedAt < Self.recheckInterval {
-            return Self.result(entry)
+        let task: Task<Entry, Never> = slots.withLock { slots in
+            switch slots[key] {
+            case .ready(let entry) where now - entry.checkedAt < Self.recheckInterval:
+                return Task { entry }
+            case .refreshing(let task):
+                return task
+            case .ready(let entry):
+                let task = Task { await self.refresh(key, previous: entry) }
+                slots[key] = .refreshing(task)
+                return task
+            case nil:
+                let task = Task { await self.refresh(key, previous: nil) }
+                slots[key] = .refreshing(task)
+                return task
+            }
         }
-        let stored: (PushCredential, Data)?
-        do {
-            stored = try await services.repositories.pushCredentials.active(
-                tenantID: tenantID, provider: provider, on: services.database)
-        } catch {
-            return .failure(PushCredentialUnusable(reason: "the push credentials could not be read: \(error)"))
-        }
-        let previous = entries.withLock { $0[key] }
-        if let previous, let version = previous.version, let (credential, _) = stored,
-           version.id == credential.id, version.updatedAt == credential.updatedAt {
-            let refreshed = Entry(version: version, sender: previous.sender, unusable: previous.unusable, checkedAt: now)
-            entries.withLock { $0[key] = refreshed }
-            return Self.result(refreshed)
-        }
-        let entry = make(stored, provider: provider, at: now)
-        // Whatever sender this replaces (also one made meanwhile by a concurrent call) is kept
-        // to be shut down: an HTTP client must be shut down before it is released.
-        let replaced: (any PushSender)? = entries.withLock { entries in
-            let old = entries[key]?.sender
-            entries[key] = entry
-            return old === entry.sender ? nil : old
-        }
-        if let replaced { retired.withLock { $0.append(replaced) } }
+        let entry = await task.value
         return Self.result(entry)
+    }
+
+    /// Reads the active credential and keeps the current sender if it is unchanged, or makes a
+    /// new one (retiring the old one).
+    private func refresh(_ key: Key, previous: Entry?) async -> Entry {
+        let now = ContinuousClock.now
+        let entry: Entry
+        do {
+            let stored = try await services.repositories.pushCredentials.active(
+                tenantID: key.tenantID, provider: key.provider, on: services.database)
+            if let previous, let (credential, _) = stored,
+               previous.version == Version(id: credential.id, updatedAt: credential.updatedAt) {
+                entry = Entry(version: previous.version, sender: previous.sender, unusable: previous.unusable, checkedAt: now)
+            } else {
+                entry = make(stored, provider: key.provider, at: now)
+                if let old = previous?.sender { retired.withLock { $0.append(old) } }
+            }
+        } catch {
+            // The database could not be read: keep what there was, and try again next time.
+            entry = previous.map { Entry(version: $0.version, sender: $0.sender, unusable: $0.unusable, checkedAt: now) }
+                ?? Entry(version: nil, sender: nil, unusable: "the push credentials could not be read: \(error)", checkedAt: now)
+        }
+        slots.withLock { $0[key] = .ready(entry) }
+        return entry
     }
 
     private func make(_ stored: (PushCredential, Data)?, provider: PushRegistration.Provider,
@@ -70,7 +97,7 @@ final class PushSenders: Sendable {
             let name = provider == .apns ? "APNs" : "FCM"
             return Entry(version: nil, sender: nil, unusable: "the tenant has no \(name) credentials", checkedAt: now)
         }
-        let version = (credential.id, credential.updatedAt)
+        let version = Version(id: credential.id, updatedAt: credential.updatedAt)
         do {
             let plaintext = try services.sealer.open(sealed, context: credential.sealingContext)
             let secret = try JSONDecoder().decode(PushSecret.self, from: plaintext)
@@ -96,11 +123,21 @@ final class PushSenders: Sendable {
         return .failure(PushCredentialUnusable(reason: entry.unusable ?? "no credentials"))
     }
 
-    /// Closes every connection pool.
+    /// Closes every connection pool (after any lookup under way has finished).
     func shutdown() async {
-        let senders = entries.withLock { entries in
-            defer { entries.removeAll() }
-            return entries.values.compactMap(\.sender)
+        let pending = slots.withLock { slots in
+            slots.values.compactMap { slot -> Task<Entry, Never>? in
+                if case .refreshing(let task) = slot { return task }
+                return nil
+            }
+        }
+        for task in pending { _ = await task.value }
+        let senders = slots.withLock { slots in
+            defer { slots.removeAll() }
+            return slots.values.compactMap { slot -> (any PushSender)? in
+                if case .ready(let entry) = slot { return entry.sender }
+                return nil
+            }
         } + retired.withLock { retired in
             defer { retired.removeAll() }
             return retired

@@ -1,27 +1,27 @@
 import Synchronization
 
-/// Wakes an idle dispatcher when a node has queued notifications, so that a push leaves as soon
-/// as the transaction that queued it commits rather than at the next poll. A signal given while
-/// nobody waits is kept for the next wait.
+/// Wakes idle dispatch workers when a node has queued notifications, so that a push leaves as
+/// soon as the transaction that queued it commits rather than at the next poll. A signal wakes
+/// every worker then waiting; one given while none waits is kept for the next wait.
 final class PushWakeup: Sendable {
     private struct State {
         var pending = false
-        var waiter: (id: Int, continuation: CheckedContinuation<Void, Never>)?
+        var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
         var nextID = 0
     }
 
     private let state = Mutex(State())
 
     func signal() {
-        let waiter: CheckedContinuation<Void, Never>? = state.withLock { state in
-            guard let waiter = state.waiter else {
+        let waiters: [CheckedContinuation<Void, Never>] = state.withLock { state in
+            guard !state.waiters.isEmpty else {
                 state.pending = true
-                return nil
+                return []
             }
-            state.waiter = nil
-            return waiter.continuation
+            defer { state.waiters.removeAll() }
+            return Array(state.waiters.values)
         }
-        waiter?.resume()
+        for waiter in waiters { waiter.resume() }
     }
 
     /// Returns on a signal, after `timeout`, or when the task is cancelled.
@@ -50,18 +50,13 @@ final class PushWakeup: Sendable {
                         state.pending = false
                         return true
                     }
-                    state.waiter = (id, continuation)
+                    state.waiters[id] = continuation
                     return false
                 }
                 if resumeNow { continuation.resume() }
             }
         } onCancel: {
-            let waiter: CheckedContinuation<Void, Never>? = state.withLock { state in
-                guard let waiter = state.waiter, waiter.id == id else { return nil }
-                state.waiter = nil
-                return waiter.continuation
-            }
-            waiter?.resume()
+            state.withLock { $0.waiters.removeValue(forKey: id) }?.resume()
         }
     }
 }
