@@ -180,6 +180,51 @@ struct CommandLineTests {
         server.waitUntilExit()
     }
 
+    @Test("admin push sets, shows and deletes push credentials from files",
+          .enabled(if: (executable != nil || ProcessInfo.processInfo.environment["CI"] == "true") && PushTestPKI.available))
+    func pushCredentialsFromTheTerminal() async throws {
+        let pki = try #require(PushTestPKI.shared)
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("countersign-cli-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let (server, serverURL, stdout, _) = try await Self.serve(
+            dataDirectory: scratch.appendingPathComponent("data").path, in: scratch, name: "server")
+        defer { if server.isRunning { server.terminate() } }
+        let banner = try String(contentsOf: stdout, encoding: .utf8)
+        let keyLine = try #require(banner.split(separator: "\n").first { $0.contains("COUNTERSIGN_ADMIN_KEY=") })
+        let adminKey = try #require(keyLine.split(separator: "'").dropFirst().first.map(String.init))
+        var environment = ["COUNTERSIGN_SERVER": serverURL, "COUNTERSIGN_ADMIN_KEY": adminKey]
+
+        let key = APNsTestKey()
+        let p8 = scratch.appendingPathComponent("AuthKey_ABC123DEFG.p8")
+        try key.key.pemRepresentation.write(to: p8, atomically: true, encoding: .utf8)
+        let token = try Self.run(["admin", "push", "set-apns-token", "--key-id", key.keyID, "--team-id", key.teamID,
+                                  "--file", p8.path, "--topic", "com.example.bank"], environment: environment)
+        #expect(token.status == 0, "\(token.output)")
+        #expect(!token.output.contains("PRIVATE KEY"))
+
+        let p12 = scratch.appendingPathComponent("push.p12")
+        try pki.clientPKCS12(commonName: "Apple Push Services: com.example.bank", topic: "com.example.bank", password: "s3cret")
+            .write(to: p12)
+        environment["COUNTERSIGN_APNS_CERTIFICATE_PASSWORD"] = "s3cret"
+        let certificate = try Self.run(["admin", "push", "set-apns-certificate", "bank-ios", "--file", p12.path,
+                                        "--topic", "com.example.bank", "--environment", "sandbox"], environment: environment)
+        #expect(certificate.status == 0, "\(certificate.output)")
+        #expect(certificate.output.contains("Apple Push Services: com.example.bank"))
+
+        let shown = try Self.run(["admin", "push", "show"], environment: environment)
+        #expect(shown.status == 0)
+        #expect(shown.output.contains(key.keyID) && shown.output.contains("bank-ios"))
+        #expect(!shown.output.contains("s3cret"))
+
+        #expect(try Self.run(["admin", "push", "delete", "apns-token"], environment: environment).status == 0)
+        let missing = try Self.run(["admin", "push", "delete", "fcm"], environment: environment)
+        #expect(missing.status != 0)
+        #expect(missing.output.contains("not found"))
+        server.terminate()
+        server.waitUntilExit()
+    }
+
     /// Starts `countersign serve` on a free port and returns it once it names its public URL.
     static func serve(dataDirectory: String, in scratch: URL, name: String) async throws -> (Process, String, URL, URL) {
         let stdout = scratch.appendingPathComponent("\(name).out")
