@@ -34,25 +34,18 @@ extension APNsEmulator {
             headers.first { $0.name == name }?.value
         }
 
-        init(_ request: EmulatorRequest, receivedAt: Date) {
+        init(_ request: EmulatorRequest, fields: APNsHeaderFields, receivedAt: Date) {
             method = request.method
             path = request.path
-            deviceToken = request.path.split(separator: "/", omittingEmptySubsequences: false).last.map(String.init) ?? ""
+            let bytes = request.path.utf8
+            deviceToken = bytes.lastIndex(of: UInt8(ascii: "/")).map { String(Substring(bytes[bytes.index(after: $0)...])) }
+                ?? request.path
             headers = request.headers
             body = request.body
-            providerToken = request.header("authorization").flatMap(Self.bearerToken)
+            providerToken = fields.authorization.flatMap(BearerCredential.credential(in:))
             clientCertificateSubject = request.connection.clientCertificateSubject
             connection = request.connection.number
             self.receivedAt = receivedAt
-        }
-
-        /// The credential of `bearer <credential>`; Apple's examples use lowercase "bearer", and
-        /// HTTP auth schemes are case-insensitive (RFC 9110 §11.1).
-        private static func bearerToken(_ authorization: String) -> String? {
-            let prefix = "bearer "
-            guard authorization.utf8.count > prefix.utf8.count,
-                  authorization.prefix(prefix.count).lowercased() == prefix else { return nil }
-            return String(authorization.dropFirst(prefix.count))
         }
     }
 

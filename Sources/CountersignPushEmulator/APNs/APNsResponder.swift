@@ -33,12 +33,12 @@ final class APNsResponder: Sendable {
     }
 
     func answer(_ request: EmulatorRequest) -> EmulatorResponse {
-        let notification = APNsEmulator.Notification(request, receivedAt: now())
-        let verdict = verdict(for: notification)
+        let fields = APNsHeaderFields(request.headers)
+        let notification = APNsEmulator.Notification(request, fields: fields, receivedAt: now())
+        let verdict = verdict(for: notification, fields: fields)
         // Apple echoes a well-formed apns-id and makes one up otherwise.
-        let requestID = notification.header("apns-id")
-        let messageID = requestID.flatMap(APNsRequestCheck.messageID)
-        let responseID = messageID == nil ? UUID().uuidString.lowercased() : requestID!
+        let messageID = fields.id.flatMap(APNsRequestCheck.messageID)
+        let responseID = messageID.flatMap { _ in fields.id } ?? UUID().uuidString.lowercased()
         ledger.withLock { ledger in
             if recording { ledger.notifications.append(notification) }
             switch verdict {
@@ -59,11 +59,11 @@ final class APNsResponder: Sendable {
         }
     }
 
-    private func verdict(for notification: APNsEmulator.Notification) -> APNsEmulator.Verdict {
+    private func verdict(for notification: APNsEmulator.Notification, fields: APNsHeaderFields) -> APNsEmulator.Verdict {
         do throws(APNsRejection) {
             try APNsRequestCheck.route(notification)
-            if usesTokens { try authenticate(notification) }
-            try APNsRequestCheck.headers(notification, requiresTopic: usesTokens)
+            if usesTokens { try authenticate(notification, fields: fields) }
+            try APNsRequestCheck.headers(fields, requiresTopic: usesTokens)
             try APNsRequestCheck.payload(notification.body)
         } catch {
             return .reject(status: error.status, reason: error.rawValue)
@@ -72,9 +72,9 @@ final class APNsResponder: Sendable {
     }
 
     /// Token authentication: the registry verifies each distinct token once.
-    private func authenticate(_ notification: APNsEmulator.Notification) throws(APNsRejection) {
-        guard notification.header("authorization") != nil else { throw .missingProviderToken }
+    private func authenticate(_ notification: APNsEmulator.Notification, fields: APNsHeaderFields) throws(APNsRejection) {
+        guard fields.authorization != nil else { throw .missingProviderToken }
         guard let token = notification.providerToken else { throw .invalidProviderToken }
-        if let rejection = ledger.withLock({ $0.tokens.admit(token, now: notification.receivedAt) }) { throw rejection }
+        if let rejection = ledger.withLock({ $0.tokens.admit(token, connection: notification.connection, now: notification.receivedAt) }) { throw rejection }
     }
 }

@@ -87,7 +87,7 @@ final class FCMResponder: Sendable {
 
     private func send(_ request: EmulatorRequest, project: String) throws(GoogleError) -> EmulatorResponse {
         let receivedAt = now()
-        guard let accessToken = request.header("authorization").flatMap(Self.bearerToken),
+        guard let accessToken = request.header("authorization").flatMap(BearerCredential.credential(in:)),
               let expiry = ledger.withLock({ $0.accessTokens[accessToken] }), expiry > receivedAt else {
             throw .unauthenticated
         }
@@ -110,13 +110,5 @@ final class FCMResponder: Sendable {
         case .reject(let httpStatus, let status, let errorCode, let message):
             throw GoogleError(httpStatus: httpStatus, status: status, message: message, errorCode: errorCode)
         }
-    }
-
-    /// The credential of `Bearer <credential>` (the scheme is case-insensitive).
-    private static func bearerToken(_ authorization: String) -> String? {
-        let prefix = "bearer "
-        guard authorization.utf8.count > prefix.utf8.count,
-              authorization.prefix(prefix.count).lowercased() == prefix else { return nil }
-        return String(authorization.dropFirst(prefix.count))
     }
 }

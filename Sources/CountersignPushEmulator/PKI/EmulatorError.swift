@@ -16,6 +16,7 @@ public enum EmulatorError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A certificate or key could not be loaded into the TLS stack.
     case tlsConfiguration(String)
 
+    /// What went wrong and what to do about it, without secrets.
     public var description: String {
         switch self {
         case .openSSLUnavailable:

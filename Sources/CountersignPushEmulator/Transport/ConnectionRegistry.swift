@@ -2,8 +2,8 @@ import NIOCore
 import Synchronization
 
 /// The open connections of one emulator, so that `stop()` can close them (closing the
-/// listening socket alone leaves accepted connections running), and the count of completed
-/// TLS handshakes.
+/// listening socket alone leaves accepted connections running), and the count of connections
+/// that completed their TLS handshake (counted at their first HTTP/2 frame).
 final class ConnectionRegistry: Sendable {
     private struct State {
         var open: [ObjectIdentifier: any Channel] = [:]

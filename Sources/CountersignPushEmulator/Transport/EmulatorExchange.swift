@@ -8,12 +8,20 @@ struct EmulatorRequest: Sendable {
     /// received, duplicates kept: APNs refuses repeated headers, so they must stay visible.
     var headers: [(name: String, value: String)]
     var body: Data
-    var connection: EmulatorConnection.Identity
+    var connection: ConnectionIdentity
 
     /// The first value of `name` (lowercase).
     func header(_ name: String) -> String? {
         headers.first { $0.name == name }?.value
     }
+}
+
+/// What a request carries about the TLS connection it came on.
+struct ConnectionIdentity: Sendable {
+    /// 1-based, in the order connections completed their handshake.
+    var number: Int
+    /// The subject common name of the client certificate, when one was presented.
+    var clientCertificateSubject: String?
 }
 
 /// The answer to one request, written as a HEADERS frame and, when there is a body, one DATA

@@ -64,28 +64,17 @@ final class EmulatorServer: Sendable {
     private static func configure(_ channel: any Channel, tls: NIOSSLContext, registry: ConnectionRegistry,
                                   handle: @escaping EmulatorRequestHandler) throws {
         let pipeline = channel.pipeline.syncOperations
-        let connection = EmulatorConnection()
         let tlsHandler = NIOSSLServerHandler(context: tls)
         try pipeline.addHandler(tlsHandler)
-        try pipeline.addHandler(HandshakeObserver(tls: tlsHandler, connection: connection, registry: registry))
-
         var connectionConfiguration = NIOHTTP2Handler.ConnectionConfiguration()
         connectionConfiguration.initialSettings = [
             HTTP2Setting(parameter: .maxConcurrentStreams, value: maximumConcurrentStreams),
             HTTP2Setting(parameter: .maxHeaderListSize, value: 16_384),
+            // Per-stream receive window: a push body (4 KB at most) never waits for an update.
+            HTTP2Setting(parameter: .initialWindowSize, value: 1 << 20),
         ]
-        // Room for every concurrent stream's body at once, so that flow control never paces
-        // a sender that stays within the stream limit.
-        connectionConfiguration.targetWindowSize = maximumConcurrentStreams * 8_192
-        _ = try pipeline.configureHTTP2Pipeline(
-            mode: .server, connectionConfiguration: connectionConfiguration,
-            streamConfiguration: NIOHTTP2Handler.StreamConfiguration()
-        ) { stream in
-            stream.eventLoop.makeCompletedFuture {
-                try stream.pipeline.syncOperations.addHandler(
-                    EmulatorStreamHandler(connection: connection.current, handle: handle))
-            }
-        }
+        try pipeline.addHandler(NIOHTTP2Handler(mode: .server, connectionConfiguration: connectionConfiguration))
+        try pipeline.addHandler(EmulatorConnectionHandler(tls: tlsHandler, registry: registry, handle: handle))
     }
 
     /// Closes the listener and every open connection, then ends the event loop thread.
