@@ -2,6 +2,7 @@ import CountersignCore
 import CountersignKit
 import CountersignPushEmulator
 import Foundation
+import Synchronization
 import Testing
 @testable import CountersignServer
 
@@ -23,67 +24,96 @@ struct PushOutboxTests {
         return TestServer(running: running, scratch: scratch, clock: clock, adminKey: adminKey ?? server.bootstrapAdminKey ?? "")
     }
 
-    @Test("a push queued by a server that stopped before sending it is sent by the next start", arguments: Engine.available)
-    func queuedPushSurvivesRestart(engine: Engine) async throws {
+    /// Runs `body` with a local APNs, a scratch database and a master key, and stops every
+    /// server it started (`started`) and the endpoint whatever happens.
+    static func withOutbox(_ engine: Engine, _ body: (EmulatorPKI, APNsEmulator, APNsTestKey, ScratchDatabase, String, TestClock,
+                                                      Started) async throws -> Void) async throws {
         let pki = try #require(PushTestPKI.shared)
         let clock = TestClock()
         let key = APNsTestKey()
         let apns = try await APNsEmulator.start(pki: pki, authentication: .token([key.providerKey]), now: clock.function)
         let scratch = try await ScratchDatabase.make(engine)
-        let masterKey = TestServer.randomMasterKey()
-        defer { Task { await scratch.destroy() } }
-
-        let first = try await Self.start(scratch, masterKey: masterKey, clock: clock, pki: pki, apns: apns, dispatch: false)
-        #expect(try await first.admin("PUT", "/admin/v1/tenants/default/push-credentials/apns-token", json: key.fields())
-            .status == 200)
-        let client = try await first.createClient(name: "Portal")
-        let ida = try await first.enrolledUser("ida", push: PushRegistration(provider: .apns, token: apnsDeviceToken()))
-        _ = try await first.startApproval(client, user: "ida")
-        let requestID = try await first.newestRequest(of: ida)
-        #expect(try await first.notificationStatuses(requestID, device: ida.enrollment.deviceID) == ["queued"])
-        try await first.running.stop()
-        #expect(apns.notifications().isEmpty)
-
-        let second = try await Self.start(scratch, masterKey: masterKey, clock: clock, pki: pki, apns: apns, dispatch: true,
-                                          adminKey: first.adminKey)
-        try await eventually("the queued push was sent after the restart") { apns.acceptedCount == 1 }
-        #expect(try await second.notificationStatuses(requestID, device: ida.enrollment.deviceID) == ["sent"])
-        try await second.running.stop()
+        let started = Started()
+        do {
+            try await body(pki, apns, key, scratch, TestServer.randomMasterKey(), clock, started)
+        } catch {
+            await started.stopAll()
+            try? await apns.stop()
+            await scratch.destroy()
+            throw error
+        }
+        await started.stopAll()
         try await apns.stop()
+        await scratch.destroy()
+    }
+
+    /// The servers a test started, to stop them all at its end.
+    final class Started: Sendable {
+        private let servers = Mutex<[CountersignServer.Running]>([])
+
+        func add(_ server: TestServer) -> TestServer {
+            servers.withLock { $0.append(server.running) }
+            return server
+        }
+
+        /// Stops one server now (and not again at the end).
+        func stop(_ server: TestServer) async throws {
+            servers.withLock { $0.removeAll { $0 === server.running } }
+            try await server.running.stop()
+        }
+
+        func stopAll() async {
+            for server in servers.withLock({ $0 }) { try? await server.stop() }
+        }
+    }
+
+    @Test("a push queued by a server that stopped before sending it is sent by the next start", arguments: Engine.available)
+    func queuedPushSurvivesRestart(engine: Engine) async throws {
+        try await Self.withOutbox(engine) { pki, apns, key, scratch, masterKey, clock, started in
+            let first = started.add(
+                try await Self.start(scratch, masterKey: masterKey, clock: clock, pki: pki, apns: apns, dispatch: false))
+            #expect(try await first.admin("PUT", "/admin/v1/tenants/default/push-credentials/apns-token", json: key.fields())
+                .status == 200)
+            let client = try await first.createClient(name: "Portal")
+            let ida = try await first.enrolledUser("ida", push: PushRegistration(provider: .apns, token: apnsDeviceToken()))
+            _ = try await first.startApproval(client, user: "ida")
+            let requestID = try await first.newestRequest(of: ida)
+            #expect(try await first.notificationStatuses(requestID, device: ida.enrollment.deviceID) == ["queued"])
+            try await started.stop(first)
+            #expect(apns.notifications().isEmpty)
+
+            let second = started.add(try await Self.start(
+                scratch, masterKey: masterKey, clock: clock, pki: pki, apns: apns, dispatch: true, adminKey: first.adminKey))
+            try await eventually("the queued push was sent after the restart") { apns.acceptedCount == 1 }
+            #expect(try await second.notificationStatuses(requestID, device: ida.enrollment.deviceID) == ["sent"])
+        }
     }
 
     @Test("two servers on one PostgreSQL database send every queued push exactly once",
           .enabled(if: Engine.available.contains(.postgres)))
     func twoNodesShareTheOutbox() async throws {
-        let pki = try #require(PushTestPKI.shared)
-        let clock = TestClock()
-        let key = APNsTestKey()
-        let apns = try await APNsEmulator.start(pki: pki, authentication: .token([key.providerKey]), now: clock.function)
-        let scratch = try await ScratchDatabase.make(.postgres)
-        let masterKey = TestServer.randomMasterKey()
-        defer { Task { await scratch.destroy() } }
-
-        // Requests are queued while no node sends, then two nodes start sending at once.
-        let writer = try await Self.start(scratch, masterKey: masterKey, clock: clock, pki: pki, apns: apns, dispatch: false)
-        #expect(try await writer.admin("PUT", "/admin/v1/tenants/default/push-credentials/apns-token", json: key.fields())
-            .status == 200)
-        let client = try await writer.createClient(name: "Portal")
-        let count = 40
-        for index in 0..<count {
-            _ = try await writer.enrolledUser("user\(index)", push: PushRegistration(provider: .apns, token: apnsDeviceToken()))
-            _ = try await writer.startApproval(client, user: "user\(index)")
+        try await Self.withOutbox(.postgres) { pki, apns, key, scratch, masterKey, clock, started in
+            // Requests are queued while no node sends, then two nodes start sending at once.
+            let writer = started.add(
+                try await Self.start(scratch, masterKey: masterKey, clock: clock, pki: pki, apns: apns, dispatch: false))
+            #expect(try await writer.admin("PUT", "/admin/v1/tenants/default/push-credentials/apns-token", json: key.fields())
+                .status == 200)
+            let client = try await writer.createClient(name: "Portal")
+            let count = 40
+            for index in 0..<count {
+                _ = try await writer.enrolledUser("user\(index)", push: PushRegistration(provider: .apns, token: apnsDeviceToken()))
+                _ = try await writer.startApproval(client, user: "user\(index)")
+            }
+            for data in ["data-a", "data-b"] {
+                _ = started.add(try await Self.start(
+                    scratch, masterKey: masterKey, clock: clock, pki: pki, apns: apns, dispatch: true, data: data, batch: 4))
+            }
+            try await eventually("every push was accepted") { apns.acceptedCount == count }
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(apns.acceptedCount == count)
+            #expect(apns.duplicateCount == 0)
+            let ids = Set(apns.notifications().compactMap { $0.header("apns-id") })
+            #expect(ids.count == count)
         }
-        let nodeA = try await Self.start(scratch, masterKey: masterKey, clock: clock, pki: pki, apns: apns, dispatch: true,
-                                         data: "data-a", batch: 4)
-        let nodeB = try await Self.start(scratch, masterKey: masterKey, clock: clock, pki: pki, apns: apns, dispatch: true,
-                                         data: "data-b", batch: 4)
-        try await eventually("every push was accepted") { apns.acceptedCount == count }
-        try await Task.sleep(for: .milliseconds(300))
-        #expect(apns.acceptedCount == count)
-        #expect(apns.duplicateCount == 0)
-        let ids = Set(apns.notifications().compactMap { $0.header("apns-id") })
-        #expect(ids.count == count)
-        for server in [writer, nodeA, nodeB] { try await server.running.stop() }
-        try await apns.stop()
     }
 }

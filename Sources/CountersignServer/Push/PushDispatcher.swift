@@ -7,7 +7,7 @@ import ServiceLifecycle
 /// credentials, and records every outcome. It runs on every node; on PostgreSQL the claim skips
 /// rows other nodes hold, so nodes share the outbox without sending a row twice. A node that
 /// stops mid-send leaves its rows leased; they are sent again once the lease passes.
-struct PushDispatcher: Service {
+struct PushDispatcher: Service, CustomStringConvertible {
     let services: ServerServices
     let senders: PushSenders
 
@@ -16,23 +16,33 @@ struct PushDispatcher: Service {
         self.senders = PushSenders(services: services)
     }
 
+    /// What the service lifecycle logs of it: its name, never the configuration it holds
+    /// (which names the master key).
+    var description: String { "PushDispatcher" }
+
     func run() async throws {
         let wakeup = services.pushWakeup
         let configuration = services.configuration.push
         await withGracefulShutdownHandler {
             // Several workers, so that one batch is on the wire while another is being claimed
-            // or recorded.
+            // or recorded. Only the first polls the database when idle; the others sleep until
+            // a worker finds a full batch (more is waiting) and wakes one of them.
             await withTaskGroup(of: Void.self) { group in
-                for _ in 0..<max(1, configuration.workers) {
+                for worker in 0..<max(1, configuration.workers) {
                     group.addTask {
                         while !Task.isShuttingDownGracefully && !Task.isCancelled {
-                            if await runOnce() == 0 { await wakeup.wait(upTo: configuration.pollInterval) }
+                            let claimed = await runOnce()
+                            if claimed >= configuration.batchSize {
+                                wakeup.signal()
+                            } else if claimed == 0 {
+                                await wakeup.wait(upTo: worker == 0 ? configuration.pollInterval : nil)
+                            }
                         }
                     }
                 }
             }
         } onGracefulShutdown: {
-            wakeup.signal()
+            wakeup.close()
         }
         await senders.shutdown()
     }
