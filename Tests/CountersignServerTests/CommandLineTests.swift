@@ -49,9 +49,7 @@ struct CommandLineTests {
         let dataDirectory = scratch.appendingPathComponent("data").path
         let (server, serverURL, stdout, stderr) = try await Self.serve(dataDirectory: dataDirectory, in: scratch, name: "first")
         defer { if server.isRunning { server.terminate() } }
-        let banner = try String(contentsOf: stdout, encoding: .utf8)
-        let keyLine = try #require(banner.split(separator: "\n").first { $0.contains("COUNTERSIGN_ADMIN_KEY=") })
-        let adminKey = try #require(keyLine.split(separator: "'").dropFirst().first.map(String.init))
+        let adminKey = try Self.adminKey(printedTo: stdout)
         let store = scratch.appendingPathComponent("device").path
         let environment = ["COUNTERSIGN_SERVER": serverURL, "COUNTERSIGN_ADMIN_KEY": adminKey, "COUNTERSIGN_DEVICE_STORE": store]
 
@@ -128,9 +126,7 @@ struct CommandLineTests {
         let (server, serverURL, stdout, _) = try await Self.serve(
             dataDirectory: scratch.appendingPathComponent("data").path, in: scratch, name: "server")
         defer { if server.isRunning { server.terminate() } }
-        let banner = try String(contentsOf: stdout, encoding: .utf8)
-        let keyLine = try #require(banner.split(separator: "\n").first { $0.contains("COUNTERSIGN_ADMIN_KEY=") })
-        let adminKey = try #require(keyLine.split(separator: "'").dropFirst().first.map(String.init))
+        let adminKey = try Self.adminKey(printedTo: stdout)
         var environment = ["COUNTERSIGN_SERVER": serverURL, "COUNTERSIGN_ADMIN_KEY": adminKey,
                            "COUNTERSIGN_DEVICE_STORE": scratch.appendingPathComponent("device").path]
 
@@ -190,9 +186,7 @@ struct CommandLineTests {
         let (server, serverURL, stdout, _) = try await Self.serve(
             dataDirectory: scratch.appendingPathComponent("data").path, in: scratch, name: "server")
         defer { if server.isRunning { server.terminate() } }
-        let banner = try String(contentsOf: stdout, encoding: .utf8)
-        let keyLine = try #require(banner.split(separator: "\n").first { $0.contains("COUNTERSIGN_ADMIN_KEY=") })
-        let adminKey = try #require(keyLine.split(separator: "'").dropFirst().first.map(String.init))
+        let adminKey = try Self.adminKey(printedTo: stdout)
         var environment = ["COUNTERSIGN_SERVER": serverURL, "COUNTERSIGN_ADMIN_KEY": adminKey]
 
         let key = APNsTestKey()
@@ -223,6 +217,13 @@ struct CommandLineTests {
         #expect(missing.output.contains("not found"))
         server.terminate()
         server.waitUntilExit()
+    }
+
+    /// The admin key a first start prints.
+    static func adminKey(printedTo stdout: URL) throws -> String {
+        let banner = try String(contentsOf: stdout, encoding: .utf8)
+        let keyLine = try #require(banner.split(separator: "\n").first { $0.contains("COUNTERSIGN_ADMIN_KEY=") })
+        return try #require(keyLine.split(separator: "'").dropFirst().first.map(String.init))
     }
 
     /// Starts `countersign serve` on a free port and returns it once it names its public URL.
