@@ -125,17 +125,9 @@ public struct SQLDeviceRepository: DeviceRepository {
     }
 
     public func find(ids: [String], on executor: any SQLExecutor) async throws -> [String: Device] {
-        var found: [String: Device] = [:]
-        for start in stride(from: 0, to: ids.count, by: 500) {
-            let chunk = ids[start..<min(start + 500, ids.count)]
-            for row in try await executor.query(
-                "SELECT \(Self.columns) FROM devices WHERE id IN (\(Array(repeating: "?", count: chunk.count).joined(separator: ", ")))",
-                chunk.map { SQLValue.text($0) }) {
-                let device = try Self.decode(row)
-                found[device.id] = device
-            }
-        }
-        return found
+        let devices = try await executor.query(ids: ids) { "SELECT \(Self.columns) FROM devices WHERE id IN (\($0))" }
+            .map(Self.decode)
+        return Dictionary(devices.map { ($0.id, $0) }) { first, _ in first }
     }
 
     public func list(userID: String, after cursor: String?, limit: Int, on executor: any SQLExecutor) async throws -> [Device] {

@@ -117,16 +117,13 @@ public struct SQLPushOutboxRepository: PushOutboxRepository {
 
     public func markSent(_ sent: [(id: String, providerMessageID: String?)], at date: Date,
                          on executor: any SQLExecutor) async throws {
-        let plain = sent.filter { $0.providerMessageID == nil }.map(\.id)
-        // Rows without a message id of their own (APNs echoes ours) are recorded in chunks.
-        for start in stride(from: 0, to: plain.count, by: 500) {
-            let chunk = plain[start..<min(start + 500, plain.count)]
-            try await executor.query(
-                """
-                UPDATE push_outbox SET status = 'sent', sent_at = ?, updated_at = ?, last_error = NULL
-                WHERE status = 'sending' AND id IN (\(Array(repeating: "?", count: chunk.count).joined(separator: ", ")))
-                """,
-                [SQLValue(date), SQLValue(date)] + chunk.map { SQLValue.text($0) })
+        // Rows without a message id of their own (APNs echoes ours) are recorded a chunk at a time.
+        try await executor.query(ids: sent.filter { $0.providerMessageID == nil }.map(\.id),
+                                 leading: [SQLValue(date), SQLValue(date)]) { list in
+            """
+            UPDATE push_outbox SET status = 'sent', sent_at = ?, updated_at = ?, last_error = NULL
+            WHERE status = 'sending' AND id IN (\(list))
+            """
         }
         for (id, messageID) in sent {
             guard let messageID else { continue }
@@ -161,19 +158,9 @@ public struct SQLPushOutboxRepository: PushOutboxRepository {
     }
 
     public func undecided(transactionIDs: [String], on executor: any SQLExecutor) async throws -> Set<String> {
-        var found = Set<String>()
-        for start in stride(from: 0, to: transactionIDs.count, by: 500) {
-            let chunk = transactionIDs[start..<min(start + 500, transactionIDs.count)]
-            for row in try await executor.query(
-                """
-                SELECT id FROM approval_transactions
-                WHERE status = 'pending' AND id IN (\(Array(repeating: "?", count: chunk.count).joined(separator: ", ")))
-                """,
-                chunk.map { SQLValue.text($0) }) {
-                found.insert(try row.string("id"))
-            }
-        }
-        return found
+        Set(try await executor.query(ids: transactionIDs) { list in
+            "SELECT id FROM approval_transactions WHERE status = 'pending' AND id IN (\(list))"
+        }.map { try $0.string("id") })
     }
 
     public func cancelRequests(transactionID: String, decidingDevice: String, at date: Date, on executor: any SQLExecutor)

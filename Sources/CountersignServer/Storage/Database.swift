@@ -22,6 +22,20 @@ extension SQLExecutor {
         try await query(sql, binds)
     }
 
+    /// Runs a statement with an `IN (…)` list of `ids`, in chunks of at most 500 (engines
+    /// bound the number of parameters), and returns every chunk's rows. `sql` is given the
+    /// placeholder list (`?, ?, …`) of one chunk; `leading` are the binds that come before it.
+    @discardableResult
+    public func query(ids: [String], leading: [SQLValue] = [], _ sql: (String) -> String) async throws -> [SQLRow] {
+        var rows: [SQLRow] = []
+        for start in stride(from: 0, to: ids.count, by: 500) {
+            let chunk = ids[start..<min(start + 500, ids.count)]
+            rows += try await query(
+                sql(Array(repeating: "?", count: chunk.count).joined(separator: ", ")), leading + chunk.map { SQLValue.text($0) })
+        }
+        return rows
+    }
+
     /// The first row, or nil.
     public func first(_ sql: String, _ binds: SQLValue...) async throws -> SQLRow? {
         try await query(sql, binds).first
