@@ -296,6 +296,15 @@ struct APNsDeliveryTests {
             let parsed = try #require(PushPayload(jsonData: member.canonicalData))
             #expect(parsed.event == .closed)
             #expect(parsed.requestID == requestID)
+            // The tablet's SDK reads it as "take the alert down", without asking the server.
+            let userInfo: [AnyHashable: Any] = [PushPayload.key: member.canonicalString]
+            guard case .closed(let closedID, let enrollmentID)? = try await tablet.kit.event(fromPushPayload: userInfo) else {
+                Issue.record("the withdraw push was not read as closed")
+                return
+            }
+            #expect(closedID == requestID)
+            #expect(enrollmentID == tablet.enrollment.id)
+            #expect(try await tablet.kit.request(fromPushPayload: userInfo) == nil)
             #expect(try await tablet.device.inbox().isEmpty)
             try await eventually("both of the tablet's notifications show as sent") {
                 try await server.notificationStatuses(requestID, device: tablet.enrollment.deviceID) == ["sent", "sent"]
