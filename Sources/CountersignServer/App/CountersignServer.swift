@@ -112,12 +112,14 @@ public final class CountersignServer: Sendable {
             logger: services.logger)
     }
 
-    /// The HTTP server, the cross-node listener, and (shut down first) the closer of live streams.
+    /// The push dispatcher, the HTTP server, the cross-node listener, and (shut down first) the
+    /// closer of live streams.
     private var serviceList: [any Service] {
-        var list: [any Service] = [
-            application, ClusterRelayListener(relay: services.clusterRelay, approvals: services.repositories.approvals),
-            LiveStreamCloser(events: services.approvalEvents)]
-        if services.configuration.push.dispatch { list.append(PushDispatcher(services: services)) }
+        // Shut down in reverse order: the dispatcher last, so that what the final requests queued
+        // is still sent.
+        var list: [any Service] = services.configuration.push.dispatch ? [PushDispatcher(services: services)] : []
+        list += [application, ClusterRelayListener(relay: services.clusterRelay, approvals: services.repositories.approvals),
+                 LiveStreamCloser(events: services.approvalEvents)]
         return list
     }
 

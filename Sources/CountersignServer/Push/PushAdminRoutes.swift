@@ -75,8 +75,9 @@ struct PushAdminRoutes: Sendable {
         router.delete(RouterPath(base + "/apns-certificates/{client_app_key}")) { request, context in
             let (key, tenant) = try await guardian.tenant(request, context, holding: .pushCredentialsManage)
             try await credentials.delete(
-                .apnsCertificate, clientAppKey: try context.parameters.require("client_app_key"), tenant: tenant,
-                actor: "admin-key:\(key.id)")
+                .apnsCertificate,
+                clientAppKey: try PushCredentialService.clientAppKey(try context.parameters.require("client_app_key")),
+                tenant: tenant, actor: "admin-key:\(key.id)")
             return Response(status: .noContent)
         }
         router.put(RouterPath(base + "/apns-token")) { request, context in

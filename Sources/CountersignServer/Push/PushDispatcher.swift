@@ -168,8 +168,10 @@ struct PushDispatcher: Service, CustomStringConvertible {
                 }
             }
         } catch {
-            // The rows stay leased and are claimed again when the lease runs out.
+            // The rows stay leased and are claimed again when the lease runs out; they are
+            // counted then.
             services.logger.error("push outcomes could not be recorded", metadata: ["error": "\(error)"])
+            return
         }
         for (key, count) in counts {
             let parts = key.split(separator: " ")

@@ -36,8 +36,11 @@ final class PushSenders: Sendable {
 
     private let services: ServerServices
     private let slots = Mutex<[Key: Slot]>([:])
-    /// Senders replaced while their requests may still be in flight, shut down at the end.
-    private let retired = Mutex<[any PushSender]>([])
+    /// Senders replaced while their requests may still be in flight: each is shut down once
+    /// those requests have had time to finish, or at the end.
+    private let retired = Mutex<[ObjectIdentifier: any PushSender]>([:])
+    /// How long a replaced sender is kept for the requests still using it (they time out sooner).
+    static let retirement: Duration = .seconds(60)
 
     init(services: ServerServices) {
         self.services = services
@@ -80,7 +83,7 @@ final class PushSenders: Sendable {
                 entry = Entry(version: previous.version, sender: previous.sender, unusable: previous.unusable, checkedAt: now)
             } else {
                 entry = make(stored, provider: key.provider, at: now)
-                if let old = previous?.sender { retired.withLock { $0.append(old) } }
+                if let old = previous?.sender { retire(old) }
             }
         } catch {
             // The database could not be read: keep what there was, and try again next time.
@@ -89,6 +92,15 @@ final class PushSenders: Sendable {
         }
         slots.withLock { $0[key] = .ready(entry) }
         return entry
+    }
+
+    private func retire(_ sender: any PushSender) {
+        let id = ObjectIdentifier(sender)
+        retired.withLock { $0[id] = sender }
+        Task {
+            try? await Task.sleep(for: Self.retirement)
+            if let sender = retired.withLock({ $0.removeValue(forKey: id) }) { await sender.shutdown() }
+        }
     }
 
     private func make(_ stored: (PushCredential, Data)?, provider: PushRegistration.Provider,
@@ -140,7 +152,7 @@ final class PushSenders: Sendable {
             }
         } + retired.withLock { retired in
             defer { retired.removeAll() }
-            return retired
+            return Array(retired.values)
         }
         for sender in senders { await sender.shutdown() }
     }
