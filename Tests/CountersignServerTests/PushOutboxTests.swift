@@ -85,7 +85,9 @@ struct PushOutboxTests {
             let second = started.add(try await Self.start(
                 scratch, masterKey: masterKey, clock: clock, pki: pki, apns: apns, dispatch: true, adminKey: first.adminKey))
             try await eventually("the queued push was sent after the restart") { apns.acceptedCount == 1 }
-            #expect(try await second.notificationStatuses(requestID, device: ida.enrollment.deviceID) == ["sent"])
+            try await eventually("the push shows as sent") {
+                try await second.notificationStatuses(requestID, device: ida.enrollment.deviceID) == ["sent"]
+            }
         }
     }
 

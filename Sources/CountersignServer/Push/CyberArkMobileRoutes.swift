@@ -70,12 +70,9 @@ struct CyberArkMobileRoutes: Sendable {
                 try await enveloped {
                     let (key, tenant) = try await authorize(request, context)
                     let fields = try await request.decodeJSON(SetFields.self, limit: services.configuration.maximumBodySize)
-                    let upload = PushCredentialService.APNsCertificateUpload(
-                        clientAppKey: try PushCredentialService.clientAppKey(fields.clientAppKey, field: "ClientAppKey"),
-                        pkcs12: try PushCredentialService.pkcs12(fields.certificate, field: "APNSCert"),
-                        password: fields.password ?? "", topic: try APNsTopic.parse(fields.topic, field: "APNSTopic"),
-                        environment: try PushCredentialService.environment(fields.environment, field: "APNSEnvironment"),
-                        fields: (certificate: "APNSCert", password: "APNSPass"))
+                    let upload = try PushCredentialService.APNsCertificateUpload(
+                        clientAppKey: fields.clientAppKey, certificate: fields.certificate, password: fields.password,
+                        topic: fields.topic, environment: fields.environment, names: .cyberArk)
                     let credential = try await credentials.setAPNsCertificate(
                         upload, tenant: tenant, actor: "admin-key:\(key.id)")
                     return PushCredentialRecord(credential: credential, active: true)

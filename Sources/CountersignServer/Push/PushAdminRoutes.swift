@@ -64,11 +64,9 @@ struct PushAdminRoutes: Sendable {
         router.put(RouterPath(base + "/apns-certificates/{client_app_key}")) { request, context in
             let (key, tenant) = try await guardian.tenant(request, context, holding: .pushCredentialsManage)
             let fields = try await request.decodeJSON(APNsCertificateFields.self, limit: services.configuration.maximumBodySize)
-            let upload = PushCredentialService.APNsCertificateUpload(
-                clientAppKey: try PushCredentialService.clientAppKey(try context.parameters.require("client_app_key")),
-                pkcs12: try PushCredentialService.pkcs12(fields.certificate, field: "certificate"),
-                password: fields.password ?? "", topic: try APNsTopic.parse(fields.topic),
-                environment: try PushCredentialService.environment(fields.environment))
+            let upload = try PushCredentialService.APNsCertificateUpload(
+                clientAppKey: try context.parameters.require("client_app_key"), certificate: fields.certificate,
+                password: fields.password, topic: fields.topic, environment: fields.environment, names: .rest)
             let credential = try await credentials.setAPNsCertificate(upload, tenant: tenant, actor: "admin-key:\(key.id)")
             return try JSON.response(PushCredentialRecord(credential: credential, active: true))
         }

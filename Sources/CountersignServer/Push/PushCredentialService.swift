@@ -7,20 +7,44 @@ import Foundation
 struct PushCredentialService: Sendable {
     let services: ServerServices
 
-    /// `fields` names the upload's fields as the caller's API spells them, for error messages.
+    /// An APNs certificate as uploaded, parsed from the raw fields of either API.
     struct APNsCertificateUpload: Sendable {
+        /// How the caller's API spells each field, for error messages.
+        struct FieldNames: Sendable {
+            var clientAppKey = "client_app_key"
+            var certificate = "certificate"
+            var password = "password"
+            var topic = "topic"
+            var environment = "environment"
+
+            static let rest = FieldNames()
+            static let cyberArk = FieldNames(
+                clientAppKey: "ClientAppKey", certificate: "APNSCert", password: "APNSPass", topic: "APNSTopic",
+                environment: "APNSEnvironment")
+        }
+
         var clientAppKey: String
         var pkcs12: Data
         var password: String
         var topic: String
         var environment: PushCredential.Environment
-        var fields = (certificate: "certificate", password: "password")
+        var names: FieldNames
+
+        init(clientAppKey: String?, certificate: String?, password: String?, topic: String?, environment: String?,
+             names: FieldNames) throws(AdminError) {
+            self.clientAppKey = try PushCredentialService.clientAppKey(clientAppKey, field: names.clientAppKey)
+            self.pkcs12 = try PushCredentialService.pkcs12(certificate, field: names.certificate)
+            self.password = password ?? ""
+            self.topic = try APNsTopic.parse(topic, field: names.topic)
+            self.environment = try PushCredentialService.environment(environment, field: names.environment)
+            self.names = names
+        }
     }
 
     func setAPNsCertificate(_ upload: APNsCertificateUpload, tenant: Tenant, actor: String) async throws -> PushCredential {
         let file = try APNsCertificateFile.open(
-            upload.pkcs12, password: upload.password, at: services.now(), field: upload.fields.certificate,
-            passwordField: upload.fields.password)
+            upload.pkcs12, password: upload.password, at: services.now(), field: upload.names.certificate,
+            passwordField: upload.names.password)
         var summary = PushCredentialSummary()
         summary.certificateSubject = file.subject
         summary.certificateNotBefore = file.notBefore
