@@ -36,6 +36,7 @@ let package = Package(
             dependencies: [
                 "CountersignCore",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
             ]
         ),
         .target(

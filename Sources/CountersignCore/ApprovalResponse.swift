@@ -25,26 +25,43 @@ public struct ApprovalResponse: Codable, Sendable, Equatable {
     public var detailsDigest: String
     /// The `challenge` of those details.
     public var challenge: String
-    /// How the user was verified on the device (`confirm` until other factors exist).
+    /// How the user was verified on the device: `Factor` raw values (`confirm`, `pin`, …).
     public var factors: [String]
     /// Seconds since 1970.
     public var issuedAt: Int64
+    /// For a denial: why (`DenyReason.fromDevice`); absent means `declined`.
+    public var reason: DenyReason?
+    /// For number matching: the number the user picked or typed.
+    public var number: Int64?
+    /// For a custom authenticator: the app's data for the tenant's verifier (at most 4096 bytes).
+    public var customData: String?
+    /// For a biometric check, what kind the platform used: `face`, `fingerprint` or `other`.
+    public var biometry: String?
 
     public init(requestID: String, decision: Decision, detailsDigest: String, challenge: String, factors: [String],
-                issuedAt: Int64) {
+                issuedAt: Int64, reason: DenyReason? = nil, number: Int64? = nil, customData: String? = nil,
+                biometry: String? = nil) {
         self.requestID = requestID
         self.decision = decision
         self.detailsDigest = detailsDigest
         self.challenge = challenge
         self.factors = factors
         self.issuedAt = issuedAt
+        self.reason = reason
+        self.number = number
+        self.customData = customData
+        self.biometry = biometry
     }
 
+    /// The longest `customData` accepted.
+    public static let maximumCustomDataLength = 4096
+
     enum CodingKeys: String, CodingKey {
-        case decision, challenge, factors
+        case decision, challenge, factors, reason, number, biometry
         case requestID = "request_id"
         case detailsDigest = "details_sha256"
         case issuedAt = "iat"
+        case customData = "custom_data"
     }
 
     /// Signs the response: canonical JSON payload, `typ` and `kid` in the header.
@@ -72,30 +89,47 @@ public struct ApprovalResponse: Codable, Sendable, Equatable {
     }
 }
 
-/// `POST /device/v1/requests/{id}/response`: the signed decision.
+/// `POST /device/v1/requests/{id}/response`: the signed decision, and for the PIN and
+/// biometric factors the second key's signature over it (`FactorProof`).
 public struct ApprovalSubmission: Codable, Sendable, Equatable {
     /// An `ApprovalResponse` JWS.
     public var response: String
+    /// base64url raw ES256 signature by the PIN key over `FactorProof.message(factor: .pin, …)`.
+    public var pinSignature: String?
+    /// The same by the biometric key, with `factor: .biometric`.
+    public var biometricSignature: String?
 
-    public init(response: String) {
+    public init(response: String, pinSignature: String? = nil, biometricSignature: String? = nil) {
         self.response = response
+        self.pinSignature = pinSignature
+        self.biometricSignature = biometricSignature
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case response
+        case pinSignature = "pin_signature"
+        case biometricSignature = "biometric_signature"
     }
 }
 
 /// The server's answer to an accepted decision.
 public struct ApprovalAcknowledgement: Codable, Sendable, Equatable {
     public var requestID: String
+    /// `approved` or `denied`.
     public var status: String
     public var decidedAt: Date
+    /// For a denial, why: the device's reason, or the server's (`wrong_number`, `custom_rejected`).
+    public var reason: DenyReason?
 
-    public init(requestID: String, status: String, decidedAt: Date) {
+    public init(requestID: String, status: String, decidedAt: Date, reason: DenyReason? = nil) {
         self.requestID = requestID
         self.status = status
         self.decidedAt = decidedAt
+        self.reason = reason
     }
 
     enum CodingKeys: String, CodingKey {
-        case status
+        case status, reason
         case requestID = "request_id"
         case decidedAt = "decided_at"
     }

@@ -16,21 +16,34 @@ public struct DeregistrationNotice: Codable, Sendable, Equatable {
         case deleted
     }
 
+    /// Why a removed device was removed, so the app can tell its user.
+    public enum Reason: String, Codable, Sendable {
+        /// Too many wrong PINs in a row (the SDK's `userDeregistered`).
+        case pinAttemptsExceeded = "pin_attempts_exceeded"
+        /// The user was removed (the SDK's `userDisenrolled`).
+        case userRemoved = "user_removed"
+        /// The device was removed, by itself or an administrator (`deviceDeregistered`).
+        case deviceRemoved = "device_removed"
+    }
+
     public var deviceID: String
     public var status: Status
+    /// For `deleted`: why, when the server recorded it.
+    public var reason: Reason?
     /// The `jti` of the request being answered.
     public var requestNonce: String
     public var issuedAt: Int64
 
-    public init(deviceID: String, status: Status, requestNonce: String, issuedAt: Int64) {
+    public init(deviceID: String, status: Status, requestNonce: String, issuedAt: Int64, reason: Reason? = nil) {
         self.deviceID = deviceID
         self.status = status
+        self.reason = reason
         self.requestNonce = requestNonce
         self.issuedAt = issuedAt
     }
 
     enum CodingKeys: String, CodingKey {
-        case status
+        case status, reason
         case deviceID = "device_id"
         case requestNonce = "jti"
         case issuedAt = "iat"

@@ -49,6 +49,22 @@ public struct DeviceErrorCode: RawRepresentable, Codable, Sendable, Hashable, Cu
     /// The response repeats another challenge, or names another request (400).
     public static let challengeMismatch = DeviceErrorCode(rawValue: "challenge_mismatch")
 
+    // Factors (400, 403, 502).
+    /// The answer does not use the factor the request requires, nor one allowed instead (403).
+    public static let factorRequired = DeviceErrorCode(rawValue: "factor_required")
+    /// The PIN was wrong; `attempts_remaining` says how many are left (403).
+    public static let wrongPIN = DeviceErrorCode(rawValue: "wrong_pin")
+    /// That was the last wrong PIN: the enrollment has been removed (403).
+    public static let userDeregistered = DeviceErrorCode(rawValue: "user_deregistered")
+    /// The device has no key for the factor it used (`pin`, `biometric`) (400).
+    public static let factorNotEnrolled = DeviceErrorCode(rawValue: "factor_not_enrolled")
+    /// The biometric key's signature does not verify (400).
+    public static let invalidFactorProof = DeviceErrorCode(rawValue: "invalid_factor_proof")
+    /// The tenant's custom verifier asks for the PIN instead (403).
+    public static let pinFallbackRequired = DeviceErrorCode(rawValue: "pin_fallback_required")
+    /// The tenant's custom verifier failed or did not answer in time; nothing was decided (502).
+    public static let verifierUnavailable = DeviceErrorCode(rawValue: "verifier_unavailable")
+
     // Administration (401, 403).
     public static let invalidToken = DeviceErrorCode(rawValue: "invalid_token")
     public static let insufficientRights = DeviceErrorCode(rawValue: "insufficient_rights")
@@ -63,17 +79,22 @@ public struct ErrorBody: Codable, Sendable, Equatable {
     public var missingRight: String?
     /// For `unknown_device` and `device_deregistered`: a signed `DeregistrationNotice`.
     public var deregistration: String?
+    /// For `wrong_pin`: how many more wrong PINs the server accepts before it removes the enrollment.
+    public var attemptsRemaining: Int?
 
-    public init(error: String, errorDescription: String? = nil, missingRight: String? = nil, deregistration: String? = nil) {
+    public init(error: String, errorDescription: String? = nil, missingRight: String? = nil, deregistration: String? = nil,
+                attemptsRemaining: Int? = nil) {
         self.error = error
         self.errorDescription = errorDescription
         self.missingRight = missingRight
         self.deregistration = deregistration
+        self.attemptsRemaining = attemptsRemaining
     }
 
     enum CodingKeys: String, CodingKey {
         case error, deregistration
         case errorDescription = "error_description"
         case missingRight = "missing_right"
+        case attemptsRemaining = "attempts_remaining"
     }
 }

@@ -41,9 +41,16 @@ public struct EnrollmentRequest: Codable, Sendable, Equatable {
     /// The P-256 HPKE key (suite `HPKESuite.countersign`) that request details are sealed to.
     public var encryptionKey: ECPublicJWK
     public var push: PushRegistration?
+    /// The public key derived from the user's PIN (`pin` factor); the device keeps no copy.
+    public var pinKey: ECPublicJWK?
+    /// The key the platform releases only after a biometric check (`biometric` factor).
+    public var biometricKey: ECPublicJWK?
+    /// Asks for a TOTP seed for offline codes.
+    public var totp: Bool?
 
     public init(ticket: String, audience: String, issuedAt: Int64, deviceName: String, platform: DevicePlatform,
-                signingKey: ECPublicJWK, encryptionKey: ECPublicJWK, push: PushRegistration?) {
+                signingKey: ECPublicJWK, encryptionKey: ECPublicJWK, push: PushRegistration?,
+                pinKey: ECPublicJWK? = nil, biometricKey: ECPublicJWK? = nil, totp: Bool? = nil) {
         self.ticket = ticket
         self.audience = audience
         self.issuedAt = issuedAt
@@ -52,15 +59,20 @@ public struct EnrollmentRequest: Codable, Sendable, Equatable {
         self.signingKey = signingKey
         self.encryptionKey = encryptionKey
         self.push = push
+        self.pinKey = pinKey
+        self.biometricKey = biometricKey
+        self.totp = totp
     }
 
     enum CodingKeys: String, CodingKey {
-        case ticket, platform, push
+        case ticket, platform, push, totp
         case audience = "aud"
         case issuedAt = "iat"
         case deviceName = "device_name"
         case signingKey = "signing_key"
         case encryptionKey = "encryption_key"
+        case pinKey = "pin_key"
+        case biometricKey = "biometric_key"
     }
 }
 
@@ -86,9 +98,11 @@ public struct EnrollmentReceipt: Codable, Sendable, Equatable {
     /// base64url SHA-256 of the enrollment request JWS, as sent.
     public var requestDigest: String
     public var issuedAt: Int64
+    /// `TOTPEnrollment.digest()` of the TOTP seed sent beside the receipt, when one was sent.
+    public var totpDigest: String?
 
     public init(deviceID: String, tenant: String, server: String, user: EnrolledUser, deviceName: String,
-                platform: DevicePlatform, requestDigest: String, issuedAt: Int64) {
+                platform: DevicePlatform, requestDigest: String, issuedAt: Int64, totpDigest: String? = nil) {
         self.deviceID = deviceID
         self.tenant = tenant
         self.server = server
@@ -97,6 +111,7 @@ public struct EnrollmentReceipt: Codable, Sendable, Equatable {
         self.platform = platform
         self.requestDigest = requestDigest
         self.issuedAt = issuedAt
+        self.totpDigest = totpDigest
     }
 
     enum CodingKeys: String, CodingKey {
@@ -105,6 +120,7 @@ public struct EnrollmentReceipt: Codable, Sendable, Equatable {
         case deviceName = "device_name"
         case requestDigest = "request_sha256"
         case issuedAt = "iat"
+        case totpDigest = "totp_sha256"
     }
 }
 
@@ -116,11 +132,19 @@ public struct ServerKeyResponse: Codable, Sendable, Equatable {
     public init(key: ECPublicJWK) { self.key = key }
 }
 
-/// The body of a successful enrollment: `{"enrollment_receipt": "<jws>"}`.
+/// The body of a successful enrollment: `{"enrollment_receipt": "<jws>"}`, and the TOTP seed
+/// when the device asked for one and the tenant offers them.
 public struct EnrollmentResponse: Codable, Sendable {
     public var enrollmentReceipt: String
-    public init(enrollmentReceipt: String) { self.enrollmentReceipt = enrollmentReceipt }
-    enum CodingKeys: String, CodingKey { case enrollmentReceipt = "enrollment_receipt" }
+    public var totp: TOTPEnrollment?
+    public init(enrollmentReceipt: String, totp: TOTPEnrollment? = nil) {
+        self.enrollmentReceipt = enrollmentReceipt
+        self.totp = totp
+    }
+    enum CodingKeys: String, CodingKey {
+        case totp
+        case enrollmentReceipt = "enrollment_receipt"
+    }
 }
 
 /// The user a device is enrolled for.
@@ -152,6 +176,21 @@ public struct DeviceDescription: Codable, Sendable, Equatable {
     public var push: PushStatus?
     public var createdAt: Date
     public var lastSeenAt: Date?
+    /// Which factor keys the server holds for this device.
+    public var factors: EnrolledFactors?
+
+    /// The factor keys and seeds registered for a device.
+    public struct EnrolledFactors: Codable, Sendable, Equatable {
+        public var pin: Bool
+        public var biometric: Bool
+        public var totp: Bool
+
+        public init(pin: Bool, biometric: Bool, totp: Bool) {
+            self.pin = pin
+            self.biometric = biometric
+            self.totp = totp
+        }
+    }
 
     /// The push channel as registered, with the token reduced to its last characters.
     public struct PushStatus: Codable, Sendable, Equatable {
@@ -177,7 +216,7 @@ public struct DeviceDescription: Codable, Sendable, Equatable {
     }
 
     public init(deviceID: String, tenant: String, user: EnrolledUser, name: String, platform: DevicePlatform,
-                status: String, push: PushStatus?, createdAt: Date, lastSeenAt: Date?) {
+                status: String, push: PushStatus?, createdAt: Date, lastSeenAt: Date?, factors: EnrolledFactors? = nil) {
         self.deviceID = deviceID
         self.tenant = tenant
         self.user = user
@@ -187,10 +226,11 @@ public struct DeviceDescription: Codable, Sendable, Equatable {
         self.push = push
         self.createdAt = createdAt
         self.lastSeenAt = lastSeenAt
+        self.factors = factors
     }
 
     enum CodingKeys: String, CodingKey {
-        case tenant, user, name, platform, status, push
+        case tenant, user, name, platform, status, push, factors
         case deviceID = "device_id"
         case createdAt = "created_at"
         case lastSeenAt = "last_seen_at"

@@ -61,10 +61,36 @@ public struct TransactionDetails: Codable, Sendable, Equatable {
     public var expiresAt: Int64
     /// 256 random bits chosen by the server; the signed answer must repeat it.
     public var challenge: String
+    /// What the user must do to approve; absent means a confirmation (`Factor.confirm`).
+    public var verification: Verification?
+
+    /// The factor a request requires, whether a PIN may stand in for it, and for number
+    /// matching the choices to offer. The number itself is never here: the relying party shows
+    /// it, and the user carries it across.
+    public struct Verification: Codable, Sendable, Equatable {
+        public var factor: Factor
+        /// For `biometric` and `custom`: whether a PIN is accepted instead.
+        public var pinFallback: Bool?
+        /// For `numberMatch`.
+        public var numberMatch: NumberMatch?
+
+        public init(factor: Factor, pinFallback: Bool? = nil, numberMatch: NumberMatch? = nil) {
+            self.factor = factor
+            self.pinFallback = pinFallback
+            self.numberMatch = numberMatch
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case factor
+            case pinFallback = "pin_fallback"
+            case numberMatch = "number_match"
+        }
+    }
 
     public init(
         requestID: String, tenant: String, user: Party, client: Party, bindingMessage: String?, scope: [String],
-        acrValues: [String]?, context: Context, requestedAt: Int64, expiresAt: Int64, challenge: String
+        acrValues: [String]?, context: Context, requestedAt: Int64, expiresAt: Int64, challenge: String,
+        verification: Verification? = nil
     ) {
         self.version = Self.currentVersion
         self.requestID = requestID
@@ -78,10 +104,11 @@ public struct TransactionDetails: Codable, Sendable, Equatable {
         self.requestedAt = requestedAt
         self.expiresAt = expiresAt
         self.challenge = challenge
+        self.verification = verification
     }
 
     enum CodingKeys: String, CodingKey {
-        case tenant, user, client, scope, context, challenge
+        case tenant, user, client, scope, context, challenge, verification
         case version = "v"
         case requestID = "request_id"
         case bindingMessage = "binding_message"

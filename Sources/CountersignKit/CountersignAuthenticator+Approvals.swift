@@ -23,7 +23,7 @@ extension CountersignAuthenticator {
             for enrollment in try await keyStore.enrollments() {
                 do throws(CountersignError) {
                     all += try await inbox(of: enrollment.id)
-                } catch .deviceDeregistered {
+                } catch where error.removesEnrollment {
                     continue
                 }
             }
@@ -33,7 +33,7 @@ extension CountersignAuthenticator {
     }
 
     /// The request a push notification announces. Nil when the push is not Countersign's, or is
-    /// for a device not enrolled here; `.approvalExpired` when the push says the request has
+    /// for a device not enrolled here; `.expired` when the push says the request has
     /// expired (without asking the server).
     ///
     /// ```swift
@@ -90,26 +90,41 @@ extension CountersignAuthenticator {
         return try RequestDetails(opening: request, for: enrollment, with: keys.agreement)
     }
 
-    /// Approves a request: signs the decision with the device key, over the digest of the
-    /// details shown and the server's challenge, and sends it. Throws `.alreadyDecided` when it
-    /// was answered meanwhile (perhaps on another device) and `.approvalExpired` when too late.
+    /// Approves a request that asks only for a confirmation: signs the decision with the device
+    /// key, over the digest of the details shown and the server's challenge, and sends it.
+    /// Throws `.alreadyAnswered` when it was answered meanwhile (perhaps on another device),
+    /// `.expired` when too late, and `.requestNotHandleable`, without sending anything, when the
+    /// request requires another factor (answer those with `respond(toDetails:with:)`).
     ///
     /// ```swift
     /// let acknowledgement = try await authenticator.approve(details)
     /// print(acknowledgement.status)   // "approved"
     /// ```
     public func approve(_ details: RequestDetails) async throws(CountersignError) -> ApprovalAcknowledgement {
-        try await answer(details, .approve)
+        guard details.requiredFactor == .confirm else { throw .requestNotHandleable }
+        return try await submit(details, approving: .confirm).acknowledgement
     }
 
-    /// Denies a request, as `approve(_:)` approves one.
+    /// Denies a request, whatever factor it requires; a denial needs none.
     ///
     /// ```swift
     /// let acknowledgement = try await authenticator.deny(details)
     /// print(acknowledgement.status)   // "denied"
     /// ```
     public func deny(_ details: RequestDetails) async throws(CountersignError) -> ApprovalAcknowledgement {
-        try await answer(details, .deny)
+        try await submit(details, denying: nil).acknowledgement
+    }
+
+    /// Denies a request and says why: `declined`, `cancelled`, or `notRequested` to report a
+    /// request the user did not make (possible fraud).
+    ///
+    /// ```swift
+    /// _ = try await authenticator.deny(details, reason: .notRequested)
+    /// ```
+    public func deny(
+        _ details: RequestDetails, reason: DenyReason
+    ) async throws(CountersignError) -> ApprovalAcknowledgement {
+        try await submit(details, denying: reason).acknowledgement
     }
 
     /// The live stream of one enrollment's requests. Nothing is sent until iteration starts;
@@ -139,7 +154,7 @@ extension CountersignAuthenticator {
         guard let enrollment = try await keyStore.enrollments().first(where: { $0.deviceID == payload.deviceID }) else {
             return nil
         }
-        guard now().timeIntervalSince1970 < TimeInterval(payload.expiresAt) else { throw .approvalExpired }
+        guard now().timeIntervalSince1970 < TimeInterval(payload.expiresAt) else { throw .expired }
         return try await withDevice(enrollment.id) { client throws(CountersignError) in
             guard let url = client.endpoints.request(payload.requestID) else {
                 throw .invalidServerResponse("the push names a request id that is not one")
@@ -154,47 +169,9 @@ extension CountersignAuthenticator {
         }
     }
 
-    private func answer(
-        _ details: RequestDetails, _ decision: ApprovalResponse.Decision
-    ) async throws(CountersignError) -> ApprovalAcknowledgement {
-        let keys = try await keyStore.keys(for: details.request.enrollmentID)
-        return try await withDevice(details.request.enrollmentID) { client throws(CountersignError) in
-            guard let url = client.endpoints.response(to: details.request.id) else {
-                throw .invalidRequestDetails("the request id cannot name a URL")
-            }
-            let response = ApprovalResponse(
-                requestID: details.request.id, decision: decision, detailsDigest: details.digest,
-                challenge: details.transaction.challenge, factors: ["confirm"],
-                issuedAt: Int64(now().timeIntervalSince1970.rounded(.down)))
-            let signed: String
-            do { signed = try response.sign(deviceID: client.enrollment.deviceID, signer: keys.signer).serialized } catch {
-                throw .keyStore("the signing key of enrollment \(client.enrollment.id) could not sign the answer")
-            }
-            return try await Self.refusalsOfApprovals { () async throws(CountersignError) in
-                try await client.send(
-                    .post, url, json: ApprovalSubmission(response: signed), expecting: ApprovalAcknowledgement.self,
-                    what: "acknowledgement")
-            }
-        }
-    }
-
     private func openLiveStream(_ enrollmentID: Enrollment.ID) async throws(CountersignError) -> AsyncThrowingStream<Data, any Error> {
         try await withDevice(enrollmentID) { client throws(CountersignError) in
             try await client.openEventStream(client.endpoints.requestStream)
-        }
-    }
-
-    /// Runs a call about one request, turning the refusals an app handles on their own into
-    /// their own errors.
-    private static func refusalsOfApprovals<Result>(
-        _ call: () async throws(CountersignError) -> Result
-    ) async throws(CountersignError) -> Result {
-        do {
-            return try await call()
-        } catch .server(_, DeviceErrorCode.alreadyDecided.rawValue, _) {
-            throw .alreadyDecided
-        } catch .server(_, DeviceErrorCode.approvalExpired.rawValue, _) {
-            throw .approvalExpired
         }
     }
 }

@@ -13,22 +13,27 @@ import Foundation
 /// ```
 ///
 /// Every method throws `CountersignError`. A server that no longer knows an enrollment's device
-/// answers with `.deviceDeregistered`, and the enrollment is then removed from the device.
+/// answers with `.deviceDeregistered` (or `.userDeregistered`, `.userDisenrolled`, saying why),
+/// and the enrollment is then removed from the device.
 public actor CountersignAuthenticator {
     let keyStore: any KeyStore
     let transport: any HTTPTransport
+    let biometricKeys: (any BiometricKeys)?
     let now: @Sendable () -> Date
 
     /// - Parameters:
     ///   - keyStore: where keys and enrollment records live.
     ///   - transport: how requests reach the server.
+    ///   - biometricKeys: the platform's keys for the `biometric` factor; without them an
+    ///     enrollment has no biometric key.
     ///   - now: the clock that dates signed requests.
     public init(
         keyStore: any KeyStore, transport: any HTTPTransport = URLSessionTransport(),
-        now: @escaping @Sendable () -> Date = Date.init
+        biometricKeys: (any BiometricKeys)? = nil, now: @escaping @Sendable () -> Date = Date.init
     ) {
         self.keyStore = keyStore
         self.transport = transport
+        self.biometricKeys = biometricKeys
         self.now = now
     }
 
@@ -36,13 +41,18 @@ public actor CountersignAuthenticator {
     /// `uri` and stores the enrollment once the server's signed receipt checks out. If anything
     /// fails, the keys generated for it are deleted again.
     ///
+    /// `factors` adds a PIN (only a random salt is kept; see `PINKey`), a biometric key (needs
+    /// `biometricKeys`) and a TOTP seed (when the tenant offers them).
+    ///
     /// ```swift
     /// let enrollment = try await authenticator.enroll(
     ///     uri: "countersign://enroll?v=1&server=https%3A%2F%2Fauth.example.com&ticket=cst_…&fp=…",
-    ///     deviceName: "Work laptop", platform: .linux)
+    ///     deviceName: "Work laptop", platform: .linux,
+    ///     factors: EnrollmentFactors(pin: "4921", totp: true))
     /// ```
     public func enroll(
-        uri: String, deviceName: String, platform: DevicePlatform, push: PushRegistration? = nil
+        uri: String, deviceName: String, platform: DevicePlatform, push: PushRegistration? = nil,
+        factors: EnrollmentFactors = EnrollmentFactors()
     ) async throws(CountersignError) -> Enrollment {
         let parsed: EnrollmentURI
         do { parsed = try EnrollmentURI(parsing: uri) } catch { throw .invalidEnrollmentURI(error.description) }
@@ -51,21 +61,54 @@ public actor CountersignAuthenticator {
         }
         guard let name = DeviceName.validate(deviceName) else { throw .invalidDeviceName }
         if let push { try Self.check(push) }
-        let exchange = EnrollmentExchange(
+        if let pin = factors.pin { try PINKey.validate(pin) }
+        if factors.biometric, biometricKeys == nil {
+            throw .invalidRequest("this authenticator has no biometric keys to enroll")
+        }
+        var exchange = EnrollmentExchange(
             uri: parsed, endpoints: endpoints, deviceName: name, platform: platform, push: push)
 
         try await exchange.checkServerKey(over: transport)
+        let material = try await factorMaterial(for: factors)
+        exchange.factorKeys = material.keys
         let enrollmentID = UUID().uuidString
         let keys = try await keyStore.createKeys(for: enrollmentID)
         do throws(CountersignError) {
-            let enrollment = try await exchange.perform(
+            let accepted = try await exchange.perform(
                 enrollmentID: enrollmentID, keys: keys, transport: transport, now: now())
-            try await keyStore.save(enrollment)
-            return enrollment
+            try await keyStore.setFactorMaterial(material.pinSalt, as: .pinSalt, for: enrollmentID)
+            try await keyStore.setFactorMaterial(material.biometricHandle, as: .biometricKey, for: enrollmentID)
+            try await keyStore.setFactorMaterial(accepted.totpSeed?.encoded(), as: .totpSeed, for: enrollmentID)
+            try await keyStore.save(accepted.enrollment)
+            return accepted.enrollment
         } catch {
             try? await keyStore.delete(enrollmentID)
             throw error
         }
+    }
+
+    /// The PIN salt and biometric handle to keep, and the public keys to send. The PIN key itself
+    /// is dropped as soon as its public half is taken.
+    private func factorMaterial(
+        for factors: EnrollmentFactors
+    ) async throws(CountersignError) -> (keys: EnrollmentExchange.FactorKeys, pinSalt: Data?, biometricHandle: Data?) {
+        var keys = EnrollmentExchange.FactorKeys(totp: factors.totp)
+        var pinSalt: Data?
+        var biometricHandle: Data?
+        if let pin = factors.pin {
+            let salt = PINKey.newSalt()
+            keys.pin = ECPublicJWK(try PINKey(pin: pin, salt: salt).publicKey)
+            pinSalt = salt
+        }
+        if factors.biometric, let biometricKeys {
+            let key: BiometricKey
+            do { key = try await biometricKeys.createKey() } catch {
+                throw .invalidRequest("no biometric key can be created on this device (\(error))")
+            }
+            keys.biometric = ECPublicJWK(key.publicKey)
+            biometricHandle = key.handle
+        }
+        return (keys, pinSalt, biometricHandle)
     }
 
     /// The enrollments on this device, oldest first.
@@ -88,7 +131,7 @@ public actor CountersignAuthenticator {
         let client = try await deviceClient(for: enrollmentID)
         do throws(CountersignError) {
             _ = try await client.send(.delete, client.endpoints.device)
-        } catch .deviceDeregistered {
+        } catch where error.removesEnrollment {
             // Already gone at the server; removing it here is all that is left to do.
         }
         try await keyStore.delete(enrollmentID)
@@ -157,16 +200,23 @@ public actor CountersignAuthenticator {
     }
 
     /// Runs `operation` with the enrollment's client. When the server says it no longer knows the
-    /// device, the enrollment is useless: it is deleted here before the error is passed on.
+    /// device, the enrollment is useless: it is deleted here before the error is passed on. A
+    /// `user_deregistered` refusal without a signed notice is confirmed first with a signed
+    /// request of the device's own, whose answer must carry one.
     func withDevice<Result: Sendable>(
         _ enrollmentID: Enrollment.ID, _ operation: (DeviceClient) async throws(CountersignError) -> Result
     ) async throws(CountersignError) -> Result {
         let client = try await deviceClient(for: enrollmentID)
         do throws(CountersignError) {
-            return try await operation(client)
-        } catch .deviceDeregistered {
+            do {
+                return try await operation(client)
+            } catch .server(_, DeviceErrorCode.userDeregistered.rawValue, _) {
+                _ = try await client.send(.get, client.endpoints.device)
+                throw .invalidServerResponse("the server said the enrollment was removed, yet still knows the device")
+            }
+        } catch where error.removesEnrollment {
             try? await keyStore.delete(enrollmentID)
-            throw .deviceDeregistered
+            throw error
         }
     }
 

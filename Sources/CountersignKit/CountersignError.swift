@@ -5,9 +5,11 @@ import Foundation
 ///
 /// ```swift
 /// do {
-///     _ = try await authenticator.deviceStatus(enrollment.id)
-/// } catch .deviceDeregistered {
-///     // The server removed this device; the local enrollment is already gone.
+///     _ = try await authenticator.respond(to: request, with: handler)
+/// } catch .deviceDeregistered, .userDeregistered, .userDisenrolled {
+///     // The server removed this enrollment; the local data is already gone.
+/// } catch .actionCancelled {
+///     // The user backed out; the request was denied as cancelled.
 /// } catch .networkConnectivityFailure {
 ///     // Offer to retry once the device is online again.
 /// } catch {
@@ -20,18 +22,26 @@ public enum CountersignError: Error, Sendable, Equatable {
     /// The server no longer knows this device (it was removed by an administrator or the user).
     /// The local enrollment has been deleted.
     case deviceDeregistered
+    /// Too many wrong PINs: the server removed the enrollment. The local enrollment has been
+    /// deleted; the user must enroll again.
+    case userDeregistered
+    /// The user was removed at the server, and with them this enrollment. The local enrollment
+    /// has been deleted.
+    case userDisenrolled
     /// The device is online but the server could not be reached (refused, unknown host, timeout,
     /// TLS failure, or a gateway that could not reach it).
     case serverNotReachable
     /// The device itself has no usable network connection.
     case networkConnectivityFailure
-    /// The request was cancelled before an answer arrived.
-    case cancelled
+    /// The user cancelled (a challenge, or the task waiting for the server). A cancelled
+    /// challenge has already been answered with a denial whose reason is `cancelled`.
+    case actionCancelled
     /// The enrollment URI (usually from a QR code) is not one this SDK accepts.
     case invalidEnrollmentURI(String)
     /// The device name is empty, too long or contains control characters.
     case invalidDeviceName
-    /// The arguments do not make a valid request (for example, an empty or over-long push token).
+    /// The arguments do not make a valid request (for example, an empty or over-long push token,
+    /// or a PIN that is not 4 to 12 digits).
     case invalidRequest(String)
     /// The server refused the enrollment, with the protocol's `error` code
     /// (`invalid_ticket`, `ticket_expired`, `ticket_used`, …).
@@ -50,10 +60,28 @@ public enum CountersignError: Error, Sendable, Equatable {
     /// them may be shown or answered.
     case invalidRequestDetails(String)
     /// The approval request expired before it could be answered (`approval_expired`).
-    case approvalExpired
+    case expired
     /// The approval request was already approved or denied, on this device or another
     /// (`already_decided`).
-    case alreadyDecided
+    case alreadyAnswered
+    /// The server has no such request for this device (`unknown_request`).
+    case requestNotFound
+    /// The request asks for a factor this enrollment cannot give (no PIN, no biometric key, a
+    /// factor this SDK does not know), or the server wants a stronger one (`factor_required`).
+    case requestNotHandleable
+    /// The tenant's verifier of custom authenticator data failed or did not answer; nothing was
+    /// decided and the request can be answered again (`verifier_unavailable`).
+    case verifierUnavailable
+    /// The PIN was wrong; the server accepts `attemptsRemaining` more before it removes the
+    /// enrollment. Thrown by `changePIN`; answering a request asks the handler again instead.
+    case wrongPIN(attemptsRemaining: Int?)
+    /// The biometric check failed and the request does not allow the PIN instead. Nothing was
+    /// sent; the request can be answered again.
+    case biometricFailed
+    /// This enrollment has no PIN.
+    case pinNotEnrolled
+    /// This enrollment has no TOTP seed.
+    case totpNotEnrolled
 }
 
 extension CountersignError: CustomStringConvertible, LocalizedError {
@@ -63,12 +91,16 @@ extension CountersignError: CustomStringConvertible, LocalizedError {
             "this device has no such enrollment"
         case .deviceDeregistered:
             "the server no longer knows this device; it has been removed locally and must be enrolled again"
+        case .userDeregistered:
+            "too many wrong PINs: the enrollment was removed, here and at the server, and must be enrolled again"
+        case .userDisenrolled:
+            "the user was removed at the server; the enrollment has been removed locally"
         case .serverNotReachable:
             "the server could not be reached"
         case .networkConnectivityFailure:
             "the device is not connected to the network"
-        case .cancelled:
-            "the request was cancelled"
+        case .actionCancelled:
+            "the action was cancelled"
         case .invalidEnrollmentURI(let why):
             "invalid enrollment URI: \(why)"
         case .invalidDeviceName:
@@ -87,12 +119,36 @@ extension CountersignError: CustomStringConvertible, LocalizedError {
             "key store failure: \(why)"
         case .invalidRequestDetails(let why):
             "the request details cannot be trusted: \(why)"
-        case .approvalExpired:
+        case .expired:
             "the request has expired"
-        case .alreadyDecided:
+        case .alreadyAnswered:
             "the request was already answered"
+        case .requestNotFound:
+            "the server has no such request for this device"
+        case .requestNotHandleable:
+            "the request asks for a factor this enrollment cannot give"
+        case .verifierUnavailable:
+            "the tenant's verifier is unavailable; nothing was decided, try again"
+        case .wrongPIN(let remaining):
+            "wrong PIN" + (remaining.map { "; \($0) attempt\($0 == 1 ? "" : "s") left" } ?? "")
+        case .biometricFailed:
+            "the biometric check failed"
+        case .pinNotEnrolled:
+            "this enrollment has no PIN"
+        case .totpNotEnrolled:
+            "this enrollment has no one-time code seed"
         }
     }
 
     public var errorDescription: String? { description }
+}
+
+extension CountersignError {
+    /// Whether the server removed the enrollment, so that its local data must go too.
+    var removesEnrollment: Bool {
+        switch self {
+        case .deviceDeregistered, .userDeregistered, .userDisenrolled: true
+        default: false
+        }
+    }
 }

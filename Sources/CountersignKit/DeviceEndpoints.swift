@@ -13,6 +13,8 @@ struct DeviceEndpoints: Sendable, Equatable {
     let device: URL
     /// `PUT`, `DELETE`: the device's push channel.
     let pushToken: URL
+    /// `PUT`: replaces the PIN key.
+    let pin: URL
     /// `GET`: the device's inbox of undecided requests.
     let requests: URL
     /// `GET`: the inbox as a live stream of Server-Sent Events.
@@ -28,12 +30,14 @@ struct DeviceEndpoints: Sendable, Equatable {
         base += "/device/v1"
         guard let enrollments = URL(string: base + "/enrollments"), let serverKey = URL(string: base + "/server-key"),
               let device = URL(string: base + "/self"), let pushToken = URL(string: base + "/self/push-token"),
+              let pin = URL(string: base + "/self/pin"),
               let requests = URL(string: base + "/requests"),
               let requestStream = URL(string: base + "/requests/stream") else { return nil }
         self.enrollments = enrollments
         self.serverKey = serverKey
         self.device = device
         self.pushToken = pushToken
+        self.pin = pin
         self.requests = requests
         self.requestStream = requestStream
         self.requestsBase = base + "/requests"

@@ -15,19 +15,38 @@ struct EnrollmentExchange: Sendable {
     let platform: DevicePlatform
     let push: PushRegistration?
 
+    /// The public keys of the factors enrolled with the device, and whether it asks for a TOTP seed.
+    var factorKeys = FactorKeys()
+
+    struct FactorKeys: Sendable {
+        var pin: ECPublicJWK?
+        var biometric: ECPublicJWK?
+        var totp = false
+    }
+
+    /// What an accepted enrollment brings: the record, and the TOTP seed when the server sent one.
+    struct Accepted: Sendable {
+        let enrollment: Enrollment
+        let totpSeed: OneTimeCodeSeed?
+    }
+
     func perform(
         enrollmentID: String, keys: DeviceKeys, transport: any HTTPTransport, now: Date
-    ) async throws(CountersignError) -> Enrollment {
+    ) async throws(CountersignError) -> Accepted {
         let request = try signedRequest(keys: keys, issuedAt: now)
-        let receiptText = try await submit(request, over: transport)
+        let response = try await submit(request, over: transport)
         let check = EnrollmentReceiptCheck(
             pinnedThumbprint: uri.serverKeyThumbprint, server: uri.server.absoluteString, sentRequest: request)
-        let accepted = try check.verify(receiptText)
+        let accepted = try check.verify(response.enrollmentReceipt)
         let receipt = accepted.receipt
-        return Enrollment(
+        let seed = try OneTimeCodeSeed.accept(
+            response.totp, receiptDigest: receipt.totpDigest, requested: factorKeys.totp, deviceID: receipt.deviceID,
+            key: keys.agreement)
+        let enrollment = Enrollment(
             id: enrollmentID, server: uri.server, tenant: receipt.tenant, deviceID: receipt.deviceID,
             user: receipt.user, deviceName: receipt.deviceName, platform: receipt.platform,
             serverKey: accepted.serverKey, enrolledAt: Date(timeIntervalSince1970: TimeInterval(receipt.issuedAt)))
+        return Accepted(enrollment: enrollment, totpSeed: seed)
     }
 
     /// The enrollment request as a compact JWS signed by the new signing key, whose JWK is in
@@ -38,7 +57,7 @@ struct EnrollmentExchange: Sendable {
             ticket: uri.ticket, audience: uri.server.absoluteString,
             issuedAt: Int64(issuedAt.timeIntervalSince1970.rounded(.down)), deviceName: deviceName,
             platform: platform, signingKey: signingKey, encryptionKey: ECPublicJWK(keys.agreement.publicKey),
-            push: push)
+            push: push, pinKey: factorKeys.pin, biometricKey: factorKeys.biometric, totp: factorKeys.totp ? true : nil)
         let payload: JSONValue
         let jwk: JSONValue
         do {
@@ -71,8 +90,10 @@ struct EnrollmentExchange: Sendable {
         guard key.thumbprint == uri.serverKeyThumbprint else { throw .serverKeyMismatch }
     }
 
-    /// Posts the request and returns the receipt JWS of a successful answer.
-    private func submit(_ enrollmentRequest: String, over transport: any HTTPTransport) async throws(CountersignError) -> String {
+    /// Posts the request and returns the body of a successful answer.
+    private func submit(
+        _ enrollmentRequest: String, over transport: any HTTPTransport
+    ) async throws(CountersignError) -> EnrollmentResponse {
         var request = URLRequest(url: endpoints.enrollments)
         request.httpMethod = "POST"
         request.cachePolicy = .reloadIgnoringLocalCacheData
@@ -81,6 +102,6 @@ struct EnrollmentExchange: Sendable {
         request.httpBody = try JSONBody.encode(EnrollmentSubmission(enrollmentRequest: enrollmentRequest))
         let answer = try await ServerAnswer.exchange(request, over: transport)
         guard answer.isSuccess else { throw answer.enrollmentFailure }
-        return try answer.decode(EnrollmentResponse.self, what: "enrollment response").enrollmentReceipt
+        return try answer.decode(EnrollmentResponse.self, what: "enrollment response")
     }
 }

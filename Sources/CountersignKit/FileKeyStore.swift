@@ -10,6 +10,9 @@ import Foundation
 ///     signing-key               0600  P-256 signing key, 32 raw bytes
 ///     agreement-key             0600  P-256 HPKE key, 32 raw bytes
 ///     enrollment.json           0600  the `Enrollment` record
+///     pin-salt                  0600  `FactorMaterial`, each when the enrollment has it
+///     totp-seed                 0600
+///     biometric-key             0600
 /// ```
 ///
 /// The keys are software keys protected only by file permissions: anyone who can read the
@@ -111,6 +114,26 @@ public struct FileKeyStore: KeyStore {
         do { try FileManager.default.removeItem(atPath: directory) } catch {
             throw .keyStore("cannot delete enrollment \(enrollmentID): \(error.localizedDescription)")
         }
+    }
+
+    public func factorMaterial(_ kind: FactorMaterial, for enrollmentID: String) async throws(CountersignError) -> Data? {
+        let path = try existingDirectory(for: enrollmentID) + "/" + kind.rawValue
+        guard FileManager.default.fileExists(atPath: path) else { return nil }
+        return try read(path, what: kind.rawValue, of: enrollmentID)
+    }
+
+    public func setFactorMaterial(
+        _ material: Data?, as kind: FactorMaterial, for enrollmentID: String
+    ) async throws(CountersignError) {
+        let path = try existingDirectory(for: enrollmentID) + "/" + kind.rawValue
+        guard let material else {
+            guard FileManager.default.fileExists(atPath: path) else { return }
+            do { try FileManager.default.removeItem(atPath: path) } catch {
+                throw .keyStore("cannot delete the \(kind.rawValue) of enrollment \(enrollmentID): \(error.localizedDescription)")
+            }
+            return
+        }
+        try PrivateFiles.write(material, toPath: path)
     }
 
     // MARK: - Paths

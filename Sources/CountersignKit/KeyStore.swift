@@ -26,8 +26,31 @@ public protocol KeyStore: Sendable {
     /// The record of one enrollment; `.notEnrolled` when it has none. Every request a device
     /// signs reads it, so a store that can read one record directly should.
     func enrollment(_ enrollmentID: String) async throws(CountersignError) -> Enrollment
-    /// Deletes the keys and the record of an enrollment.
+    /// Deletes the keys, the factor material and the record of an enrollment.
     func delete(_ enrollmentID: String) async throws(CountersignError)
+    /// The enrollment's material for one factor, or nil when it has none.
+    func factorMaterial(_ kind: FactorMaterial, for enrollmentID: String) async throws(CountersignError) -> Data?
+    /// Stores (or replaces) the enrollment's material for one factor; nil removes it.
+    func setFactorMaterial(
+        _ material: Data?, as kind: FactorMaterial, for enrollmentID: String
+    ) async throws(CountersignError)
+}
+
+/// What an enrollment keeps for the factors beyond its device key, each as opaque bytes in the
+/// `KeyStore`. None of them lets a PIN be checked on the device.
+///
+/// ```swift
+/// let hasPIN = try await keyStore.factorMaterial(.pinSalt, for: enrollment.id) != nil
+/// ```
+public enum FactorMaterial: String, Sendable, CaseIterable {
+    /// The 32 random bytes the PIN key is derived with (`PINKey`): not the key, nor its public
+    /// half, nor anything else a guess could be compared with.
+    case pinSalt = "pin-salt"
+    /// The TOTP seed with its parameters, as the server sent them at enrollment.
+    case totpSeed = "totp-seed"
+    /// What the `BiometricKeys` provider needs to use its key again: a Secure Enclave key's
+    /// handle, or a stand-in's software key.
+    case biometricKey = "biometric-key"
 }
 
 extension KeyStore {

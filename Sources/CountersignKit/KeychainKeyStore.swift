@@ -110,7 +110,27 @@ public struct KeychainKeyStore: KeyStore {
         let removedRecord = try remove(service: recordService, account: enrollmentID)
         let removedSigningKey = try remove(service: keyService, account: enrollmentID + ".signing")
         let removedAgreementKey = try remove(service: keyService, account: enrollmentID + ".agreement")
+        for kind in FactorMaterial.allCases {
+            try remove(service: keyService, account: enrollmentID + "." + kind.rawValue)
+        }
         guard removedRecord || removedSigningKey || removedAgreementKey else { throw .notEnrolled }
+    }
+
+    /// Factor material lives beside the keys, one item each, with the same accessibility.
+    public func factorMaterial(_ kind: FactorMaterial, for enrollmentID: String) async throws(CountersignError) -> Data? {
+        guard try read(service: keyService, account: enrollmentID + ".signing") != nil else { throw .notEnrolled }
+        return try read(service: keyService, account: enrollmentID + "." + kind.rawValue)
+    }
+
+    public func setFactorMaterial(
+        _ material: Data?, as kind: FactorMaterial, for enrollmentID: String
+    ) async throws(CountersignError) {
+        guard try read(service: keyService, account: enrollmentID + ".signing") != nil else { throw .notEnrolled }
+        if let material {
+            try add(material, service: keyService, account: enrollmentID + "." + kind.rawValue, replacing: true)
+        } else {
+            try remove(service: keyService, account: enrollmentID + "." + kind.rawValue)
+        }
     }
 
     // MARK: - Keys

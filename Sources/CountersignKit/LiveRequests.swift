@@ -27,7 +27,7 @@ public enum LiveRequestEvent: Sendable, Equatable {
 /// ```swift
 /// do {
 ///     for try await event in authenticator.liveRequests(enrollment.id) { … }
-/// } catch .deviceDeregistered {
+/// } catch .deviceDeregistered, .userDeregistered, .userDisenrolled {
 ///     // The enrollment is gone; stop listening.
 /// } catch {
 ///     // Wait a little, then listen again.

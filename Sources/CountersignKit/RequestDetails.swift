@@ -30,6 +30,21 @@ public struct RequestDetails: Sendable, Equatable {
     public var userAgent: String? { transaction.context.userAgent }
     public var expiresAt: Date { request.expiresAt }
 
+    /// What the user must do to approve; a confirmation when the details say nothing.
+    public var verification: TransactionDetails.Verification {
+        transaction.verification ?? TransactionDetails.Verification(factor: .confirm)
+    }
+    /// The factor an approval must use (or, for a biometric or custom check, the PIN when
+    /// `allowsPINFallback`).
+    public var requiredFactor: Factor { verification.factor }
+    /// Whether a PIN is accepted instead of the biometric or custom check.
+    public var allowsPINFallback: Bool { verification.pinFallback == true }
+    /// For number matching: the numbers to offer, one of them the one the relying party shows;
+    /// nil when the user types the number instead.
+    public var numberChoices: [Int64]? { verification.numberMatch?.choices }
+    /// For number matching: how many digits the number has.
+    public var numberDigits: Int { Int(clamping: verification.numberMatch?.digits ?? NumberMatch.digits) }
+
     /// Opens `request`'s sealed details with the enrollment's agreement key and checks that they
     /// are the canonical details of this very request, for this enrollment's tenant and user.
     init(opening request: ApprovalRequest, for enrollment: Enrollment, with key: any DeviceAgreementKey)
@@ -48,6 +63,7 @@ public struct RequestDetails: Sendable, Equatable {
         }
         let transaction: TransactionDetails
         do { transaction = try TransactionDetails(canonicalBytes: plaintext) } catch {
+            if Self.asksForAnUnknownFactor(plaintext) { throw .requestNotHandleable }
             throw .invalidRequestDetails(error.description)
         }
         guard transaction.requestID == request.id else {
@@ -59,5 +75,13 @@ public struct RequestDetails: Sendable, Equatable {
         self.request = request
         self.transaction = transaction
         self.digest = TransactionDetails.digest(of: plaintext)
+    }
+
+    /// Whether otherwise well-formed details fail only because they require a factor this SDK
+    /// does not know: a request it cannot answer, rather than one it must not trust.
+    private static func asksForAnUnknownFactor(_ plaintext: Data) -> Bool {
+        guard let value = try? JSONValue(parsing: plaintext), value.canonicalData == plaintext,
+              let factor = value["verification"]?["factor"]?.stringValue else { return false }
+        return Factor(rawValue: factor) == nil
     }
 }

@@ -48,25 +48,43 @@ struct ServerAnswer: Sendable {
     }
 
     /// What a non-2xx answer to a device-signed request means. `unknown_device` and
-    /// `device_deregistered` say the server has forgotten the device — believed only with a
-    /// deregistration notice signed by the server's key for this device and this request, since
-    /// the caller then erases the enrollment.
+    /// `device_deregistered` say the server has forgotten the device, and `user_deregistered`
+    /// that the last wrong PIN removed it — believed only with a deregistration notice signed by
+    /// the server's key for this device and this request, since the caller then erases the
+    /// enrollment. A `user_deregistered` without a notice is passed on as the server's refusal,
+    /// for the caller to confirm with a signed request of its own.
     func deviceRequestFailure(serverKey: ECPublicJWK, deviceID: String, nonce: String) -> CountersignError {
-        if status == 401, let error = errorBody,
-           [DeviceErrorCode.unknownDevice, .deviceDeregistered].contains(DeviceErrorCode(rawValue: error.error)) {
-            guard let notice = error.deregistration,
-                  DeregistrationNotice.verified(notice, serverKey: serverKey, deviceID: deviceID, nonce: nonce) != nil else {
+        guard let error = errorBody else { return failure }
+        let code = DeviceErrorCode(rawValue: error.error)
+        let notice = error.deregistration.flatMap {
+            DeregistrationNotice.verified($0, serverKey: serverKey, deviceID: deviceID, nonce: nonce)
+        }
+        if status == 401, [DeviceErrorCode.unknownDevice, .deviceDeregistered].contains(code) {
+            guard let notice else {
                 return .invalidServerResponse(
                     "the server said this device is no longer enrolled, without a notice signed by its key; nothing was erased")
             }
-            return .deviceDeregistered
+            return Self.removal(notice)
         }
+        if code == .userDeregistered, let notice { return Self.removal(notice) }
         return failure
+    }
+
+    /// What a signed removal means to the user: why their enrollment is gone.
+    static func removal(_ notice: DeregistrationNotice) -> CountersignError {
+        switch notice.reason {
+        case .pinAttemptsExceeded: .userDeregistered
+        case .userRemoved: .userDisenrolled
+        case .deviceRemoved, nil: .deviceDeregistered
+        }
     }
 
     /// What a non-2xx answer means when nothing more specific applies.
     var failure: CountersignError {
         if let error = errorBody {
+            if DeviceErrorCode(rawValue: error.error) == .wrongPIN {
+                return .wrongPIN(attemptsRemaining: error.attemptsRemaining)
+            }
             return .server(status: status, code: error.error, description: error.errorDescription)
         }
         switch status {

@@ -10,7 +10,7 @@ extension CountersignError {
         switch error {
         case let error as CountersignError: self = error
         case let error as URLError: self.init(urlError: error)
-        case is CancellationError: self = .cancelled
+        case is CancellationError: self = .actionCancelled
         default: self = .serverNotReachable
         }
     }
@@ -22,7 +22,7 @@ extension CountersignError {
         case .cannotConnectToHost, .cannotFindHost, .timedOut, .dnsLookupFailed, .secureConnectionFailed:
             self = .serverNotReachable
         case .cancelled:
-            self = .cancelled
+            self = .actionCancelled
         case .badServerResponse, .cannotParseResponse, .cannotDecodeContentData, .cannotDecodeRawData:
             self = .invalidServerResponse("the answer is not a well-formed HTTP response")
         default:

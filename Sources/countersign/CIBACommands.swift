@@ -62,6 +62,12 @@ struct CIBACommand: AsyncParsableCommand {
             }
             // CIBA Core §7.3: a client polls every 5 seconds unless told otherwise.
             var interval = started["interval"] as? Int ?? 5
+            if let number = started["match_number"] as? Int {
+                // The user picks this number on their device: it must stand out from the rest.
+                print("")
+                print("    Number to match: \(number)")
+                print("")
+            }
             print("auth_req_id  \(authReqID)")
             print("expires_in   \(expiresIn)")
             print("interval     \(interval)")

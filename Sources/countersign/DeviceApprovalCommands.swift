@@ -134,7 +134,7 @@ struct RequestWatch: Sendable {
                     }
                 }
                 failure = nil
-            } catch .deviceDeregistered, .notEnrolled {
+            } catch .deviceDeregistered, .userDeregistered, .userDisenrolled, .notEnrolled {
                 Terminal.say("\(Self.label(enrollment)): the enrollment is gone; no longer listening for it.")
                 return
             } catch {
@@ -194,10 +194,13 @@ struct RequestWatch: Sendable {
             case .deny: try await authenticator.deny(details)
             }
             Terminal.say(RequestSummary.outcome(of: acknowledgement))
-        } catch .alreadyDecided {
+        } catch .alreadyAnswered {
             Terminal.say("\(details.request.id) was already answered, perhaps on another device.")
-        } catch .approvalExpired {
+        } catch .expired {
             Terminal.say("\(details.request.id) expired before the answer arrived.")
+        } catch .requestNotHandleable {
+            Terminal.say("\(details.request.id) asks for more than a confirmation; answer it with "
+                + "`countersign device approve \(details.request.id)`.")
         } catch {
             Terminal.say("\(details.request.id) could not be answered: \(error)")
         }

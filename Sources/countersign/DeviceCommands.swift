@@ -9,7 +9,7 @@ struct DeviceCommand: AsyncParsableCommand {
         commandName: "device", abstract: "Use this terminal as a Countersign authenticator.",
         subcommands: [
             Enroll.self, List.self, Status.self, Rename.self, Unenroll.self, Pending.self, Approve.self, Deny.self,
-            Watch.self,
+            Watch.self, PIN.self, OneTimeCode.self,
         ])
 
     struct StoreOptions: ParsableArguments {
@@ -19,21 +19,42 @@ struct DeviceCommand: AsyncParsableCommand {
         func authenticator() -> CountersignAuthenticator {
             let path = setting(store, "COUNTERSIGN_DEVICE_STORE")
                 ?? FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".countersign/device").path
-            return CountersignAuthenticator(keyStore: FileKeyStore(root: URL(fileURLWithPath: path)))
+            return CountersignAuthenticator(
+                keyStore: FileKeyStore(root: URL(fileURLWithPath: path)), biometricKeys: BiometricStandIn.keys())
         }
     }
 
     struct Enroll: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Enroll with a countersign://enroll URI.")
+        static let configuration = CommandConfiguration(
+            abstract: "Enroll with a countersign://enroll URI.",
+            discussion: """
+                --pin asks for a new PIN twice without echo (or takes it from COUNTERSIGN_DEVICE_PIN, or a line \
+                of standard input with --pin-stdin). Only a random salt is kept here; the server holds the PIN's \
+                public key and counts wrong PINs. --biometric enrolls this terminal's biometric stand-in: a \
+                software key released after a confirmation on the terminal, not by biometry.
+                """)
         @OptionGroup var options: StoreOptions
         @Argument(help: "The enrollment URI (from `countersign admin enroll`, or the text of the QR code).") var uri: String
         @Option(help: "The device name shown to the user and administrators. Default: this host's name.") var name: String?
+        @Flag(help: "Enroll a PIN.") var pin = false
+        @Flag(name: .customLong("pin-stdin"), help: "Read the PIN from standard input instead of asking.") var pinStdin = false
+        @Flag(help: "Enroll the biometric stand-in.") var biometric = false
+        @Flag(help: "Ask for a TOTP seed, for one-time codes (`countersign device totp`).") var totp = false
 
         func run() async throws {
             let deviceName = name ?? ProcessInfo.processInfo.hostName
-            let enrollment = try await options.authenticator().enroll(uri: uri, deviceName: deviceName, platform: .linux)
+            let newPIN = pin || pinStdin ? try PINSource(fromStandardInput: pinStdin).new() : nil
+            let authenticator = options.authenticator()
+            let enrollment = try await authenticator.enroll(
+                uri: uri, deviceName: deviceName, platform: .linux,
+                factors: EnrollmentFactors(pin: newPIN, biometric: biometric, totp: totp))
             print("Enrolled \(enrollment.deviceName) for \(enrollment.user.username) at \(enrollment.server.absoluteString)")
             print("enrollment \(enrollment.id)  device \(enrollment.deviceID)")
+            let factors = try await authenticator.localFactors(enrollment.id)
+            if factors.pin { print("PIN enrolled") }
+            if factors.biometric { print("biometric enrolled (\(BiometricStandIn.label))") }
+            if factors.totp { print("TOTP seed received: `countersign device totp \(enrollment.id)` shows the current code") }
+            if totp, !factors.totp { print("The server offers no TOTP seed to this tenant's devices.") }
         }
     }
 
@@ -122,40 +143,76 @@ extension DeviceCommand {
     }
 
     struct Approve: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Approve a pending request.")
+        static let configuration = CommandConfiguration(
+            abstract: "Approve a pending request, with the factor it requires.",
+            discussion: """
+                A number to match is picked or typed (or given with --number); a PIN is asked without echo \
+                (or taken from COUNTERSIGN_DEVICE_PIN, or a line of standard input with --pin-stdin, and then \
+                tried only once); the biometric stand-in asks for a confirmation on the terminal; custom data \
+                is asked (or given with --custom-data). Cancelling any of them denies the request as cancelled.
+                """)
         @OptionGroup var options: StoreOptions
         @Argument(help: "The request's id (txn_…), as `countersign device pending` lists it.") var requestID: String
+        @Option(help: "The number the other screen shows, for number matching.") var number: Int64?
+        @Option(name: .customLong("custom-data"), help: "The data for the tenant's custom verifier.") var customData: String?
+        @Flag(name: .customLong("pin-stdin"), help: "Read the PIN from standard input instead of asking.") var pinStdin = false
+        @Flag(name: .customLong("use-pin"), help: "Use the PIN instead of a biometric or custom check, where allowed.")
+        var usePIN = false
 
         func run() async throws {
-            try await answerPending(requestID, .approve, authenticator: options.authenticator())
+            let authenticator = options.authenticator()
+            let details = try await pendingDetails(requestID, authenticator: authenticator)
+            let handler = TerminalChallenges(
+                number: number, customData: customData, pins: PINSource(fromStandardInput: pinStdin), preferPIN: usePIN)
+            do {
+                print(RequestSummary.outcome(of: try await authenticator.respond(toDetails: details, with: handler)))
+            } catch CountersignError.actionCancelled {
+                throw TerminalFailure("cancelled: \(requestID) was denied as cancelled")
+            }
         }
     }
 
     struct Deny: AsyncParsableCommand {
+        enum Reason: String, ExpressibleByArgument, CaseIterable {
+            case declined, cancelled
+            case notRequested = "not-requested"
+
+            var denyReason: DenyReason {
+                switch self {
+                case .declined: .declined
+                case .cancelled: .cancelled
+                case .notRequested: .notRequested
+                }
+            }
+        }
+
         static let configuration = CommandConfiguration(abstract: "Deny a pending request.")
         @OptionGroup var options: StoreOptions
         @Argument(help: "The request's id (txn_…), as `countersign device pending` lists it.") var requestID: String
+        @Option(help: "Why: declined (the default), cancelled, or not-requested to report a request you did not make.")
+        var reason: Reason?
 
         func run() async throws {
-            try await answerPending(requestID, .deny, authenticator: options.authenticator())
+            let authenticator = options.authenticator()
+            let details = try await pendingDetails(requestID, authenticator: authenticator)
+            let acknowledgement = if let reason {
+                try await authenticator.deny(details, reason: reason.denyReason)
+            } else {
+                try await authenticator.deny(details)
+            }
+            print(RequestSummary.outcome(of: acknowledgement))
         }
     }
 }
 
-/// Finds a request in the inbox of any enrollment, shows it, and answers it.
-private func answerPending(
-    _ requestID: String, _ decision: ApprovalResponse.Decision, authenticator: CountersignAuthenticator
-) async throws {
+/// Finds a request in the inbox of any enrollment, opens it and shows it.
+private func pendingDetails(_ requestID: String, authenticator: CountersignAuthenticator) async throws -> RequestDetails {
     guard let request = try await authenticator.pendingRequests().first(where: { $0.id == requestID }) else {
         throw TerminalFailure("no enrollment on this device has a pending request \(requestID)")
     }
     let details = try await authenticator.details(for: request)
     print(RequestSummary(details).text)
-    let acknowledgement = switch decision {
-    case .approve: try await authenticator.approve(details)
-    case .deny: try await authenticator.deny(details)
-    }
-    print(RequestSummary.outcome(of: acknowledgement))
+    return details
 }
 
 /// A request as the terminal shows it: enough to decide on, nothing sealed left out. What the
@@ -177,6 +234,7 @@ struct RequestSummary {
         if let message = details.bindingMessage { lines.append("  message     \(Self.shown(message))") }
         lines.append("  scope       \(Self.shown(details.scope.joined(separator: " ")))")
         if let acr = details.transaction.acrValues { lines.append("  acr         \(Self.shown(acr.joined(separator: " ")))") }
+        lines.append("  verify      \(Self.verification(of: details))")
         if let address = details.ipAddress { lines.append("  from        \(Self.shown(address))") }
         if let agent = details.userAgent { lines.append("  user agent  \(Self.shown(agent))") }
         lines.append("  expires     \(Timestamps.format(details.expiresAt)) (\(Self.remaining(until: details.expiresAt)))")
@@ -203,8 +261,25 @@ struct RequestSummary {
         return seconds >= 60 ? "in \(seconds / 60)m \(seconds % 60)s" : "in \(seconds)s"
     }
 
+    /// The factor required, and whether a PIN may stand in for it.
+    static func verification(of details: RequestDetails) -> String {
+        let factor = switch details.requiredFactor {
+        case .confirm: "confirmation"
+        case .numberMatch: "number match"
+        case .pin: "PIN"
+        case .biometric: "biometric"
+        case .custom: "custom authenticator"
+        }
+        return factor + (details.allowsPINFallback ? " (or PIN)" : "")
+    }
+
     static func outcome(of acknowledgement: ApprovalAcknowledgement) -> String {
-        "\(acknowledgement.requestID): \(acknowledgement.status) at \(Timestamps.format(acknowledgement.decidedAt))"
+        let reason = acknowledgement.reason.map { " (\($0.rawValue))" } ?? ""
+        return "\(acknowledgement.requestID): \(acknowledgement.status)\(reason) at \(Timestamps.format(acknowledgement.decidedAt))"
+    }
+
+    static func outcome(of outcome: ApprovalOutcome) -> String {
+        Self.outcome(of: outcome.acknowledgement)
     }
 }
 

@@ -20,3 +20,42 @@ func readSecret(prompt: String) -> String {
     }
     return readLine(strippingNewline: true) ?? ""
 }
+
+/// Where a command takes a PIN from: the environment or standard input for scripts (a flag
+/// would show the PIN in process lists), otherwise the terminal without echo.
+struct PINSource {
+    /// The PIN a script gives instead of typing it.
+    static let environmentVariable = "COUNTERSIGN_DEVICE_PIN"
+    /// The new PIN a script gives to `device pin change`.
+    static let newPINEnvironmentVariable = "COUNTERSIGN_DEVICE_NEW_PIN"
+
+    /// Read the PINs from standard input, one a line, instead of asking.
+    let fromStandardInput: Bool
+
+    /// Whether a script gives the PIN, so that it is not asked on the terminal.
+    var isScripted: Bool {
+        fromStandardInput || ProcessInfo.processInfo.environment[Self.environmentVariable]?.isEmpty == false
+    }
+
+    /// A PIN given by the script, if any: the environment variable, else a line of input when
+    /// `fromStandardInput`.
+    func scripted(_ environmentVariable: String = Self.environmentVariable) -> String? {
+        if let value = ProcessInfo.processInfo.environment[environmentVariable], !value.isEmpty { return value }
+        return fromStandardInput ? readLine(strippingNewline: true) ?? "" : nil
+    }
+
+    /// The current PIN: scripted, or asked once.
+    func current(prompt: String = "PIN: ") -> String {
+        scripted() ?? readSecret(prompt: prompt)
+    }
+
+    /// A new PIN: scripted, or asked twice, which must agree.
+    func new(_ environmentVariable: String = Self.environmentVariable) throws -> String {
+        if let scripted = scripted(environmentVariable) { return scripted }
+        let first = readSecret(prompt: "New PIN (4 to 12 digits): ")
+        guard readSecret(prompt: "Repeat the new PIN: ") == first else {
+            throw TerminalFailure("the two PINs differ")
+        }
+        return first
+    }
+}

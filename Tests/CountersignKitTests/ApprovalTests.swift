@@ -204,7 +204,7 @@ import FoundationNetworking
         try await withTemporaryRoot { root in
             let device = try await Self.device(in: root)
             let server = FakeServer { _ in .json(500, "{}") }
-            await #expect(throws: CountersignError.approvalExpired) {
+            await #expect(throws: CountersignError.expired) {
                 try await device.authenticator(server).request(fromPushPayload: Self.push(expiresAt: 1_800_000_030))
             }
             #expect(server.requests.isEmpty)
@@ -244,10 +244,10 @@ import FoundationNetworking
     }
 
     @Test(arguments: [
-        (409, "already_decided", CountersignError.alreadyDecided),
-        (410, "approval_expired", .approvalExpired),
+        (409, "already_decided", CountersignError.alreadyAnswered),
+        (410, "approval_expired", .expired),
         (400, "details_mismatch", .server(status: 400, code: "details_mismatch", description: "why")),
-        (404, "unknown_request", .server(status: 404, code: "unknown_request", description: "why")),
+        (404, "unknown_request", .requestNotFound),
     ])
     func aRefusedAnswerIsThrownAsWhatItMeans(_ status: Int, _ code: String, _ expected: CountersignError) async throws {
         try await withTemporaryRoot { root in
@@ -260,7 +260,7 @@ import FoundationNetworking
         }
     }
 
-    @Test(arguments: [(409, "already_decided", CountersignError.alreadyDecided), (410, "approval_expired", .approvalExpired)])
+    @Test(arguments: [(409, "already_decided", CountersignError.alreadyAnswered), (410, "approval_expired", .expired)])
     func aPushedRequestThatIsNoLongerOpenIsThrownAsWhatItMeans(
         _ status: Int, _ code: String, _ expected: CountersignError
     ) async throws {

@@ -17,7 +17,7 @@ import FoundationNetworking
         (.dnsLookupFailed, .serverNotReachable),
         (.secureConnectionFailed, .serverNotReachable),
         (.serverCertificateUntrusted, .serverNotReachable),
-        (.cancelled, .cancelled),
+        (.cancelled, .actionCancelled),
     ])
     func aURLErrorMeans(_ code: URLError.Code, _ expected: CountersignError) {
         #expect(CountersignError(transportFailure: URLError(code)) == expected)
@@ -30,8 +30,8 @@ import FoundationNetworking
         }
     }
 
-    @Test func cancellationIsCancelled() {
-        #expect(CountersignError(transportFailure: CancellationError()) == .cancelled)
+    @Test func cancellationIsAnActionCancelled() {
+        #expect(CountersignError(transportFailure: CancellationError()) == .actionCancelled)
     }
 
     @Test func aCountersignErrorFromATransportPassesThrough() {

@@ -126,7 +126,7 @@ struct ApprovalSDKTests {
         }
     }
 
-    @Test("the SDK reports a request answered on another device as alreadyDecided, and a late one as approvalExpired",
+    @Test("the SDK reports a request answered on another device as alreadyAnswered, and a late one as expired",
           arguments: Engine.available)
     func typedErrorsForLostRaces(engine: Engine) async throws {
         try await TestServer.with(engine) { server in
@@ -137,12 +137,12 @@ struct ApprovalSDKTests {
             let onPhone = try await olga.kit.details(for: try #require(try await olga.kit.pendingRequests().first))
             let onLaptop = try await laptop.kit.details(for: try #require(try await laptop.kit.pendingRequests().first))
             _ = try await olga.kit.approve(onPhone)
-            await #expect(throws: CountersignError.alreadyDecided) { try await laptop.kit.deny(onLaptop) }
+            await #expect(throws: CountersignError.alreadyAnswered) { try await laptop.kit.deny(onLaptop) }
 
             _ = try await server.startApproval(client, user: "olga", extra: [("requested_expiry", "30")])
             let late = try await olga.kit.details(for: try #require(try await olga.kit.pendingRequests().first))
             server.clock.advance(by: 31)
-            await #expect(throws: CountersignError.approvalExpired) { try await olga.kit.approve(late) }
+            await #expect(throws: CountersignError.expired) { try await olga.kit.approve(late) }
         }
     }
 

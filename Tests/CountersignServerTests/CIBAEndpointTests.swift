@@ -325,7 +325,7 @@ struct CIBAEndpointTests {
             let alice = try await server.enrolledUser("alice")
             let started = try await server.bcAuthorize(client, [
                 ("scope", "payments openid"), ("login_hint", "alice"),
-                ("acr_values", "urn:other urn:countersign:acr:device-approval"),
+                ("acr_values", "urn:other urn:countersign:acr:confirm"),
             ])
             let authReqID = try #require(started["auth_req_id"] as? String)
             server.clock.advance(by: 3)
@@ -356,7 +356,7 @@ struct CIBAEndpointTests {
             #expect(id.claims["sub"] as? String == alice.userID)
             #expect(id.claims["aud"] as? String == client.id)
             #expect(id.claims["auth_time"] as? Int == decidedAt)
-            #expect(id.claims["acr"] as? String == "urn:countersign:acr:device-approval")
+            #expect(id.claims["acr"] as? String == "urn:countersign:acr:confirm")
             #expect(id.claims["amr"] as? [String] == ["pop", "user"])
             #expect(id.claims["nonce"] == nil)
 
@@ -475,7 +475,7 @@ extension TestServer {
         let transaction = try await transaction(authReqID)
         let recorded = try await services.repositories.approvals.decide(
             id: transaction.id, status: status, deviceID: user.device.id, response: "signed-response", factors: factors,
-            at: clock.now, on: services.database)
+            reason: nil, at: clock.now, on: services.database)
         #expect(recorded)
     }
 
@@ -631,12 +631,18 @@ struct CIBAParameterTests {
         #expect(OAuthError(.invalidRequest, "say \"hi\"\r\n\tüber\\").errorDescription == "say 'hi'????ber?")
     }
 
-    @Test("amr is pop plus the RFC 8176 method of each known factor; acr is the first requested class satisfied")
+    @Test("amr is pop plus the RFC 8176 method of each known factor; acr is the class of what was used")
     func authenticationContext() {
-        let confirm = AuthenticationContext(factors: ["confirm"], requestedClasses: nil)
+        let confirm = AuthenticationContext(factors: ["confirm"], required: .confirm)
         #expect(confirm.amr == ["pop", "user"])
-        #expect(confirm.acr == AuthenticationContext.deviceApproval)
-        #expect(AuthenticationContext(factors: ["telepathy"], requestedClasses: ["urn:other"]).amr == ["pop"])
-        #expect(AuthenticationContext(factors: [], requestedClasses: ["urn:other"]).acr == AuthenticationContext.deviceApproval)
+        #expect(confirm.acr == "urn:countersign:acr:confirm")
+        #expect(AuthenticationContext(factors: ["telepathy"], required: .confirm).amr == ["pop"])
+        #expect(AuthenticationContext(factors: [], required: nil).acr == "urn:countersign:acr:confirm")
+        let pin = AuthenticationContext(factors: ["pin"], required: .biometric)
+        #expect(pin.acr == "urn:countersign:acr:pin" && pin.amr == ["pop", "pin", "mfa"])
+        let touch = AuthenticationContext(factors: ["biometric"], required: .biometric, biometry: "fingerprint")
+        #expect(touch.acr == "urn:countersign:acr:biometric" && touch.amr == ["pop", "fpt", "mfa"])
+        #expect(AuthenticationContext(factors: ["custom"], required: .custom).amr == ["pop"])
+        #expect(AuthenticationContext(factors: ["number_match"], required: .numberMatch).acr == "urn:countersign:acr:number-match")
     }
 }

@@ -28,7 +28,10 @@ struct DiscoveryTests {
                 #expect(answer["id_token_signing_alg_values_supported"] as? [String] == ["ES256"])
                 #expect(answer["scopes_supported"] as? [String] == ["openid"])
                 #expect(answer["subject_types_supported"] as? [String] == ["public"])
-                #expect(answer["acr_values_supported"] as? [String] == ["urn:countersign:acr:device-approval"])
+                #expect(answer["acr_values_supported"] as? [String] == [
+                    "urn:countersign:acr:confirm", "urn:countersign:acr:number-match", "urn:countersign:acr:pin",
+                    "urn:countersign:acr:biometric", "urn:countersign:acr:custom",
+                ])
                 let claims = Set(try #require(answer["claims_supported"] as? [String]))
                 #expect(claims.isSuperset(of: ["sub", "iss", "aud", "exp", "iat", "auth_time", "acr", "amr"]))
                 #expect(answer["backchannel_authentication_request_signing_alg_values_supported"] == nil)

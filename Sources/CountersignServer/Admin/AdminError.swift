@@ -58,6 +58,12 @@ public enum AdminRight: String, Codable, Sendable, CaseIterable, Comparable {
     /// Set, show and delete a tenant's APNs and FCM credentials. Apart from `tenants:manage`
     /// because whoever holds a push credential can send notifications to every phone of the app.
     case pushCredentialsManage = "push-credentials:manage"
+    /// Change a tenant's authentication policy: which factors requests require, the PIN limit,
+    /// the per-user rate limit. Apart because it sets how hard every sign-in is.
+    case authenticationPolicyManage = "authentication-policy:manage"
+    /// Set, show and delete a tenant's webhooks, and list its queued events. Apart from
+    /// `tenants:manage` because a custom verifier decides whether the tenant's approvals pass.
+    case webhooksManage = "webhooks:manage"
 
     public static func < (lhs: AdminRight, rhs: AdminRight) -> Bool { lhs.rawValue < rhs.rawValue }
 }

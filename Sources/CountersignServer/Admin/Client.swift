@@ -15,9 +15,15 @@ public struct Client: Sendable, Equatable, Codable {
     public var notificationEndpoint: String?
     public var createdAt: Date
     public var updatedAt: Date
+    /// The class (`acr`) a request of this client requires when it asks for none; nil: the tenant's.
+    public var defaultAcr: String? = nil
+    /// No request of this client requires less; the stronger of this and the tenant's minimum applies.
+    public var minimumAcr: String? = nil
 
     enum CodingKeys: String, CodingKey {
         case name, scopes
+        case defaultAcr = "default_acr"
+        case minimumAcr = "minimum_acr"
         case id = "client_id"
         case tenantID = "tenant_id"
         case deliveryMode = "token_delivery_mode"
@@ -44,17 +50,19 @@ public protocol ClientRepository: Sendable {
 public struct SQLClientRepository: ClientRepository {
     public init() {}
 
-    private static let columns = "id, tenant_id, name, scopes, delivery_mode, notification_endpoint, created_at, updated_at"
+    private static let columns = "id, tenant_id, name, scopes, delivery_mode, notification_endpoint, created_at, updated_at, default_acr, minimum_acr"
 
     public func insert(_ client: Client, secretHash: Data, on executor: any SQLExecutor) async throws {
         try await executor.query(
             """
-            INSERT INTO clients (id, tenant_id, name, secret_hash, scopes, delivery_mode, notification_endpoint, created_at, updated_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO clients (id, tenant_id, name, secret_hash, scopes, delivery_mode, notification_endpoint, created_at,
+                updated_at, default_acr, minimum_acr)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """,
             .text(client.id), .text(client.tenantID), .text(client.name), .blob(secretHash),
             .text(client.scopes.joined(separator: " ")), .text(client.deliveryMode.rawValue),
-            SQLValue(client.notificationEndpoint), SQLValue(client.createdAt), SQLValue(client.updatedAt))
+            SQLValue(client.notificationEndpoint), SQLValue(client.createdAt), SQLValue(client.updatedAt),
+            SQLValue(client.defaultAcr), SQLValue(client.minimumAcr))
     }
 
     public func find(id: String, tenantID: String, on executor: any SQLExecutor) async throws -> Client? {
@@ -73,11 +81,13 @@ public struct SQLClientRepository: ClientRepository {
     public func update(_ client: Client, on executor: any SQLExecutor) async throws {
         try await executor.query(
             """
-            UPDATE clients SET name = ?, scopes = ?, delivery_mode = ?, notification_endpoint = ?, updated_at = ?
+            UPDATE clients SET name = ?, scopes = ?, delivery_mode = ?, notification_endpoint = ?, updated_at = ?,
+                default_acr = ?, minimum_acr = ?
             WHERE id = ?
             """,
             .text(client.name), .text(client.scopes.joined(separator: " ")), .text(client.deliveryMode.rawValue),
-            SQLValue(client.notificationEndpoint), SQLValue(client.updatedAt), .text(client.id))
+            SQLValue(client.notificationEndpoint), SQLValue(client.updatedAt), SQLValue(client.defaultAcr),
+            SQLValue(client.minimumAcr), .text(client.id))
     }
 
     public func replaceSecret(id: String, secretHash: Data, at date: Date, on executor: any SQLExecutor) async throws {
@@ -107,6 +117,7 @@ public struct SQLClientRepository: ClientRepository {
             scopes: try row.string("scopes").split(separator: " ").map(String.init),
             deliveryMode: Client.DeliveryMode(rawValue: try row.string("delivery_mode")) ?? .poll,
             notificationEndpoint: try row.optionalString("notification_endpoint"),
-            createdAt: try row.date("created_at"), updatedAt: try row.date("updated_at"))
+            createdAt: try row.date("created_at"), updatedAt: try row.date("updated_at"),
+            defaultAcr: try row.optionalString("default_acr"), minimumAcr: try row.optionalString("minimum_acr"))
     }
 }

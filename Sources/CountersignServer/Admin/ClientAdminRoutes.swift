@@ -11,9 +11,13 @@ struct ClientAdminRoutes: Sendable {
         var scopes: [String]?
         var deliveryMode: String?
         var notificationEndpoint: String?
+        var defaultAcr: String?
+        var minimumAcr: String?
 
         enum CodingKeys: String, CodingKey {
             case name, scopes
+            case defaultAcr = "default_acr"
+            case minimumAcr = "minimum_acr"
             case deliveryMode = "token_delivery_mode"
             case notificationEndpoint = "notification_endpoint"
         }
@@ -134,6 +138,15 @@ struct ClientAdminRoutes: Sendable {
         }
         if let endpoint = fields.notificationEndpoint {
             client.notificationEndpoint = endpoint.isEmpty ? nil : try notificationEndpoint(endpoint)
+        }
+        // An empty string clears the class, leaving the tenant's.
+        for (field, value, keyPath) in [("default_acr", fields.defaultAcr, \Client.defaultAcr),
+                                        ("minimum_acr", fields.minimumAcr, \Client.minimumAcr)] {
+            guard let value else { continue }
+            guard value.isEmpty || AuthenticationClass(urn: value) != nil else {
+                throw .invalidField(field, "must be one of \(AuthenticationClass.all.map(\.urn).joined(separator: ", "))")
+            }
+            client[keyPath: keyPath] = value.isEmpty ? nil : value
         }
         if client.deliveryMode != .poll && client.notificationEndpoint == nil {
             throw .invalidField("notification_endpoint", "is required for the \(client.deliveryMode.rawValue) delivery mode")

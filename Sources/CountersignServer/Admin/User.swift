@@ -13,6 +13,10 @@ public struct User: Sendable, Equatable, Codable {
     public var status: Status
     public var createdAt: Date
     public var updatedAt: Date
+    /// After the user answered "I did not request this": no request reaches them before then.
+    public var requestsSuppressedUntil: Date? = nil
+    /// After too many wrong TOTP codes: no code is checked before then.
+    public var totpLockedUntil: Date? = nil
 
     enum CodingKeys: String, CodingKey {
         case id, username, status
@@ -20,6 +24,8 @@ public struct User: Sendable, Equatable, Codable {
         case displayName = "display_name"
         case createdAt = "created_at"
         case updatedAt = "updated_at"
+        case requestsSuppressedUntil = "requests_suppressed_until"
+        case totpLockedUntil = "totp_locked_until"
     }
 }
 
@@ -30,12 +36,22 @@ public protocol UserRepository: Sendable {
     func list(tenantID: String, after cursor: String?, limit: Int, on executor: any SQLExecutor) async throws -> [User]
     func update(_ user: User, on executor: any SQLExecutor) async throws
     func delete(id: String, on executor: any SQLExecutor) async throws
+    /// Refuses new requests for the user until `date`.
+    func suppressRequests(userID: String, until date: Date, on executor: any SQLExecutor) async throws
+    func liftSuppression(userID: String, on executor: any SQLExecutor) async throws
+    /// Locks the user's row until the transaction ends (PostgreSQL; SQLite's write lock already
+    /// serialises), so that counting their recent requests and adding one cannot interleave.
+    func lockForRequest(userID: String, on executor: any SQLExecutor) async throws
+    /// Counts a wrong TOTP code; at `limit` in a row TOTP is locked until `lockUntil`. Returns
+    /// the lock's end when this failure set it.
+    func recordTOTPFailure(userID: String, limit: Int, lockUntil: Date, on executor: any SQLExecutor) async throws -> Date?
+    func resetTOTPFailures(userID: String, on executor: any SQLExecutor) async throws
 }
 
 public struct SQLUserRepository: UserRepository {
     public init() {}
 
-    private static let columns = "id, tenant_id, username, display_name, status, created_at, updated_at"
+    private static let columns = "id, tenant_id, username, display_name, status, created_at, updated_at, requests_suppressed_until, totp_locked_until"
 
     public func insert(_ user: User, on executor: any SQLExecutor) async throws {
         try await executor.query(
@@ -77,11 +93,45 @@ public struct SQLUserRepository: UserRepository {
         try await executor.query("DELETE FROM users WHERE id = ?", .text(id))
     }
 
+    public func suppressRequests(userID: String, until date: Date, on executor: any SQLExecutor) async throws {
+        try await executor.query(
+            """
+            UPDATE users SET requests_suppressed_until = ?
+            WHERE id = ? AND (requests_suppressed_until IS NULL OR requests_suppressed_until < ?)
+            """,
+            SQLValue(date), .text(userID), SQLValue(date))
+    }
+
+    public func liftSuppression(userID: String, on executor: any SQLExecutor) async throws {
+        try await executor.query("UPDATE users SET requests_suppressed_until = NULL WHERE id = ?", .text(userID))
+    }
+
+    public func lockForRequest(userID: String, on executor: any SQLExecutor) async throws {
+        if executor.dialect == .postgres {
+            try await executor.query("SELECT id FROM users WHERE id = ? FOR UPDATE", [.text(userID)])
+        }
+    }
+
+    public func recordTOTPFailure(userID: String, limit: Int, lockUntil: Date, on executor: any SQLExecutor) async throws -> Date? {
+        guard let row = try await executor.query(
+            "UPDATE users SET totp_failures = totp_failures + 1 WHERE id = ? RETURNING totp_failures", [.text(userID)]
+        ).first, try row.int("totp_failures") >= Int64(limit) else { return nil }
+        try await executor.query(
+            "UPDATE users SET totp_failures = 0, totp_locked_until = ? WHERE id = ?", SQLValue(lockUntil), .text(userID))
+        return lockUntil
+    }
+
+    public func resetTOTPFailures(userID: String, on executor: any SQLExecutor) async throws {
+        try await executor.query("UPDATE users SET totp_failures = 0 WHERE id = ? AND totp_failures <> 0", .text(userID))
+    }
+
     static func decode(_ row: SQLRow) throws -> User {
         User(
             id: try row.string("id"), tenantID: try row.string("tenant_id"), username: try row.string("username"),
             displayName: try row.optionalString("display_name"),
             status: User.Status(rawValue: try row.string("status")) ?? .disabled,
-            createdAt: try row.date("created_at"), updatedAt: try row.date("updated_at"))
+            createdAt: try row.date("created_at"), updatedAt: try row.date("updated_at"),
+            requestsSuppressedUntil: try row.optionalDate("requests_suppressed_until"),
+            totpLockedUntil: try row.optionalDate("totp_locked_until"))
     }
 }

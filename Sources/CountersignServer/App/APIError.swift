@@ -11,21 +11,24 @@ public struct APIError: Error, Sendable, Equatable, HTTPResponseError {
     public var message: String
     public var missingRight: String?
     public var deregistration: String?
+    public var attemptsRemaining: Int?
     public var headers: HTTPFields
 
     public init(_ status: HTTPResponse.Status, _ code: DeviceErrorCode, _ message: String,
-                missingRight: String? = nil, deregistration: String? = nil, headers: HTTPFields = [:]) {
+                missingRight: String? = nil, deregistration: String? = nil, attemptsRemaining: Int? = nil,
+                headers: HTTPFields = [:]) {
         self.status = status
         self.code = code
         self.message = message
         self.missingRight = missingRight
         self.deregistration = deregistration
+        self.attemptsRemaining = attemptsRemaining
         self.headers = headers
     }
 
     public func response(from request: Request, context: some RequestContext) throws -> Response {
         let body = ErrorBody(error: code.rawValue, errorDescription: message, missingRight: missingRight,
-                             deregistration: deregistration)
+                             deregistration: deregistration, attemptsRemaining: attemptsRemaining)
         var fields = headers
         fields[.contentType] = "application/json"
         fields[.cacheControl] = "no-store"

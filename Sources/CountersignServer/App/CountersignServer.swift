@@ -97,6 +97,8 @@ public final class CountersignServer: Sendable {
         PushAdminRoutes(services: services, guardian: guardian).register(on: router)
         CyberArkMobileRoutes(services: services, guardian: guardian).register(on: router)
         DeliveryAdminRoutes(services: services, guardian: guardian).register(on: router)
+        WebhookAdminRoutes(services: services, guardian: guardian).register(on: router)
+        PolicyAdminRoutes(services: services, guardian: guardian).register(on: router)
         let configuration = services.configuration
         let origin = services.origin
         let continuation = listeningContinuation
@@ -112,28 +114,32 @@ public final class CountersignServer: Sendable {
             logger: services.logger)
     }
 
-    /// The push dispatcher, the HTTP server, the cross-node listener, and (shut down first) the
-    /// closer of live streams.
+    /// The push and webhook dispatchers, the HTTP server, the cross-node listener, and (shut
+    /// down first) the closer of live streams.
     private var serviceList: [any Service] {
-        // Shut down in reverse order: the dispatcher last, so that what the final requests queued
+        // Shut down in reverse order: the dispatchers last, so that what the final requests queued
         // is still sent.
-        var list: [any Service] = services.configuration.push.dispatch ? [PushDispatcher(services: services)] : []
+        var list: [any Service] = services.configuration.push.dispatch
+            ? [PushDispatcher(services: services), WebhookDispatcher(services: services)] : []
         list += [application, ClusterRelayListener(relay: services.clusterRelay, approvals: services.repositories.approvals),
                  LiveStreamCloser(events: services.approvalEvents)]
         return list
     }
 
     /// Serves until `signals` arrive (SIGINT and SIGTERM by default) or the task is cancelled;
-    /// requests in flight finish before it returns, then the database is closed.
+    /// requests in flight finish before it returns, then the webhook client and the database are
+    /// closed.
     public func run(signals: [UnixSignal] = [.sigint, .sigterm]) async throws {
         let group = ServiceGroup(configuration: .init(
             services: serviceList, gracefulShutdownSignals: signals, logger: services.logger))
         do {
             try await group.run()
         } catch {
+            await services.webhookClient.shutdown()
             await services.database.close()
             throw error
         }
+        await services.webhookClient.shutdown()
         await services.database.close()
     }
 
@@ -162,7 +168,13 @@ public final class CountersignServer: Sendable {
 
         public func stop() async throws {
             await group.triggerGracefulShutdown()
-            try await task.value
+            do {
+                try await task.value
+            } catch {
+                await server.services.webhookClient.shutdown()
+                throw error
+            }
+            await server.services.webhookClient.shutdown()
             await server.services.database.close()
         }
     }

@@ -28,6 +28,8 @@ public struct ServerConfiguration: Sendable {
     public var liveStreamKeepalive: Duration = .seconds(15)
     /// APNs and FCM endpoints, and how the push outbox is worked.
     public var push = PushConfiguration()
+    /// How tenants' webhooks are called.
+    public var webhooks = WebhookConfiguration()
 
     public init(dataDirectory: URL) {
         self.dataDirectory = dataDirectory

@@ -15,6 +15,8 @@ public struct Repositories: Sendable {
     public var tokenSigningKeys: any TokenSigningKeyRepository = SQLTokenSigningKeyRepository()
     public var pushCredentials: any PushCredentialRepository = SQLPushCredentialRepository()
     public var pushOutbox: any PushOutboxRepository = SQLPushOutboxRepository()
+    public var webhooks: any TenantWebhookRepository = SQLTenantWebhookRepository()
+    public var webhookOutbox: any WebhookOutboxRepository = SQLWebhookOutboxRepository()
 
     public init() {}
 }
@@ -37,6 +39,10 @@ public struct ServerServices: Sendable {
     public let notifiers: [any RequestNotifier]
     /// Wakes this node's push dispatcher when notifications are queued.
     let pushWakeup = PushWakeup()
+    /// Wakes this node's webhook dispatcher when events are queued.
+    let webhookWakeup = PushWakeup()
+    /// The HTTP client of every webhook call, shut down when the server stops.
+    let webhookClient = WebhookHTTPClient()
     /// Wakes live streams held by other nodes (PostgreSQL only).
     public let clusterRelay: ClusterRelay
     /// Each tenant's keys for the ID tokens and access tokens it issues.

@@ -14,6 +14,8 @@ public struct NewApproval: Sendable {
     public var lifetime: TimeInterval
     /// Seconds the client must wait between token requests.
     public var interval: Int
+    /// The class the request requires (from `acr_values` and the policies).
+    var required: AuthenticationClass = .confirm
 
     public init(client: Client, user: User, scope: [String], acrValues: [String]?, bindingMessage: String?,
                 context: TransactionDetails.Context, lifetime: TimeInterval, interval: Int) {
@@ -37,6 +39,10 @@ public struct StartedApproval: Sendable {
 public enum ApprovalStartError: Error, Sendable, Equatable {
     case userDisabled
     case noActiveDevice
+    /// The user answered "I did not request this"; requests are refused until then.
+    case suppressed(until: Date)
+    /// The user was sent the tenant's limit of requests in the last minute.
+    case rateLimited(perMinute: Int, retryAfter: Int)
 }
 
 /// The approval loop between relying party and device: creates a request and seals its details
@@ -69,6 +75,9 @@ public struct ApprovalService: Sendable {
     /// Stores a new request and seals its details to each active device of the user.
     public func start(_ request: NewApproval, tenant: Tenant) async throws -> StartedApproval {
         guard request.user.status == .active else { throw ApprovalStartError.userDisabled }
+        if let until = request.user.requestsSuppressedUntil, until > services.now() {
+            throw ApprovalStartError.suppressed(until: until)
+        }
         let devices = try await services.repositories.devices.list(
             userID: request.user.id, after: nil, limit: Self.maximumDevicesPerUser, on: services.database)
         guard !devices.isEmpty else { throw ApprovalStartError.noActiveDevice }
@@ -78,12 +87,15 @@ public struct ApprovalService: Sendable {
         let expires = created.addingTimeInterval(request.lifetime)
         let id = Identifier.make("txn", at: created)
         let authReqID = Secrets.randomBytes(32).base64URLEncodedString
+        let matchNumber = request.required.factor == .numberMatch ? NumberMatching.number() : nil
+        let verification = tenant.policy.verification(
+            for: request.required, choices: matchNumber.map(NumberMatching.choices(including:)))
         let details = TransactionDetails(
             requestID: id, tenant: tenant.slug, user: .init(id: request.user.id, name: request.user.username),
             client: .init(id: request.client.id, name: request.client.name), bindingMessage: request.bindingMessage,
             scope: request.scope, acrValues: request.acrValues, context: request.context,
             requestedAt: Int64(created.timeIntervalSince1970), expiresAt: Int64(expires.timeIntervalSince1970.rounded(.down)),
-            challenge: Secrets.randomBytes(32).base64URLEncodedString)
+            challenge: Secrets.randomBytes(32).base64URLEncodedString, verification: verification)
         let plaintext = try details.canonicalData()
         let deliveries = try devices.map { device in
             ApprovalDelivery(
@@ -97,7 +109,8 @@ public struct ApprovalService: Sendable {
             bindingMessage: request.bindingMessage, details: String(decoding: plaintext, as: UTF8.self),
             detailsDigest: TransactionDetails.digest(of: plaintext), challenge: details.challenge, status: .pending,
             pollInterval: request.interval, lastPolledAt: nil, createdAt: created, expiresAt: expires, decidedAt: nil,
-            decidedByDevice: nil, response: nil, factors: nil, exchangedAt: nil)
+            decidedByDevice: nil, response: nil, factors: nil, exchangedAt: nil, verification: verification,
+            matchNumber: matchNumber)
         // The pushes are queued with the request: both are stored, or neither.
         let pushes = devices.compactMap { device -> PushOutboxEntry? in
             guard let push = device.push, device.pushTokenValid else { return nil }
@@ -105,6 +118,7 @@ public struct ApprovalService: Sendable {
                            expiresAt: expires, at: created)
         }
         try await services.database.transaction { executor in
+            try await checkRate(of: request.user, policy: tenant.policy, now: now, on: executor)
             try await services.repositories.approvals.insert(transaction, deliveries: deliveries, on: executor)
             try await services.repositories.pushOutbox.enqueue(pushes, on: executor)
         }
@@ -140,7 +154,8 @@ public struct ApprovalService: Sendable {
     /// Records the device's signed decision. The checks (signature, request, challenge, digest)
     /// run before the one conditional update that also checks state and expiry, so the first
     /// valid answer wins and every later one gets `already_decided`.
-    public func answer(_ id: String, by device: Device, submission: ApprovalSubmission) async throws -> ApprovalAcknowledgement {
+    public func answer(_ id: String, by device: Device, tenant: Tenant, submission: ApprovalSubmission) async throws
+        -> ApprovalAcknowledgement {
         let (_, transaction) = try await answerable(id, by: device)
         let key = try device.signingKey.signingKey()
         let verified: (response: ApprovalResponse, jws: CompactJWS)
@@ -162,12 +177,17 @@ public struct ApprovalService: Sendable {
         guard !response.factors.isEmpty, response.factors.allSatisfy(Self.isFactorName) else {
             throw ApprovalError.invalidResponse("factors must list how the user was verified, e.g. [\"confirm\"]")
         }
+        let outcome = try await AnswerCheck(services: services).evaluate(
+            response, submission: submission, transaction: transaction, device: device, tenant: tenant)
         let now = services.now()
-        let status: ApprovalTransaction.Status = response.decision == .approve ? .approved : .denied
+        let (status, factors, reason): (ApprovalTransaction.Status, [String], DenyReason?) = switch outcome {
+        case .approve(let factors): (.approved, factors, nil)
+        case .deny(let reason): (.denied, response.factors, reason)
+        }
         let recorded = try await services.database.transaction { executor in
             guard try await services.repositories.approvals.decide(
                 id: transaction.id, status: status, deviceID: device.id, response: submission.response,
-                factors: response.factors, at: now, on: executor) else { return false }
+                factors: factors, reason: reason, at: now, on: executor) else { return false }
             // The other devices' alerts are taken down; pushes not yet sent are not sent.
             let alerted = try await services.repositories.pushOutbox.cancelRequests(
                 transactionID: transaction.id, decidingDevice: device.id, at: now, on: executor)
@@ -178,7 +198,13 @@ public struct ApprovalService: Sendable {
             try await services.audit.record(
                 status == .approved ? "approval.approved" : "approval.denied", actor: "device:\(device.id)",
                 tenantID: transaction.tenantID, target: ("approval", transaction.id),
-                details: ["client_id": transaction.clientID, "user_id": transaction.userID], at: now, on: executor)
+                details: ["client_id": transaction.clientID, "user_id": transaction.userID, "factors": factors.joined(separator: " "),
+                          "reason": reason?.rawValue ?? ""].filter { !$0.value.isEmpty },
+                at: now, on: executor)
+            if reason == .notRequested {
+                try await NotRequestedReport(services: services).record(
+                    transaction, device: device, policy: tenant.policy, at: now, on: executor)
+            }
             return true
         }
         guard recorded else {
@@ -195,7 +221,7 @@ public struct ApprovalService: Sendable {
             services.approvalEvents.publish(.closed(closed), to: deviceID)
         }
         await services.clusterRelay.announceClosed(closed, deviceIDs: deviceIDs)
-        return ApprovalAcknowledgement(requestID: transaction.id, status: status.rawValue, decidedAt: now)
+        return ApprovalAcknowledgement(requestID: transaction.id, status: status.rawValue, decidedAt: now, reason: reason)
     }
 
     /// The delivery of `id` to this device, if the request is still pending and unexpired.
@@ -212,6 +238,17 @@ public struct ApprovalService: Sendable {
     /// Factor names are short lowercase tokens (`confirm`, later `pin`, `biometric`, …).
     private static func isFactorName(_ name: String) -> Bool {
         (1...32).contains(name.utf8.count) && name.utf8.allSatisfy { (0x61...0x7a).contains($0) || $0 == 0x5f }
+    }
+
+    /// Refuses a request past the tenant's per-user limit. The user's row is locked first, so
+    /// that two nodes counting at once cannot both let the sixth request through.
+    private func checkRate(of user: User, policy: AuthenticationPolicy, now: Date, on executor: any SQLExecutor) async throws {
+        let limit = policy.userRequestsPerMinute
+        guard limit > 0 else { return }
+        try await services.repositories.users.lockForRequest(userID: user.id, on: executor)
+        let since = now.addingTimeInterval(-60)
+        let recent = try await services.repositories.approvals.countRequests(userID: user.id, since: since, on: executor)
+        guard recent < limit else { throw ApprovalStartError.rateLimited(perMinute: limit, retryAfter: 60) }
     }
 
     // MARK: - Clean-up

@@ -33,6 +33,12 @@ public struct ApprovalTransaction: Sendable, Equatable {
     public var response: String?
     public var factors: [String]?
     public var exchangedAt: Date?
+    /// What the user must do to approve (nil: confirm).
+    public var verification: TransactionDetails.Verification? = nil
+    /// For number matching: the number the relying party shows.
+    public var matchNumber: Int64? = nil
+    /// For a denial: why.
+    public var denyReason: DenyReason? = nil
 
     public func isExpired(at date: Date) -> Bool { date >= expiresAt }
 }
@@ -58,7 +64,12 @@ public protocol ApprovalTransactionRepository: Sendable {
     func pending(deviceID: String, at date: Date, limit: Int, on executor: any SQLExecutor) async throws -> [PendingRequestEnvelope]
     /// Records the decision if the request is still pending and unexpired at `date`; false otherwise.
     func decide(id: String, status: ApprovalTransaction.Status, deviceID: String, response: String, factors: [String],
-                at date: Date, on executor: any SQLExecutor) async throws -> Bool
+                reason: DenyReason?, at date: Date, on executor: any SQLExecutor) async throws -> Bool
+    /// Lets a PIN stand in for the required factor of a pending request (the custom verifier
+    /// asked for it).
+    func allowPINFallback(id: String, verification: TransactionDetails.Verification, on executor: any SQLExecutor) async throws
+    /// How many requests the user was sent since `date`.
+    func countRequests(userID: String, since date: Date, on executor: any SQLExecutor) async throws -> Int
     /// Records a token request: sets `last_polled_at` and the interval, if `last_polled_at` is
     /// still `previous` (so that of two concurrent polls only one counts as on time).
     func recordPoll(id: String, previous: Date?, at date: Date, interval: Int, on executor: any SQLExecutor) async throws -> Bool
@@ -75,22 +86,25 @@ public struct SQLApprovalTransactionRepository: ApprovalTransactionRepository {
     private static let columns = """
         id, auth_req_id_hash, tenant_id, client_id, user_id, scope, acr_values, binding_message, details, details_sha256,
         challenge, status, poll_interval, last_polled_at, created_at, expires_at, decided_at, decided_by_device,
-        response_jws, factors, exchanged_at
+        response_jws, factors, exchanged_at, verification, match_number, deny_reason
         """
 
     public func insert(_ transaction: ApprovalTransaction, deliveries: [ApprovalDelivery], on executor: any SQLExecutor) async throws {
         try await executor.query(
             """
             INSERT INTO approval_transactions (id, auth_req_id_hash, tenant_id, client_id, user_id, scope, acr_values,
-                binding_message, details, details_sha256, challenge, status, poll_interval, created_at, expires_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                binding_message, details, details_sha256, challenge, status, poll_interval, created_at, expires_at,
+                verification, match_number)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """,
             [.text(transaction.id), .blob(transaction.authReqIDHash), .text(transaction.tenantID),
              .text(transaction.clientID), .text(transaction.userID), .text(transaction.scope.joined(separator: " ")),
              SQLValue(transaction.acrValues?.joined(separator: " ")), SQLValue(transaction.bindingMessage),
              .text(transaction.details), .text(transaction.detailsDigest), .text(transaction.challenge),
              .text(transaction.status.rawValue), SQLValue(transaction.pollInterval), SQLValue(transaction.createdAt),
-             SQLValue(transaction.expiresAt)])
+             SQLValue(transaction.expiresAt),
+             SQLValue(try transaction.verification.map { try JSONValue(encoding: $0).canonicalString }),
+             transaction.matchNumber.map(SQLValue.integer) ?? .null])
         for delivery in deliveries {
             try await executor.query(
                 "INSERT INTO approval_deliveries (device_id, transaction_id, sealed_details) VALUES (?, ?, ?)",
@@ -144,15 +158,30 @@ public struct SQLApprovalTransactionRepository: ApprovalTransactionRepository {
     }
 
     public func decide(id: String, status: ApprovalTransaction.Status, deviceID: String, response: String,
-                       factors: [String], at date: Date, on executor: any SQLExecutor) async throws -> Bool {
+                       factors: [String], reason: DenyReason?, at date: Date, on executor: any SQLExecutor) async throws -> Bool {
         !(try await executor.query(
             """
             UPDATE approval_transactions
-            SET status = ?, decided_at = ?, decided_by_device = ?, response_jws = ?, factors = ?
+            SET status = ?, decided_at = ?, decided_by_device = ?, response_jws = ?, factors = ?, deny_reason = ?
             WHERE id = ? AND status = 'pending' AND expires_at > ? RETURNING id
             """,
             [.text(status.rawValue), SQLValue(date), .text(deviceID), .text(response), .text(factors.joined(separator: " ")),
-             .text(id), SQLValue(date)])).isEmpty
+             SQLValue(reason?.rawValue), .text(id), SQLValue(date)])).isEmpty
+    }
+
+    public func allowPINFallback(id: String, verification: TransactionDetails.Verification,
+                                 on executor: any SQLExecutor) async throws {
+        var widened = verification
+        widened.pinFallback = true
+        try await executor.query(
+            "UPDATE approval_transactions SET verification = ? WHERE id = ? AND status = 'pending'",
+            .text(try JSONValue(encoding: widened).canonicalString), .text(id))
+    }
+
+    public func countRequests(userID: String, since date: Date, on executor: any SQLExecutor) async throws -> Int {
+        Int(try await executor.first(
+            "SELECT COUNT(*) AS n FROM approval_transactions WHERE user_id = ? AND created_at >= ?",
+            .text(userID), SQLValue(date))?.int("n") ?? 0)
     }
 
     public func recordPoll(id: String, previous: Date?, at date: Date, interval: Int,
@@ -206,6 +235,11 @@ public struct SQLApprovalTransactionRepository: ApprovalTransactionRepository {
             createdAt: try row.date("created_at"), expiresAt: try row.date("expires_at"),
             decidedAt: try row.optionalDate("decided_at"), decidedByDevice: try row.optionalString("decided_by_device"),
             response: try row.optionalString("response_jws"), factors: words(try row.optionalString("factors")),
-            exchangedAt: try row.optionalDate("exchanged_at"))
+            exchangedAt: try row.optionalDate("exchanged_at"),
+            verification: try row.optionalString("verification").map {
+                try JSONDecoder().decode(TransactionDetails.Verification.self, from: Data($0.utf8))
+            },
+            matchNumber: try row.optionalInt("match_number"),
+            denyReason: try row.optionalString("deny_reason").flatMap(DenyReason.init(rawValue:)))
     }
 }

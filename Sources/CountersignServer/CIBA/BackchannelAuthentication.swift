@@ -35,20 +35,27 @@ struct BackchannelAuthentication: Sendable {
         let acrValues = try form["acr_values"].map(AcrValues.init)
         let hint = try UserHint(form)
         let user = try await UserHintResolver(services: services).user(for: hint, client: client, issuer: issuer)
+        var approval = NewApproval(
+            client: client, user: user, scope: scope.values, acrValues: acrValues?.values,
+            bindingMessage: bindingMessage?.text, context: context, lifetime: TimeInterval(expiry.seconds),
+            interval: Self.pollInterval)
+        approval.required = RequiredClass(requested: acrValues?.values, client: client, policy: issuer.tenant.policy).value
         let started: StartedApproval
         do {
-            started = try await approvals.start(
-                NewApproval(client: client, user: user, scope: scope.values, acrValues: acrValues?.values,
-                            bindingMessage: bindingMessage?.text, context: context,
-                            lifetime: TimeInterval(expiry.seconds), interval: Self.pollInterval),
-                tenant: issuer.tenant)
+            started = try await approvals.start(approval, tenant: issuer.tenant)
         } catch ApprovalStartError.userDisabled {
             throw BackchannelAuthenticationError.userDisabled
         } catch ApprovalStartError.noActiveDevice {
             throw BackchannelAuthenticationError.noActiveDevice
+        } catch ApprovalStartError.suppressed(let until) {
+            throw BackchannelAuthenticationError.userSuppressed(
+                retryAfter: max(1, Int(until.timeIntervalSince(services.now()).rounded())))
+        } catch ApprovalStartError.rateLimited(let limit, let retryAfter) {
+            throw BackchannelAuthenticationError.userRateLimited(perMinute: limit, retryAfter: retryAfter)
         }
         return BackchannelAuthenticationResponse(
-            authReqID: started.authReqID, expiresIn: expiry.seconds, interval: Self.pollInterval)
+            authReqID: started.authReqID, expiresIn: expiry.seconds, interval: Self.pollInterval,
+            matchNumber: started.transaction.matchNumber)
     }
 
     /// Where the request came from, for the details the user sees: the peer address of the
@@ -59,14 +66,18 @@ struct BackchannelAuthentication: Sendable {
     }
 }
 
-/// The acknowledgement of CIBA §7.3.
+/// The acknowledgement of CIBA §7.3, and for number matching the number the relying party
+/// shows its user (`match_number`, an extension member: CIBA §7.3 lets clients ignore members
+/// they do not know).
 struct BackchannelAuthenticationResponse: Encodable, Sendable {
     let authReqID: String
     let expiresIn: Int
     let interval: Int
+    let matchNumber: Int64?
 
     enum CodingKeys: String, CodingKey {
         case interval
+        case matchNumber = "match_number"
         case authReqID = "auth_req_id"
         case expiresIn = "expires_in"
     }

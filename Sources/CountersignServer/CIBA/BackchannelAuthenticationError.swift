@@ -18,6 +18,8 @@ enum BackchannelAuthenticationError: OAuthFailure, Equatable {
     case unknownUser
     case userDisabled
     case noActiveDevice
+    case userSuppressed(retryAfter: Int)
+    case userRateLimited(perMinute: Int, retryAfter: Int)
 
     var oauthError: OAuthError {
         switch self {
@@ -59,6 +61,13 @@ enum BackchannelAuthenticationError: OAuthFailure, Equatable {
             OAuthError(.accessDenied, "the user is disabled")
         case .noActiveDevice:
             OAuthError(.accessDenied, "the user has no active device to approve on")
+        case .userSuppressed(let retryAfter):
+            OAuthError(.accessDenied,
+                       "the user reported a request they did not make; new requests are refused for \(retryAfter) more seconds",
+                       retryAfter: retryAfter)
+        case .userRateLimited(let limit, let retryAfter):
+            OAuthError(.accessDenied, "the user was sent \(limit) requests in the last minute, the most allowed",
+                       retryAfter: retryAfter)
         }
     }
 }

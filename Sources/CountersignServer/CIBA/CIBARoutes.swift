@@ -40,6 +40,11 @@ struct CIBARoutes: Sendable {
                     try OAuthResponse.json(try await grant.exchange(form, client: client, issuer: issuer))
                 }
             }
+            router.post("\(prefix)/totp/verify") { request, context in
+                try await self.oauth("totp", request, context) { form, client, issuer in
+                    try OAuthResponse.json(try await TOTPVerification(services: services).verify(form, client: client, issuer: issuer))
+                }
+            }
             router.post("\(prefix)/bc-authorize/receipt") { request, context in
                 try await self.oauth("receipt", request, context) { form, client, _ in
                     try OAuthResponse.json(try await ApprovalReceipt.of(form, client: client, services: services))

@@ -23,6 +23,8 @@ public struct OAuthError: Error, Sendable, Equatable, HTTPResponseError {
         case authorizationPending = "authorization_pending"
         case slowDown = "slow_down"
         case expiredToken = "expired_token"
+        /// `POST /totp/verify`: the one-time code is wrong or was already used.
+        case invalidCode = "invalid_code"
     }
 
     public var code: Code
@@ -31,12 +33,15 @@ public struct OAuthError: Error, Sendable, Equatable, HTTPResponseError {
     public let errorDescription: String
     /// The realm of the `WWW-Authenticate` challenge a 401 carries: the tenant's issuer.
     public var realm: String?
+    /// Seconds after which the same request may succeed (`Retry-After`, RFC 9110 §10.2.3).
+    public var retryAfter: Int?
 
     /// `status` defaults to what CIBA §13 and RFC 6749 §5.2 give the code at the backchannel
     /// endpoint: 401 for `invalid_client`, 403 for `access_denied`, 400 for everything else.
     /// The token endpoint answers `access_denied` with 400 (CIBA §11), and says so.
-    public init(_ code: Code, _ description: String, status: HTTPResponse.Status? = nil) {
+    public init(_ code: Code, _ description: String, status: HTTPResponse.Status? = nil, retryAfter: Int? = nil) {
         self.code = code
+        self.retryAfter = retryAfter
         self.status = status ?? Self.defaultStatus(code)
         self.errorDescription = Self.sanitized(description)
     }
@@ -67,6 +72,7 @@ public struct OAuthError: Error, Sendable, Equatable, HTTPResponseError {
             // RFC 9110 §15.5.2: a 401 names the scheme the client may authenticate with.
             fields[.wwwAuthenticate] = "Basic realm=\"\(Self.sanitized(realm ?? "countersign"))\""
         }
+        if let retryAfter { fields[.retryAfter] = String(retryAfter) }
         let body = ["error": code.rawValue, "error_description": errorDescription]
         return Response(status: status, headers: fields,
                         body: .init(byteBuffer: ByteBuffer(data: try JSON.encode(body))))

@@ -28,6 +28,21 @@ public struct Device: Sendable, Equatable {
     public var pushTokenUpdatedAt: Date? = nil
     /// Why the push provider refused the current token, when it did.
     public var pushTokenError: String? = nil
+    /// The public key derived from the user's PIN on the device (`pin` factor).
+    public var pinKey: ECPublicJWK? = nil
+    /// Wrong PINs in a row.
+    public var pinFailures: Int = 0
+    /// The key the device's platform releases only after a biometric check (`biometric` factor).
+    public var biometricKey: ECPublicJWK? = nil
+    /// Whether the device holds a TOTP seed.
+    public var hasTOTP: Bool = false
+    /// Why a deleted device was deleted, when it was for a reason the device should be told.
+    public var deregisteredReason: DeregistrationNotice.Reason? = nil
+
+    /// The factor keys and seeds the server holds for the device.
+    public var enrolledFactors: DeviceDescription.EnrolledFactors {
+        .init(pin: pinKey != nil, biometric: biometricKey != nil, totp: hasTOTP)
+    }
 
     /// The last characters of the push token: enough to tell tokens apart in a list.
     public var pushStatus: DeviceDescription.PushStatus? {
@@ -46,6 +61,7 @@ public struct DeviceRecord: Codable, Sendable {
     public var status: Device.Status
     public var signingKeyThumbprint: String
     public var push: DeviceDescription.PushStatus?
+    public var factors: DeviceDescription.EnrolledFactors
     public var createdAt: Date
     public var lastSeenAt: Date?
     public var deletedAt: Date?
@@ -59,13 +75,14 @@ public struct DeviceRecord: Codable, Sendable {
         status = device.status
         signingKeyThumbprint = device.signingKey.thumbprint
         push = device.pushStatus
+        factors = device.enrolledFactors
         createdAt = device.createdAt
         lastSeenAt = device.lastSeenAt
         deletedAt = device.deletedAt
     }
 
     enum CodingKeys: String, CodingKey {
-        case id, name, platform, status, push
+        case id, name, platform, status, push, factors
         case tenantID = "tenant_id"
         case userID = "user_id"
         case signingKeyThumbprint = "signing_key_thumbprint"
@@ -77,6 +94,8 @@ public struct DeviceRecord: Codable, Sendable {
 
 public protocol DeviceRepository: Sendable {
     func insert(_ device: Device, on executor: any SQLExecutor) async throws
+    /// Inserts a device with its TOTP seed, sealed under the master key, if it has one.
+    func insert(_ device: Device, totpSeed: Data?, on executor: any SQLExecutor) async throws
     func find(id: String, on executor: any SQLExecutor) async throws -> Device?
     func list(userID: String, after cursor: String?, limit: Int, on executor: any SQLExecutor) async throws -> [Device]
     /// The devices with these ids that exist, by id.
@@ -91,6 +110,16 @@ public protocol DeviceRepository: Sendable {
     /// token registered after that is a new one). False if nothing changed.
     func invalidatePushToken(id: String, token: String, reason: String, registeredBefore: Date?, at date: Date,
                              on executor: any SQLExecutor) async throws -> Bool
+    /// Counts a wrong PIN; at `limit` wrong PINs in a row the device is deleted with the reason
+    /// `pin_attempts_exceeded`. Nil if the device was not active.
+    func recordPINFailure(id: String, limit: Int, at date: Date, on executor: any SQLExecutor) async throws -> PINFailure?
+    /// Clears the count of wrong PINs after a right one.
+    func resetPINFailures(id: String, on executor: any SQLExecutor) async throws
+    func setPINKey(id: String, _ key: ECPublicJWK, at date: Date, on executor: any SQLExecutor) async throws
+    /// The sealed TOTP seed and last accepted step of each of the user's active devices that has one.
+    func totpSeeds(userID: String, on executor: any SQLExecutor) async throws -> [(deviceID: String, sealed: Data, lastStep: Int64?)]
+    /// Records `step` as used on the device, if no later or equal step was; false otherwise.
+    func acceptTOTPStep(id: String, step: Int64, on executor: any SQLExecutor) async throws -> Bool
     /// Records a request nonce; false if the device has used it before (a replay).
     func recordNonce(deviceID: String, nonce: String, expiresAt: Date, on executor: any SQLExecutor) async throws -> Bool
     func purgeNonces(before date: Date, on executor: any SQLExecutor) async throws
@@ -101,23 +130,77 @@ public struct SQLDeviceRepository: DeviceRepository {
 
     private static let columns = """
         id, tenant_id, user_id, name, platform, signing_key_jwk, encryption_key_jwk, push_provider, push_token,
-        push_token_valid, status, created_at, updated_at, last_seen_at, deleted_at, push_token_updated_at, push_token_error
+        push_token_valid, status, created_at, updated_at, last_seen_at, deleted_at, push_token_updated_at, push_token_error,
+        pin_key_jwk, pin_failures, biometric_key_jwk, CASE WHEN totp_seed_sealed IS NULL THEN 0 ELSE 1 END AS has_totp, deregistered_reason
         """
 
     public func insert(_ device: Device, on executor: any SQLExecutor) async throws {
+        try await insert(device, totpSeed: nil, on: executor)
+    }
+
+    public func insert(_ device: Device, totpSeed: Data?, on executor: any SQLExecutor) async throws {
         try await executor.query(
             """
             INSERT INTO devices (id, tenant_id, user_id, name, platform, signing_key_jwk, signing_key_thumbprint,
                 encryption_key_jwk, push_provider, push_token, push_token_valid, status, created_at, updated_at,
-                push_token_updated_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                push_token_updated_at, pin_key_jwk, biometric_key_jwk, totp_seed_sealed)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """,
             [.text(device.id), .text(device.tenantID), .text(device.userID), .text(device.name),
              .text(device.platform.rawValue), .text(try JSONValue(encoding: device.signingKey).canonicalString),
              .text(device.signingKey.thumbprint), .text(try JSONValue(encoding: device.encryptionKey).canonicalString),
              SQLValue(device.push?.provider.rawValue), SQLValue(device.push?.token), SQLValue(device.pushTokenValid),
              .text(device.status.rawValue), SQLValue(device.createdAt), SQLValue(device.updatedAt),
-             SQLValue(device.push == nil ? nil : device.pushTokenUpdatedAt ?? device.createdAt)])
+             SQLValue(device.push == nil ? nil : device.pushTokenUpdatedAt ?? device.createdAt),
+             SQLValue(try device.pinKey.map { try JSONValue(encoding: $0).canonicalString }),
+             SQLValue(try device.biometricKey.map { try JSONValue(encoding: $0).canonicalString }),
+             totpSeed.map(SQLValue.blob) ?? .null])
+    }
+
+    public func recordPINFailure(id: String, limit: Int, at date: Date, on executor: any SQLExecutor) async throws -> PINFailure? {
+        guard let row = try await executor.query(
+            "UPDATE devices SET pin_failures = pin_failures + 1 WHERE id = ? AND status = 'active' RETURNING pin_failures",
+            [.text(id)]).first else { return nil }
+        let failures = Int(try row.int("pin_failures"))
+        guard failures >= limit else { return .wrong(attemptsRemaining: limit - failures) }
+        try await executor.query(
+            """
+            UPDATE devices SET status = 'deleted', deleted_at = ?, updated_at = ?, push_token = NULL, push_provider = NULL,
+                deregistered_reason = ?
+            WHERE id = ? AND status = 'active'
+            """,
+            SQLValue(date), SQLValue(date), .text(DeregistrationNotice.Reason.pinAttemptsExceeded.rawValue), .text(id))
+        return .limitReached
+    }
+
+    public func resetPINFailures(id: String, on executor: any SQLExecutor) async throws {
+        try await executor.query("UPDATE devices SET pin_failures = 0 WHERE id = ? AND pin_failures <> 0", .text(id))
+    }
+
+    public func setPINKey(id: String, _ key: ECPublicJWK, at date: Date, on executor: any SQLExecutor) async throws {
+        try await executor.query(
+            "UPDATE devices SET pin_key_jwk = ?, pin_failures = 0, updated_at = ? WHERE id = ?",
+            .text(try JSONValue(encoding: key).canonicalString), SQLValue(date), .text(id))
+    }
+
+    public func totpSeeds(userID: String, on executor: any SQLExecutor) async throws
+        -> [(deviceID: String, sealed: Data, lastStep: Int64?)] {
+        try await executor.query(
+            """
+            SELECT id, totp_seed_sealed, totp_last_step FROM devices
+            WHERE user_id = ? AND status = 'active' AND totp_seed_sealed IS NOT NULL ORDER BY id
+            """,
+            [.text(userID)]
+        ).map { row in (try row.string("id"), try row.data("totp_seed_sealed"), try row.optionalInt("totp_last_step")) }
+    }
+
+    public func acceptTOTPStep(id: String, step: Int64, on executor: any SQLExecutor) async throws -> Bool {
+        !(try await executor.query(
+            """
+            UPDATE devices SET totp_last_step = ?
+            WHERE id = ? AND status = 'active' AND (totp_last_step IS NULL OR totp_last_step < ?) RETURNING id
+            """,
+            [.integer(step), .text(id), .integer(step)])).isEmpty
     }
 
     public func find(id: String, on executor: any SQLExecutor) async throws -> Device? {
@@ -213,6 +296,21 @@ public struct SQLDeviceRepository: DeviceRepository {
             createdAt: try row.date("created_at"), updatedAt: try row.date("updated_at"),
             lastSeenAt: try row.optionalDate("last_seen_at"), deletedAt: try row.optionalDate("deleted_at"),
             pushTokenUpdatedAt: try row.optionalDate("push_token_updated_at"),
-            pushTokenError: try row.optionalString("push_token_error"))
+            pushTokenError: try row.optionalString("push_token_error"),
+            pinKey: try row.optionalString("pin_key_jwk").map { try decoder.decode(ECPublicJWK.self, from: Data($0.utf8)) },
+            pinFailures: Int(try row.int("pin_failures")),
+            biometricKey: try row.optionalString("biometric_key_jwk").map {
+                try decoder.decode(ECPublicJWK.self, from: Data($0.utf8))
+            },
+            hasTOTP: try row.bool("has_totp"),
+            deregisteredReason: try row.optionalString("deregistered_reason").flatMap(DeregistrationNotice.Reason.init(rawValue:)))
     }
+}
+
+/// What a wrong PIN did.
+public enum PINFailure: Sendable, Equatable {
+    /// Counted; this many more wrong PINs are allowed.
+    case wrong(attemptsRemaining: Int)
+    /// That was the last: the device is deleted.
+    case limitReached
 }

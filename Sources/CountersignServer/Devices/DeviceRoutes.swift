@@ -71,20 +71,30 @@ struct DeviceRoutes: Sendable {
                 }
             }
             router.post("\(prefix)/requests/{id}/response") { request, context in
-                try await self.signed(request, context) { device, _, body in
+                try await self.signed(request, context) { device, tenant, body in
                     let id = try context.parameters.require("id")
                     let submission = try JSON.decode(ApprovalSubmission.self, from: body)
                     return try await Self.answering {
-                        try JSON.response(try await approvals.answer(id, by: device, submission: submission))
+                        try JSON.response(try await approvals.answer(id, by: device, tenant: tenant, submission: submission))
+                    }
+                }
+            }
+            router.put("\(prefix)/self/pin") { request, context in
+                try await self.signed(request, context) { device, tenant, body in
+                    let change = try JSON.decode(PINChange.self, from: body)
+                    return try await Self.answering {
+                        try JSON.response(try await selfService.changePIN(device, change, tenant: tenant))
                     }
                 }
             }
         }
     }
 
-    /// Turns an `ApprovalError` into its wire error.
+    /// Turns an `ApprovalError` or a `FactorError` into its wire error.
     private static func answering(_ body: () async throws -> Response) async throws -> Response {
-        do { return try await body() } catch let error as ApprovalError { throw error.apiError }
+        do { return try await body() } catch let error as ApprovalError { throw error.apiError } catch let error as FactorError {
+            throw error.apiError
+        }
     }
 
     private func tenant(_ context: CountersignRequestContext) async throws -> Tenant {
@@ -140,9 +150,13 @@ struct DeviceRoutes: Sendable {
         var notice: String?
         if error == .unknownDevice || error == .deviceDeregistered,
            let signature = try? DeviceRequestSignature.parse(authorizationHeader: request.headers[.authorization]) {
+            let reason: DeregistrationNotice.Reason? = if error == .deviceDeregistered {
+                try await services.repositories.devices.find(id: signature.deviceID, on: services.database)?
+                    .deregisteredReason ?? .deviceRemoved
+            } else { nil }
             notice = try DeregistrationNotice(
                 deviceID: signature.deviceID, status: error == .unknownDevice ? .unknown : .deleted,
-                requestNonce: signature.nonce, issuedAt: Int64(services.now().timeIntervalSince1970)
+                requestNonce: signature.nonce, issuedAt: Int64(services.now().timeIntervalSince1970), reason: reason
             ).sign(with: try await services.tenantService.signingKey(for: tenant))
         }
         return APIError(.unauthorized, error.code, error.description, deregistration: notice,

@@ -20,7 +20,27 @@ public struct DeviceSelfService: Sendable {
             deviceID: current.id, tenant: tenant.slug,
             user: EnrolledUser(id: user.id, username: user.username, displayName: user.displayName),
             name: current.name, platform: current.platform, status: current.status.rawValue, push: current.pushStatus,
-            createdAt: current.createdAt, lastSeenAt: current.lastSeenAt)
+            createdAt: current.createdAt, lastSeenAt: current.lastSeenAt, factors: current.enrolledFactors)
+    }
+
+    /// Replaces the PIN key, proved by a signature of the current one; a wrong current PIN
+    /// counts like a wrong PIN on an answer.
+    func changePIN(_ device: Device, _ change: PINChange, tenant: Tenant) async throws -> DeviceDescription {
+        guard device.pinKey != nil else { throw FactorError.factorNotEnrolled(.pin) }
+        do { _ = try change.pinKey.signingKey() } catch {
+            throw APIError(.badRequest, .invalidKey, "pin_key: \(error.description)")
+        }
+        try await PINVerifier(services: services).check(
+            change.pinSignature, over: FactorProof.pinChangeMessage(deviceID: device.id, newKey: change.pinKey),
+            device: device, tenant: tenant)
+        let date = services.now()
+        try await services.database.transaction { executor in
+            try await devices.setPINKey(id: device.id, change.pinKey, at: date, on: executor)
+            try await services.audit.record(
+                "device.pin_changed", actor: "device:\(device.id)", tenantID: tenant.id, target: ("device", device.id),
+                at: date, on: executor)
+        }
+        return try await describe(try await reloaded(device), tenant: tenant)
     }
 
     public func rename(_ device: Device, to rawName: String, tenant: Tenant) async throws -> DeviceDescription {

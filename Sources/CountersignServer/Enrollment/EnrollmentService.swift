@@ -50,6 +50,7 @@ public struct EnrollmentService: Sendable {
         do { _ = try encryptionKey.agreementKey() } catch {
             throw EnrollmentError.invalidKey("encryption_key: \(error.description)")
         }
+        try Self.checkFactorKeys(request)
         guard let name = DeviceName.validate(request.deviceName) else {
             throw EnrollmentError.invalidRequest(
                 "device_name must be 1 to \(DeviceName.maximumLength) characters without control characters")
@@ -67,7 +68,12 @@ public struct EnrollmentService: Sendable {
         let device = Device(
             id: Identifier.make("dev", at: date), tenantID: tenant.id, userID: user.id, name: name,
             platform: request.platform, signingKey: request.signingKey, encryptionKey: encryptionKey, push: request.push,
-            pushTokenValid: true, status: .active, createdAt: date, updatedAt: date)
+            pushTokenValid: true, status: .active, createdAt: date, updatedAt: date, pinKey: request.pinKey,
+            biometricKey: request.biometricKey, hasTOTP: request.totp == true && tenant.policy.totp)
+        // The seed goes to the device sealed to its HPKE key, and is kept here sealed under the
+        // master key: the server must recompute codes, so it cannot keep a hash.
+        let totpSeed = device.hasTOTP ? Secrets.randomBytes(20) : nil
+        let sealedSeed = try totpSeed.map { try services.sealer.seal($0, context: Self.totpContext(device.id)) }
         try await services.database.transaction { executor in
             guard try await repositories.tickets.redeem(id: ticket.id, deviceID: device.id, at: date, on: executor) else {
                 // Another redemption or a revocation came first: say which.
@@ -77,26 +83,55 @@ public struct EnrollmentService: Sendable {
                 throw EnrollmentError.ticketUsed
             }
             do {
-                try await repositories.devices.insert(device, on: executor)
+                try await repositories.devices.insert(device, totpSeed: sealedSeed, on: executor)
             } catch StorageError.uniqueViolation {
                 throw EnrollmentError.invalidKey("this signing key is already enrolled; generate a new key for each enrollment")
             }
             try await services.audit.record(
                 "device.enrolled", actor: "device:\(device.id)", tenantID: tenant.id, target: ("device", device.id),
-                details: ["user_id": user.id, "ticket_id": ticket.id, "platform": device.platform.rawValue, "name": name],
+                details: ["user_id": user.id, "ticket_id": ticket.id, "platform": device.platform.rawValue, "name": name,
+                          "factors": Self.factorNames(device)],
                 at: date, on: executor)
+        }
+        let totp = try totpSeed.map { seed in
+            TOTPEnrollment(
+                algorithm: .sha1, digits: Int64(TOTPVerification.digits), period: Int64(TOTPVerification.period),
+                sealedSeed: try SealedDetails.sealTOTPSeed(seed, to: try encryptionKey.agreementKey(), deviceID: device.id))
         }
         let receipt = EnrollmentReceipt(
             deviceID: device.id, tenant: tenant.slug, server: request.audience,
             user: EnrolledUser(id: user.id, username: user.username, displayName: user.displayName),
             deviceName: name, platform: device.platform,
             requestDigest: Data(SHA256.hash(data: Data(proof.serialized.utf8))).base64URLEncodedString,
-            issuedAt: Int64(date.timeIntervalSince1970))
+            issuedAt: Int64(date.timeIntervalSince1970), totpDigest: try totp?.digest())
         let key = try await services.tenantService.signingKey(for: tenant)
         let signed = try CompactJWS.sign(
             header: ["typ": .string(EnrollmentReceipt.type), "jwk": try JSONValue(encoding: tenant.signingKey)],
             payload: try JSONValue(encoding: receipt).canonicalData, signer: key)
-        return EnrollmentResponse(enrollmentReceipt: signed.serialized)
+        return EnrollmentResponse(enrollmentReceipt: signed.serialized, totp: totp)
+    }
+
+    static func totpContext(_ deviceID: String) -> String { "totp-seed:\(deviceID)" }
+
+    /// The PIN and biometric keys must be P-256 keys, distinct from each other and from the
+    /// device key: one key standing for two factors would prove only one.
+    private static func checkFactorKeys(_ request: EnrollmentRequest) throws(EnrollmentError) {
+        for (field, key) in [("pin_key", request.pinKey), ("biometric_key", request.biometricKey)] {
+            guard let key else { continue }
+            do { _ = try key.signingKey() } catch { throw .invalidKey("\(field): \(error.description)") }
+            guard key != request.signingKey, key != request.encryptionKey else {
+                throw .invalidKey("\(field) must be a key of its own, not the signing or encryption key")
+            }
+        }
+        if let pin = request.pinKey, pin == request.biometricKey {
+            throw .invalidKey("pin_key and biometric_key must be different keys")
+        }
+    }
+
+    private static func factorNames(_ device: Device) -> String {
+        let factors = device.enrolledFactors
+        return [factors.pin ? "pin" : nil, factors.biometric ? "biometric" : nil, factors.totp ? "totp" : nil]
+            .compactMap { $0 }.joined(separator: " ")
     }
 
     /// The request inside the proof, after checking that the key in the header signed it and

@@ -1,3 +1,4 @@
+import CountersignCore
 import Foundation
 
 /// What an approval proves about how the user authenticated, in the terms of OpenID Connect:
@@ -5,33 +6,50 @@ import Foundation
 ///
 /// Every approval is a signature by a key that was generated on an enrolled device and never
 /// left it: proof of possession, `pop` (RFC 8176 §2; `hwk` or `swk` would claim to know where
-/// the key lives, which the server cannot tell). The factors the device reports add the
-/// user's part: `confirm` — the user looked at the request and tapped approve — is a user
-/// presence test, `user`. Factors the server does not know add nothing.
+/// the key lives, which the server cannot tell). The factors add the user's part: a tap or a
+/// matched number is a user-presence test (`user`), a PIN is `pin`, a biometric check is
+/// `face` or `fpt` when the device says which (else `user`). A PIN or a biometric check beside
+/// the device key is a second factor of another kind: `mfa`. The app's own authenticator adds
+/// nothing the server can name.
 ///
-/// Countersign defines one class, `urn:countersign:acr:device-approval`: "the user approved
-/// this request, as shown, on a device enrolled to them". It is the `acr` of every ID token.
-/// A requested `acr_values` list is voluntary (OpenID Connect Core §3.1.2.1): the ID token
-/// names the first requested class that the approval satisfies, and otherwise the class it
-/// achieved.
+/// The `acr` is the class of what the answer actually used (`AuthenticationClass`): the class
+/// the request required when its factor was used, else the strongest factor used (a PIN that
+/// stood in for a biometric check gives the PIN class).
 struct AuthenticationContext: Sendable, Equatable {
-    static let deviceApproval = "urn:countersign:acr:device-approval"
     /// The classes Countersign can satisfy, for discovery.
-    static let supportedClasses = [deviceApproval]
-
-    /// The RFC 8176 method each known device factor stands for.
-    private static let factorMethods = ["confirm": "user"]
+    static let supportedClasses = AuthenticationClass.all.map(\.urn)
 
     let acr: String
     let amr: [String]
 
-    init(factors: [String], requestedClasses: [String]?) {
+    init(factors: [String], required: Factor?, biometry: String? = nil) {
+        let used = factors.compactMap(Factor.init(rawValue:))
         var methods = ["pop"]
-        for factor in factors {
-            if let method = Self.factorMethods[factor], !methods.contains(method) { methods.append(method) }
+        func add(_ method: String) { if !methods.contains(method) { methods.append(method) } }
+        for factor in used {
+            switch factor {
+            case .confirm, .numberMatch: add("user")
+            case .pin: add("pin")
+            case .biometric: add(biometry == "face" ? "face" : biometry == "fingerprint" ? "fpt" : "user")
+            case .custom: break
+            }
         }
+        if used.contains(.pin) || used.contains(.biometric) { add("mfa") }
         amr = methods
-        let achieved = Self.supportedClasses
-        acr = requestedClasses?.first { achieved.contains($0) } ?? Self.deviceApproval
+        let achieved: Factor = if let required, used.contains(required) {
+            required
+        } else {
+            used.max() ?? .confirm
+        }
+        acr = AuthenticationClass(factor: achieved).urn
+    }
+
+    /// The context of a decided request, reading the biometry kind from its signed answer.
+    init(of transaction: ApprovalTransaction) {
+        let biometry = transaction.response
+            .flatMap { try? CompactJWS(parsing: $0) }
+            .flatMap { try? JSONValue(parsing: $0.payload) }?["biometry"]?.stringValue
+        self.init(factors: transaction.factors ?? [], required: transaction.verification?.factor ?? .confirm,
+                  biometry: biometry)
     }
 }

@@ -24,7 +24,7 @@ struct TokenIssuer: Sendable {
         let key = try await keys.keySet(for: issuer.tenant).current
         let issuedAt = Int64(date.timeIntervalSince1970.rounded(.down))
         let authTime = Int64((transaction.decidedAt ?? date).timeIntervalSince1970.rounded(.down))
-        let context = AuthenticationContext(factors: transaction.factors ?? [], requestedClasses: transaction.acrValues)
+        let context = AuthenticationContext(of: transaction)
         let scope = transaction.scope.joined(separator: " ")
         let common: [String: JSONValue] = [
             "iss": .string(issuer.identifier), "sub": .string(transaction.userID), "aud": .string(client.id),

@@ -238,6 +238,78 @@ public enum Migrations {
             WHERE tenant_id IS NULL AND revoked_at IS NULL AND (' ' || rights || ' ') LIKE '% tenants:manage %'
             """,
         ]),
+        Migration(version: 4, name: "factors", statements: [
+            // The keys of the PIN and biometric factors (public halves only), the server's count
+            // of wrong PINs in a row, and the TOTP seed (sealed) with the last step accepted.
+            "ALTER TABLE devices ADD COLUMN pin_key_jwk TEXT",
+            "ALTER TABLE devices ADD COLUMN pin_failures BIGINT NOT NULL DEFAULT 0",
+            "ALTER TABLE devices ADD COLUMN biometric_key_jwk TEXT",
+            "ALTER TABLE devices ADD COLUMN totp_seed_sealed BLOB",
+            "ALTER TABLE devices ADD COLUMN totp_last_step BIGINT",
+            "ALTER TABLE devices ADD COLUMN deregistered_reason TEXT",
+            // The tenant's authentication policy (JSON, `AuthenticationPolicy`); NULL: defaults.
+            "ALTER TABLE tenants ADD COLUMN authentication_policy TEXT",
+            // A client's default and minimum authentication context class.
+            "ALTER TABLE clients ADD COLUMN default_acr TEXT",
+            "ALTER TABLE clients ADD COLUMN minimum_acr TEXT",
+            // What a request requires (`TransactionDetails.Verification`, JSON), the number the
+            // relying party shows, and why a denial was a denial.
+            "ALTER TABLE approval_transactions ADD COLUMN verification TEXT",
+            "ALTER TABLE approval_transactions ADD COLUMN match_number BIGINT",
+            "ALTER TABLE approval_transactions ADD COLUMN deny_reason TEXT",
+            "CREATE INDEX approval_transactions_user_created ON approval_transactions (user_id, created_at)",
+            // A user who said "I did not request this" gets no new requests until then; wrong
+            // TOTP codes in a row, and until when TOTP is locked for the user.
+            "ALTER TABLE users ADD COLUMN requests_suppressed_until BIGINT",
+            "ALTER TABLE users ADD COLUMN totp_failures BIGINT NOT NULL DEFAULT 0",
+            "ALTER TABLE users ADD COLUMN totp_locked_until BIGINT",
+            // Each tenant's webhooks: the custom-factor verifier and the event receiver.
+            """
+            CREATE TABLE tenant_webhooks (
+                tenant_id TEXT NOT NULL REFERENCES tenants(id) ON DELETE CASCADE,
+                purpose TEXT NOT NULL,
+                url TEXT NOT NULL,
+                secret_sealed BLOB NOT NULL,
+                created_at BIGINT NOT NULL,
+                updated_at BIGINT NOT NULL,
+                PRIMARY KEY (tenant_id, purpose)
+            )
+            """,
+            // Events for a tenant's event receiver, written in the transaction of what they
+            // report and delivered by the webhook dispatcher, with retries.
+            """
+            CREATE TABLE webhook_outbox (
+                id TEXT PRIMARY KEY,
+                tenant_id TEXT NOT NULL REFERENCES tenants(id) ON DELETE CASCADE,
+                event TEXT NOT NULL,
+                payload TEXT NOT NULL,
+                status TEXT NOT NULL,
+                attempts BIGINT NOT NULL DEFAULT 0,
+                next_attempt_at BIGINT NOT NULL,
+                last_error TEXT,
+                created_at BIGINT NOT NULL,
+                updated_at BIGINT NOT NULL,
+                sent_at BIGINT
+            )
+            """,
+            "CREATE INDEX webhook_outbox_due ON webhook_outbox (status, next_attempt_at)",
+            // System keys that manage tenants could change everything about a tenant before
+            // its authentication policy had a right of its own.
+            """
+            UPDATE admin_keys SET rights = rights || ' authentication-policy:manage'
+            WHERE tenant_id IS NULL AND revoked_at IS NULL AND (' ' || rights || ' ') LIKE '% tenants:manage %'
+            """,
+        ]),
+        Migration(version: 5, name: "webhooks", statements: [
+            // The deliveries view lists a tenant's events newest first.
+            "CREATE INDEX webhook_outbox_tenant ON webhook_outbox (tenant_id, id)",
+            // System keys that manage tenants (the bootstrap key among them) hold every right
+            // that existed when they were made; without this no key could set a webhook.
+            """
+            UPDATE admin_keys SET rights = rights || ' webhooks:manage'
+            WHERE tenant_id IS NULL AND revoked_at IS NULL AND (' ' || rights || ' ') LIKE '% tenants:manage %'
+            """,
+        ]),
     ]
 
     /// Applies every migration the database lacks, in order. On PostgreSQL an advisory lock

@@ -12,6 +12,8 @@ public struct Tenant: Sendable, Equatable {
     public var signingKey: ECPublicJWK
     public var createdAt: Date
     public var updatedAt: Date
+    /// How the tenant's users approve (`AuthenticationPolicy`).
+    public var policy = AuthenticationPolicy()
 }
 
 /// A tenant slug: lower-case letters, digits and hyphens, 2–40 characters, starting with a
@@ -38,13 +40,14 @@ public protocol TenantRepository: Sendable {
     func sealedSigningKey(tenantID: String, on executor: any SQLExecutor) async throws -> Data?
     func list(after cursor: String?, limit: Int, on executor: any SQLExecutor) async throws -> [Tenant]
     func update(_ tenant: Tenant, on executor: any SQLExecutor) async throws
+    func setPolicy(tenantID: String, _ policy: AuthenticationPolicy, at date: Date, on executor: any SQLExecutor) async throws
     func delete(id: String, on executor: any SQLExecutor) async throws
 }
 
 public struct SQLTenantRepository: TenantRepository {
     public init() {}
 
-    private static let columns = "id, slug, display_name, is_default, signing_key_jwk, created_at, updated_at"
+    private static let columns = "id, slug, display_name, is_default, signing_key_jwk, created_at, updated_at, authentication_policy"
 
     public func insert(_ tenant: Tenant, sealedSigningKey: Data, on executor: any SQLExecutor) async throws {
         try await executor.query(
@@ -83,16 +86,26 @@ public struct SQLTenantRepository: TenantRepository {
             .text(tenant.displayName), SQLValue(tenant.updatedAt), .text(tenant.id))
     }
 
+    public func setPolicy(tenantID: String, _ policy: AuthenticationPolicy, at date: Date,
+                          on executor: any SQLExecutor) async throws {
+        try await executor.query(
+            "UPDATE tenants SET authentication_policy = ?, updated_at = ? WHERE id = ?",
+            .text(try JSONValue(encoding: policy).canonicalString), SQLValue(date), .text(tenantID))
+    }
+
     public func delete(id: String, on executor: any SQLExecutor) async throws {
         try await executor.query("DELETE FROM tenants WHERE id = ?", .text(id))
     }
 
     static func decode(_ row: SQLRow) throws -> Tenant {
         let jwkText = try row.string("signing_key_jwk")
+        let policy = try row.optionalString("authentication_policy").map {
+            try JSONDecoder().decode(AuthenticationPolicy.self, from: Data($0.utf8))
+        } ?? AuthenticationPolicy()
         return Tenant(
             id: try row.string("id"), slug: try row.string("slug"), displayName: try row.string("display_name"),
             isDefault: try row.bool("is_default"),
             signingKey: try JSONDecoder().decode(ECPublicJWK.self, from: Data(jwkText.utf8)),
-            createdAt: try row.date("created_at"), updatedAt: try row.date("updated_at"))
+            createdAt: try row.date("created_at"), updatedAt: try row.date("updated_at"), policy: policy)
     }
 }

@@ -1,0 +1,124 @@
+import CountersignCore
+import Foundation
+
+/// What a device's answer decides, once its factors have been checked.
+enum AnswerOutcome: Sendable, Equatable {
+    /// Approved, with the factors that proved it.
+    case approve(factors: [String])
+    /// Denied, by the user or because a factor said no (a wrong number, a rejected custom answer).
+    case deny(DenyReason)
+}
+
+/// The checks of an answer beyond the device signature, one rule each, in the order that
+/// spends least on a bad answer: the reason of a denial; whether the factors claimed can meet
+/// the requirement; then the number (a wrong one is a denial, nothing more to check), the
+/// biometric key's signature, the PIN (which counts), and last the custom verifier (a call
+/// out).
+struct AnswerCheck: Sendable {
+    let services: ServerServices
+    let pins: PINVerifier
+    let verifier: CustomVerifier
+
+    init(services: ServerServices) {
+        self.services = services
+        self.pins = PINVerifier(services: services)
+        self.verifier = CustomVerifier(services: services)
+    }
+
+    func evaluate(
+        _ response: ApprovalResponse, submission: ApprovalSubmission, transaction: ApprovalTransaction, device: Device,
+        tenant: Tenant
+    ) async throws -> AnswerOutcome {
+        guard response.decision == .approve else { return .deny(try Self.denyReason(response)) }
+        guard response.reason == nil else { throw ApprovalError.invalidResponse("reason belongs to a denial only") }
+        let verification = transaction.verification ?? .init(factor: .confirm)
+        let used = Set(response.factors.compactMap(Factor.init(rawValue:)))
+        guard Self.meets(verification, with: used) else { throw FactorError.factorRequired(verification.factor) }
+        let message = { (factor: Factor) in FactorProof.message(factor: factor, response: submission.response) }
+
+        if used.contains(.numberMatch) {
+            guard let number = response.number else {
+                throw ApprovalError.invalidResponse("number is required when factors include number_match")
+            }
+            guard let expected = transaction.matchNumber else {
+                throw ApprovalError.invalidResponse("this request has no number to match")
+            }
+            if number != expected { return .deny(.wrongNumber) }
+        }
+        if used.contains(.biometric) {
+            guard let key = device.biometricKey else { throw FactorError.factorNotEnrolled(.biometric) }
+            guard let signature = submission.biometricSignature else {
+                throw ApprovalError.invalidResponse("biometric_signature is required when factors include biometric")
+            }
+            guard FactorProof.isValid(signature, of: message(.biometric), by: try key.signingKey()) else {
+                throw FactorError.invalidFactorProof(.biometric)
+            }
+        }
+        if used.contains(.pin) {
+            guard let signature = submission.pinSignature else {
+                throw ApprovalError.invalidResponse("pin_signature is required when factors include pin")
+            }
+            try await pins.check(signature, over: message(.pin), device: device, tenant: tenant)
+        }
+        if used.contains(.custom) {
+            if let denial = try await custom(response, transaction: transaction, verification: verification, device: device,
+                                             tenant: tenant) {
+                return denial
+            }
+        }
+        return .approve(factors: Factor.allCases.filter(used.contains).map(\.rawValue))
+    }
+
+    /// Whether the factors used meet what the request requires. A tap is met by any factor; a
+    /// number match only by the number (no other factor proves the user sees the relying
+    /// party's screen); a PIN only by the PIN; a biometric or custom check by itself, or by the
+    /// PIN where the fallback is allowed.
+    static func meets(_ verification: TransactionDetails.Verification, with used: Set<Factor>) -> Bool {
+        switch verification.factor {
+        case .confirm: !used.isEmpty
+        case .numberMatch: used.contains(.numberMatch)
+        case .pin: used.contains(.pin)
+        case .biometric, .custom: used.contains(verification.factor) || (used.contains(.pin) && verification.pinFallback == true)
+        }
+    }
+
+    private static func denyReason(_ response: ApprovalResponse) throws -> DenyReason {
+        let reason = response.reason ?? .declined
+        guard DenyReason.fromDevice.contains(reason) else {
+            throw ApprovalError.invalidResponse(
+                "reason must be one of \(DenyReason.fromDevice.map(\.rawValue).joined(separator: ", "))")
+        }
+        return reason
+    }
+
+    /// Asks the tenant's verifier about the app's data: nil when it accepts, a denial when it
+    /// rejects; a request for the PIN widens the pending request to accept one, and anything
+    /// else fails closed with nothing decided.
+    private func custom(
+        _ response: ApprovalResponse, transaction: ApprovalTransaction, verification: TransactionDetails.Verification,
+        device: Device, tenant: Tenant
+    ) async throws -> AnswerOutcome? {
+        guard let data = response.customData else {
+            throw ApprovalError.invalidResponse("custom_data is required when factors include custom")
+        }
+        guard data.utf8.count <= ApprovalResponse.maximumCustomDataLength else {
+            throw ApprovalError.invalidResponse("custom_data is longer than \(ApprovalResponse.maximumCustomDataLength) bytes")
+        }
+        let user = try await services.repositories.users.find(id: transaction.userID, tenantID: tenant.id, on: services.database)
+        let call = CustomVerification(
+            tenant: tenant.slug, requestID: transaction.id, clientID: transaction.clientID, userID: transaction.userID,
+            username: user?.username ?? "", deviceID: device.id, data: data, bindingMessage: transaction.bindingMessage)
+        switch await verifier.verify(call, tenantID: tenant.id) {
+        case .accept:
+            return nil
+        case .reject:
+            return .deny(.customRejected)
+        case .pinFallback:
+            try await services.repositories.approvals.allowPINFallback(
+                id: transaction.id, verification: verification, on: services.database)
+            throw FactorError.pinFallbackRequired
+        case .unavailable:
+            throw FactorError.verifierUnavailable
+        }
+    }
+}

@@ -1,0 +1,67 @@
+import CountersignCore
+
+/// The authentication context classes (`acr`) Countersign defines: one per device factor. A
+/// relying party asks for one with `acr_values`; the ID token's `acr` names the one the answer
+/// achieved.
+///
+/// Every class also proves possession of the enrolled device (its key signs every answer).
+struct AuthenticationClass: Sendable, Hashable, CustomStringConvertible {
+    static let confirm = AuthenticationClass(factor: .confirm)
+    static let numberMatch = AuthenticationClass(factor: .numberMatch)
+    static let pin = AuthenticationClass(factor: .pin)
+    static let biometric = AuthenticationClass(factor: .biometric)
+    static let custom = AuthenticationClass(factor: .custom)
+
+    static let all: [AuthenticationClass] = Factor.allCases.map(AuthenticationClass.init(factor:))
+    static let prefix = "urn:countersign:acr:"
+
+    let factor: Factor
+
+    /// `urn:countersign:acr:confirm`, `…:number-match`, `…:pin`, `…:biometric`, `…:custom`.
+    var urn: String { Self.prefix + factor.rawValue.replacingOccurrences(of: "_", with: "-") }
+    var description: String { urn }
+
+    init(factor: Factor) {
+        self.factor = factor
+    }
+
+    /// The class a URN names; nil for any other value (requested classes are voluntary).
+    init?(urn: String) {
+        guard let found = Self.all.first(where: { $0.urn == urn }) else { return nil }
+        self = found
+    }
+
+    /// Whether an answer of this class meets `floor`: at least as strong.
+    func satisfies(_ floor: AuthenticationClass) -> Bool {
+        factor.strength >= floor.factor.strength
+    }
+}
+
+/// Picks the class a request requires, from what the relying party asked and what the tenant
+/// and the client set (`AuthenticationPolicy`, `Client.defaultAcr` / `minimumAcr`):
+///
+/// 1. the floor is the stronger of the tenant's and the client's minimum;
+/// 2. the first requested class Countersign knows that meets the floor wins (`acr_values` is
+///    voluntary, OpenID Connect Core §3.1.2.1: unknown values are passed over, not refused);
+/// 3. otherwise the client's default, else the tenant's, else `confirm` — raised to the floor
+///    when it is weaker.
+struct RequiredClass: Sendable, Equatable {
+    let value: AuthenticationClass
+
+    init(requested: [String]?, client: Client, policy: AuthenticationPolicy) {
+        let floors = [policy.minimumAcr, client.minimumAcr].compactMap { $0.flatMap(AuthenticationClass.init(urn:)) }
+        let floor = floors.max { $0.factor.strength < $1.factor.strength }
+        func meetsFloor(_ candidate: AuthenticationClass) -> Bool { floor.map(candidate.satisfies) ?? true }
+        if let chosen = requested?.lazy.compactMap(AuthenticationClass.init(urn:)).first(where: meetsFloor) {
+            value = chosen
+            return
+        }
+        let fallback = [client.defaultAcr, policy.defaultAcr].lazy.compactMap { $0.flatMap(AuthenticationClass.init(urn:)) }
+            .first ?? .confirm
+        if let floor, !meetsFloor(fallback) {
+            value = floor
+        } else {
+            value = fallback
+        }
+    }
+}

@@ -1,0 +1,92 @@
+import CountersignCore
+import Foundation
+
+/// A tenant's rules for how users approve: which class a request requires by default and at
+/// least, how many wrong PINs end an enrollment, which fallbacks a PIN may stand in for, how
+/// number matching looks, how often one user may be asked, and how long "I did not request
+/// this" keeps further requests away. Stored as JSON with the tenant; every member has a
+/// default, so an empty object is the default policy.
+public struct AuthenticationPolicy: Codable, Sendable, Equatable {
+    /// The class a request requires when the relying party asks for none.
+    public var defaultAcr: String?
+    /// No request requires less than this.
+    public var minimumAcr: String?
+    /// Wrong PINs in a row before the enrollment is removed.
+    public var pinAttemptLimit: Int = 3
+    /// Whether a PIN is accepted when a biometric check was required (biometrics unavailable
+    /// or failed on the device).
+    public var biometricPINFallback: Bool = true
+    /// Whether a PIN is accepted when the custom authenticator was required.
+    public var customPINFallback: Bool = true
+    /// Number matching offers three numbers to pick from; false: the user types it.
+    public var numberMatchChoices: Bool = true
+    /// Requests one user may be sent per minute (0: no limit).
+    public var userRequestsPerMinute: Int = 5
+    /// After "I did not request this", no request reaches that user for this many seconds (0: none).
+    public var notRequestedSuppressionSeconds: Int = 900
+    /// Whether devices may receive a TOTP seed for offline codes.
+    public var totp: Bool = true
+
+    public init() {}
+
+    enum CodingKeys: String, CodingKey {
+        case totp
+        case defaultAcr = "default_acr"
+        case minimumAcr = "minimum_acr"
+        case pinAttemptLimit = "pin_attempt_limit"
+        case biometricPINFallback = "biometric_pin_fallback"
+        case customPINFallback = "custom_pin_fallback"
+        case numberMatchChoices = "number_match_choices"
+        case userRequestsPerMinute = "user_requests_per_minute"
+        case notRequestedSuppressionSeconds = "not_requested_suppression_seconds"
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let defaults = AuthenticationPolicy()
+        defaultAcr = try container.decodeIfPresent(String.self, forKey: .defaultAcr)
+        minimumAcr = try container.decodeIfPresent(String.self, forKey: .minimumAcr)
+        pinAttemptLimit = try container.decodeIfPresent(Int.self, forKey: .pinAttemptLimit) ?? defaults.pinAttemptLimit
+        biometricPINFallback = try container.decodeIfPresent(Bool.self, forKey: .biometricPINFallback)
+            ?? defaults.biometricPINFallback
+        customPINFallback = try container.decodeIfPresent(Bool.self, forKey: .customPINFallback) ?? defaults.customPINFallback
+        numberMatchChoices = try container.decodeIfPresent(Bool.self, forKey: .numberMatchChoices)
+            ?? defaults.numberMatchChoices
+        userRequestsPerMinute = try container.decodeIfPresent(Int.self, forKey: .userRequestsPerMinute)
+            ?? defaults.userRequestsPerMinute
+        notRequestedSuppressionSeconds = try container.decodeIfPresent(Int.self, forKey: .notRequestedSuppressionSeconds)
+            ?? defaults.notRequestedSuppressionSeconds
+        totp = try container.decodeIfPresent(Bool.self, forKey: .totp) ?? defaults.totp
+    }
+
+    /// Throws the first member out of range, naming it.
+    func validated() throws(AdminError) -> AuthenticationPolicy {
+        for (field, value) in [("default_acr", defaultAcr), ("minimum_acr", minimumAcr)] {
+            if let value, AuthenticationClass(urn: value) == nil {
+                throw .invalidField(field, "must be one of \(AuthenticationClass.all.map(\.urn).joined(separator: ", "))")
+            }
+        }
+        guard (1...10).contains(pinAttemptLimit) else { throw .invalidField("pin_attempt_limit", "must be 1 to 10") }
+        guard (0...1000).contains(userRequestsPerMinute) else {
+            throw .invalidField("user_requests_per_minute", "must be 0 (no limit) to 1000")
+        }
+        guard (0...86400).contains(notRequestedSuppressionSeconds) else {
+            throw .invalidField("not_requested_suppression_seconds", "must be 0 to 86400")
+        }
+        return self
+    }
+
+    /// What a request of `required` class tells the device, with `choices` for number matching.
+    func verification(for required: AuthenticationClass, choices: [Int64]?) -> TransactionDetails.Verification {
+        switch required.factor {
+        case .confirm, .pin:
+            return .init(factor: required.factor)
+        case .numberMatch:
+            return .init(factor: .numberMatch, numberMatch: NumberMatch(choices: numberMatchChoices ? choices : nil))
+        case .biometric:
+            return .init(factor: .biometric, pinFallback: biometricPINFallback)
+        case .custom:
+            return .init(factor: .custom, pinFallback: customPINFallback)
+        }
+    }
+}

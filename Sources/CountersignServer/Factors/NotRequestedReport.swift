@@ -1,0 +1,36 @@
+import CountersignCore
+import Foundation
+
+/// "I did not request this": a denial that reports possible fraud, or push fatigue at work. In
+/// the transaction that records the denial it is audited, queued for the tenant's event
+/// webhook, and — per the tenant's policy — keeps further requests away from the user for a
+/// while, so that whoever is sending them cannot wear the user down.
+struct NotRequestedReport: Sendable {
+    static let event = "approval.not_requested"
+
+    let services: ServerServices
+
+    func record(_ transaction: ApprovalTransaction, device: Device, policy: AuthenticationPolicy, at date: Date,
+                on executor: any SQLExecutor) async throws {
+        var details = ["client_id": transaction.clientID, "user_id": transaction.userID, "device_id": device.id]
+        if policy.notRequestedSuppressionSeconds > 0 {
+            let until = date.addingTimeInterval(TimeInterval(policy.notRequestedSuppressionSeconds))
+            try await services.repositories.users.suppressRequests(userID: transaction.userID, until: until, on: executor)
+            details["requests_suppressed_until"] = Timestamps.format(until)
+        }
+        try await services.audit.record(
+            Self.event, actor: "device:\(device.id)", tenantID: transaction.tenantID, target: ("approval", transaction.id),
+            details: details, at: date, on: executor)
+        let user = try await services.repositories.users.find(id: transaction.userID, tenantID: transaction.tenantID,
+                                                              on: executor)
+        var data: [String: JSONValue] = [
+            "request_id": .string(transaction.id), "user_id": .string(transaction.userID),
+            "client_id": .string(transaction.clientID), "device_id": .string(device.id),
+            "decided_at": .string(Timestamps.format(date)),
+        ]
+        if let user { data["username"] = .string(user.username) }
+        if let until = details["requests_suppressed_until"] { data["requests_suppressed_until"] = .string(until) }
+        try await services.tenantEvents.enqueue(
+            event: Self.event, payload: JSONValue.object(data), tenantID: transaction.tenantID, at: date, on: executor)
+    }
+}

@@ -1,0 +1,96 @@
+import CountersignCore
+import Foundation
+
+/// `POST /totp/verify`: a relying party checks a one-time code the user read off a device
+/// (RFC 6238: HMAC-SHA-1, 6 digits, 30-second steps, one step either side for clock drift).
+/// The user is named as at `bc-authorize`; the client authenticates the same way.
+///
+/// Each step is accepted once per device (a conditional update of the last step used), so a
+/// code seen over someone's shoulder is worthless once used. Wrong codes are counted per user:
+/// after `failureLimit` in a row, codes are not checked for `lockout`.
+struct TOTPVerification: Sendable {
+    static let digits = 6
+    static let period = 30
+    static let failureLimit = 5
+    static let lockout: TimeInterval = 900
+
+    let services: ServerServices
+
+    func verify(_ form: FormParameters, client: Client, issuer: Issuer) async throws -> TOTPVerified {
+        guard let code = form["code"] else { throw TOTPError.missingCode }
+        guard code.utf8.count == Self.digits, code.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else {
+            throw TOTPError.malformedCode
+        }
+        let user = try await UserHintResolver(services: services).user(for: try UserHint(form), client: client, issuer: issuer)
+        let now = services.now()
+        guard user.status == .active else { throw BackchannelAuthenticationError.userDisabled }
+        if let until = user.totpLockedUntil, until > now {
+            throw TOTPError.locked(retryAfter: max(1, Int(until.timeIntervalSince(now).rounded(.up))))
+        }
+        let devices = services.repositories.devices
+        let seeds = try await devices.totpSeeds(userID: user.id, on: services.database)
+        guard !seeds.isEmpty else { throw TOTPError.noSeed }
+        for seed in seeds {
+            let secret = try services.sealer.open(seed.sealed, context: EnrollmentService.totpContext(seed.deviceID))
+            let totp = TOTP(secret: secret, digits: Self.digits, period: Self.period)
+            guard let step = totp.matchingStep(of: code, at: now),
+                  try await devices.acceptTOTPStep(id: seed.deviceID, step: step, on: services.database) else { continue }
+            try await services.database.transaction { executor in
+                try await services.repositories.users.resetTOTPFailures(userID: user.id, on: executor)
+                try await services.audit.record(
+                    "totp.verified", actor: "client:\(client.id)", tenantID: issuer.tenant.id, target: ("user", user.id),
+                    details: ["device_id": seed.deviceID], at: now, on: executor)
+            }
+            return TOTPVerified(sub: user.id, deviceID: seed.deviceID)
+        }
+        let lockedUntil = try await services.database.transaction { executor in
+            let locked = try await services.repositories.users.recordTOTPFailure(
+                userID: user.id, limit: Self.failureLimit, lockUntil: now.addingTimeInterval(Self.lockout), on: executor)
+            try await services.audit.record(
+                "totp.failed", actor: "client:\(client.id)", tenantID: issuer.tenant.id, target: ("user", user.id),
+                details: locked.map { ["locked_until": Timestamps.format($0)] } ?? [:], at: now, on: executor)
+            return locked
+        }
+        if lockedUntil != nil { throw TOTPError.locked(retryAfter: Int(Self.lockout)) }
+        throw TOTPError.wrongCode
+    }
+}
+
+/// A code that checked out: for whom, and which device's seed produced it.
+struct TOTPVerified: Encodable, Sendable {
+    let verified = true
+    let sub: String
+    let deviceID: String
+    /// RFC 8176: a one-time password.
+    let amr = ["otp"]
+
+    enum CodingKeys: String, CodingKey {
+        case verified, sub, amr
+        case deviceID = "device_id"
+    }
+}
+
+/// Why a code was refused.
+enum TOTPError: OAuthFailure, Equatable {
+    case missingCode
+    case malformedCode
+    case noSeed
+    case wrongCode
+    case locked(retryAfter: Int)
+
+    var oauthError: OAuthError {
+        switch self {
+        case .missingCode:
+            OAuthError(.invalidRequest, "code is required")
+        case .malformedCode:
+            OAuthError(.invalidRequest, "code must be \(TOTPVerification.digits) digits")
+        case .noSeed:
+            OAuthError(.accessDenied, "none of the user's devices holds a TOTP seed")
+        case .wrongCode:
+            OAuthError(.invalidCode, "the code is wrong, or was already used")
+        case .locked(let retryAfter):
+            OAuthError(.accessDenied, "too many wrong codes; codes are not checked for \(retryAfter) more seconds",
+                       retryAfter: retryAfter)
+        }
+    }
+}

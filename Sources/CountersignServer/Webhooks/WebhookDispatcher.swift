@@ -1,0 +1,131 @@
+import Foundation
+import Logging
+import ServiceLifecycle
+
+/// Works the event outbox: claims due events, posts each, signed, to its tenant's `events`
+/// webhook, and records the outcome. A 2xx answer delivers an event; anything else is retried
+/// with a doubling delay until `maximumAttempts`, then recorded as failed with the last error.
+/// It runs on every node that dispatches; on PostgreSQL the claim skips rows other nodes hold.
+/// A node that stops mid-send leaves its rows leased; they are sent again once the lease passes.
+struct WebhookDispatcher: Service, CustomStringConvertible {
+    let services: ServerServices
+
+    /// What the service lifecycle logs of it: its name, never the configuration it holds
+    /// (which names the master key).
+    var description: String { "WebhookDispatcher" }
+
+    func run() async throws {
+        let wakeup = services.webhookWakeup
+        let configuration = services.configuration.webhooks
+        await withGracefulShutdownHandler {
+            while !Task.isShuttingDownGracefully && !Task.isCancelled {
+                let claimed = await runOnce()
+                if claimed < configuration.batchSize {
+                    await wakeup.wait(upTo: configuration.pollInterval)
+                }
+            }
+        } onGracefulShutdown: {
+            wakeup.close()
+        }
+    }
+
+    /// Claims and sends one batch; returns how many rows it claimed.
+    @discardableResult
+    func runOnce() async -> Int {
+        let configuration = services.configuration.webhooks
+        let now = services.now()
+        let claimed: [WebhookOutboxEntry]
+        do {
+            claimed = try await services.repositories.webhookOutbox.claim(
+                limit: configuration.batchSize, at: now, leaseUntil: now.addingTimeInterval(configuration.lease),
+                on: services.database)
+        } catch {
+            services.logger.error("the webhook outbox could not be read", metadata: ["error": "\(error)"])
+            return 0
+        }
+        guard !claimed.isEmpty else { return 0 }
+        // Each tenant's webhook is looked up once per batch, before the sends fan out.
+        var targets: [String: Result<WebhookTarget, WebhookDeliveryFailure>] = [:]
+        for tenantID in Set(claimed.map(\.tenantID)) {
+            do {
+                if let target = try await WebhookTarget.load(tenantID: tenantID, purpose: .events, services: services) {
+                    targets[tenantID] = .success(target)
+                } else {
+                    targets[tenantID] = .failure(.removed)
+                }
+            } catch {
+                targets[tenantID] = .failure(.unreadable(String(describing: error)))
+            }
+        }
+        await withTaskGroup(of: Void.self) { group in
+            for entry in claimed {
+                let target = targets[entry.tenantID] ?? .failure(.removed)
+                group.addTask { await deliver(entry, to: target) }
+            }
+        }
+        return claimed.count
+    }
+
+    private func deliver(_ entry: WebhookOutboxEntry, to target: Result<WebhookTarget, WebhookDeliveryFailure>) async {
+        let failure: WebhookDeliveryFailure?
+        switch target {
+        case .failure(let reason):
+            failure = reason
+        case .success(let target):
+            do {
+                let answer = try await services.webhookClient.post(
+                    Data(entry.payload.utf8), to: target, event: entry.event, deliveryID: entry.id, at: services.now(),
+                    timeout: services.configuration.webhooks.deliveryTimeout)
+                failure = (200..<300).contains(answer.status) ? nil : .status(answer.status)
+            } catch {
+                failure = .call(error)
+            }
+        }
+        await record(entry, failure: failure)
+    }
+
+    private func record(_ entry: WebhookOutboxEntry, failure: WebhookDeliveryFailure?) async {
+        let configuration = services.configuration.webhooks
+        let outbox = services.repositories.webhookOutbox
+        let now = services.now()
+        do {
+            guard let failure else {
+                return try await outbox.markSent(id: entry.id, at: now, on: services.database)
+            }
+            if failure.isFinal || entry.attempts >= configuration.maximumAttempts {
+                try await outbox.markFailed(id: entry.id, error: failure.description, at: now, on: services.database)
+                services.logger.warning(
+                    "a webhook event was given up",
+                    metadata: ["tenant_id": "\(entry.tenantID)", "delivery_id": "\(entry.id)", "event": "\(entry.event)",
+                               "attempts": "\(entry.attempts)", "reason": "\(failure)"])
+            } else {
+                let next = now.addingTimeInterval(configuration.retryDelay(afterAttempts: entry.attempts))
+                try await outbox.reschedule(id: entry.id, next: next, error: failure.description, at: now, on: services.database)
+            }
+        } catch {
+            // The row stays leased and is claimed again when the lease runs out.
+            services.logger.error("a webhook outcome could not be recorded", metadata: ["error": "\(error)"])
+        }
+    }
+}
+
+/// Why an event was not delivered, as recorded in `last_error`.
+enum WebhookDeliveryFailure: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The tenant deleted its `events` webhook after the event was queued.
+    case removed
+    case unreadable(String)
+    case call(WebhookCallError)
+    case status(Int)
+
+    /// Whether retrying cannot help: with no webhook there is nowhere to send.
+    var isFinal: Bool { self == .removed }
+
+    var description: String {
+        switch self {
+        case .removed: "the tenant no longer has an events webhook"
+        case .unreadable(let why): "the events webhook could not be read: \(why)"
+        case .call(let error): "\(error)"
+        case .status(let status): "the receiver answered HTTP \(status)"
+        }
+    }
+}

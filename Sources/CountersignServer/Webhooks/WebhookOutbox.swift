@@ -1,0 +1,125 @@
+import Foundation
+
+/// One event for a tenant's event receiver, kept until it is delivered or given up. The row is
+/// written in the transaction of what it reports, so an event is never sent for a change that
+/// was rolled back, nor lost for one that was committed.
+public struct WebhookOutboxEntry: Sendable, Equatable {
+    public enum Status: String, Sendable, Codable {
+        case queued, sending, sent, failed
+    }
+
+    /// `whd_…`; also the body's `id` and the `Countersign-Delivery` header, the same on every
+    /// attempt, so a receiver can drop a repeat.
+    public var id: String
+    public var tenantID: String
+    public var event: String
+    /// The exact body sent, on every attempt.
+    public var payload: String
+    public var status: Status
+    public var attempts: Int
+    /// When the row is due; while it is being sent, when its lease runs out.
+    public var nextAttemptAt: Date
+    public var lastError: String?
+    public var createdAt: Date
+    public var updatedAt: Date
+    public var sentAt: Date?
+}
+
+/// The event outbox's storage: enqueue with the change, claim for sending, record the outcome.
+public protocol WebhookOutboxRepository: Sendable {
+    func enqueue(_ entry: WebhookOutboxEntry, on executor: any SQLExecutor) async throws
+    /// Claims up to `limit` due rows (queued, or being sent by a node whose lease ran out),
+    /// leasing them until `leaseUntil`. On PostgreSQL rows claimed by another node are skipped
+    /// (`FOR UPDATE SKIP LOCKED`), so no two nodes send the same row at once.
+    func claim(limit: Int, at date: Date, leaseUntil: Date, on executor: any SQLExecutor) async throws -> [WebhookOutboxEntry]
+    func markSent(id: String, at date: Date, on executor: any SQLExecutor) async throws
+    /// Puts a row back in the queue, due at `next`, with the reason it was not delivered.
+    func reschedule(id: String, next: Date, error: String, at date: Date, on executor: any SQLExecutor) async throws
+    func markFailed(id: String, error: String, at date: Date, on executor: any SQLExecutor) async throws
+    /// A tenant's rows, newest first, older than `cursor` (an id) if given.
+    func recent(tenantID: String, before cursor: String?, limit: Int, on executor: any SQLExecutor) async throws
+        -> [WebhookOutboxEntry]
+}
+
+public struct SQLWebhookOutboxRepository: WebhookOutboxRepository {
+    public init() {}
+
+    private static let columns =
+        "id, tenant_id, event, payload, status, attempts, next_attempt_at, last_error, created_at, updated_at, sent_at"
+
+    public func enqueue(_ entry: WebhookOutboxEntry, on executor: any SQLExecutor) async throws {
+        try await executor.query(
+            """
+            INSERT INTO webhook_outbox (id, tenant_id, event, payload, status, attempts, next_attempt_at, created_at, updated_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """,
+            .text(entry.id), .text(entry.tenantID), .text(entry.event), .text(entry.payload), .text(entry.status.rawValue),
+            SQLValue(entry.attempts), SQLValue(entry.nextAttemptAt), SQLValue(entry.createdAt), SQLValue(entry.updatedAt))
+    }
+
+    public func claim(limit: Int, at date: Date, leaseUntil: Date, on executor: any SQLExecutor) async throws
+        -> [WebhookOutboxEntry] {
+        // SQLite has one writer, so its UPDATE is atomic as it stands.
+        let skipLocked = executor.dialect == .postgres ? " FOR UPDATE SKIP LOCKED" : ""
+        return try await executor.query(
+            """
+            UPDATE webhook_outbox SET status = 'sending', attempts = attempts + 1, next_attempt_at = ?, updated_at = ?
+            WHERE id IN (
+                SELECT id FROM webhook_outbox WHERE status IN ('queued', 'sending') AND next_attempt_at <= ?
+                ORDER BY next_attempt_at LIMIT ?\(skipLocked))
+            RETURNING \(Self.columns)
+            """,
+            [SQLValue(leaseUntil), SQLValue(date), SQLValue(date), .integer(Int64(limit))]
+        ).map(Self.decode)
+    }
+
+    public func markSent(id: String, at date: Date, on executor: any SQLExecutor) async throws {
+        try await executor.query(
+            """
+            UPDATE webhook_outbox SET status = 'sent', sent_at = ?, updated_at = ?, last_error = NULL
+            WHERE id = ? AND status = 'sending'
+            """,
+            SQLValue(date), SQLValue(date), .text(id))
+    }
+
+    public func reschedule(id: String, next: Date, error: String, at date: Date, on executor: any SQLExecutor) async throws {
+        try await executor.query(
+            """
+            UPDATE webhook_outbox SET status = 'queued', next_attempt_at = ?, last_error = ?, updated_at = ?
+            WHERE id = ? AND status = 'sending'
+            """,
+            SQLValue(next), .text(error), SQLValue(date), .text(id))
+    }
+
+    public func markFailed(id: String, error: String, at date: Date, on executor: any SQLExecutor) async throws {
+        try await executor.query(
+            "UPDATE webhook_outbox SET status = 'failed', last_error = ?, updated_at = ? WHERE id = ? AND status = 'sending'",
+            .text(error), SQLValue(date), .text(id))
+    }
+
+    public func recent(tenantID: String, before cursor: String?, limit: Int, on executor: any SQLExecutor) async throws
+        -> [WebhookOutboxEntry] {
+        let rows: [SQLRow]
+        if let cursor {
+            rows = try await executor.query(
+                "SELECT \(Self.columns) FROM webhook_outbox WHERE tenant_id = ? AND id < ? ORDER BY id DESC LIMIT ?",
+                [.text(tenantID), .text(cursor), .integer(Int64(limit))])
+        } else {
+            rows = try await executor.query(
+                "SELECT \(Self.columns) FROM webhook_outbox WHERE tenant_id = ? ORDER BY id DESC LIMIT ?",
+                [.text(tenantID), .integer(Int64(limit))])
+        }
+        return try rows.map(Self.decode)
+    }
+
+    static func decode(_ row: SQLRow) throws -> WebhookOutboxEntry {
+        guard let status = WebhookOutboxEntry.Status(rawValue: try row.string("status")) else {
+            throw StorageError.corrupt("webhook outbox row")
+        }
+        return WebhookOutboxEntry(
+            id: try row.string("id"), tenantID: try row.string("tenant_id"), event: try row.string("event"),
+            payload: try row.string("payload"), status: status, attempts: Int(try row.int("attempts")),
+            nextAttemptAt: try row.date("next_attempt_at"), lastError: try row.optionalString("last_error"),
+            createdAt: try row.date("created_at"), updatedAt: try row.date("updated_at"), sentAt: try row.optionalDate("sent_at"))
+    }
+}

@@ -1,0 +1,89 @@
+import CountersignCore
+import CountersignKit
+import Foundation
+
+/// The terminal as the user's side of `device approve`: the user has already said yes by
+/// running the command, so a confirmation is given at once; a number, a PIN or custom data is
+/// taken from the command line or asked on the terminal.
+struct TerminalChallenges: ChallengeHandler {
+    /// The number given with `--number`, else asked.
+    let number: Int64?
+    /// The data given with `--custom-data`, else asked.
+    let customData: String?
+    /// Where the PIN comes from.
+    let pins: PINSource
+    /// Use the PIN instead of a biometric or custom check where the request allows it.
+    let preferPIN: Bool
+
+    func confirm(_ challenge: ConfirmationChallenge) async -> ConfirmationAnswer {
+        .confirm
+    }
+
+    func matchNumber(_ challenge: NumberMatchChallenge) async -> NumberMatchAnswer {
+        if let number { return .number(number) }
+        if let choices = challenge.choices {
+            Terminal.say("Which number does the other screen show? " + choices.map { "[\($0)]" }.joined(separator: " "))
+        } else {
+            Terminal.say("Type the \(challenge.digits)-digit number the other screen shows.")
+        }
+        Terminal.say("Number (empty to cancel): ", terminator: "")
+        let line = readLine(strippingNewline: true)?.trimmingCharacters(in: .whitespaces) ?? ""
+        guard let number = Int64(line) else { return .cancel }
+        return .number(number)
+    }
+
+    /// A scripted PIN is tried once: trying the same wrong PIN again would only spend the
+    /// attempts left until the server removes the enrollment.
+    func enterPIN(_ challenge: PINChallenge) async -> PINAnswer {
+        if challenge.failedAttempts > 0 {
+            let left = challenge.attemptsRemaining.map { " \($0) attempt\($0 == 1 ? "" : "s") left before the enrollment is removed." }
+            Terminal.say("Wrong PIN." + (left ?? ""))
+        }
+        switch challenge.reason {
+        case .required: break
+        case .fallback: Terminal.say("Enter the PIN instead.")
+        case .verifierRequested: Terminal.say("The verifier asks for the PIN.")
+        }
+        if pins.isScripted {
+            guard challenge.failedAttempts == 0, let scripted = pins.scripted() else {
+                Terminal.say("A scripted PIN is not tried twice: cancelling.")
+                return .cancel
+            }
+            return .pin(scripted)
+        }
+        let pin = readSecret(prompt: "PIN (empty to cancel): ")
+        return pin.isEmpty ? .cancel : .pin(pin)
+    }
+
+    func verifyBiometric(_ challenge: BiometricChallenge) async -> BiometricAnswer {
+        preferPIN && challenge.pinFallbackAllowed ? .pinFallback : .defaultPrompt
+    }
+
+    func provideCustomData(_ challenge: CustomChallenge) async -> CustomAnswer {
+        if let customData { return .data(customData) }
+        if preferPIN && challenge.pinFallbackAllowed { return .pinFallback }
+        Terminal.say("Data for the custom authenticator (empty to cancel): ", terminator: "")
+        let line = readLine(strippingNewline: true) ?? ""
+        return line.isEmpty ? .cancel : .data(line)
+    }
+}
+
+/// The terminal's stand-in for a biometric check. A terminal has no biometric sensor, so the
+/// "biometric" key is a software key in the device store, used after the user confirms on the
+/// terminal: it shows the `biometric` factor end to end, and proves nothing about who typed.
+enum BiometricStandIn {
+    static let label = "biometric stand-in: a software key released by a terminal confirmation, not by biometry"
+
+    static func keys() -> SoftwareBiometricKeys {
+        SoftwareBiometricKeys(biometry: .other) { prompt in
+            Terminal.say("[\(label)]")
+            Terminal.say("\(RequestSummary.shown(prompt)) — confirm it is you [y/N]: ", terminator: "")
+            let answer = readLine(strippingNewline: true)?.trimmingCharacters(in: .whitespaces).lowercased() ?? ""
+            switch answer {
+            case "y", "yes": return .verified
+            case "", "n", "no": return .cancelled
+            default: return .failed
+            }
+        }
+    }
+}

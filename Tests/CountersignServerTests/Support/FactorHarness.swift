@@ -1,0 +1,110 @@
+import CountersignCore
+import Crypto
+import Foundation
+import Testing
+@testable import CountersignServer
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A device built by hand with its factor keys: enrolls over HTTP and answers with whatever
+/// factors, numbers and proofs a test wants, including ones the SDK would never send.
+struct FactorDevice: Sendable {
+    let server: TestServer
+    let deviceID: String
+    let signing: P256.Signing.PrivateKey
+    let agreement: P256.KeyAgreement.PrivateKey
+    /// The key derived from the right PIN (any P-256 key stands in for the derivation here).
+    let pin: P256.Signing.PrivateKey?
+    let biometric: P256.Signing.PrivateKey?
+    let totp: TOTPEnrollment?
+    let receipt: EnrollmentReceipt
+
+    func call(_ method: String, _ path: String, body: Data = Data()) async throws -> TestServer.Answer {
+        let url = server.base + path
+        var request = URLRequest(url: try #require(URL(string: url)))
+        request.httpMethod = method
+        if !body.isEmpty {
+            request.httpBody = body
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        }
+        let signature = try DeviceRequestSignature.sign(
+            method: method, url: url, body: body, deviceID: deviceID, signer: signing, now: server.clock.now)
+        request.setValue(signature.authorizationHeader, forHTTPHeaderField: "Authorization")
+        return try await server.send(request)
+    }
+
+    /// The newest pending request, opened.
+    func newest() async throws -> (envelope: PendingRequestEnvelope, details: TransactionDetails, plaintext: Data) {
+        let answer = try await call("GET", "/device/v1/requests")
+        #expect(answer.status == 200, "inbox: \(answer.errorDescription ?? "")")
+        let envelope = try #require(try Timestamps.decoder().decode(PendingRequestList.self, from: answer.data).requests.first)
+        let (enc, ciphertext) = try envelope.details.parts()
+        var recipient = try HPKE.Recipient(
+            privateKey: agreement, ciphersuite: HPKESuite.countersign, info: SealedDetails.info(deviceID: deviceID),
+            encapsulatedKey: enc)
+        let plaintext = try recipient.open(ciphertext, authenticating: SealedDetails.additionalData(requestID: envelope.id))
+        return (envelope, try TransactionDetails(canonicalBytes: plaintext), plaintext)
+    }
+
+    /// Answers the newest request. `pinKey` / `biometricKey` sign the factor proofs when given.
+    func answer(
+        _ decision: ApprovalResponse.Decision = .approve, factors: [String], number: Int64? = nil, customData: String? = nil,
+        reason: DenyReason? = nil, biometry: String? = nil, pinKey: P256.Signing.PrivateKey? = nil,
+        biometricKey: P256.Signing.PrivateKey? = nil
+    ) async throws -> TestServer.Answer {
+        let (envelope, details, plaintext) = try await newest()
+        let response = ApprovalResponse(
+            requestID: details.requestID, decision: decision, detailsDigest: TransactionDetails.digest(of: plaintext),
+            challenge: details.challenge, factors: factors, issuedAt: Int64(server.clock.now.timeIntervalSince1970),
+            reason: reason, number: number, customData: customData, biometry: biometry)
+        let jws = try response.sign(deviceID: deviceID, signer: signing).serialized
+        let submission = ApprovalSubmission(
+            response: jws,
+            pinSignature: try pinKey.map {
+                try $0.signature(for: FactorProof.message(factor: .pin, response: jws)).rawRepresentation.base64URLEncodedString
+            },
+            biometricSignature: try biometricKey.map {
+                try $0.signature(for: FactorProof.message(factor: .biometric, response: jws)).rawRepresentation
+                    .base64URLEncodedString
+            })
+        return try await call("POST", "/device/v1/requests/\(envelope.id)/response", body: try JSONEncoder().encode(submission))
+    }
+}
+
+extension TestServer {
+    /// Enrolls a hand-built device for `userID`, with the factor keys asked for.
+    func enrollFactorDevice(
+        for userID: String, pin: Bool = false, biometric: Bool = false, totp: Bool = false, tenant: String = "default"
+    ) async throws -> FactorDevice {
+        let uri = try EnrollmentURI(parsing: try await enrollmentURI(for: userID, tenant: tenant))
+        let signing = P256.Signing.PrivateKey()
+        let agreement = P256.KeyAgreement.PrivateKey()
+        let pinKey = pin ? P256.Signing.PrivateKey() : nil
+        let biometricKey = biometric ? P256.Signing.PrivateKey() : nil
+        let request = EnrollmentRequest(
+            ticket: uri.ticket, audience: uri.server.absoluteString, issuedAt: Int64(clock.now.timeIntervalSince1970),
+            deviceName: "factor device", platform: .linux, signingKey: ECPublicJWK(signing.publicKey),
+            encryptionKey: ECPublicJWK(agreement.publicKey), push: nil,
+            pinKey: pinKey.map { ECPublicJWK($0.publicKey) }, biometricKey: biometricKey.map { ECPublicJWK($0.publicKey) },
+            totp: totp ? true : nil)
+        let proof = try CompactJWS.sign(
+            header: ["typ": .string(EnrollmentRequest.type), "jwk": try JSONValue(encoding: ECPublicJWK(signing.publicKey))],
+            payload: try JSONValue(encoding: request).canonicalData, signer: signing)
+        let path = tenant == "default" ? "/device/v1/enrollments" : "/t/\(tenant)/device/v1/enrollments"
+        let answer = try await call(
+            "POST", path, body: try JSONEncoder().encode(EnrollmentSubmission(enrollmentRequest: proof.serialized)))
+        #expect(answer.status == 201, "enrollment: \(answer.errorDescription ?? "")")
+        let response = try JSONDecoder().decode(EnrollmentResponse.self, from: answer.data)
+        let receipt = try JSONDecoder().decode(
+            EnrollmentReceipt.self, from: try CompactJWS(parsing: response.enrollmentReceipt).payload)
+        return FactorDevice(server: self, deviceID: receipt.deviceID, signing: signing, agreement: agreement, pin: pinKey,
+                            biometric: biometricKey, totp: response.totp, receipt: receipt)
+    }
+
+    /// Replaces the default tenant's authentication policy with the defaults changed by `fields`.
+    func setPolicy(_ fields: [String: any Sendable], tenant: String = "default") async throws {
+        let answer = try await admin("PUT", "/admin/v1/tenants/\(tenant)/authentication-policy", json: fields)
+        #expect(answer.status == 200, "policy: \(answer.errorDescription ?? "")")
+    }
+}
