@@ -86,7 +86,8 @@ struct WebhookCustomVerifierTests {
             receiver.answer([WebhookReceiver.Reply(body: #"{"result":"accept"}"#, delay: .seconds(10))])
             let started = ContinuousClock.now
             let verdict = await Self.verify(server)
-            #expect(ContinuousClock.now - started < .seconds(2))
+            // Far below the verifier's 10 s, with room for a machine busy running other tests.
+            #expect(ContinuousClock.now - started < .seconds(5))
             #expect(verdict == .unavailable("the custom verifier call failed: no complete answer within 0.3 seconds"))
         }
     }
