@@ -101,6 +101,11 @@ let package = Package(
                 "CountersignServer", "CountersignKit", "CountersignCore", "CountersignPushEmulator",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                // The tests' webhook receiver is a small Hummingbird server.
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
     ]
