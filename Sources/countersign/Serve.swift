@@ -110,7 +110,7 @@ struct ServerOptions: ParsableArguments {
     @Option(name: .customLong("push-ca-file"), help: "PEM file of CAs to trust for the push services instead of the system's (COUNTERSIGN_PUSH_CA_FILE).")
     var pushCAFile: String?
 
-    @Flag(name: .customLong("no-push-dispatch"), help: "Queue push notifications but leave sending them to other nodes (COUNTERSIGN_PUSH_DISPATCH=false).")
+    @Flag(name: .customLong("no-push-dispatch"), help: "Queue push notifications and webhook events but leave sending them to other nodes (COUNTERSIGN_PUSH_DISPATCH=false).")
     var noPushDispatch = false
 
     func logLevelValue() throws -> Logger.Level {
