@@ -30,6 +30,9 @@ public struct DeviceSelfService: Sendable {
         do { _ = try change.pinKey.signingKey() } catch {
             throw APIError(.badRequest, .invalidKey, "pin_key: \(error.description)")
         }
+        guard ![device.signingKey, device.encryptionKey, device.biometricKey].contains(change.pinKey) else {
+            throw APIError(.badRequest, .invalidKey, "pin_key must be a key of its own, not another key of this device")
+        }
         try await PINVerifier(services: services).check(
             change.pinSignature, over: FactorProof.pinChangeMessage(deviceID: device.id, newKey: change.pinKey),
             device: device, tenant: tenant)
