@@ -207,7 +207,7 @@ struct FactorApprovalTests {
         }
     }
 
-    @Test("a new PIN key replaces the old one only with the old PIN", arguments: Engine.available)
+    @Test("a new PIN key, a key of its own, replaces the old one only with the old PIN", arguments: Engine.available)
     func pinChange(engine: Engine) async throws {
         try await TestServer.with(engine) { server in
             let client = try await server.createClient()
@@ -219,6 +219,12 @@ struct FactorApprovalTests {
                 return try await device.call("PUT", "/device/v1/self/pin", body: try JSONEncoder().encode(
                     PINChange(pinKey: jwk, pinSignature: proof.rawRepresentation.base64URLEncodedString)))
             }
+            let reused = ECPublicJWK(device.signing.publicKey)
+            let reusedProof: P256.Signing.ECDSASignature = try #require(device.pin).signature(
+                for: FactorProof.pinChangeMessage(deviceID: device.deviceID, newKey: reused))
+            let sameKey = try await device.call("PUT", "/device/v1/self/pin", body: try JSONEncoder().encode(
+                PINChange(pinKey: reused, pinSignature: reusedProof.rawRepresentation.base64URLEncodedString)))
+            #expect(sameKey.status == 400 && sameKey.error == "invalid_key")
             let wrong = try await change(provedBy: P256.Signing.PrivateKey())
             #expect(wrong.status == 403 && wrong.error == "wrong_pin" && wrong["attempts_remaining"] as? Int == 2)
             let changed = try await change(provedBy: try #require(device.pin))
