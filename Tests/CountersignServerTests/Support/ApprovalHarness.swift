@@ -86,6 +86,21 @@ extension TestServer {
                        basic: client)
     }
 
+    /// A request to `path` below the base URL, signed as device `deviceID` with `signer`.
+    func deviceCall(_ method: String, _ path: String, body: Data, deviceID: String, signer: any ES256Signer) async throws -> Answer {
+        let url = base + path
+        var request = URLRequest(url: try #require(URL(string: url)))
+        request.httpMethod = method
+        if !body.isEmpty {
+            request.httpBody = body
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        }
+        let signature = try DeviceRequestSignature.sign(
+            method: method, url: url, body: body, deviceID: deviceID, signer: signer, now: clock.now)
+        request.setValue(signature.authorizationHeader, forHTTPHeaderField: "Authorization")
+        return try await send(request)
+    }
+
     func send(_ request: URLRequest) async throws -> Answer {
         let (data, response) = try await URLSession.shared.data(for: request)
         let http = try #require(response as? HTTPURLResponse)
@@ -119,18 +134,7 @@ struct RawDevice: Sendable {
 
     /// A device-signed request to `path` below the server's base URL.
     func call(_ method: String, _ path: String, body: Data = Data(), signer: (any ES256Signer)? = nil) async throws -> TestServer.Answer {
-        let url = server.base + path
-        var request = URLRequest(url: try #require(URL(string: url)))
-        request.httpMethod = method
-        if !body.isEmpty {
-            request.httpBody = body
-            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        }
-        let key: any ES256Signer = signer ?? keys.signer
-        let signature = try DeviceRequestSignature.sign(
-            method: method, url: url, body: body, deviceID: id, signer: key, now: server.clock.now)
-        request.setValue(signature.authorizationHeader, forHTTPHeaderField: "Authorization")
-        return try await server.send(request)
+        try await server.deviceCall(method, path, body: body, deviceID: id, signer: signer ?? keys.signer)
     }
 
     func inbox() async throws -> [PendingRequestEnvelope] {

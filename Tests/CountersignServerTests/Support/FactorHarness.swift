@@ -3,9 +3,6 @@ import Crypto
 import Foundation
 import Testing
 @testable import CountersignServer
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 
 /// A device built by hand with its factor keys: enrolls over HTTP and answers with whatever
 /// factors, numbers and proofs a test wants, including ones the SDK would never send.
@@ -21,17 +18,7 @@ struct FactorDevice: Sendable {
     let receipt: EnrollmentReceipt
 
     func call(_ method: String, _ path: String, body: Data = Data()) async throws -> TestServer.Answer {
-        let url = server.base + path
-        var request = URLRequest(url: try #require(URL(string: url)))
-        request.httpMethod = method
-        if !body.isEmpty {
-            request.httpBody = body
-            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        }
-        let signature = try DeviceRequestSignature.sign(
-            method: method, url: url, body: body, deviceID: deviceID, signer: signing, now: server.clock.now)
-        request.setValue(signature.authorizationHeader, forHTTPHeaderField: "Authorization")
-        return try await server.send(request)
+        try await server.deviceCall(method, path, body: body, deviceID: deviceID, signer: signing)
     }
 
     /// The newest pending request, opened.
