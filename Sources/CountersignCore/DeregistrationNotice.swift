@@ -49,6 +49,17 @@ public struct DeregistrationNotice: Codable, Sendable, Equatable {
         case issuedAt = "iat"
     }
 
+    /// A reason this version does not know is read as none, so a server that adds reasons does
+    /// not make older devices ignore the notice itself.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        deviceID = try container.decode(String.self, forKey: .deviceID)
+        status = try container.decode(Status.self, forKey: .status)
+        requestNonce = try container.decode(String.self, forKey: .requestNonce)
+        issuedAt = try container.decode(Int64.self, forKey: .issuedAt)
+        reason = (try? container.decodeIfPresent(String.self, forKey: .reason)).flatMap { $0 }.flatMap(Reason.init(rawValue:))
+    }
+
     /// Signs the notice with the tenant's device-protocol key.
     public func sign(with key: some ES256Signer) throws -> String {
         try CompactJWS.sign(header: ["typ": .string(Self.type)], payload: try JSONValue(encoding: self).canonicalData,

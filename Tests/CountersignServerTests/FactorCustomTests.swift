@@ -41,6 +41,8 @@ struct FactorCustomTests {
             _ = try await server.startApproval(client, user: "ada", extra: customClass)
             let answer = try await device.answer(factors: ["custom"], customData: "token-0000")
             #expect(answer["status"] as? String == "denied" && answer["reason"] as? String == "custom_rejected")
+            let audit = try await server.admin("GET", "/admin/v1/tenants/default/audit")
+            #expect(String(decoding: audit.data, as: UTF8.self).contains("token unknown"), "the verifier's reason is audited")
         }
     }
 

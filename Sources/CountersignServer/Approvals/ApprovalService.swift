@@ -180,9 +180,9 @@ public struct ApprovalService: Sendable {
         let outcome = try await AnswerCheck(services: services).evaluate(
             response, submission: submission, transaction: transaction, device: device, tenant: tenant)
         let now = services.now()
-        let (status, factors, reason): (ApprovalTransaction.Status, [String], DenyReason?) = switch outcome {
-        case .approve(let factors): (.approved, factors, nil)
-        case .deny(let reason): (.denied, response.factors, reason)
+        let (status, factors, reason, detail): (ApprovalTransaction.Status, [String], DenyReason?, String?) = switch outcome {
+        case .approve(let factors): (.approved, factors, nil, nil)
+        case .deny(let reason, let detail): (.denied, response.factors, reason, detail)
         }
         let recorded = try await services.database.transaction { executor in
             guard try await services.repositories.approvals.decide(
@@ -199,7 +199,7 @@ public struct ApprovalService: Sendable {
                 status == .approved ? "approval.approved" : "approval.denied", actor: "device:\(device.id)",
                 tenantID: transaction.tenantID, target: ("approval", transaction.id),
                 details: ["client_id": transaction.clientID, "user_id": transaction.userID, "factors": factors.joined(separator: " "),
-                          "reason": reason?.rawValue ?? ""].filter { !$0.value.isEmpty },
+                          "reason": reason?.rawValue ?? "", "verifier_reason": detail ?? ""].filter { !$0.value.isEmpty },
                 at: now, on: executor)
             if reason == .notRequested {
                 try await NotRequestedReport(services: services).record(
@@ -248,7 +248,11 @@ public struct ApprovalService: Sendable {
         try await services.repositories.users.lockForRequest(userID: user.id, on: executor)
         let since = now.addingTimeInterval(-60)
         let recent = try await services.repositories.approvals.countRequests(userID: user.id, since: since, on: executor)
-        guard recent < limit else { throw ApprovalStartError.rateLimited(perMinute: limit, retryAfter: 60) }
+        guard recent.count < limit else {
+            // A slot frees when the oldest request of the minute leaves it.
+            let freed = (recent.oldest ?? now).addingTimeInterval(60)
+            throw ApprovalStartError.rateLimited(perMinute: limit, retryAfter: max(1, Int(freed.timeIntervalSince(now).rounded(.up))))
+        }
     }
 
     // MARK: - Clean-up

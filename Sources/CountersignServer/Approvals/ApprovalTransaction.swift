@@ -68,8 +68,8 @@ public protocol ApprovalTransactionRepository: Sendable {
     /// Lets a PIN stand in for the required factor of a pending request (the custom verifier
     /// asked for it).
     func allowPINFallback(id: String, verification: TransactionDetails.Verification, on executor: any SQLExecutor) async throws
-    /// How many requests the user was sent since `date`.
-    func countRequests(userID: String, since date: Date, on executor: any SQLExecutor) async throws -> Int
+    /// How many requests the user was sent since `date`, and when the first of them was made.
+    func countRequests(userID: String, since date: Date, on executor: any SQLExecutor) async throws -> (count: Int, oldest: Date?)
     /// Records a token request: sets `last_polled_at` and the interval, if `last_polled_at` is
     /// still `previous` (so that of two concurrent polls only one counts as on time).
     func recordPoll(id: String, previous: Date?, at date: Date, interval: Int, on executor: any SQLExecutor) async throws -> Bool
@@ -178,10 +178,12 @@ public struct SQLApprovalTransactionRepository: ApprovalTransactionRepository {
             .text(try JSONValue(encoding: widened).canonicalString), .text(id))
     }
 
-    public func countRequests(userID: String, since date: Date, on executor: any SQLExecutor) async throws -> Int {
-        Int(try await executor.first(
-            "SELECT COUNT(*) AS n FROM approval_transactions WHERE user_id = ? AND created_at >= ?",
-            .text(userID), SQLValue(date))?.int("n") ?? 0)
+    public func countRequests(userID: String, since date: Date, on executor: any SQLExecutor) async throws
+        -> (count: Int, oldest: Date?) {
+        let row = try await executor.first(
+            "SELECT COUNT(*) AS n, MIN(created_at) AS oldest FROM approval_transactions WHERE user_id = ? AND created_at >= ?",
+            .text(userID), SQLValue(date))
+        return (Int(try row?.int("n") ?? 0), try row?.optionalDate("oldest"))
     }
 
     public func recordPoll(id: String, previous: Date?, at date: Date, interval: Int,

@@ -5,8 +5,9 @@ import Foundation
 enum AnswerOutcome: Sendable, Equatable {
     /// Approved, with the factors that proved it.
     case approve(factors: [String])
-    /// Denied, by the user or because a factor said no (a wrong number, a rejected custom answer).
-    case deny(DenyReason)
+    /// Denied, by the user or because a factor said no (a wrong number, a rejected custom answer);
+    /// `detail` is the custom verifier's reason, for the audit log.
+    case deny(DenyReason, detail: String? = nil)
 }
 
 /// The checks of an answer beyond the device signature, one rule each, in the order that
@@ -111,8 +112,8 @@ struct AnswerCheck: Sendable {
         switch await verifier.verify(call, tenantID: tenant.id) {
         case .accept:
             return nil
-        case .reject:
-            return .deny(.customRejected)
+        case .reject(let why):
+            return .deny(.customRejected, detail: why)
         case .pinFallback:
             try await services.repositories.approvals.allowPINFallback(
                 id: transaction.id, verification: verification, on: services.database)
