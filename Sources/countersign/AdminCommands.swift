@@ -7,7 +7,7 @@ struct Admin: AsyncParsableCommand {
         abstract: "Administer a running server through its administration API (docs/api.md).",
         subcommands: [TenantCommands.self, KeyCommands.self, ClientCommands.self, UserCommands.self,
                       EnrollCommand.self, TicketCommands.self, DeviceAdminCommands.self, AuditCommand.self,
-                      PushCommands.self])
+                      PushCommands.self, PolicyCommands.self, WebhookCommands.self])
 }
 
 struct TenantCommands: AsyncParsableCommand {
@@ -99,6 +99,10 @@ struct ClientCommands: AsyncParsableCommand {
         @Option(help: "Allowed scope (repeat).") var scope: [String] = []
         @Option(help: "poll, ping or push.") var mode: String?
         @Option(name: .customLong("notification-endpoint")) var notificationEndpoint: String?
+        @Option(name: .customLong("default-acr"), help: "The class a request requires when it asks for none (empty: the tenant's).")
+        var defaultAcr: String?
+        @Option(name: .customLong("minimum-acr"), help: "No request requires less (empty: only the tenant's minimum).")
+        var minimumAcr: String?
 
         func body(name: String?) -> [String: Any] {
             var body: [String: Any] = [:]
@@ -106,6 +110,8 @@ struct ClientCommands: AsyncParsableCommand {
             if !scope.isEmpty { body["scopes"] = scope }
             if let mode { body["token_delivery_mode"] = mode }
             if let notificationEndpoint { body["notification_endpoint"] = notificationEndpoint }
+            if let defaultAcr { body["default_acr"] = defaultAcr }
+            if let minimumAcr { body["minimum_acr"] = minimumAcr }
             return body
         }
     }

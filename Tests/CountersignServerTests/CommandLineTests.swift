@@ -219,6 +219,36 @@ struct CommandLineTests {
         server.waitUntilExit()
     }
 
+    @Test("admin policy changes members and keeps the rest; admin webhook shows a new secret once",
+          .enabled(if: executable != nil || ProcessInfo.processInfo.environment["CI"] == "true"))
+    func policyAndWebhooksFromTheTerminal() async throws {
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("countersign-cli-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let (server, serverURL, stdout, _) = try await Self.serve(
+            dataDirectory: scratch.appendingPathComponent("data").path, in: scratch, name: "server")
+        defer { if server.isRunning { server.terminate() } }
+        let environment = ["COUNTERSIGN_SERVER": serverURL, "COUNTERSIGN_ADMIN_KEY": try Self.adminKey(printedTo: stdout)]
+
+        let set = try Self.run(["admin", "policy", "set", "--pin-attempt-limit", "5", "--minimum-acr",
+                                "urn:countersign:acr:number-match", "--number-match-choices", "false"], environment: environment)
+        #expect(set.status == 0, "\(set.output)")
+        let shown = try Self.run(["admin", "policy", "show"], environment: environment)
+        #expect(shown.output.contains("\"pin_attempt_limit\" : 5") && shown.output.contains("number-match"), "\(shown.output)")
+        #expect(shown.output.contains("\"user_requests_per_minute\" : 5"), "members not given keep their values")
+        let bad = try Self.run(["admin", "policy", "set", "--pin-attempt-limit", "0"], environment: environment)
+        #expect(bad.status != 0 && bad.output.contains("pin_attempt_limit"))
+
+        let webhook = try Self.run(["admin", "webhook", "set", "events", "--url", "https://hooks.example.com/countersign"],
+                                   environment: environment)
+        #expect(webhook.status == 0 && webhook.output.contains("\"secret\""), "\(webhook.output)")
+        let listed = try Self.run(["admin", "webhook", "show", "events"], environment: environment)
+        #expect(listed.output.contains("hooks.example.com") && !listed.output.contains("\"secret\""))
+        #expect(try Self.run(["admin", "webhook", "delete", "events"], environment: environment).status == 0)
+        server.terminate()
+        server.waitUntilExit()
+    }
+
     /// The admin key a first start prints.
     static func adminKey(printedTo stdout: URL) throws -> String {
         let banner = try String(contentsOf: stdout, encoding: .utf8)

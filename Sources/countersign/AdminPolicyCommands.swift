@@ -1,0 +1,113 @@
+import ArgumentParser
+import Foundation
+
+/// `countersign admin policy …`: the tenant's authentication policy (docs/api.md).
+struct PolicyCommands: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "policy", abstract: "The tenant's authentication policy (keys with authentication-policy:manage).",
+        subcommands: [Show.self, Set.self, LiftSuppression.self])
+
+    struct Show: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "The policy in force.")
+        @OptionGroup var options: AdminOptions
+        func run() async throws { try await options.client().print("GET", options.tenantPath("/authentication-policy")) }
+    }
+
+    /// Changes the members given and keeps the others: the API replaces the policy whole, so the
+    /// current one is read first.
+    struct Set: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Change members of the policy; the others stay.")
+        @OptionGroup var options: AdminOptions
+        @Option(name: .customLong("default-acr"), help: "The class a request requires when it asks for none.")
+        var defaultAcr: String?
+        @Option(name: .customLong("minimum-acr"), help: "No request requires less.") var minimumAcr: String?
+        @Option(name: .customLong("pin-attempt-limit"), help: "Wrong PINs in a row before the enrollment is removed.")
+        var pinAttemptLimit: Int?
+        @Option(name: .customLong("biometric-pin-fallback"), help: "true or false.") var biometricPINFallback: Bool?
+        @Option(name: .customLong("custom-pin-fallback"), help: "true or false.") var customPINFallback: Bool?
+        @Option(name: .customLong("number-match-choices"), help: "true: pick among three; false: type the number.")
+        var numberMatchChoices: Bool?
+        @Option(name: .customLong("user-requests-per-minute"), help: "0 for no limit.") var userRequestsPerMinute: Int?
+        @Option(name: .customLong("not-requested-suppression-seconds"), help: "0 for no pause.")
+        var notRequestedSuppressionSeconds: Int?
+        @Option(help: "Whether devices may receive TOTP seeds: true or false.") var totp: Bool?
+
+        func run() async throws {
+            let client = try options.client()
+            let path = options.tenantPath("/authentication-policy")
+            var policy = try await client.send("GET", path) as? [String: Any] ?? [:]
+            let changes: [(String, Any?)] = [
+                ("default_acr", defaultAcr), ("minimum_acr", minimumAcr), ("pin_attempt_limit", pinAttemptLimit),
+                ("biometric_pin_fallback", biometricPINFallback), ("custom_pin_fallback", customPINFallback),
+                ("number_match_choices", numberMatchChoices), ("user_requests_per_minute", userRequestsPerMinute),
+                ("not_requested_suppression_seconds", notRequestedSuppressionSeconds), ("totp", totp),
+            ]
+            for case let (name, value?) in changes {
+                // An empty class removes it.
+                if let text = value as? String, text.isEmpty { policy[name] = nil } else { policy[name] = value }
+            }
+            try await client.print("PUT", path, body: policy)
+        }
+    }
+
+    struct LiftSuppression: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "lift-suppression",
+            abstract: "Let requests reach a user again before the pause their 'I did not request this' started ends.")
+        @OptionGroup var options: AdminOptions
+        @Argument(help: "The user's id.") var userID: String
+        func run() async throws {
+            _ = try await options.client().send("DELETE", options.tenantPath("/users/\(userID)/request-suppression"))
+            print("Requests reach \(userID) again.")
+        }
+    }
+}
+
+/// `countersign admin webhook …`: the tenant's custom-factor verifier and event receiver
+/// (docs/webhooks.md).
+struct WebhookCommands: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "webhook", abstract: "The tenant's webhooks (keys with webhooks:manage).",
+        subcommands: [Show.self, Set.self, Delete.self, Deliveries.self])
+
+    enum Purpose: String, ExpressibleByArgument, CaseIterable {
+        case customVerifier = "custom-verifier"
+        case events
+    }
+
+    struct Show: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "A webhook's URL and dates (never its secret).")
+        @OptionGroup var options: AdminOptions
+        @Argument(help: "custom-verifier or events.") var purpose: Purpose
+        func run() async throws { try await options.client().print("GET", options.tenantPath("/webhooks/\(purpose.rawValue)")) }
+    }
+
+    struct Set: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Set a webhook's URL; a new webhook's signing secret is shown once.")
+        @OptionGroup var options: AdminOptions
+        @Argument(help: "custom-verifier or events.") var purpose: Purpose
+        @Option(help: "The https URL to call.") var url: String
+        @Flag(name: .customLong("rotate-secret"), help: "Give the webhook a new signing secret (shown once).")
+        var rotateSecret = false
+        func run() async throws {
+            try await options.client().print("PUT", options.tenantPath("/webhooks/\(purpose.rawValue)"),
+                                             body: ["url": url, "rotate_secret": rotateSecret])
+        }
+    }
+
+    struct Delete: AsyncParsableCommand {
+        @OptionGroup var options: AdminOptions
+        @Argument(help: "custom-verifier or events.") var purpose: Purpose
+        func run() async throws {
+            _ = try await options.client().send("DELETE", options.tenantPath("/webhooks/\(purpose.rawValue)"))
+            print("Deleted the \(purpose.rawValue) webhook.")
+        }
+    }
+
+    struct Deliveries: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Recent events and how their delivery went.")
+        @OptionGroup var options: AdminOptions
+        func run() async throws { try await options.client().print("GET", options.tenantPath("/webhooks/events/deliveries")) }
+    }
+}
