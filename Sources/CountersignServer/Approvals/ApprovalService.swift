@@ -16,6 +16,9 @@ public struct NewApproval: Sendable {
     public var interval: Int
     /// The class the request requires (from `acr_values` and the policies).
     var required: AuthenticationClass = .confirm
+    /// For ping and push clients: the bearer token the server presents when it calls the
+    /// client's notification endpoint about this request (CIBA §7.1).
+    var clientNotificationToken: String? = nil
 
     public init(client: Client, user: User, scope: [String], acrValues: [String]?, bindingMessage: String?,
                 context: TransactionDetails.Context, lifetime: TimeInterval, interval: Int) {
