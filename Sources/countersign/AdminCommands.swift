@@ -103,8 +103,18 @@ struct ClientCommands: AsyncParsableCommand {
         var defaultAcr: String?
         @Option(name: .customLong("minimum-acr"), help: "No request requires less (empty: only the tenant's minimum).")
         var minimumAcr: String?
+        @Option(name: .customLong("auth-method"), help: "client_secret_basic, client_secret_post or private_key_jwt.")
+        var authMethod: String?
+        @Option(name: .customLong("jwks-file"), help: "A JSON Web Key Set file of the client's public keys ({\"keys\": []} removes them).")
+        var jwksFile: String?
+        @Flag(name: .customLong("require-signed-requests"), inversion: .prefixedNo,
+              help: "Whether the client must sign its authentication requests (request).")
+        var requireSignedRequests: Bool?
+        @Flag(name: .customLong("user-code-parameter"), inversion: .prefixedNo,
+              help: "Whether the client sends the user's user_code.")
+        var userCodeParameter: Bool?
 
-        func body(name: String?) -> [String: Any] {
+        func body(name: String?) throws -> [String: Any] {
             var body: [String: Any] = [:]
             if let name { body["name"] = name }
             if !scope.isEmpty { body["scopes"] = scope }
@@ -112,7 +122,20 @@ struct ClientCommands: AsyncParsableCommand {
             if let notificationEndpoint { body["notification_endpoint"] = notificationEndpoint }
             if let defaultAcr { body["default_acr"] = defaultAcr }
             if let minimumAcr { body["minimum_acr"] = minimumAcr }
+            if let authMethod { body["token_endpoint_auth_method"] = authMethod }
+            if let jwksFile { body["jwks"] = try Self.keySet(at: jwksFile) }
+            if let requireSignedRequests { body["require_signed_request_object"] = requireSignedRequests }
+            if let userCodeParameter { body["backchannel_user_code_parameter"] = userCodeParameter }
             return body
+        }
+
+        /// The key set in `path`, sent as it is: the server checks it.
+        static func keySet(at path: String) throws -> Any {
+            guard let data = FileManager.default.contents(atPath: path),
+                  let keySet = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+                throw AdminAPIClient.Failure(description: "\(path) is not a readable JSON object")
+            }
+            return keySet
         }
     }
 
@@ -127,7 +150,7 @@ struct ClientCommands: AsyncParsableCommand {
         @Option var name: String
         @OptionGroup var fields: Fields
         func run() async throws {
-            try await options.client().print("POST", options.tenantPath("/clients"), body: fields.body(name: name))
+            try await options.client().print("POST", options.tenantPath("/clients"), body: try fields.body(name: name))
         }
     }
 
@@ -143,7 +166,7 @@ struct ClientCommands: AsyncParsableCommand {
         @Option var name: String?
         @OptionGroup var fields: Fields
         func run() async throws {
-            try await options.client().print("PATCH", options.tenantPath("/clients/\(clientID)"), body: fields.body(name: name))
+            try await options.client().print("PATCH", options.tenantPath("/clients/\(clientID)"), body: try fields.body(name: name))
         }
     }
 

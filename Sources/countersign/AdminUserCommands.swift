@@ -36,11 +36,14 @@ struct UserCommands: AsyncParsableCommand {
         @Option var username: String?
         @Option(name: .customLong("display-name")) var displayName: String?
         @Option(help: "active or disabled.") var status: String?
+        @Option(name: .customLong("user-code"), help: "The user's user_code (empty: remove it). Never shown back.")
+        var userCode: String?
         func run() async throws {
             var body: [String: Any] = [:]
             if let username { body["username"] = username }
             if let displayName { body["display_name"] = displayName }
             if let status { body["status"] = status }
+            if let userCode { body["user_code"] = userCode }
             try await options.client().print("PATCH", options.tenantPath("/users/\(userID)"), body: body)
         }
     }

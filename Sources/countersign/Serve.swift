@@ -92,6 +92,9 @@ struct ServerOptions: ParsableArguments {
     @Option(name: .customLong("ticket-lifetime"), help: "Default lifetime of enrollment tickets in seconds, 60 to 86400 (COUNTERSIGN_TICKET_LIFETIME). Default 600.")
     var ticketLifetime: Int?
 
+    @Option(name: .customLong("token-key-rotation-days"), help: "Days a token-signing key signs before a new one replaces it, 1 to 3650 (COUNTERSIGN_TOKEN_KEY_ROTATION_DAYS). Default 90.")
+    var tokenKeyRotationDays: Int?
+
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical (COUNTERSIGN_LOG_LEVEL). Default info.")
     var logLevel: String?
 
@@ -143,6 +146,12 @@ struct ServerOptions: ParsableArguments {
         configuration.enrollmentTicketLifetime = TimeInterval(
             try bounded(setting(ticketLifetime.map(String.init), "COUNTERSIGN_TICKET_LIFETIME"), 60...86_400, "ticket lifetime")
                 ?? 600)
+        if let text = setting(tokenKeyRotationDays.map(String.init), "COUNTERSIGN_TOKEN_KEY_ROTATION_DAYS") {
+            guard let days = Int(text), (1...3650).contains(days) else {
+                throw ValidationError("token key rotation must be a whole number of days from 1 to 3650")
+            }
+            configuration.tokenSigningKeyRotation = TimeInterval(days * 86_400)
+        }
         configuration.databaseURL = setting(databaseURL, "COUNTERSIGN_DATABASE_URL")
         configuration.masterKey = ProcessInfo.processInfo.environment["COUNTERSIGN_MASTER_KEY"]
         let push: [(String?, String, WritableKeyPath<PushConfiguration, String>)] = [

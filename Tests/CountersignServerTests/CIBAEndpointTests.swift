@@ -139,20 +139,6 @@ struct CIBAEndpointTests {
         }
     }
 
-    @Test("a ping or push client is refused with unauthorized_client until those modes exist", arguments: Engine.available)
-    func pingAndPushClientsAreRefused(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
-            _ = try await server.enrolledUser("alice")
-            for mode in ["ping", "push"] {
-                let client = try await server.createClient(name: "RP \(mode)", mode: mode)
-                let answer = try await server.bcAuthorize(client, [("scope", "openid"), ("login_hint", "alice")])
-                #expect(answer.status == 400)
-                #expect(answer.error == "unauthorized_client")
-                #expect(answer.errorDescription?.contains(mode) == true)
-            }
-        }
-    }
-
     // MARK: - Client authentication
 
     @Test("client_secret_basic and client_secret_post both authenticate", arguments: Engine.available)

@@ -7,7 +7,7 @@ import Testing
 /// OpenID Provider metadata, the JWKS, and the token-signing keys behind them.
 @Suite("Discovery and token-signing keys")
 struct DiscoveryTests {
-    @Test("the discovery document describes the CIBA poll provider at the issuer", arguments: Engine.available)
+    @Test("the discovery document describes the CIBA provider at the issuer", arguments: Engine.available)
     func discoveryDocument(engine: Engine) async throws {
         try await TestServer.with(engine) { server in
             #expect(try await server.admin("POST", "/admin/v1/tenants", json: ["slug": "acme", "display_name": "Acme"]).status == 201)
@@ -21,12 +21,13 @@ struct DiscoveryTests {
                 #expect(answer["token_endpoint"] as? String == issuer + "/token")
                 #expect(answer["backchannel_authentication_endpoint"] as? String == issuer + "/bc-authorize")
                 #expect(answer["countersign_approval_receipt_endpoint"] as? String == issuer + "/bc-authorize/receipt")
-                #expect(answer["backchannel_token_delivery_modes_supported"] as? [String] == ["poll"])
-                #expect(answer["backchannel_user_code_parameter_supported"] as? Bool == false)
-                #expect(answer["grant_types_supported"] as? [String] == ["urn:openid:params:grant-type:ciba"])
-                #expect(answer["token_endpoint_auth_methods_supported"] as? [String] == ["client_secret_basic", "client_secret_post"])
+                #expect(answer["backchannel_token_delivery_modes_supported"] as? [String] == ["poll", "ping", "push"])
+                #expect(answer["backchannel_user_code_parameter_supported"] as? Bool == true)
+                #expect(answer["grant_types_supported"] as? [String] == ["urn:openid:params:grant-type:ciba", "refresh_token"])
+                #expect(answer["token_endpoint_auth_methods_supported"] as? [String]
+                    == ["client_secret_basic", "client_secret_post", "private_key_jwt"])
                 #expect(answer["id_token_signing_alg_values_supported"] as? [String] == ["ES256"])
-                #expect(answer["scopes_supported"] as? [String] == ["openid"])
+                #expect(answer["scopes_supported"] as? [String] == ["openid", "offline_access", "profile"])
                 #expect(answer["subject_types_supported"] as? [String] == ["public"])
                 #expect(answer["acr_values_supported"] as? [String] == [
                     "urn:countersign:acr:confirm", "urn:countersign:acr:number-match", "urn:countersign:acr:pin",
@@ -34,7 +35,8 @@ struct DiscoveryTests {
                 ])
                 let claims = Set(try #require(answer["claims_supported"] as? [String]))
                 #expect(claims.isSuperset(of: ["sub", "iss", "aud", "exp", "iat", "auth_time", "acr", "amr"]))
-                #expect(answer["backchannel_authentication_request_signing_alg_values_supported"] == nil)
+                #expect(answer["backchannel_authentication_request_signing_alg_values_supported"] as? [String] == ["ES256", "RS256"])
+                #expect(answer["request_parameter_supported"] as? Bool == true)
                 #expect(answer["authorization_endpoint"] == nil)
             }
         }

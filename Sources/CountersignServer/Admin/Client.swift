@@ -1,3 +1,4 @@
+import CountersignCore
 import Foundation
 
 /// A relying party: what asks Countersign to authenticate users. Its secret is shown once and
@@ -5,6 +6,19 @@ import Foundation
 public struct Client: Sendable, Equatable, Codable {
     public enum DeliveryMode: String, Codable, Sendable, CaseIterable {
         case poll, ping, push
+    }
+
+    /// How the client proves who it is at the OAuth endpoints (OpenID Connect Core §9;
+    /// `token_endpoint_auth_method` of RFC 7591 §2, whose default is `client_secret_basic`).
+    public enum AuthenticationMethod: String, Codable, Sendable, CaseIterable {
+        case clientSecretBasic = "client_secret_basic"
+        case clientSecretPost = "client_secret_post"
+        case privateKeyJWT = "private_key_jwt"
+
+        /// The two secret methods carry the same secret in two places, so either is accepted
+        /// for a client registered with one: refusing the other would break clients and
+        /// protect nothing. A `private_key_jwt` client has no usable secret at all.
+        var usesSecret: Bool { self != .privateKeyJWT }
     }
 
     public var id: String
@@ -19,11 +33,22 @@ public struct Client: Sendable, Equatable, Codable {
     public var defaultAcr: String? = nil
     /// No request of this client requires less; the stronger of this and the tenant's minimum applies.
     public var minimumAcr: String? = nil
+    public var authenticationMethod: AuthenticationMethod = .clientSecretBasic
+    /// The client's public keys: for `private_key_jwt`, signed requests and login hint tokens.
+    var jwks: ClientJWKS? = nil
+    /// Unsigned authentication requests of this client are refused (CIBA §7.1.1, FAPI-CIBA).
+    public var requireSignedRequestObject = false
+    /// Requests name a `user_code` the user set, which the server checks (CIBA §7.1).
+    public var backchannelUserCodeParameter = false
 
     enum CodingKeys: String, CodingKey {
         case name, scopes
         case defaultAcr = "default_acr"
         case minimumAcr = "minimum_acr"
+        case jwks
+        case authenticationMethod = "token_endpoint_auth_method"
+        case requireSignedRequestObject = "require_signed_request_object"
+        case backchannelUserCodeParameter = "backchannel_user_code_parameter"
         case id = "client_id"
         case tenantID = "tenant_id"
         case deliveryMode = "token_delivery_mode"
@@ -50,19 +75,25 @@ public protocol ClientRepository: Sendable {
 public struct SQLClientRepository: ClientRepository {
     public init() {}
 
-    private static let columns = "id, tenant_id, name, scopes, delivery_mode, notification_endpoint, created_at, updated_at, default_acr, minimum_acr"
+    private static let columns = """
+        id, tenant_id, name, scopes, delivery_mode, notification_endpoint, created_at, updated_at, default_acr, minimum_acr,
+        token_endpoint_auth_method, jwks, require_signed_request_object, backchannel_user_code_parameter
+        """
 
     public func insert(_ client: Client, secretHash: Data, on executor: any SQLExecutor) async throws {
         try await executor.query(
             """
             INSERT INTO clients (id, tenant_id, name, secret_hash, scopes, delivery_mode, notification_endpoint, created_at,
-                updated_at, default_acr, minimum_acr)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                updated_at, default_acr, minimum_acr, token_endpoint_auth_method, jwks, require_signed_request_object,
+                backchannel_user_code_parameter)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """,
             .text(client.id), .text(client.tenantID), .text(client.name), .blob(secretHash),
             .text(client.scopes.joined(separator: " ")), .text(client.deliveryMode.rawValue),
             SQLValue(client.notificationEndpoint), SQLValue(client.createdAt), SQLValue(client.updatedAt),
-            SQLValue(client.defaultAcr), SQLValue(client.minimumAcr))
+            SQLValue(client.defaultAcr), SQLValue(client.minimumAcr), .text(client.authenticationMethod.rawValue),
+            SQLValue(client.jwks?.canonicalJSON), SQLValue(client.requireSignedRequestObject),
+            SQLValue(client.backchannelUserCodeParameter))
     }
 
     public func find(id: String, tenantID: String, on executor: any SQLExecutor) async throws -> Client? {
@@ -82,12 +113,14 @@ public struct SQLClientRepository: ClientRepository {
         try await executor.query(
             """
             UPDATE clients SET name = ?, scopes = ?, delivery_mode = ?, notification_endpoint = ?, updated_at = ?,
-                default_acr = ?, minimum_acr = ?
+                default_acr = ?, minimum_acr = ?, token_endpoint_auth_method = ?, jwks = ?, require_signed_request_object = ?,
+                backchannel_user_code_parameter = ?
             WHERE id = ?
             """,
             .text(client.name), .text(client.scopes.joined(separator: " ")), .text(client.deliveryMode.rawValue),
             SQLValue(client.notificationEndpoint), SQLValue(client.updatedAt), SQLValue(client.defaultAcr),
-            SQLValue(client.minimumAcr), .text(client.id))
+            SQLValue(client.minimumAcr), .text(client.authenticationMethod.rawValue), SQLValue(client.jwks?.canonicalJSON),
+            SQLValue(client.requireSignedRequestObject), SQLValue(client.backchannelUserCodeParameter), .text(client.id))
     }
 
     public func replaceSecret(id: String, secretHash: Data, at date: Date, on executor: any SQLExecutor) async throws {
@@ -118,6 +151,18 @@ public struct SQLClientRepository: ClientRepository {
             deliveryMode: Client.DeliveryMode(rawValue: try row.string("delivery_mode")) ?? .poll,
             notificationEndpoint: try row.optionalString("notification_endpoint"),
             createdAt: try row.date("created_at"), updatedAt: try row.date("updated_at"),
-            defaultAcr: try row.optionalString("default_acr"), minimumAcr: try row.optionalString("minimum_acr"))
+            defaultAcr: try row.optionalString("default_acr"), minimumAcr: try row.optionalString("minimum_acr"),
+            authenticationMethod: Client.AuthenticationMethod(rawValue: try row.string("token_endpoint_auth_method"))
+                ?? .clientSecretBasic,
+            jwks: try row.optionalString("jwks").map(decodeJWKS),
+            requireSignedRequestObject: try row.bool("require_signed_request_object"),
+            backchannelUserCodeParameter: try row.bool("backchannel_user_code_parameter"))
+    }
+
+    /// Keys were checked on upload; one that no longer parses means the row was altered.
+    private static func decodeJWKS(_ text: String) throws -> ClientJWKS {
+        do { return try ClientJWKS(validating: try JSONValue(parsing: Data(text.utf8))) } catch {
+            throw StorageError.corrupt("clients.jwks")
+        }
     }
 }

@@ -1,3 +1,4 @@
+import CountersignCore
 import Foundation
 import Hummingbird
 
@@ -13,20 +14,28 @@ struct ClientAdminRoutes: Sendable {
         var notificationEndpoint: String?
         var defaultAcr: String?
         var minimumAcr: String?
+        var authenticationMethod: String?
+        /// A JSON Web Key Set; one with no keys removes the client's keys.
+        var jwks: JSONValue?
+        var requireSignedRequestObject: Bool?
+        var backchannelUserCodeParameter: Bool?
 
         enum CodingKeys: String, CodingKey {
-            case name, scopes
+            case name, scopes, jwks
             case defaultAcr = "default_acr"
             case minimumAcr = "minimum_acr"
             case deliveryMode = "token_delivery_mode"
             case notificationEndpoint = "notification_endpoint"
+            case authenticationMethod = "token_endpoint_auth_method"
+            case requireSignedRequestObject = "require_signed_request_object"
+            case backchannelUserCodeParameter = "backchannel_user_code_parameter"
         }
     }
 
     struct ClientWithSecret: Encodable, Sendable {
         let client: Client
-        /// Shown once; only its hash is stored.
-        let clientSecret: String
+        /// Shown once; only its hash is stored. None for a `private_key_jwt` client.
+        let clientSecret: String?
         enum CodingKeys: String, CodingKey {
             case client
             case clientSecret = "client_secret"
@@ -51,15 +60,20 @@ struct ClientAdminRoutes: Sendable {
                 Client(id: Identifier.make("cli", at: date), tenantID: tenant.id, name: try AdminFields.name(rawName),
                        scopes: ["openid"], deliveryMode: .poll, notificationEndpoint: nil, createdAt: date, updatedAt: date),
                 applying: fields)
+            // A private_key_jwt client gets a secret nobody is shown: the column holds a hash, and
+            // switching the client to a secret method later takes a rotation.
             let secret = Secrets.generate(prefix: "css_")
             try await services.database.transaction { executor in
                 try await services.repositories.clients.insert(client, secretHash: Secrets.hash(secret), on: executor)
                 try await services.audit.record(
                     "client.created", actor: "admin-key:\(key.id)", tenantID: tenant.id, target: ("client", client.id),
-                    details: ["name": client.name, "token_delivery_mode": client.deliveryMode.rawValue],
+                    details: ["name": client.name, "token_delivery_mode": client.deliveryMode.rawValue,
+                              "token_endpoint_auth_method": client.authenticationMethod.rawValue],
                     at: date, on: executor)
             }
-            return try JSON.response(ClientWithSecret(client: client, clientSecret: secret), status: .created)
+            return try JSON.response(
+                ClientWithSecret(client: client, clientSecret: client.authenticationMethod.usesSecret ? secret : nil),
+                status: .created)
         }
         router.get(RouterPath(base + "/{id}")) { request, context in
             let (_, tenant) = try await guardian.tenant(request, context, holding: .clientsRead)
@@ -83,6 +97,9 @@ struct ClientAdminRoutes: Sendable {
             let (key, tenant) = try await guardian.tenant(request, context, holding: .clientsManage)
             let date = services.now()
             let client = Self.touched(try await find(context, tenant: tenant), at: date)
+            guard client.authenticationMethod.usesSecret else {
+                throw AdminError.conflict("client \(client.id) authenticates with private_key_jwt and has no secret")
+            }
             let secret = Secrets.generate(prefix: "css_")
             try await services.database.transaction { executor in
                 try await services.repositories.clients.replaceSecret(
@@ -102,6 +119,11 @@ struct ClientAdminRoutes: Sendable {
         let client = try Self.patched(existing, applying: fields, at: services.now())
         try await services.database.transaction { executor in
             try await services.repositories.clients.update(client, on: executor)
+            // The old secret must not come back to life if the client is switched back later.
+            if existing.authenticationMethod.usesSecret, !client.authenticationMethod.usesSecret {
+                try await services.repositories.clients.replaceSecret(
+                    id: client.id, secretHash: Secrets.hash(Secrets.generate(prefix: "css_")), at: client.updatedAt, on: executor)
+            }
             try await services.audit.record(
                 "client.updated", actor: "admin-key:\(key.id)", tenantID: tenant.id, target: ("client", client.id),
                 at: client.updatedAt, on: executor)
@@ -118,7 +140,8 @@ struct ClientAdminRoutes: Sendable {
     }
 
     /// Applies the fields given and checks the result as a whole: ping and push clients need an
-    /// https notification endpoint (http only for localhost, in development).
+    /// https notification endpoint (http only for localhost, in development), and a client that
+    /// signs (`private_key_jwt`, required signed requests) needs keys.
     static func validated(_ client: Client, applying fields: ClientFields) throws(AdminError) -> Client {
         var client = client
         if let scopes = fields.scopes {
@@ -150,6 +173,33 @@ struct ClientAdminRoutes: Sendable {
         }
         if client.deliveryMode != .poll && client.notificationEndpoint == nil {
             throw .invalidField("notification_endpoint", "is required for the \(client.deliveryMode.rawValue) delivery mode")
+        }
+        return try signing(client, applying: fields)
+    }
+
+    /// The fields of client authentication and signed requests.
+    static func signing(_ client: Client, applying fields: ClientFields) throws(AdminError) -> Client {
+        var client = client
+        if let method = fields.authenticationMethod {
+            guard let parsed = Client.AuthenticationMethod(rawValue: method) else {
+                throw .invalidField("token_endpoint_auth_method", "must be client_secret_basic, client_secret_post or private_key_jwt")
+            }
+            client.authenticationMethod = parsed
+        }
+        if let jwks = fields.jwks {
+            if case .array(let keys)? = jwks["keys"], keys.isEmpty {
+                client.jwks = nil
+            } else {
+                do { client.jwks = try ClientJWKS(validating: jwks) } catch { throw .invalidField("jwks", error.description) }
+            }
+        }
+        if let required = fields.requireSignedRequestObject { client.requireSignedRequestObject = required }
+        if let userCode = fields.backchannelUserCodeParameter { client.backchannelUserCodeParameter = userCode }
+        if client.jwks == nil && client.authenticationMethod == .privateKeyJWT {
+            throw .invalidField("jwks", "is required for the private_key_jwt authentication method")
+        }
+        if client.jwks == nil && client.requireSignedRequestObject {
+            throw .invalidField("jwks", "is required when require_signed_request_object is true")
         }
         return client
     }

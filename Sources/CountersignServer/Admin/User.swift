@@ -17,6 +17,10 @@ public struct User: Sendable, Equatable, Codable {
     public var requestsSuppressedUntil: Date? = nil
     /// After too many wrong TOTP codes: no code is checked before then.
     public var totpLockedUntil: Date? = nil
+    /// Whether the user has a `user_code` (the code itself is never shown).
+    public var hasUserCode = false
+    /// After too many wrong user codes: no request needing the code is accepted before then.
+    public var userCodeLockedUntil: Date? = nil
 
     enum CodingKeys: String, CodingKey {
         case id, username, status
@@ -26,6 +30,8 @@ public struct User: Sendable, Equatable, Codable {
         case updatedAt = "updated_at"
         case requestsSuppressedUntil = "requests_suppressed_until"
         case totpLockedUntil = "totp_locked_until"
+        case hasUserCode = "user_code_set"
+        case userCodeLockedUntil = "user_code_locked_until"
     }
 }
 
@@ -51,7 +57,10 @@ public protocol UserRepository: Sendable {
 public struct SQLUserRepository: UserRepository {
     public init() {}
 
-    private static let columns = "id, tenant_id, username, display_name, status, created_at, updated_at, requests_suppressed_until, totp_locked_until"
+    private static let columns = """
+        id, tenant_id, username, display_name, status, created_at, updated_at, requests_suppressed_until, totp_locked_until,
+        CASE WHEN user_code_hash IS NULL THEN 0 ELSE 1 END AS has_user_code, user_code_locked_until
+        """
 
     public func insert(_ user: User, on executor: any SQLExecutor) async throws {
         try await executor.query(
@@ -132,6 +141,7 @@ public struct SQLUserRepository: UserRepository {
             status: User.Status(rawValue: try row.string("status")) ?? .disabled,
             createdAt: try row.date("created_at"), updatedAt: try row.date("updated_at"),
             requestsSuppressedUntil: try row.optionalDate("requests_suppressed_until"),
-            totpLockedUntil: try row.optionalDate("totp_locked_until"))
+            totpLockedUntil: try row.optionalDate("totp_locked_until"), hasUserCode: try row.bool("has_user_code"),
+            userCodeLockedUntil: try row.optionalDate("user_code_locked_until"))
     }
 }

@@ -11,9 +11,12 @@ struct UserAdminRoutes: Sendable {
         var username: String?
         var displayName: String?
         var status: String?
+        /// On update only: sets the user's code (CIBA `user_code`); an empty string removes it.
+        var userCode: String?
         enum CodingKeys: String, CodingKey {
             case username, status
             case displayName = "display_name"
+            case userCode = "user_code"
         }
     }
 
@@ -180,16 +183,32 @@ struct UserAdminRoutes: Sendable {
         let (key, tenant) = try await guardian.tenant(request, context, holding: .usersManage)
         let existing = try await find(context, tenant: tenant)
         let fields = try await request.decodeJSON(UserFields.self, limit: services.configuration.maximumBodySize)
-        let user = try Self.patched(existing, applying: fields, at: services.now())
-        try await services.database.transaction { executor in
+        var user = try Self.patched(existing, applying: fields, at: services.now())
+        // Outer nil: not sent; inner nil: removed.
+        let userCode = try fields.userCode.map { raw -> UserCode? in
+            guard !raw.isEmpty else { return nil }
+            return try UserCode(raw)
+        }
+        if let userCode {
+            user.hasUserCode = userCode != nil
+            user.userCodeLockedUntil = nil
+        }
+        var details = ["username": user.username, "status": user.status.rawValue]
+        if let userCode { details["user_code"] = userCode == nil ? "removed" : "set" }
+        try await services.database.transaction { [user, details] executor in
             do {
                 try await services.repositories.users.update(user, on: executor)
             } catch StorageError.uniqueViolation {
                 throw AdminError.conflict("a user named \(user.username) already exists in this tenant")
             }
+            if let userCode {
+                try await SQLUserCodeRepository().set(
+                    userID: user.id, hash: userCode.map { UserCode.hash($0.text, userID: user.id, masterKey: services.sealer.masterKey) },
+                    on: executor)
+            }
             try await services.audit.record(
                 "user.updated", actor: "admin-key:\(key.id)", tenantID: tenant.id, target: ("user", user.id),
-                details: ["username": user.username, "status": user.status.rawValue], at: user.updatedAt, on: executor)
+                details: details, at: user.updatedAt, on: executor)
         }
         return try JSON.response(user)
     }

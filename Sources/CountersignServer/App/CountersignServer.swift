@@ -114,13 +114,14 @@ public final class CountersignServer: Sendable {
             logger: services.logger)
     }
 
-    /// The push and webhook dispatchers, the HTTP server, the cross-node listener, and (shut
+    /// The push, webhook and client-notification dispatchers, the HTTP server, the cross-node listener, and (shut
     /// down first) the closer of live streams.
     private var serviceList: [any Service] {
         // Shut down in reverse order: the dispatchers last, so that what the final requests queued
         // is still sent.
         var list: [any Service] = services.configuration.push.dispatch
-            ? [PushDispatcher(services: services), WebhookDispatcher(services: services)] : []
+            ? [PushDispatcher(services: services), WebhookDispatcher(services: services),
+               ClientNotificationDispatcher(services: services)] : []
         list += [application, ClusterRelayListener(relay: services.clusterRelay, approvals: services.repositories.approvals),
                  LiveStreamCloser(events: services.approvalEvents)]
         return list

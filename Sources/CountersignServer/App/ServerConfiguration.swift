@@ -26,10 +26,14 @@ public struct ServerConfiguration: Sendable {
     /// How often an idle live stream gets a comment line (so that proxies keep it open), and the
     /// longest it waits before noticing that the clock has passed a request's expiry.
     public var liveStreamKeepalive: Duration = .seconds(15)
+    /// How ping and push clients are called.
+    public var clientNotifications = ClientNotificationConfiguration()
     /// APNs and FCM endpoints, and how the push outbox is worked.
     public var push = PushConfiguration()
     /// How tenants' webhooks are called.
     public var webhooks = WebhookConfiguration()
+    /// How long a token-signing key signs before a new one replaces it (`KeyRotationSchedule`).
+    public var tokenSigningKeyRotation: TimeInterval = KeyRotationSchedule.defaultRotationAge
 
     public init(dataDirectory: URL) {
         self.dataDirectory = dataDirectory

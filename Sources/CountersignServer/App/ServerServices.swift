@@ -18,6 +18,8 @@ public struct Repositories: Sendable {
     public var webhooks: any TenantWebhookRepository = SQLTenantWebhookRepository()
     public var webhookOutbox: any WebhookOutboxRepository = SQLWebhookOutboxRepository()
 
+    public var clientNotifications: any ClientNotificationRepository = SQLClientNotificationRepository()
+
     public init() {}
 }
 
@@ -41,6 +43,8 @@ public struct ServerServices: Sendable {
     let pushWakeup = PushWakeup()
     /// Wakes this node's webhook dispatcher when events are queued.
     let webhookWakeup = PushWakeup()
+    /// Wakes this node's dispatcher of ping and push callbacks.
+    let clientNotificationWakeup = PushWakeup()
     /// The HTTP client of every webhook call, shut down when the server stops.
     let webhookClient = WebhookHTTPClient()
     /// Wakes live streams held by other nodes (PostgreSQL only).
@@ -66,7 +70,8 @@ public struct ServerServices: Sendable {
         self.notifiers = [LiveStreamNotifier(events: approvalEvents)]
         self.clusterRelay = ClusterRelay(database: database, events: approvalEvents, logger: logger)
         self.tokenSigningKeys = TokenSigningKeys(
-            database: database, repository: repositories.tokenSigningKeys, sealer: sealer, now: configuration.now)
+            database: database, repository: repositories.tokenSigningKeys, sealer: sealer, now: configuration.now,
+            rotationAge: configuration.tokenSigningKeyRotation)
     }
 
     public func now() -> Date { configuration.now() }

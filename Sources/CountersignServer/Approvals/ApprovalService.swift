@@ -106,14 +106,23 @@ public struct ApprovalService: Sendable {
                 sealed: try SealedDetails.seal(
                     plaintext, to: try device.encryptionKey.agreementKey(), deviceID: device.id, requestID: id))
         }
-        let transaction = ApprovalTransaction(
+        var stored = ApprovalTransaction(
             id: id, authReqIDHash: Self.hash(authReqID: authReqID), tenantID: tenant.id, clientID: request.client.id,
             userID: request.user.id, scope: request.scope, acrValues: request.acrValues,
             bindingMessage: request.bindingMessage, details: String(decoding: plaintext, as: UTF8.self),
             detailsDigest: TransactionDetails.digest(of: plaintext), challenge: details.challenge, status: .pending,
             pollInterval: request.interval, lastPolledAt: nil, createdAt: created, expiresAt: expires, decidedAt: nil,
             decidedByDevice: nil, response: nil, factors: nil, exchangedAt: nil, verification: verification,
-            matchNumber: matchNumber)
+            matchNumber: matchNumber, deliveryMode: request.client.deliveryMode)
+        if request.client.deliveryMode != .poll {
+            // Ping and push clients are called back with both, so they are kept, sealed.
+            stored.authReqIDSealed = try services.sealer.seal(
+                Data(authReqID.utf8), context: ClientNotificationSecrets.authReqIDContext(id))
+            stored.notificationTokenSealed = try request.clientNotificationToken.map {
+                try services.sealer.seal(Data($0.utf8), context: ClientNotificationSecrets.tokenContext(id))
+            }
+        }
+        let transaction = stored
         // The pushes are queued with the request: both are stored, or neither.
         let pushes = devices.compactMap { device -> PushOutboxEntry? in
             guard let push = device.push, device.pushTokenValid else { return nil }
@@ -204,6 +213,9 @@ public struct ApprovalService: Sendable {
                 details: ["client_id": transaction.clientID, "user_id": transaction.userID, "factors": factors.joined(separator: " "),
                           "reason": reason?.rawValue ?? "", "verifier_reason": detail ?? ""].filter { !$0.value.isEmpty },
                 at: now, on: executor)
+            if let notification = ClientNotification.announcing(transaction, status: status, at: now) {
+                try await services.repositories.clientNotifications.enqueue([notification], on: executor)
+            }
             if reason == .notRequested {
                 try await NotRequestedReport(services: services).record(
                     transaction, device: device, policy: tenant.policy, at: now, on: executor)
@@ -217,6 +229,7 @@ public struct ApprovalService: Sendable {
             throw ApprovalError.expired
         }
         services.pushWakeup.signal()
+        if transaction.deliveryMode != .poll { services.clientNotificationWakeup.signal() }
         services.metrics.approvalDecided(status.rawValue)
         let closed = RequestClosed(id: transaction.id, status: status.rawValue)
         let deviceIDs = try await services.repositories.approvals.deviceIDs(transactionID: transaction.id, on: services.database)

@@ -39,6 +39,12 @@ public struct ApprovalTransaction: Sendable, Equatable {
     public var matchNumber: Int64? = nil
     /// For a denial: why.
     public var denyReason: DenyReason? = nil
+    /// How the client receives the result.
+    public var deliveryMode: Client.DeliveryMode = .poll
+    /// Ping and push: the `auth_req_id` and the client's notification token, sealed under the
+    /// master key (`ClientNotificationSecrets`).
+    public var authReqIDSealed: Data? = nil
+    public var notificationTokenSealed: Data? = nil
 
     public func isExpired(at date: Date) -> Bool { date >= expiresAt }
 }
@@ -68,6 +74,9 @@ public protocol ApprovalTransactionRepository: Sendable {
     /// Lets a PIN stand in for the required factor of a pending request (the custom verifier
     /// asked for it).
     func allowPINFallback(id: String, verification: TransactionDetails.Verification, on executor: any SQLExecutor) async throws
+    /// Push mode: marks up to `limit` requests that expired undecided before `date`, and whose
+    /// client was not told yet, as told, and returns them.
+    func claimExpiredPush(before date: Date, limit: Int, on executor: any SQLExecutor) async throws -> [ApprovalTransaction]
     /// How many requests the user was sent since `date`, and when the first of them was made.
     func countRequests(userID: String, since date: Date, on executor: any SQLExecutor) async throws -> (count: Int, oldest: Date?)
     /// Records a token request: sets `last_polled_at` and the interval, if `last_polled_at` is
@@ -86,7 +95,8 @@ public struct SQLApprovalTransactionRepository: ApprovalTransactionRepository {
     private static let columns = """
         id, auth_req_id_hash, tenant_id, client_id, user_id, scope, acr_values, binding_message, details, details_sha256,
         challenge, status, poll_interval, last_polled_at, created_at, expires_at, decided_at, decided_by_device,
-        response_jws, factors, exchanged_at, verification, match_number, deny_reason
+        response_jws, factors, exchanged_at, verification, match_number, deny_reason, delivery_mode, auth_req_id_sealed,
+        notification_token_sealed
         """
 
     public func insert(_ transaction: ApprovalTransaction, deliveries: [ApprovalDelivery], on executor: any SQLExecutor) async throws {
@@ -94,8 +104,8 @@ public struct SQLApprovalTransactionRepository: ApprovalTransactionRepository {
             """
             INSERT INTO approval_transactions (id, auth_req_id_hash, tenant_id, client_id, user_id, scope, acr_values,
                 binding_message, details, details_sha256, challenge, status, poll_interval, created_at, expires_at,
-                verification, match_number)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                verification, match_number, delivery_mode, auth_req_id_sealed, notification_token_sealed)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """,
             [.text(transaction.id), .blob(transaction.authReqIDHash), .text(transaction.tenantID),
              .text(transaction.clientID), .text(transaction.userID), .text(transaction.scope.joined(separator: " ")),
@@ -104,7 +114,10 @@ public struct SQLApprovalTransactionRepository: ApprovalTransactionRepository {
              .text(transaction.status.rawValue), SQLValue(transaction.pollInterval), SQLValue(transaction.createdAt),
              SQLValue(transaction.expiresAt),
              SQLValue(try transaction.verification.map { try JSONValue(encoding: $0).canonicalString }),
-             transaction.matchNumber.map(SQLValue.integer) ?? .null])
+             transaction.matchNumber.map(SQLValue.integer) ?? .null,
+             transaction.deliveryMode == .poll ? .null : .text(transaction.deliveryMode.rawValue),
+             transaction.authReqIDSealed.map(SQLValue.blob) ?? .null,
+             transaction.notificationTokenSealed.map(SQLValue.blob) ?? .null])
         for delivery in deliveries {
             try await executor.query(
                 "INSERT INTO approval_deliveries (device_id, transaction_id, sealed_details) VALUES (?, ?, ?)",
@@ -178,6 +191,22 @@ public struct SQLApprovalTransactionRepository: ApprovalTransactionRepository {
             .text(try JSONValue(encoding: widened).canonicalString), .text(id))
     }
 
+    public func claimExpiredPush(before date: Date, limit: Int, on executor: any SQLExecutor) async throws
+        -> [ApprovalTransaction] {
+        let skipLocked = executor.dialect == .postgres ? " FOR UPDATE SKIP LOCKED" : ""
+        return try await executor.query(
+            """
+            UPDATE approval_transactions SET expiry_notified = 1
+            WHERE id IN (
+                SELECT id FROM approval_transactions
+                WHERE delivery_mode = 'push' AND status = 'pending' AND expires_at <= ? AND expiry_notified = 0
+                LIMIT ?\(skipLocked))
+            RETURNING \(Self.columns)
+            """,
+            [SQLValue(date), .integer(Int64(limit))]
+        ).map(Self.decode)
+    }
+
     public func countRequests(userID: String, since date: Date, on executor: any SQLExecutor) async throws
         -> (count: Int, oldest: Date?) {
         let row = try await executor.first(
@@ -242,6 +271,9 @@ public struct SQLApprovalTransactionRepository: ApprovalTransactionRepository {
                 try JSONDecoder().decode(TransactionDetails.Verification.self, from: Data($0.utf8))
             },
             matchNumber: try row.optionalInt("match_number"),
-            denyReason: try row.optionalString("deny_reason").flatMap(DenyReason.init(rawValue:)))
+            denyReason: try row.optionalString("deny_reason").flatMap(DenyReason.init(rawValue:)),
+            deliveryMode: try row.optionalString("delivery_mode").flatMap(Client.DeliveryMode.init(rawValue:)) ?? .poll,
+            authReqIDSealed: try row.optionalData("auth_req_id_sealed"),
+            notificationTokenSealed: try row.optionalData("notification_token_sealed"))
     }
 }

@@ -3,13 +3,13 @@ import Foundation
 
 /// `POST /bc-authorize` (CIBA §7): the checks of §7.2 in order, each a small parse step that
 /// turns a raw parameter into a value that can only be valid, then the request is stored and
-/// sent to the user's devices.
+/// sent to the user's devices. The parameters are the form's, or the claims of the signed
+/// request (`request`, §7.1.1) that `RequestObject` has verified.
 ///
 /// Parameters Countersign does not implement but whose silent omission would mislead the
-/// client — a signed `request` or `request_uri`, a `user_code`, `authorization_details` (a
-/// relying party that sends payment details must not believe the user saw them) — are refused,
-/// not ignored; every other unknown
-/// parameter is ignored (RFC 6749 §3.1).
+/// client — `request_uri`, `authorization_details` (a relying party that sends payment
+/// details must not believe the user saw them) — are refused, not ignored; every other
+/// unknown parameter is ignored (RFC 6749 §3.1).
 struct BackchannelAuthentication: Sendable {
     /// Seconds a poll client waits between token requests (CIBA §7.3), until `slow_down`.
     static let pollInterval = 5
@@ -21,25 +21,29 @@ struct BackchannelAuthentication: Sendable {
 
     func start(_ form: FormParameters, client: Client, issuer: Issuer,
                requestedFrom context: TransactionDetails.Context) async throws -> BackchannelAuthenticationResponse {
-        guard client.deliveryMode == .poll else {
+        guard client.deliveryMode != .push || issuer.tenant.policy.pushDeliveryAllowed else {
             throw BackchannelAuthenticationError.deliveryModeUnsupported(client.deliveryMode)
         }
-        if form.contains("request") { throw BackchannelAuthenticationError.requestObjectUnsupported }
-        if form.contains("user_code") { throw BackchannelAuthenticationError.userCodeUnsupported }
-        for name in ["request_uri", "authorization_details"] where form.contains(name) {
-            throw BackchannelAuthenticationError.parameterUnsupported(name)
+        if form.contains("request_uri") { throw BackchannelAuthenticationError.parameterUnsupported("request_uri") }
+        let parameters = try await RequestObject.parameters(of: form, client: client, issuer: issuer, services: services)
+        if parameters.contains("authorization_details") {
+            throw BackchannelAuthenticationError.parameterUnsupported("authorization_details")
         }
-        let scope = try Scope(form["scope"], allowedFor: client)
-        let expiry = try RequestedExpiry(form["requested_expiry"])
-        let bindingMessage = try form["binding_message"].map(BindingMessage.init)
-        let acrValues = try form["acr_values"].map(AcrValues.init)
-        let hint = try UserHint(form)
+        let scope = try Scope(parameters["scope"], allowedFor: client)
+        let expiry = try RequestedExpiry(parameters["requested_expiry"])
+        let bindingMessage = try parameters["binding_message"].map(BindingMessage.init)
+        let acrValues = try parameters["acr_values"].map(AcrValues.init)
+        let notificationToken = try ClientNotificationToken.of(parameters["client_notification_token"], client: client)
+        let userCode = try UserCodeCheck.parameter(parameters["user_code"], client: client)
+        let hint = try UserHint(parameters)
         let user = try await UserHintResolver(services: services).user(for: hint, client: client, issuer: issuer)
+        try await UserCodeCheck(services: services).verify(userCode, user: user, client: client)
         var approval = NewApproval(
             client: client, user: user, scope: scope.values, acrValues: acrValues?.values,
             bindingMessage: bindingMessage?.text, context: context, lifetime: TimeInterval(expiry.seconds),
             interval: Self.pollInterval)
         approval.required = RequiredClass(requested: acrValues?.values, client: client, policy: issuer.tenant.policy).value
+        approval.clientNotificationToken = notificationToken?.value
         let started: StartedApproval
         do {
             started = try await approvals.start(approval, tenant: issuer.tenant)
@@ -54,7 +58,8 @@ struct BackchannelAuthentication: Sendable {
             throw BackchannelAuthenticationError.userRateLimited(perMinute: limit, retryAfter: retryAfter)
         }
         return BackchannelAuthenticationResponse(
-            authReqID: started.authReqID, expiresIn: expiry.seconds, interval: Self.pollInterval,
+            authReqID: started.authReqID, expiresIn: expiry.seconds,
+            interval: client.deliveryMode == .push ? nil : Self.pollInterval,
             matchNumber: started.transaction.matchNumber)
     }
 
@@ -72,7 +77,8 @@ struct BackchannelAuthentication: Sendable {
 struct BackchannelAuthenticationResponse: Encodable, Sendable {
     let authReqID: String
     let expiresIn: Int
-    let interval: Int
+    /// For poll and ping clients only: a push client never calls the token endpoint.
+    let interval: Int?
     let matchNumber: Int64?
 
     enum CodingKeys: String, CodingKey {

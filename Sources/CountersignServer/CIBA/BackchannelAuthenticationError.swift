@@ -1,8 +1,6 @@
 /// Why `bc-authorize` refused a request; each case is one error of CIBA §13.
 enum BackchannelAuthenticationError: OAuthFailure, Equatable {
     case deliveryModeUnsupported(Client.DeliveryMode)
-    case requestObjectUnsupported
-    case userCodeUnsupported
     case parameterUnsupported(String)
     case missingScope
     case malformedScope
@@ -11,11 +9,20 @@ enum BackchannelAuthenticationError: OAuthFailure, Equatable {
     case invalidRequestedExpiry
     case invalidBindingMessage(String)
     case malformedAcrValues
+    case missingClientNotificationToken(Client.DeliveryMode)
+    case malformedClientNotificationToken
     case missingHint
     case severalHints
-    case loginHintTokenUnsupported
+    case invalidLoginHintToken(String)
+    case expiredLoginHintToken
     case invalidIDTokenHint(String)
     case unknownUser
+    case userCodeNotRegistered
+    case malformedUserCode
+    case userCodeNotSet
+    case missingUserCode
+    case invalidUserCode
+    case userCodeLocked(retryAfter: Int)
     case userDisabled
     case noActiveDevice
     case userSuppressed(retryAfter: Int)
@@ -24,11 +31,7 @@ enum BackchannelAuthenticationError: OAuthFailure, Equatable {
     var oauthError: OAuthError {
         switch self {
         case .deliveryModeUnsupported(let mode):
-            OAuthError(.unauthorizedClient, "the \(mode.rawValue) token delivery mode is not supported yet; register the client for poll")
-        case .requestObjectUnsupported:
-            OAuthError(.invalidRequest, "signed authentication requests (request) are not supported")
-        case .userCodeUnsupported:
-            OAuthError(.invalidRequest, "user_code is not supported (backchannel_user_code_parameter_supported is false)")
+            OAuthError(.unauthorizedClient, "this tenant does not deliver tokens in \(mode.rawValue) mode; register the client for poll or ping")
         case .parameterUnsupported(let name):
             OAuthError(.invalidRequest, "\(name) is not supported")
         case .missingScope:
@@ -47,16 +50,36 @@ enum BackchannelAuthenticationError: OAuthFailure, Equatable {
         case .malformedAcrValues:
             OAuthError(.invalidRequest,
                        "acr_values must be at most \(AcrValues.maximumCount) space-separated values of at most \(AcrValues.maximumLength) characters")
+        case .missingClientNotificationToken(let mode):
+            OAuthError(.invalidRequest, "client_notification_token is required for a client of the \(mode.rawValue) delivery mode")
+        case .malformedClientNotificationToken:
+            OAuthError(.invalidRequest,
+                       "client_notification_token must be at most \(ClientNotificationToken.maximumLength) characters of the RFC 6750 b64token syntax")
         case .missingHint:
             OAuthError(.invalidRequest, "one of login_hint, id_token_hint or login_hint_token is required")
         case .severalHints:
             OAuthError(.invalidRequest, "send only one of login_hint, id_token_hint and login_hint_token")
-        case .loginHintTokenUnsupported:
-            OAuthError(.invalidRequest, "login_hint_token is not supported; name the user with login_hint or id_token_hint")
+        case .invalidLoginHintToken(let why):
+            OAuthError(.invalidRequest, why)
+        case .expiredLoginHintToken:
+            OAuthError(.expiredLoginHintToken, "login_hint_token has expired")
         case .invalidIDTokenHint(let why):
             OAuthError(.invalidRequest, why)
         case .unknownUser:
             OAuthError(.unknownUserID, "the hint does not identify a user of this tenant")
+        case .userCodeNotRegistered:
+            OAuthError(.invalidRequest, "user_code is accepted only from clients registered with backchannel_user_code_parameter")
+        case .malformedUserCode:
+            OAuthError(.invalidRequest, "user_code is longer than \(UserCodeCheck.maximumLength) characters")
+        case .userCodeNotSet:
+            OAuthError(.invalidUserCode, "the user has set no user code; send none")
+        case .missingUserCode:
+            OAuthError(.missingUserCode, "user_code is required for this user")
+        case .invalidUserCode:
+            OAuthError(.invalidUserCode, "user_code is wrong")
+        case .userCodeLocked(let retryAfter):
+            OAuthError(.accessDenied, "too many wrong user codes; the user code is not checked for \(retryAfter) more seconds",
+                       retryAfter: retryAfter)
         case .userDisabled:
             OAuthError(.accessDenied, "the user is disabled")
         case .noActiveDevice:

@@ -7,7 +7,8 @@ import Foundation
 /// - undecided: `authorization_pending` (or `slow_down`, see `PollingRate`); after expiry
 ///   `expired_token`.
 /// - denied: `access_denied`.
-/// - approved: tokens, exactly once (a second exchange is `invalid_grant`). The user decided
+/// - approved: tokens, exactly once (a second exchange is `invalid_grant`), with a refresh
+///   token when the scope holds `offline_access` (`RefreshTokenFamily`). The user decided
 ///   before expiry, so the client may still collect the tokens one poll interval after it:
 ///   a client polling on time never misses an approval given in the last seconds.
 /// - unknown, or started by another client: `invalid_grant`.
@@ -16,8 +17,6 @@ struct CIBAGrant: Sendable {
     let tokens: TokenIssuer
 
     func exchange(_ form: FormParameters, client: Client, issuer: Issuer) async throws -> TokenResponse {
-        guard let grantType = form["grant_type"] else { throw TokenRequestError.missingGrantType }
-        guard grantType == ProviderMetadata.cibaGrantType else { throw TokenRequestError.unsupportedGrantType }
         guard client.deliveryMode != .push else { throw TokenRequestError.pushClient }
         let transaction = try await Self.transaction(form, client: client, services: services)
         let now = services.now()
@@ -36,18 +35,19 @@ struct CIBAGrant: Sendable {
                 id: transaction.userID, tenantID: transaction.tenantID, on: services.database), user.status == .active else {
                 throw TokenRequestError.userUnavailable
             }
-            let issued = try await tokens.issue(for: transaction, client: client, issuer: issuer, at: now)
+            let issued = try await tokens.mint(for: transaction, client: client, issuer: issuer, at: now)
             let exchanged = try await services.database.transaction { executor in
                 guard try await services.repositories.approvals.markExchanged(id: transaction.id, at: now, on: executor) else {
                     return false
                 }
+                try await tokens.store(issued, on: executor)
                 try await services.audit.record(
                     "approval.exchanged", actor: "client:\(client.id)", tenantID: transaction.tenantID,
                     target: ("approval", transaction.id), details: ["user_id": transaction.userID], at: now, on: executor)
                 return true
             }
             guard exchanged else { throw TokenRequestError.alreadyExchanged }
-            return issued
+            return issued.response
         }
     }
 

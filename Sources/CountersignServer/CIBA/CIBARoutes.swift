@@ -6,21 +6,32 @@ import Hummingbird
 /// the root and for every tenant below `/t/<slug>`:
 ///
 /// - `POST /bc-authorize`: start a request (`BackchannelAuthentication`);
-/// - `POST /token`: poll and exchange it (`CIBAGrant`);
-/// - `POST /bc-authorize/receipt`: the device-signed evidence of a decision (`ApprovalReceipt`).
+/// - `POST /token`: poll and exchange it (`CIBAGrant`), or refresh (`RefreshTokenGrant`);
+/// - `POST /bc-authorize/receipt`: the device-signed evidence of a decision (`ApprovalReceipt`);
+/// - `POST /revoke` and `POST /introspect`: RFC 7009 and RFC 7662 (`TokenRevocation`,
+///   `TokenIntrospection`).
 ///
-/// All three take a form body and an authenticated client (`ClientAuthentication`), answer
-/// JSON that no cache stores, and fail with OAuth error bodies (`OAuthError`).
+/// All of these take a form body and an authenticated client (`ClientAuthentication`), answer
+/// JSON that no cache stores, and fail with OAuth error bodies (`OAuthError`). `/userinfo`,
+/// which takes the user's access token instead, is `UserInfoRoutes`.
 struct CIBARoutes: Sendable {
     let services: ServerServices
     let backchannel: BackchannelAuthentication
-    let grant: CIBAGrant
+    let tokenEndpoint: TokenEndpoint
+    let revocation: TokenRevocation
+    let introspection: TokenIntrospection
+    let userInfo: UserInfoRoutes
     let clients: ClientAuthentication
 
     init(services: ServerServices) {
         self.services = services
         self.backchannel = BackchannelAuthentication(services: services, approvals: ApprovalService(services: services))
-        self.grant = CIBAGrant(services: services, tokens: TokenIssuer(keys: services.tokenSigningKeys))
+        let housekeeping = TokenHousekeeping(services: services)
+        let accessTokens = AccessTokenVerifier(services: services)
+        self.tokenEndpoint = TokenEndpoint(services: services, housekeeping: housekeeping)
+        self.revocation = TokenRevocation(services: services, housekeeping: housekeeping)
+        self.introspection = TokenIntrospection(services: services, accessTokens: accessTokens)
+        self.userInfo = UserInfoRoutes(services: services, accessTokens: accessTokens)
         self.clients = ClientAuthentication(services: services)
     }
 
@@ -37,9 +48,20 @@ struct CIBARoutes: Sendable {
             }
             router.post("\(prefix)/token") { request, context in
                 try await self.oauth("token", request, context) { form, client, issuer in
-                    try OAuthResponse.json(try await grant.exchange(form, client: client, issuer: issuer))
+                    try OAuthResponse.json(try await tokenEndpoint.exchange(form, client: client, issuer: issuer))
                 }
             }
+            router.post("\(prefix)/revoke") { request, context in
+                try await self.oauth("revoke", request, context) { form, client, issuer in
+                    try OAuthResponse.json(try await revocation.revoke(form, client: client, issuer: issuer))
+                }
+            }
+            router.post("\(prefix)/introspect") { request, context in
+                try await self.oauth("introspect", request, context) { form, client, issuer in
+                    try OAuthResponse.json(try await introspection.introspect(form, client: client, issuer: issuer))
+                }
+            }
+            userInfo.register(on: router, prefix: prefix)
             router.post("\(prefix)/totp/verify") { request, context in
                 try await self.oauth("totp", request, context) { form, client, issuer in
                     try OAuthResponse.json(try await TOTPVerification(services: services).verify(form, client: client, issuer: issuer))

@@ -1,13 +1,19 @@
 import Foundation
 import HTTPTypes
 
-/// Authenticates a relying party at the OAuth endpoints with its client secret, sent either
-/// as HTTP Basic (`client_secret_basic`, RFC 6749 §2.3.1: id and secret each form-encoded,
-/// then joined with `:`) or as the form parameters `client_id` and `client_secret`
-/// (`client_secret_post`). A client uses one method per request (RFC 6749 §2.3).
+/// Authenticates a relying party at the OAuth endpoints by the method it registered (OpenID
+/// Connect Core §9):
 ///
-/// A client of another tenant is unknown here: clients are looked up within the tenant whose
-/// endpoint was called. The secret is compared with its stored hash in constant time.
+/// - with its secret, as HTTP Basic (`client_secret_basic`, RFC 6749 §2.3.1: id and secret
+///   each form-encoded, then joined with `:`) or as the form parameters `client_id` and
+///   `client_secret` (`client_secret_post`); either is accepted for a secret client;
+/// - with a JWT signed by a key it registered (`private_key_jwt`, `ClientAssertion`).
+///
+/// A client uses one method per request (RFC 6749 §2.3), and only the one it is registered
+/// for: a `private_key_jwt` client's secret proves nothing, and neither does a secret client's
+/// assertion. A client of another tenant is unknown here: clients are looked up within the
+/// tenant whose endpoint was called. Secrets are compared with their stored hash in constant
+/// time.
 struct ClientAuthentication: Sendable {
     let services: ServerServices
 
@@ -15,41 +21,77 @@ struct ClientAuthentication: Sendable {
     enum Credentials: Equatable {
         case basic(id: String, secret: String)
         case post(id: String, secret: String)
-
-        var id: String {
-            switch self {
-            case .basic(let id, _), .post(let id, _): id
-            }
-        }
-
-        var secret: String {
-            switch self {
-            case .basic(_, let secret), .post(_, let secret): secret
-            }
-        }
+        /// A client assertion, with the `client_id` sent beside it, if any.
+        case assertion(String, postedID: String?)
     }
 
     /// The authenticated client of the request.
     func authenticate(authorization: String?, form: FormParameters, tenant: Tenant) async throws -> Client {
-        let credentials = try Self.credentials(authorization: authorization, form: form)
+        switch try Self.credentials(authorization: authorization, form: form) {
+        case .basic(let id, let secret), .post(let id, let secret):
+            return try await client(id: id, secret: secret, tenant: tenant)
+        case .assertion(let text, let postedID):
+            let issuer = Issuer(tenant: tenant, origin: services.origin)
+            return try await client(asserting: text, postedID: postedID, audiences: issuer.clientAssertionAudiences, tenant: tenant)
+        }
+    }
+
+    private func client(id: String, secret: String, tenant: Tenant) async throws -> Client {
         guard let (client, storedHash) = try await services.repositories.clients.findWithSecretHash(
-            id: credentials.id, tenantID: tenant.id, on: services.database),
-            Secrets.matches(credentials.secret, storedHash: storedHash) else {
+            id: id, tenantID: tenant.id, on: services.database),
+            Secrets.matches(secret, storedHash: storedHash), client.authenticationMethod.usesSecret else {
             throw ClientAuthenticationError.failed
         }
         return client
     }
 
-    /// Reads the one set of credentials a request may carry.
+    private func client(asserting text: String, postedID: String?, audiences: Set<String>, tenant: Tenant) async throws -> Client {
+        let assertion: ClientAssertion
+        do {
+            assertion = try ClientAssertion(text, audiences: audiences, at: services.now())
+        } catch {
+            throw ClientAuthenticationError.assertion(error)
+        }
+        if let postedID, postedID != assertion.clientID { throw ClientAuthenticationError.conflictingClientID }
+        guard let client = try await services.repositories.clients.find(
+            id: assertion.clientID, tenantID: tenant.id, on: services.database),
+            client.authenticationMethod == .privateKeyJWT else {
+            throw ClientAuthenticationError.assertion(.unknownKey)
+        }
+        do {
+            try assertion.jwt.verify(with: client.jwks)
+        } catch .unknownKey {
+            throw ClientAuthenticationError.assertion(.unknownKey)
+        } catch {
+            throw ClientAuthenticationError.assertion(.badSignature)
+        }
+        guard try await JWTIDLedger(services: services).use(
+            assertion.jwtID, clientID: client.id, purpose: .clientAssertion, expiresAt: assertion.expiresAt) else {
+            throw ClientAuthenticationError.assertion(.replayed)
+        }
+        return client
+    }
+
+    /// Reads the one set of credentials a request may carry. An assertion and its type come
+    /// together; one without the other is no credential.
     static func credentials(authorization: String?, form: FormParameters) throws -> Credentials {
         let postedID = form["client_id"]
         let postedSecret = form["client_secret"]
+        let assertion = form["client_assertion"]
+        let assertionType = form["client_assertion_type"]
+        let assertionSent = assertion != nil || assertionType != nil
         if let authorization {
-            guard postedSecret == nil else { throw ClientAuthenticationError.severalMethods }
+            guard postedSecret == nil, !assertionSent else { throw ClientAuthenticationError.severalMethods }
             let basic = try basic(authorization)
             // A client may repeat its id in the body; it must be the same one.
-            if let postedID, postedID != basic.id { throw ClientAuthenticationError.conflictingClientID }
+            if let postedID, case .basic(let id, _) = basic, postedID != id { throw ClientAuthenticationError.conflictingClientID }
             return basic
+        }
+        if assertionSent {
+            guard postedSecret == nil else { throw ClientAuthenticationError.severalMethods }
+            guard let assertion, let assertionType else { throw ClientAuthenticationError.incompleteAssertion }
+            guard assertionType == ClientAssertion.type else { throw ClientAuthenticationError.unsupportedAssertionType }
+            return .assertion(assertion, postedID: postedID)
         }
         guard let postedID, let postedSecret else { throw ClientAuthenticationError.missing }
         return .post(id: postedID, secret: postedSecret)
@@ -69,31 +111,53 @@ struct ClientAuthentication: Sendable {
     }
 }
 
+extension Issuer {
+    /// What a client assertion's `aud` may name: the issuer, or the URL of any endpoint that
+    /// takes client authentication. CIBA §7.1 has the backchannel endpoint accept the issuer,
+    /// the token endpoint and itself; all of them name this one provider, so all are accepted
+    /// at every endpoint.
+    var clientAssertionAudiences: Set<String> {
+        [identifier, tokenEndpoint, backchannelAuthenticationEndpoint, receiptEndpoint, revocationEndpoint,
+         introspectionEndpoint, identifier + "/totp/verify"]
+    }
+}
+
 /// Why a client was not authenticated. Every failure to prove who the client is is
-/// `invalid_client` (401); a request that tries two methods at once is malformed.
+/// `invalid_client` (401); a request that tries two methods at once, or names two clients, is
+/// malformed.
 enum ClientAuthenticationError: OAuthFailure, Equatable {
     case missing
     case unsupportedScheme
     case malformedBasic
     case failed
+    case incompleteAssertion
+    case unsupportedAssertionType
+    case assertion(ClientAssertionError)
     case severalMethods
     case conflictingClientID
 
     var oauthError: OAuthError {
         switch self {
         case .missing:
-            OAuthError(.invalidClient, "client authentication is required: client_secret_basic or client_secret_post")
+            OAuthError(.invalidClient, "client authentication is required: client_secret_basic, client_secret_post or private_key_jwt")
         case .unsupportedScheme:
-            OAuthError(.invalidClient, "clients authenticate with the Basic scheme or with client_id and client_secret")
+            OAuthError(.invalidClient, "clients authenticate with the Basic scheme, with client_id and client_secret, or with client_assertion")
         case .malformedBasic:
             OAuthError(.invalidClient, "the Basic credentials are not base64 of form-encoded client_id:client_secret")
         case .failed:
-            // One answer for an unknown client and a wrong secret: the difference is nobody's business.
+            // One answer for an unknown client, a wrong secret and a client without a secret
+            // method: the difference is nobody's business.
             OAuthError(.invalidClient, "client authentication failed")
+        case .incompleteAssertion:
+            OAuthError(.invalidClient, "client_assertion and client_assertion_type are sent together")
+        case .unsupportedAssertionType:
+            OAuthError(.invalidClient, "client_assertion_type must be \(ClientAssertion.type)")
+        case .assertion(let error):
+            OAuthError(.invalidClient, error.description)
         case .severalMethods:
-            OAuthError(.invalidRequest, "use one client authentication method, not both Basic and client_secret")
+            OAuthError(.invalidRequest, "use one client authentication method: Basic, client_secret or client_assertion")
         case .conflictingClientID:
-            OAuthError(.invalidRequest, "client_id names another client than the Authorization header")
+            OAuthError(.invalidRequest, "client_id names another client than the client's credentials")
         }
     }
 }

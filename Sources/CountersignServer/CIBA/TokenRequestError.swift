@@ -13,13 +13,23 @@ enum TokenRequestError: OAuthFailure, Equatable {
     case denied
     case alreadyExchanged
     case userUnavailable
+    case missingRefreshToken
+    case unknownRefreshToken
+    case refreshTokenRevoked
+    case refreshTokenReused
+    case refreshTokenExpired
+    case offlineAccessWithdrawn
+    case malformedScope
+    case scopeNotGranted(String)
+    case scopeNotAllowed(String)
 
     var oauthError: OAuthError {
         switch self {
         case .missingGrantType:
             OAuthError(.invalidRequest, "grant_type is required")
         case .unsupportedGrantType:
-            OAuthError(.unsupportedGrantType, "the only grant type is \(ProviderMetadata.cibaGrantType)")
+            OAuthError(.unsupportedGrantType,
+                       "grant_type must be \(ProviderMetadata.cibaGrantType) or \(RefreshTokenGrant.grantType)")
         case .pushClient:
             OAuthError(.unauthorizedClient, "the client is registered for push mode and receives its tokens there")
         case .missingAuthReqID:
@@ -38,6 +48,24 @@ enum TokenRequestError: OAuthFailure, Equatable {
             OAuthError(.invalidGrant, "auth_req_id was already exchanged for tokens")
         case .userUnavailable:
             OAuthError(.invalidGrant, "the user was disabled or removed after approving")
+        case .missingRefreshToken:
+            OAuthError(.invalidRequest, "refresh_token is required")
+        case .unknownRefreshToken:
+            OAuthError(.invalidGrant, "refresh_token is unknown or was issued to another client")
+        case .refreshTokenRevoked:
+            OAuthError(.invalidGrant, "refresh_token was revoked")
+        case .refreshTokenReused:
+            OAuthError(.invalidGrant, "refresh_token was already used; every refresh token of its grant is now revoked")
+        case .refreshTokenExpired:
+            OAuthError(.invalidGrant, "refresh_token has expired")
+        case .offlineAccessWithdrawn:
+            OAuthError(.invalidGrant, "the client is no longer allowed \(RefreshTokenFamily.offlineAccessScope)")
+        case .malformedScope:
+            OAuthError(.invalidScope, "scope must be space-separated scope tokens")
+        case .scopeNotGranted(let value):
+            OAuthError(.invalidScope, "scope \(value) was not granted with this refresh token")
+        case .scopeNotAllowed(let value):
+            OAuthError(.invalidScope, "the client may not request scope \(value)")
         }
     }
 }

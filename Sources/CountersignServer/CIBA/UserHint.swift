@@ -1,24 +1,25 @@
+import Foundation
+
 /// Who the request is for (CIBA §7.1): exactly one of `login_hint`, `id_token_hint` and
 /// `login_hint_token`.
 ///
 /// - `login_hint`: the user's id or, failing that, username in the tenant.
 /// - `id_token_hint`: an ID token this tenant issued to this client (see `IDTokenHint`).
-/// - `login_hint_token` is not supported: its format is defined by each deployment, and
-///   Countersign defines none. It is refused with `invalid_request` rather than ignored, so
-///   a client never believes it named a user it did not.
+/// - `login_hint_token`: a JWT the client signed, naming the user (see `LoginHintToken`).
 enum UserHint: Sendable, Equatable {
     case loginHint(String)
     case idTokenHint(String)
+    case loginHintToken(String)
 
-    init(_ form: FormParameters) throws {
-        let given = ["login_hint", "id_token_hint", "login_hint_token"].filter(form.contains)
+    init(_ parameters: some RequestParameters) throws {
+        let given = ["login_hint", "id_token_hint", "login_hint_token"].filter { parameters.contains($0) }
         guard given.count <= 1 else { throw BackchannelAuthenticationError.severalHints }
-        if let loginHint = form["login_hint"] {
+        if let loginHint = parameters["login_hint"] {
             self = .loginHint(loginHint)
-        } else if let idTokenHint = form["id_token_hint"] {
+        } else if let idTokenHint = parameters["id_token_hint"] {
             self = .idTokenHint(idTokenHint)
-        } else if form.contains("login_hint_token") {
-            throw BackchannelAuthenticationError.loginHintTokenUnsupported
+        } else if let token = parameters["login_hint_token"] {
+            self = .loginHintToken(token)
         } else {
             throw BackchannelAuthenticationError.missingHint
         }
@@ -30,22 +31,30 @@ struct UserHintResolver: Sendable {
     let services: ServerServices
 
     func user(for hint: UserHint, client: Client, issuer: Issuer) async throws -> User {
-        let users = services.repositories.users
-        let tenantID = issuer.tenant.id
         let found: User?
         switch hint {
         case .loginHint(let hint):
-            if let user = try await users.find(id: hint, tenantID: tenantID, on: services.database) {
-                found = user
-            } else {
-                found = try await users.find(username: hint, tenantID: tenantID, on: services.database)
-            }
+            found = try await user(named: hint, tenantID: issuer.tenant.id)
         case .idTokenHint(let token):
             let keys = try await services.tokenSigningKeys.keySet(for: issuer.tenant)
             let subject = try IDTokenHint(token, keys: keys, issuer: issuer.identifier, clientID: client.id).subject
-            found = try await users.find(id: subject, tenantID: tenantID, on: services.database)
+            found = try await services.repositories.users.find(id: subject, tenantID: issuer.tenant.id, on: services.database)
+        case .loginHintToken(let token):
+            switch try LoginHintToken(token, client: client, issuer: issuer.identifier, at: services.now()).subject {
+            case .loginHint(let hint):
+                found = try await user(named: hint, tenantID: issuer.tenant.id)
+            case .userID(let id):
+                found = try await services.repositories.users.find(id: id, tenantID: issuer.tenant.id, on: services.database)
+            }
         }
         guard let found else { throw BackchannelAuthenticationError.unknownUser }
         return found
+    }
+
+    /// A user by id, or failing that by username.
+    private func user(named hint: String, tenantID: String) async throws -> User? {
+        let users = services.repositories.users
+        if let user = try await users.find(id: hint, tenantID: tenantID, on: services.database) { return user }
+        return try await users.find(username: hint, tenantID: tenantID, on: services.database)
     }
 }

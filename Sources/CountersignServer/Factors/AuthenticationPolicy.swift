@@ -26,11 +26,15 @@ public struct AuthenticationPolicy: Codable, Sendable, Equatable {
     public var notRequestedSuppressionSeconds: Int = 900
     /// Whether devices may receive a TOTP seed for offline codes.
     public var totp: Bool = true
+    /// Whether clients may receive tokens in CIBA push mode. Tokens pushed to an endpoint cannot
+    /// be bound to the client that asked (FAPI-CIBA forbids the mode); a tenant can refuse it.
+    public var pushDeliveryAllowed: Bool = true
 
     public init() {}
 
     enum CodingKeys: String, CodingKey {
         case totp
+        case pushDeliveryAllowed = "push_delivery_allowed"
         case defaultAcr = "default_acr"
         case minimumAcr = "minimum_acr"
         case pinAttemptLimit = "pin_attempt_limit"
@@ -57,6 +61,8 @@ public struct AuthenticationPolicy: Codable, Sendable, Equatable {
         notRequestedSuppressionSeconds = try container.decodeIfPresent(Int.self, forKey: .notRequestedSuppressionSeconds)
             ?? defaults.notRequestedSuppressionSeconds
         totp = try container.decodeIfPresent(Bool.self, forKey: .totp) ?? defaults.totp
+        pushDeliveryAllowed = try container.decodeIfPresent(Bool.self, forKey: .pushDeliveryAllowed)
+            ?? defaults.pushDeliveryAllowed
     }
 
     /// Throws the first member out of range, naming it.

@@ -44,6 +44,12 @@ struct AuthenticationContext: Sendable, Equatable {
         acr = AuthenticationClass(factor: achieved).urn
     }
 
+    /// A context recorded earlier, restated as it was (the tokens of a refresh).
+    init(acr: String, amr: [String]) {
+        self.acr = acr
+        self.amr = amr
+    }
+
     /// The context of a decided request, reading the biometry kind from its signed answer.
     init(of transaction: ApprovalTransaction) {
         let biometry = transaction.response

@@ -17,6 +17,9 @@ struct Issuer: Sendable {
     var tokenEndpoint: String { identifier + "/token" }
     var backchannelAuthenticationEndpoint: String { identifier + "/bc-authorize" }
     var receiptEndpoint: String { identifier + "/bc-authorize/receipt" }
+    var revocationEndpoint: String { identifier + "/revoke" }
+    var introspectionEndpoint: String { identifier + "/introspect" }
+    var userInfoEndpoint: String { identifier + "/userinfo" }
 
     /// The issuer of a request's path: `/t/{tenant}/…`, or the default tenant at the root.
     static func of(_ context: CountersignRequestContext, services: ServerServices) async throws -> Issuer {

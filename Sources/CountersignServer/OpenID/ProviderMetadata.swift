@@ -3,16 +3,17 @@ import Foundation
 /// The tenant's OpenID Provider metadata (OpenID Connect Discovery 1.0 §3, CIBA §4), served at
 /// `<issuer>/.well-known/openid-configuration`. It lists only what works today.
 ///
-/// - Token delivery: `poll` only; ping and push clients are refused at `bc-authorize` until
-///   those modes exist.
-/// - `scopes_supported` is `["openid"]`: the one scope with a meaning of its own. Further scope
-///   values are granted per client by the administrator and passed into the access token; they
-///   are a client's registration, not public metadata (Discovery §3 lets a provider leave
-///   supported scopes unadvertised).
+/// - Token delivery: `poll`, `ping`, and `push` unless the tenant's policy refuses it.
+/// - `scopes_supported` lists the scopes with a meaning of their own: `openid`, `offline_access`
+///   (a refresh token) and `profile` (the user's names at UserInfo). Further scope values are
+///   granted per client by the administrator and passed into the access token; they are a
+///   client's registration, not public metadata (Discovery §3 lets a provider leave supported
+///   scopes unadvertised).
 /// - No authorization endpoint: a CIBA-only provider has none, so `response_types_supported`
 ///   (which describes that endpoint) is left out rather than filled with untrue values.
-/// - No `user_code` (`backchannel_user_code_parameter_supported: false`) and no signed
-///   authentication requests (no `backchannel_authentication_request_signing_alg_values_supported`).
+/// - Clients authenticate with their secret or with `private_key_jwt`, and may sign their
+///   authentication requests (`request`); both with the client's ES256 or RS256 keys.
+/// - `user_code` is checked for clients registered for it.
 /// - `countersign_approval_receipt_endpoint` is Countersign's own: where a client fetches the
 ///   device-signed receipt of a decided request.
 struct ProviderMetadata: Encodable, Sendable {
@@ -23,24 +24,42 @@ struct ProviderMetadata: Encodable, Sendable {
     let tokenEndpoint: String
     let backchannelAuthenticationEndpoint: String
     let receiptEndpoint: String
-    let backchannelTokenDeliveryModesSupported = ["poll"]
-    let backchannelUserCodeParameterSupported = false
-    let grantTypesSupported = [cibaGrantType]
-    let tokenEndpointAuthMethodsSupported = ["client_secret_basic", "client_secret_post"]
+    let revocationEndpoint: String
+    let introspectionEndpoint: String
+    let userInfoEndpoint: String
+    /// Push is left out where the tenant's policy refuses it.
+    let backchannelTokenDeliveryModesSupported: [String]
+    let backchannelUserCodeParameterSupported = true
+    let grantTypesSupported = [cibaGrantType, RefreshTokenGrant.grantType]
+    /// Every client-authenticated endpoint (token, revocation, introspection) takes the same methods.
+    static let clientAuthenticationMethods = Client.AuthenticationMethod.allCases.map(\.rawValue)
+    /// What clients sign with: assertions, signed requests, login hint tokens.
+    static let clientSigningAlgorithms = ClientJWSAlgorithm.allCases.map(\.rawValue)
+    let tokenEndpointAuthMethodsSupported = clientAuthenticationMethods
+    let revocationEndpointAuthMethodsSupported = clientAuthenticationMethods
+    let introspectionEndpointAuthMethodsSupported = clientAuthenticationMethods
+    let tokenEndpointAuthSigningAlgValuesSupported = clientSigningAlgorithms
+    let revocationEndpointAuthSigningAlgValuesSupported = clientSigningAlgorithms
+    let introspectionEndpointAuthSigningAlgValuesSupported = clientSigningAlgorithms
+    let backchannelAuthenticationRequestSigningAlgValuesSupported = clientSigningAlgorithms
     let idTokenSigningAlgValuesSupported = ["ES256"]
-    let scopesSupported = ["openid"]
+    let scopesSupported = [Scope.openID, RefreshTokenFamily.offlineAccessScope, UserInfo.profileScope]
     let subjectTypesSupported = ["public"]
     let acrValuesSupported = AuthenticationContext.supportedClasses
-    let claimsSupported = ["iss", "sub", "aud", "exp", "iat", "auth_time", "acr", "amr"]
+    let claimsSupported = ["iss", "sub", "aud", "exp", "iat", "auth_time", "acr", "amr", "preferred_username", "name"]
     let claimsParameterSupported = false
-    let requestParameterSupported = false
+    let requestParameterSupported = true
 
     init(_ issuer: Issuer) {
         self.issuer = issuer.identifier
+        backchannelTokenDeliveryModesSupported = issuer.tenant.policy.pushDeliveryAllowed ? ["poll", "ping", "push"] : ["poll", "ping"]
         jwksURI = issuer.jwksURI
         tokenEndpoint = issuer.tokenEndpoint
         backchannelAuthenticationEndpoint = issuer.backchannelAuthenticationEndpoint
         receiptEndpoint = issuer.receiptEndpoint
+        revocationEndpoint = issuer.revocationEndpoint
+        introspectionEndpoint = issuer.introspectionEndpoint
+        userInfoEndpoint = issuer.userInfoEndpoint
     }
 
     enum CodingKeys: String, CodingKey {
@@ -49,10 +68,19 @@ struct ProviderMetadata: Encodable, Sendable {
         case tokenEndpoint = "token_endpoint"
         case backchannelAuthenticationEndpoint = "backchannel_authentication_endpoint"
         case receiptEndpoint = "countersign_approval_receipt_endpoint"
+        case revocationEndpoint = "revocation_endpoint"
+        case introspectionEndpoint = "introspection_endpoint"
+        case userInfoEndpoint = "userinfo_endpoint"
+        case revocationEndpointAuthMethodsSupported = "revocation_endpoint_auth_methods_supported"
+        case introspectionEndpointAuthMethodsSupported = "introspection_endpoint_auth_methods_supported"
         case backchannelTokenDeliveryModesSupported = "backchannel_token_delivery_modes_supported"
         case backchannelUserCodeParameterSupported = "backchannel_user_code_parameter_supported"
         case grantTypesSupported = "grant_types_supported"
         case tokenEndpointAuthMethodsSupported = "token_endpoint_auth_methods_supported"
+        case tokenEndpointAuthSigningAlgValuesSupported = "token_endpoint_auth_signing_alg_values_supported"
+        case revocationEndpointAuthSigningAlgValuesSupported = "revocation_endpoint_auth_signing_alg_values_supported"
+        case introspectionEndpointAuthSigningAlgValuesSupported = "introspection_endpoint_auth_signing_alg_values_supported"
+        case backchannelAuthenticationRequestSigningAlgValuesSupported = "backchannel_authentication_request_signing_alg_values_supported"
         case idTokenSigningAlgValuesSupported = "id_token_signing_alg_values_supported"
         case scopesSupported = "scopes_supported"
         case subjectTypesSupported = "subject_types_supported"

@@ -1,48 +1,99 @@
 import CountersignCore
 import Foundation
 
-/// Mints the tokens of an approved request, signed with the tenant's current ES256 key:
+/// Mints the tokens of an approval, signed with the tenant's current ES256 key:
 ///
-/// - an access token in the JWT profile of RFC 9068 (`typ` `at+jwt`). Countersign registers no
-///   resource servers, so its audience is the client itself (`aud` = `client_id`); resource
-///   servers verify it against the issuer's JWKS and read `scope`.
+/// - an access token in the JWT profile of RFC 9068 (`typ` `at+jwt`). Its audience is the
+///   client itself (`aud` = `client_id`); resource servers verify it against the issuer's JWKS
+///   and read `scope`, or ask the introspection endpoint, which also knows of revocations.
 /// - an ID token (OpenID Connect Core §2, `typ` `JWT`) with `auth_time` = when the user decided
 ///   on the device, and the `acr`/`amr` of `AuthenticationContext`. There is no `nonce` in CIBA.
+///   A refresh whose scope leaves out `openid` gets no ID token (OpenID Connect Core §12.2).
+/// - a refresh token when the client asked for `offline_access` (`RefreshTokenFamily`).
 ///
-/// Both live ten minutes: long enough for the relying party to act on a decision taken for a
-/// transaction, short enough that a leaked token is soon worthless. No refresh token is issued:
-/// every new transaction is a new approval.
+/// Access and ID tokens live ten minutes: long enough for the relying party to act on a
+/// decision taken for a transaction, short enough that a leaked token is soon worthless.
 struct TokenIssuer: Sendable {
     static let accessTokenLifetime = 600
     static let idTokenLifetime = 600
     static let accessTokenType = "at+jwt"
     static let idTokenType = "JWT"
+    /// CIBA §10.3.1: the claims that bind a pushed ID token to its request and refresh token.
+    static let authReqIDClaim = "urn:openid:params:jwt:claim:auth_req_id"
+    static let refreshTokenHashClaim = "urn:openid:params:jwt:claim:rt_hash"
 
     let keys: TokenSigningKeys
+    var refreshTokens: any RefreshTokenRepository = SQLRefreshTokenRepository()
 
-    func issue(for transaction: ApprovalTransaction, client: Client, issuer: Issuer, at date: Date) async throws -> TokenResponse {
+    /// The tokens of an approved request, stored and ready to hand out. `authReqID` is given in
+    /// push mode, where the ID token is the client's only proof of which request and which
+    /// tokens it answers: it then carries `auth_req_id`, `at_hash` and, with a refresh token,
+    /// `rt_hash`.
+    func issue(for transaction: ApprovalTransaction, client: Client, issuer: Issuer, at date: Date,
+               authReqID: String? = nil) async throws -> TokenResponse {
+        let issued = try await mint(for: transaction, client: client, issuer: issuer, at: date, authReqID: authReqID)
+        if issued.refresh != nil {
+            try await keys.database.transaction { executor in try await store(issued, on: executor) }
+        }
+        return issued.response
+    }
+
+    /// The same tokens, not yet stored: for a caller that stores them (`store`) in the
+    /// transaction that decides whether they are handed out at all.
+    func mint(for transaction: ApprovalTransaction, client: Client, issuer: Issuer, at date: Date,
+              authReqID: String? = nil) async throws -> IssuedTokens {
+        let grant = TokenGrant(of: transaction, at: date)
+        let refresh = RefreshTokenFamily.isOffered(for: grant, to: client)
+            ? NewRefreshToken(in: RefreshTokenFamily(starting: grant, tenantID: transaction.tenantID, at: date), startsFamily: true)
+            : nil
+        return try await sign(grant, issuer: issuer, at: date, refresh: refresh, authReqID: authReqID)
+    }
+
+    /// Signs the access token and, when the scope holds `openid`, the ID token of `grant`.
+    func sign(_ grant: TokenGrant, issuer: Issuer, at date: Date, refresh: NewRefreshToken?,
+              authReqID: String? = nil) async throws -> IssuedTokens {
         let key = try await keys.keySet(for: issuer.tenant).current
         let issuedAt = Int64(date.timeIntervalSince1970.rounded(.down))
-        let authTime = Int64((transaction.decidedAt ?? date).timeIntervalSince1970.rounded(.down))
-        let context = AuthenticationContext(of: transaction)
-        let scope = transaction.scope.joined(separator: " ")
+        let scope = grant.scope.joined(separator: " ")
         let common: [String: JSONValue] = [
-            "iss": .string(issuer.identifier), "sub": .string(transaction.userID), "aud": .string(client.id),
-            "iat": .integer(issuedAt), "auth_time": .integer(authTime), "acr": .string(context.acr),
-            "amr": .array(context.amr.map(JSONValue.string)),
+            "iss": .string(issuer.identifier), "sub": .string(grant.userID), "aud": .string(grant.clientID),
+            "iat": .integer(issuedAt), "auth_time": .integer(Int64(grant.authTime.timeIntervalSince1970.rounded(.down))),
+            "acr": .string(grant.context.acr), "amr": .array(grant.context.amr.map(JSONValue.string)),
         ]
+        let accessTokenID = Secrets.randomBytes(16).base64URLEncodedString
+        let accessExpiry = issuedAt + Int64(Self.accessTokenLifetime)
         var access = common
-        access["exp"] = .integer(issuedAt + Int64(Self.accessTokenLifetime))
-        access["jti"] = .string(Secrets.randomBytes(16).base64URLEncodedString)
-        access["client_id"] = .string(client.id)
+        access["exp"] = .integer(accessExpiry)
+        access["jti"] = .string(accessTokenID)
+        access["client_id"] = .string(grant.clientID)
         access["scope"] = .string(scope)
-        var identity = common
-        identity["exp"] = .integer(issuedAt + Int64(Self.idTokenLifetime))
-        return TokenResponse(
-            accessToken: try Self.sign(access, type: Self.accessTokenType, key: key),
-            expiresIn: Self.accessTokenLifetime,
-            idToken: try Self.sign(identity, type: Self.idTokenType, key: key),
-            scope: scope)
+        let accessToken = try Self.sign(access, type: Self.accessTokenType, key: key)
+
+        var idToken: String?
+        if grant.scope.contains(Scope.openID) {
+            var identity = common
+            identity["exp"] = .integer(issuedAt + Int64(Self.idTokenLifetime))
+            if let authReqID {
+                identity[Self.authReqIDClaim] = .string(authReqID)
+                identity["at_hash"] = .string(TokenHash.of(accessToken))
+                if let refresh { identity[Self.refreshTokenHashClaim] = .string(TokenHash.of(refresh.value)) }
+            }
+            idToken = try Self.sign(identity, type: Self.idTokenType, key: key)
+        }
+        let accessExpiresAt = Date(timeIntervalSince1970: TimeInterval(accessExpiry))
+        return IssuedTokens(
+            response: TokenResponse(accessToken: accessToken, expiresIn: Self.accessTokenLifetime, idToken: idToken,
+                                    refreshToken: refresh?.value, scope: scope),
+            refresh: refresh.map {
+                ($0, $0.record(at: date, accessTokenID: accessTokenID, accessTokenExpiresAt: accessExpiresAt))
+            })
+    }
+
+    /// Stores what `issued` needs stored: the refresh token, and its family when it starts one.
+    func store(_ issued: IssuedTokens, on executor: any SQLExecutor) async throws {
+        guard let refresh = issued.refresh else { return }
+        if refresh.token.startsFamily { try await refreshTokens.insert(refresh.token.family, on: executor) }
+        try await refreshTokens.insert(refresh.record, on: executor)
     }
 
     private static func sign(_ claims: [String: JSONValue], type: String, key: TokenSigningKey) throws -> String {
@@ -53,12 +104,19 @@ struct TokenIssuer: Sendable {
     }
 }
 
+/// Tokens signed and ready, with the refresh token's record still to store.
+struct IssuedTokens: Sendable {
+    let response: TokenResponse
+    let refresh: (token: NewRefreshToken, record: RefreshToken)?
+}
+
 /// The token endpoint's success response (RFC 6749 §5.1, OpenID Connect Core §3.1.3.3).
 struct TokenResponse: Encodable, Sendable {
     let accessToken: String
     let tokenType = "Bearer"
     let expiresIn: Int
-    let idToken: String
+    let idToken: String?
+    let refreshToken: String?
     let scope: String
 
     enum CodingKeys: String, CodingKey {
@@ -67,5 +125,6 @@ struct TokenResponse: Encodable, Sendable {
         case tokenType = "token_type"
         case expiresIn = "expires_in"
         case idToken = "id_token"
+        case refreshToken = "refresh_token"
     }
 }

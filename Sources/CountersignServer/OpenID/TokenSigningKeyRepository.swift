@@ -19,8 +19,10 @@ public protocol TokenSigningKeyRepository: Sendable {
     func insert(_ key: StoredTokenSigningKey, on executor: any SQLExecutor) async throws
     /// The tenant's keys that are not retired, oldest first.
     func published(tenantID: String, on executor: any SQLExecutor) async throws -> [StoredTokenSigningKey]
-    /// Serialises key creation for one tenant until the transaction of `executor` ends, so that
-    /// two nodes starting at once create one key, not two.
+    /// Stops publishing the key.
+    func retire(id: String, at date: Date, on executor: any SQLExecutor) async throws
+    /// Serialises key creation and retirement for one tenant until the transaction of `executor`
+    /// ends, so that two nodes starting or rotating at once create one key, not two.
     func lockForKeyCreation(tenantID: String, on executor: any SQLExecutor) async throws
 }
 
@@ -42,6 +44,11 @@ public struct SQLTokenSigningKeyRepository: TokenSigningKeyRepository {
             """,
             [.text(tenantID)]
         ).map(Self.decode)
+    }
+
+    public func retire(id: String, at date: Date, on executor: any SQLExecutor) async throws {
+        try await executor.query(
+            "UPDATE token_signing_keys SET retired_at = ? WHERE id = ? AND retired_at IS NULL", [SQLValue(date), .text(id)])
     }
 
     public func lockForKeyCreation(tenantID: String, on executor: any SQLExecutor) async throws {

@@ -25,10 +25,12 @@ public struct TokenSigningKeySet: Sendable {
 /// use — by whichever node asks first; the others then read it — and sealed under the master
 /// key. Keys are cached in memory for a minute, so issuing a token does not read the database.
 ///
-/// Rotation adds a key beside the current one. A new key is published at once but signs only
-/// once it has been published for `activationDelay`, the time relying parties may cache the
-/// JWKS: no one ever receives a token whose key they cannot yet find. Retiring a key removes it
-/// from the JWKS.
+/// Rotation follows `KeyRotationSchedule`, checked whenever the keys are read from the database
+/// (at most once a minute per tenant and node), so no background task is needed: a new key is
+/// added beside the current one when that is `rotationAge` old, published at once but signing
+/// only once it has been published for `activationDelay`, the time relying parties may cache
+/// the JWKS: no one ever receives a token whose key they cannot yet find. The old key is
+/// retired from the JWKS once every token it signed has expired.
 ///
 /// ```swift
 /// let key = try await services.tokenSigningKeys.keySet(for: tenant).current
@@ -42,37 +44,41 @@ public final class TokenSigningKeys: Sendable {
     static let activationDelay: TimeInterval = 300
 
     private struct Entry {
-        let keys: TokenSigningKeySet
+        let published: [TokenSigningKey]
         let loadedAt: Date
     }
 
-    private let database: any Database
+    /// Where the keys are kept; the tokens they sign are recorded there too (`TokenIssuer`).
+    let database: any Database
     private let repository: any TokenSigningKeyRepository
     private let sealer: SecretSealer
     private let now: @Sendable () -> Date
+    private let schedule: KeyRotationSchedule
     private let cache = Mutex<[String: Entry]>([:])
 
     init(database: any Database, repository: any TokenSigningKeyRepository, sealer: SecretSealer,
-         now: @escaping @Sendable () -> Date) {
+         now: @escaping @Sendable () -> Date, rotationAge: TimeInterval = KeyRotationSchedule.defaultRotationAge) {
         self.database = database
         self.repository = repository
         self.sealer = sealer
         self.now = now
+        self.schedule = KeyRotationSchedule(rotationAge: rotationAge)
     }
 
-    /// The tenant's published keys and its current one, creating the first key if there is none.
+    /// The tenant's published keys and its current one, creating, adding and retiring keys as
+    /// the schedule says.
     public func keySet(for tenant: Tenant) async throws -> TokenSigningKeySet {
         let date = now()
         if let entry = cache.withLock({ $0[tenant.id] }),
            date >= entry.loadedAt, date.timeIntervalSince(entry.loadedAt) < Self.cacheLifetime {
-            return entry.keys
+            return TokenSigningKeySet(published: entry.published, current: Self.current(of: entry.published, at: date))
         }
         var stored = try await repository.published(tenantID: tenant.id, on: database)
-        if stored.isEmpty { stored = try await createFirstKey(for: tenant, at: date) }
+        if schedule.isDue(stored, at: date) { stored = try await rotate(tenant, at: date) }
         let keys = try stored.map(open)
-        let set = TokenSigningKeySet(published: keys, current: Self.current(of: keys, at: date))
-        cache.withLock { $0[tenant.id] = Entry(keys: set, loadedAt: date) }
-        return set
+        cache.withLock { $0[tenant.id] = Entry(published: keys, loadedAt: date) }
+        // Chosen on every call, not once per load: a key starts signing on time on every node.
+        return TokenSigningKeySet(published: keys, current: Self.current(of: keys, at: date))
     }
 
     /// The newest key published for at least `activationDelay`; a tenant's very first key
@@ -81,20 +87,25 @@ public final class TokenSigningKeys: Sendable {
         keys.last { date.timeIntervalSince($0.createdAt) >= activationDelay } ?? keys[0]
     }
 
-    /// Creates the tenant's first key unless another node did meanwhile; returns the published keys.
-    private func createFirstKey(for tenant: Tenant, at date: Date) async throws -> [StoredTokenSigningKey] {
+    /// Adds the key and retires those the schedule asks for, unless another node did meanwhile;
+    /// returns the published keys.
+    private func rotate(_ tenant: Tenant, at date: Date) async throws -> [StoredTokenSigningKey] {
         try await database.transaction { executor in
             try await repository.lockForKeyCreation(tenantID: tenant.id, on: executor)
-            let existing = try await repository.published(tenantID: tenant.id, on: executor)
-            guard existing.isEmpty else { return existing }
-            let privateKey = P256.Signing.PrivateKey()
-            let publicKey = ECPublicJWK(privateKey.publicKey)
-            let key = StoredTokenSigningKey(
-                id: publicKey.thumbprint, tenantID: tenant.id,
-                sealedKey: try sealer.seal(privateKey.rawRepresentation, context: Self.sealingContext(tenant.id, publicKey.thumbprint)),
-                publicKey: publicKey, createdAt: date, retiredAt: nil)
-            try await repository.insert(key, on: executor)
-            return [key]
+            var published = try await repository.published(tenantID: tenant.id, on: executor)
+            if schedule.needsNewKey(published, at: date) {
+                let privateKey = P256.Signing.PrivateKey()
+                let publicKey = ECPublicJWK(privateKey.publicKey)
+                let key = StoredTokenSigningKey(
+                    id: publicKey.thumbprint, tenantID: tenant.id,
+                    sealedKey: try sealer.seal(privateKey.rawRepresentation, context: Self.sealingContext(tenant.id, publicKey.thumbprint)),
+                    publicKey: publicKey, createdAt: date, retiredAt: nil)
+                try await repository.insert(key, on: executor)
+                published.append(key)
+            }
+            let retiring = Set(schedule.retirable(published, at: date).map(\.id))
+            for id in retiring { try await repository.retire(id: id, at: date, on: executor) }
+            return published.filter { !retiring.contains($0.id) }
         }
     }
 

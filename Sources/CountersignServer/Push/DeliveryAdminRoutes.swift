@@ -51,6 +51,29 @@ struct DeliveryAdminRoutes: Sendable {
         }
     }
 
+    struct ClientCall: Encodable, Sendable {
+        let entry: ClientNotification
+
+        enum CodingKeys: String, CodingKey {
+            case id, kind, error, status, attempts
+            case lastError = "last_error"
+            case createdAt = "created_at"
+            case sentAt = "sent_at"
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(entry.id, forKey: .id)
+            try container.encode(entry.kind.rawValue, forKey: .kind)
+            try container.encodeIfPresent(entry.error, forKey: .error)
+            try container.encode(entry.status.rawValue, forKey: .status)
+            try container.encode(entry.attempts, forKey: .attempts)
+            try container.encodeIfPresent(entry.lastError, forKey: .lastError)
+            try container.encode(entry.createdAt, forKey: .createdAt)
+            try container.encodeIfPresent(entry.sentAt, forKey: .sentAt)
+        }
+    }
+
     struct Deliveries: Encodable, Sendable {
         let requestID: String
         let status: ApprovalTransaction.Status
@@ -59,9 +82,12 @@ struct DeliveryAdminRoutes: Sendable {
         let expiresAt: Date
         let decidedByDevice: String?
         let devices: [DeviceDelivery]
+        /// Ping and push clients: the calls to the client's notification endpoint.
+        let clientNotifications: [ClientCall]
 
         enum CodingKeys: String, CodingKey {
             case status, expired, devices
+            case clientNotifications = "client_notifications"
             case requestID = "request_id"
             case expiresAt = "expires_at"
             case decidedByDevice = "decided_by_device"
@@ -89,7 +115,9 @@ struct DeliveryAdminRoutes: Sendable {
             return try JSON.response(Deliveries(
                 requestID: id, status: transaction.status,
                 expired: transaction.status == .pending && transaction.isExpired(at: services.now()),
-                expiresAt: transaction.expiresAt, decidedByDevice: transaction.decidedByDevice, devices: deliveries))
+                expiresAt: transaction.expiresAt, decidedByDevice: transaction.decidedByDevice, devices: deliveries,
+                clientNotifications: try await services.repositories.clientNotifications.list(
+                    transactionID: id, on: services.database).map(ClientCall.init)))
         }
     }
 }

@@ -310,6 +310,111 @@ public enum Migrations {
             WHERE tenant_id IS NULL AND revoked_at IS NULL AND (' ' || rights || ' ') LIKE '% tenants:manage %'
             """,
         ]),
+        Migration(version: 6, name: "tokens", statements: [
+            // One row per grant that holds refresh tokens: what every token of it restates (the
+            // user, the scope granted, how the user authenticated) and its absolute expiry. The
+            // grant goes with its user or client.
+            """
+            CREATE TABLE refresh_token_families (
+                id TEXT PRIMARY KEY,
+                tenant_id TEXT NOT NULL REFERENCES tenants(id) ON DELETE CASCADE,
+                client_id TEXT NOT NULL REFERENCES clients(id) ON DELETE CASCADE,
+                user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                scope TEXT NOT NULL,
+                auth_time BIGINT NOT NULL,
+                acr TEXT NOT NULL,
+                amr TEXT NOT NULL,
+                created_at BIGINT NOT NULL,
+                expires_at BIGINT NOT NULL,
+                revoked_at BIGINT
+            )
+            """,
+            "CREATE INDEX refresh_token_families_expiry ON refresh_token_families (expires_at)",
+            // Every refresh token of a family, used or not, so that a used one presented again is
+            // recognised. The token is a bearer secret: only its SHA-256 is stored. The access
+            // token issued with it is named by its `jti`, to revoke it with the family.
+            """
+            CREATE TABLE refresh_tokens (
+                id TEXT PRIMARY KEY,
+                family_id TEXT NOT NULL REFERENCES refresh_token_families(id) ON DELETE CASCADE,
+                token_hash BLOB NOT NULL UNIQUE,
+                issued_at BIGINT NOT NULL,
+                expires_at BIGINT NOT NULL,
+                access_token_id TEXT NOT NULL,
+                access_token_expires_at BIGINT NOT NULL,
+                used_at BIGINT,
+                revoked_at BIGINT
+            )
+            """,
+            "CREATE INDEX refresh_tokens_family ON refresh_tokens (family_id)",
+            // Access tokens revoked before their expiry, by `jti`, kept until they expire.
+            """
+            CREATE TABLE revoked_access_tokens (
+                jti TEXT PRIMARY KEY,
+                tenant_id TEXT NOT NULL REFERENCES tenants(id) ON DELETE CASCADE,
+                expires_at BIGINT NOT NULL,
+                revoked_at BIGINT NOT NULL
+            )
+            """,
+            "CREATE INDEX revoked_access_tokens_expiry ON revoked_access_tokens (expires_at)",
+        ]),
+        Migration(version: 7, name: "client-keys", statements: [
+            // How each client authenticates (RFC 7591's default for the clients there are), its
+            // public keys (JSON Web Key Set) and whether it must sign its requests or name
+            // users with a user code.
+            "ALTER TABLE clients ADD COLUMN token_endpoint_auth_method TEXT NOT NULL DEFAULT 'client_secret_basic'",
+            "ALTER TABLE clients ADD COLUMN jwks TEXT",
+            "ALTER TABLE clients ADD COLUMN require_signed_request_object BIGINT NOT NULL DEFAULT 0",
+            "ALTER TABLE clients ADD COLUMN backchannel_user_code_parameter BIGINT NOT NULL DEFAULT 0",
+            // A user's code (HMAC under a key derived from the master key), wrong codes in a
+            // row, and until when the code is locked.
+            "ALTER TABLE users ADD COLUMN user_code_hash BLOB",
+            "ALTER TABLE users ADD COLUMN user_code_failures BIGINT NOT NULL DEFAULT 0",
+            "ALTER TABLE users ADD COLUMN user_code_locked_until BIGINT",
+            // The `jti` of each client assertion and signed request, kept until the JWT expires.
+            """
+            CREATE TABLE client_jwt_ids (
+                client_id TEXT NOT NULL REFERENCES clients(id) ON DELETE CASCADE,
+                purpose TEXT NOT NULL,
+                jti TEXT NOT NULL,
+                expires_at BIGINT NOT NULL,
+                PRIMARY KEY (client_id, purpose, jti)
+            )
+            """,
+            "CREATE INDEX client_jwt_ids_expiry ON client_jwt_ids (expires_at)",
+        ]),
+        Migration(version: 8, name: "client-notifications", statements: [
+            // How a request's client receives the result (NULL: poll), and for ping and push
+            // clients the auth_req_id and the client's bearer token, sealed: both are sent back
+            // to the client's endpoint, so neither can be kept as a hash.
+            "ALTER TABLE approval_transactions ADD COLUMN delivery_mode TEXT",
+            "ALTER TABLE approval_transactions ADD COLUMN auth_req_id_sealed BLOB",
+            "ALTER TABLE approval_transactions ADD COLUMN notification_token_sealed BLOB",
+            // Push mode: whether the client was told the request expired undecided.
+            "ALTER TABLE approval_transactions ADD COLUMN expiry_notified BIGINT NOT NULL DEFAULT 0",
+            "CREATE INDEX approval_transactions_push_expiry ON approval_transactions (delivery_mode, status, expires_at)",
+            // Calls to ping and push clients' notification endpoints, written with the decision.
+            """
+            CREATE TABLE client_notifications (
+                id TEXT PRIMARY KEY,
+                tenant_id TEXT NOT NULL REFERENCES tenants(id) ON DELETE CASCADE,
+                transaction_id TEXT NOT NULL REFERENCES approval_transactions(id) ON DELETE CASCADE,
+                client_id TEXT NOT NULL,
+                kind TEXT NOT NULL,
+                error TEXT,
+                status TEXT NOT NULL,
+                attempts BIGINT NOT NULL DEFAULT 0,
+                next_attempt_at BIGINT NOT NULL,
+                give_up_at BIGINT NOT NULL,
+                last_error TEXT,
+                created_at BIGINT NOT NULL,
+                updated_at BIGINT NOT NULL,
+                sent_at BIGINT
+            )
+            """,
+            "CREATE INDEX client_notifications_due ON client_notifications (status, next_attempt_at)",
+            "CREATE INDEX client_notifications_transaction ON client_notifications (transaction_id)",
+        ]),
     ]
 
     /// Applies every migration the database lacks, in order. On PostgreSQL an advisory lock

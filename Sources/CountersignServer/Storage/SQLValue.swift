@@ -63,6 +63,14 @@ public struct SQLRow: Sendable {
         }
     }
 
+    public func optionalData(_ column: String) throws(StorageError) -> Data? {
+        switch try value(column) {
+        case .blob(let data): return data
+        case .null: return nil
+        default: throw .typeMismatch(column)
+        }
+    }
+
     public func date(_ column: String) throws(StorageError) -> Date {
         Date(timeIntervalSince1970: TimeInterval(try int(column)) / 1000)
     }

@@ -36,6 +36,7 @@ public struct TenantSlug: Sendable, Hashable, CustomStringConvertible {
 public protocol TenantRepository: Sendable {
     func insert(_ tenant: Tenant, sealedSigningKey: Data, on executor: any SQLExecutor) async throws
     func find(slug: String, on executor: any SQLExecutor) async throws -> Tenant?
+    func find(id: String, on executor: any SQLExecutor) async throws -> Tenant?
     func defaultTenant(on executor: any SQLExecutor) async throws -> Tenant?
     func sealedSigningKey(tenantID: String, on executor: any SQLExecutor) async throws -> Data?
     func list(after cursor: String?, limit: Int, on executor: any SQLExecutor) async throws -> [Tenant]
@@ -62,6 +63,10 @@ public struct SQLTenantRepository: TenantRepository {
 
     public func find(slug: String, on executor: any SQLExecutor) async throws -> Tenant? {
         try await executor.first("SELECT \(Self.columns) FROM tenants WHERE slug = ?", .text(slug)).map(Self.decode)
+    }
+
+    public func find(id: String, on executor: any SQLExecutor) async throws -> Tenant? {
+        try await executor.first("SELECT \(Self.columns) FROM tenants WHERE id = ?", .text(id)).map(Self.decode)
     }
 
     public func defaultTenant(on executor: any SQLExecutor) async throws -> Tenant? {

@@ -5,7 +5,8 @@ import NIOHTTP1
 import NIOSSL
 import Synchronization
 
-/// The one HTTP client of every webhook call: HTTP/1.1, the system's trust roots, redirects
+/// The one HTTP client of every call to an endpoint a tenant or client registered (webhooks, CIBA
+/// ping and push callbacks): HTTP/1.1, the system's trust roots, redirects
 /// never followed (a receiver that moved is told to fix its URL, and the signed body is not
 /// handed to wherever a redirect points), answers read up to `maximumAnswerSize` bytes.
 ///
@@ -35,15 +36,24 @@ final class WebhookHTTPClient: Sendable {
     /// `timeout` — connecting, sending, waiting and reading included.
     func post(_ body: Data, to target: WebhookTarget, event: String, deliveryID: String, at date: Date,
               timeout: Duration) async throws(WebhookCallError) -> Answer {
+        try await post(body, url: target.url, headers: [
+            ("User-Agent", "Countersign-Webhook/1"),
+            (WebhookSignature.eventHeader, event),
+            (WebhookSignature.deliveryHeader, deliveryID),
+            (WebhookSignature.signatureHeader, WebhookSignature.sign(body: body, secret: target.secret, at: date)),
+        ], timeout: timeout)
+    }
+
+    /// Posts `body` as JSON to `url` with `headers` — the webhooks' signed calls, and the CIBA
+    /// ping and push callbacks with their bearer token — and reads the whole answer within
+    /// `timeout`.
+    func post(_ body: Data, url: String, headers: [(String, String)], timeout: Duration) async throws(WebhookCallError)
+        -> Answer {
         let client = try self.client()
-        var request = HTTPClientRequest(url: target.url)
+        var request = HTTPClientRequest(url: url)
         request.method = .POST
         request.headers.add(name: "Content-Type", value: "application/json")
-        request.headers.add(name: "User-Agent", value: "Countersign-Webhook/1")
-        request.headers.add(name: WebhookSignature.eventHeader, value: event)
-        request.headers.add(name: WebhookSignature.deliveryHeader, value: deliveryID)
-        request.headers.add(
-            name: WebhookSignature.signatureHeader, value: WebhookSignature.sign(body: body, secret: target.secret, at: date))
+        for (name, value) in headers { request.headers.add(name: name, value: value) }
         request.body = .bytes(ByteBuffer(data: body))
         let (seconds, attoseconds) = timeout.components
         let deadline = NIODeadline.now() + .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)

@@ -46,6 +46,8 @@ final class WebhookReceiver: Sendable {
         var script: [Reply] = []
         var fallback = Reply.ok
         var stopping = false
+        /// For calls that carry no webhook signature (CIBA ping and push callbacks).
+        var unsigned = false
     }
 
     private let state = Mutex(State())
@@ -89,6 +91,11 @@ final class WebhookReceiver: Sendable {
     }
 
     /// Answers the next calls with `replies`, then every later one with `fallback`.
+    /// Takes calls without a webhook signature: a CIBA client's notification endpoint.
+    func acceptUnsigned() {
+        state.withLock { $0.unsigned = true }
+    }
+
     func answer(_ replies: [Reply], then fallback: Reply = .ok) {
         state.withLock { state in
             state.script = replies
@@ -106,16 +113,18 @@ final class WebhookReceiver: Sendable {
         let body = Data(try await request.body.collect(upTo: 1 << 20).readableBytesView)
         var headers: [String: String] = [:]
         for field in request.headers { headers[field.name.canonicalName] = field.value }
-        let (secret, reply) = state.withLock { state -> (String?, Reply) in
-            (state.secret, state.script.isEmpty ? state.fallback : state.script.removeFirst())
+        let (secret, reply, unsigned) = state.withLock { state -> (String?, Reply, Bool) in
+            (state.secret, state.script.isEmpty ? state.fallback : state.script.removeFirst(), state.unsigned)
         }
         var signatureError: WebhookSignatureError?
-        do {
-            try WebhookSignature.verify(
-                header: headers[WebhookSignature.signatureHeader.lowercased()] ?? "", body: body, secret: secret ?? "",
-                now: now())
-        } catch {
-            signatureError = error
+        if !unsigned {
+            do {
+                try WebhookSignature.verify(
+                    header: headers[WebhookSignature.signatureHeader.lowercased()] ?? "", body: body, secret: secret ?? "",
+                    now: now())
+            } catch {
+                signatureError = error
+            }
         }
         let call = Call(path: request.uri.path, headers: headers, body: body, signatureError: signatureError)
         state.withLock { $0.calls.append(call) }

@@ -1,0 +1,50 @@
+import CountersignCore
+import Foundation
+
+/// A JWT a client signed (RFC 7519, compact JWS of RFC 7515 §7.1): a client assertion, a
+/// signed authentication request or a login hint token. Parsing checks the structure and the
+/// algorithm only; `verify(with:)` checks the signature against the client's registered keys.
+///
+/// `alg` must be ES256 or RS256: `none` would let anyone write the JWT, and symmetric
+/// algorithms would make the public key a shared secret (RFC 8725 §3.1). A header that marks
+/// extensions as critical (`crit`) is refused, since none is understood.
+struct ClientSignedJWT: Sendable {
+    let algorithm: ClientJWSAlgorithm
+    let keyID: String?
+    let claims: JWTClaims
+    private let signingInput: Data
+    private let signature: Data
+
+    init(parsing text: String) throws(ClientJWTError) {
+        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let headerBytes = Data(base64URLEncoded: parts[0]),
+              case .object(let header)? = try? JSONValue(parsing: headerBytes),
+              let payload = Data(base64URLEncoded: parts[1]), let signature = Data(base64URLEncoded: parts[2]) else {
+            throw .malformed
+        }
+        let alg = header["alg"]?.stringValue ?? "none"
+        guard let algorithm = ClientJWSAlgorithm(rawValue: alg) else { throw .algorithmRefused(alg) }
+        guard header["crit"] == nil else { throw .malformed }
+        if let kid = header["kid"], kid.stringValue == nil { throw .malformed }
+        guard case .object(let claims)? = try? JSONValue(parsing: payload) else { throw .malformed }
+        self.algorithm = algorithm
+        self.keyID = header["kid"]?.stringValue
+        self.claims = JWTClaims(claims)
+        self.signingInput = Data("\(parts[0]).\(parts[1])".utf8)
+        self.signature = signature
+    }
+
+    /// Throws unless one of `keys` (the one `kid` names, for this algorithm) made the signature.
+    func verify(with keys: ClientJWKS?) throws(ClientJWTError) {
+        guard let key = keys?.key(id: keyID, algorithm: algorithm) else { throw .unknownKey }
+        guard key.isValidSignature(signature, for: signingInput) else { throw .badSignature }
+    }
+}
+
+/// Why a client's JWT is not one the client signed; each use maps these to its own OAuth error.
+enum ClientJWTError: Error, Sendable, Equatable {
+    case malformed
+    case algorithmRefused(String)
+    case unknownKey
+    case badSignature
+}

@@ -1,0 +1,60 @@
+import Foundation
+
+/// Accepts each `jti` of a client's JWTs once (RFC 7523 §3 item 7, CIBA §7.1.1): an
+/// intercepted client assertion or signed request cannot be sent again. A `jti` is remembered
+/// until its JWT has expired, skew included, and forgotten after: expired JWTs are refused by
+/// their `exp` anyway. Assertions and signed requests are separate purposes, so one value used
+/// in both is not a replay.
+///
+/// Callers use a `jti` only once everything else about the JWT has been checked, so that nobody
+/// but the client can use up its identifiers.
+struct JWTIDLedger: Sendable {
+    enum Purpose: String, Sendable {
+        case clientAssertion = "client_assertion"
+        case requestObject = "request"
+    }
+
+    static let maximumLength = 256
+    /// Expired identifiers are swept at most once a minute, by whichever request comes first.
+    private static let purge = PeriodicSchedule(every: 60)
+
+    let services: ServerServices
+    var repository: any ClientJWTIDRepository = SQLClientJWTIDRepository()
+
+    /// Records `jti`; false when the client already used it for `purpose` and it has not expired.
+    func use(_ jti: String, clientID: String, purpose: Purpose, expiresAt: Date) async throws -> Bool {
+        let now = services.now()
+        if Self.purge.isDue(at: now) { try await repository.purge(before: now, on: services.database) }
+        return try await repository.record(
+            jti, clientID: clientID, purpose: purpose.rawValue,
+            until: expiresAt.addingTimeInterval(JWTTimeRules.clockSkew), at: now, on: services.database)
+    }
+}
+
+/// The used identifiers of clients' JWTs, in `client_jwt_ids`.
+protocol ClientJWTIDRepository: Sendable {
+    /// Inserts the identifier unless a live row holds it (one conditional statement, so two
+    /// requests racing with one `jti` cannot both succeed); true when inserted. A row that has
+    /// expired is taken over.
+    func record(_ jti: String, clientID: String, purpose: String, until: Date, at now: Date,
+                on executor: any SQLExecutor) async throws -> Bool
+    func purge(before date: Date, on executor: any SQLExecutor) async throws
+}
+
+struct SQLClientJWTIDRepository: ClientJWTIDRepository {
+    func record(_ jti: String, clientID: String, purpose: String, until: Date, at now: Date,
+                on executor: any SQLExecutor) async throws -> Bool {
+        !(try await executor.query(
+            """
+            INSERT INTO client_jwt_ids (client_id, purpose, jti, expires_at) VALUES (?, ?, ?, ?)
+            ON CONFLICT (client_id, purpose, jti) DO UPDATE SET expires_at = excluded.expires_at
+            WHERE client_jwt_ids.expires_at < ?
+            RETURNING jti
+            """,
+            .text(clientID), .text(purpose), .text(jti), SQLValue(until), SQLValue(now))).isEmpty
+    }
+
+    func purge(before date: Date, on executor: any SQLExecutor) async throws {
+        try await executor.query("DELETE FROM client_jwt_ids WHERE expires_at < ?", SQLValue(date))
+    }
+}

@@ -1,0 +1,84 @@
+import Crypto
+import Foundation
+
+/// A user's `user_code` (CIBA §7.1): a secret the user chose and tells the relying party, so
+/// that a request started by someone who only knows their username is refused before it
+/// reaches a phone. Set by an administrator: 4 to 64 characters, no control characters, not
+/// only spaces; compared after Unicode NFC normalisation, so the same text typed on two
+/// keyboards matches.
+///
+/// A code is short and guessable, so an unsalted hash would fall to a dictionary in seconds.
+/// The stored form is HMAC-SHA-256 under a key derived from the master key (which never
+/// touches the database), over the user's id and the code: a stolen database alone reveals
+/// no code, and one user's hash is worthless for another.
+struct UserCode: Sendable {
+    static let lengths = 4...64
+
+    let text: String
+
+    init(_ raw: String) throws(AdminError) {
+        let normalised = raw.precomposedStringWithCanonicalMapping
+        guard Self.lengths.contains(normalised.count),
+              !normalised.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }),
+              normalised.contains(where: { !$0.isWhitespace }) else {
+            throw .invalidField("user_code", "4 to 64 characters without control characters, not only spaces")
+        }
+        text = normalised
+    }
+
+    /// The stored form of `code` for the user `userID`.
+    static func hash(_ code: String, userID: String, masterKey: MasterKey) -> Data {
+        let key = HKDF<SHA256>.deriveKey(
+            inputKeyMaterial: masterKey.key, info: Data("countersign user_code v1".utf8), outputByteCount: 32)
+        let message = Data(userID.utf8) + Data([0]) + Data(code.precomposedStringWithCanonicalMapping.utf8)
+        return Data(HMAC<SHA256>.authenticationCode(for: message, using: key))
+    }
+}
+
+/// A user's code as stored, with the count of wrong codes that may lock it.
+struct StoredUserCode: Sendable {
+    let hash: Data
+    let lockedUntil: Date?
+}
+
+/// The user-code columns of `users`: only what the `user_code` check and the administration
+/// API need.
+protocol UserCodeRepository: Sendable {
+    /// Sets (or with nil removes) the code, clearing the count of wrong codes and any lock.
+    func set(userID: String, hash: Data?, on executor: any SQLExecutor) async throws
+    func find(userID: String, on executor: any SQLExecutor) async throws -> StoredUserCode?
+    /// Counts a wrong code; at `limit` in a row the code is locked until `lockUntil`. Returns
+    /// the lock's end when this failure set it.
+    func recordFailure(userID: String, limit: Int, lockUntil: Date, on executor: any SQLExecutor) async throws -> Date?
+    func resetFailures(userID: String, on executor: any SQLExecutor) async throws
+}
+
+struct SQLUserCodeRepository: UserCodeRepository {
+    func set(userID: String, hash: Data?, on executor: any SQLExecutor) async throws {
+        try await executor.query(
+            "UPDATE users SET user_code_hash = ?, user_code_failures = 0, user_code_locked_until = NULL WHERE id = ?",
+            SQLValue(hash), .text(userID))
+    }
+
+    func find(userID: String, on executor: any SQLExecutor) async throws -> StoredUserCode? {
+        guard let row = try await executor.first(
+            "SELECT user_code_hash, user_code_locked_until FROM users WHERE id = ?", .text(userID)),
+            let hash = try row.optionalData("user_code_hash") else { return nil }
+        return StoredUserCode(hash: hash, lockedUntil: try row.optionalDate("user_code_locked_until"))
+    }
+
+    func recordFailure(userID: String, limit: Int, lockUntil: Date, on executor: any SQLExecutor) async throws -> Date? {
+        guard let row = try await executor.query(
+            "UPDATE users SET user_code_failures = user_code_failures + 1 WHERE id = ? RETURNING user_code_failures",
+            [.text(userID)]
+        ).first, try row.int("user_code_failures") >= Int64(limit) else { return nil }
+        try await executor.query(
+            "UPDATE users SET user_code_failures = 0, user_code_locked_until = ? WHERE id = ?", SQLValue(lockUntil), .text(userID))
+        return lockUntil
+    }
+
+    func resetFailures(userID: String, on executor: any SQLExecutor) async throws {
+        try await executor.query(
+            "UPDATE users SET user_code_failures = 0 WHERE id = ? AND user_code_failures <> 0", .text(userID))
+    }
+}

@@ -1,0 +1,103 @@
+import Foundation
+import Logging
+import ServiceLifecycle
+
+/// Works the client notifications: claims due ones, calls each client's notification endpoint
+/// (`ClientNotificationSender`), and records the outcome; and, in push mode, notices requests
+/// that expired undecided and queues their `expired_token` error (CIBA §12). It runs on every
+/// node that dispatches; on PostgreSQL the claims skip rows other nodes hold.
+struct ClientNotificationDispatcher: Service, CustomStringConvertible {
+    let services: ServerServices
+
+    /// What the service lifecycle logs of it: its name, never the configuration it holds.
+    var description: String { "ClientNotificationDispatcher" }
+
+    func run() async throws {
+        let wakeup = services.clientNotificationWakeup
+        let configuration = services.configuration.clientNotifications
+        await withGracefulShutdownHandler {
+            while !Task.isShuttingDownGracefully && !Task.isCancelled {
+                await queueExpiredPushErrors()
+                let claimed = await runOnce()
+                if claimed < configuration.batchSize {
+                    await wakeup.wait(upTo: configuration.pollInterval)
+                }
+            }
+        } onGracefulShutdown: {
+            wakeup.close()
+        }
+    }
+
+    /// Claims and sends one batch; returns how many notifications it claimed.
+    @discardableResult
+    func runOnce() async -> Int {
+        let configuration = services.configuration.clientNotifications
+        let now = services.now()
+        let claimed: [ClientNotification]
+        do {
+            claimed = try await services.repositories.clientNotifications.claim(
+                limit: configuration.batchSize, at: now, leaseUntil: now.addingTimeInterval(configuration.lease),
+                on: services.database)
+        } catch {
+            services.logger.error("the client notifications could not be read", metadata: ["error": "\(error)"])
+            return 0
+        }
+        let sender = ClientNotificationSender(services: services)
+        await withTaskGroup(of: Void.self) { group in
+            for notification in claimed {
+                group.addTask { await record(notification, outcome: await sender.send(notification)) }
+            }
+        }
+        return claimed.count
+    }
+
+    /// Push mode: a request that expired undecided is announced as `expired_token`, once.
+    func queueExpiredPushErrors() async {
+        let now = services.now()
+        do {
+            try await services.database.transaction { executor in
+                let expired = try await services.repositories.approvals.claimExpiredPush(
+                    before: now, limit: services.configuration.clientNotifications.batchSize, on: executor)
+                try await services.repositories.clientNotifications.enqueue(
+                    expired.map { .queued(.pushError, error: "expired_token", transaction: $0, at: now) }, on: executor)
+            }
+        } catch {
+            services.logger.error("expired push-mode requests could not be read", metadata: ["error": "\(error)"])
+        }
+    }
+
+    private func record(_ notification: ClientNotification, outcome: ClientNotificationOutcome) async {
+        let configuration = services.configuration.clientNotifications
+        let now = services.now()
+        var status: ClientNotification.Status
+        var next: Date?
+        var error: String?
+        switch outcome {
+        case .delivered:
+            status = .sent
+        case .refused(let why):
+            status = .refused
+            error = why
+        case .failed(let why):
+            status = .failed
+            error = why
+        case .retry(let why):
+            let due = now.addingTimeInterval(configuration.retryDelay(afterAttempts: notification.attempts))
+            status = .failed
+            error = why
+            if notification.attempts < configuration.maximumAttempts, due < notification.giveUpAt { next = due }
+        }
+        do {
+            try await services.repositories.clientNotifications.record(
+                id: notification.id, status: status, next: next, error: error, at: now, on: services.database)
+        } catch {
+            services.logger.error("a client notification's outcome could not be recorded",
+                                  metadata: ["notification": "\(notification.id)", "error": "\(error)"])
+        }
+        if status != .sent && next == nil {
+            services.logger.warning("a client notification was not delivered", metadata: [
+                "notification": "\(notification.id)", "client_id": "\(notification.clientID)",
+                "status": "\(status.rawValue)", "error": "\(error ?? "")"])
+        }
+    }
+}

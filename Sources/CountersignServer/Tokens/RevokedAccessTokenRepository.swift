@@ -1,0 +1,32 @@
+import Foundation
+
+/// The storage of access tokens revoked before their expiry. An access token is a signed JWT
+/// that a resource server can check on its own; the server remembers a revoked one by its
+/// `jti` until it expires, so that introspection and UserInfo refuse it.
+protocol RevokedAccessTokenRepository: Sendable {
+    /// Records the token as revoked until `expiresAt`; false if it was revoked already.
+    func revoke(jti: String, tenantID: String, expiresAt: Date, at date: Date, on executor: any SQLExecutor) async throws -> Bool
+    func isRevoked(jti: String, tenantID: String, on executor: any SQLExecutor) async throws -> Bool
+    /// Forgets the tokens that expired before `date`: they are refused for their expiry anyway.
+    func purge(expiredBefore date: Date, on executor: any SQLExecutor) async throws
+}
+
+struct SQLRevokedAccessTokenRepository: RevokedAccessTokenRepository {
+    func revoke(jti: String, tenantID: String, expiresAt: Date, at date: Date, on executor: any SQLExecutor) async throws -> Bool {
+        !(try await executor.query(
+            """
+            INSERT INTO revoked_access_tokens (jti, tenant_id, expires_at, revoked_at) VALUES (?, ?, ?, ?)
+            ON CONFLICT (jti) DO NOTHING RETURNING jti
+            """,
+            [.text(jti), .text(tenantID), SQLValue(expiresAt), SQLValue(date)])).isEmpty
+    }
+
+    func isRevoked(jti: String, tenantID: String, on executor: any SQLExecutor) async throws -> Bool {
+        try await executor.first(
+            "SELECT jti FROM revoked_access_tokens WHERE jti = ? AND tenant_id = ?", .text(jti), .text(tenantID)) != nil
+    }
+
+    func purge(expiredBefore date: Date, on executor: any SQLExecutor) async throws {
+        try await executor.query("DELETE FROM revoked_access_tokens WHERE expires_at < ?", [SQLValue(date)])
+    }
+}

@@ -1,0 +1,28 @@
+import Foundation
+import Testing
+@testable import CountersignServer
+
+/// What the provider metadata says about client authentication, signed requests and user codes.
+@Suite("Discovery of client authentication and signed requests", .serialized)
+struct ClientAuthDiscoveryTests {
+    @Test("discovery lists private_key_jwt, the signing algorithms, the request parameter and user codes",
+          arguments: Engine.available)
+    func discoveryListsMethodsAndAlgorithms(engine: Engine) async throws {
+        try await TestServer.with(engine) { server in
+            let metadata = try await server.call("GET", "/.well-known/openid-configuration")
+            #expect(metadata.status == 200)
+            #expect(metadata["token_endpoint_auth_methods_supported"] as? [String]
+                    == ["client_secret_basic", "client_secret_post", "private_key_jwt"])
+            #expect(metadata["token_endpoint_auth_signing_alg_values_supported"] as? [String] == ["ES256", "RS256"])
+            #expect(metadata["backchannel_authentication_request_signing_alg_values_supported"] as? [String] == ["ES256", "RS256"])
+            #expect(metadata["request_parameter_supported"] as? Bool == true)
+            #expect(metadata["backchannel_user_code_parameter_supported"] as? Bool == true)
+            for endpoint in ["revocation", "introspection"] {
+                #expect(metadata["\(endpoint)_endpoint_auth_methods_supported"] as? [String]
+                        == ["client_secret_basic", "client_secret_post", "private_key_jwt"], "\(endpoint)")
+                #expect(metadata["\(endpoint)_endpoint_auth_signing_alg_values_supported"] as? [String] == ["ES256", "RS256"],
+                        "\(endpoint)")
+            }
+        }
+    }
+}

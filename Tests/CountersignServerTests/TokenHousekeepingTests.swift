@@ -1,0 +1,52 @@
+import Foundation
+import Testing
+@testable import CountersignServer
+
+/// What the token tables keep, and for how long.
+@Suite("Token housekeeping")
+struct TokenHousekeepingTests {
+    @Test("ended families go a week after their end; revocation records once their token expired",
+          arguments: Engine.available)
+    func housekeepingForgetsWhatNoCheckNeeds(engine: Engine) async throws {
+        try await TestServer.with(engine) { server in
+            let client = try await server.offlineClient()
+            let alice = try await server.enrolledUser("alice")
+            let tokens = try await server.approvedTokens(client, user: alice)
+            #expect(try await server.revoke(client, try tokens.string("access_token")).status == 200)
+            let services = server.services
+            let refresh = try tokens.string("refresh_token")
+            let family = try #require(try await SQLRefreshTokenRepository().find(
+                tokenHash: Secrets.hash(refresh), on: services.database)).family
+
+            let housekeeping = TokenHousekeeping(services: services)
+            try await housekeeping.runIfDue(at: family.expiresAt.addingTimeInterval(7 * 86_400 - 1))
+            #expect(try await SQLRefreshTokenRepository().find(tokenHash: Secrets.hash(refresh), on: services.database) != nil)
+            let revoked = try await services.database.query("SELECT jti FROM revoked_access_tokens", [])
+            #expect(revoked.isEmpty, "the access token expired long before")
+
+            try await TokenHousekeeping(services: services).runIfDue(at: family.expiresAt.addingTimeInterval(7 * 86_400 + 1))
+            #expect(try await SQLRefreshTokenRepository().find(tokenHash: Secrets.hash(refresh), on: services.database) == nil)
+            let rows = try await services.database.query("SELECT id FROM refresh_tokens", [])
+            #expect(rows.isEmpty)
+        }
+    }
+
+    @Test("a revoked access token is remembered until it expires", arguments: Engine.available)
+    func revocationIsKeptUntilExpiry(engine: Engine) async throws {
+        try await TestServer.with(engine) { server in
+            let services = server.services
+            let tenant = try #require(try await services.tenantService.resolve(slug: nil))
+            let repository = SQLRevokedAccessTokenRepository()
+            let now = server.clock.now
+            #expect(try await repository.revoke(jti: "j1", tenantID: tenant.id, expiresAt: now.addingTimeInterval(600),
+                                                at: now, on: services.database))
+            #expect(try await !repository.revoke(jti: "j1", tenantID: tenant.id, expiresAt: now.addingTimeInterval(600),
+                                                 at: now, on: services.database), "revoked already")
+            try await repository.purge(expiredBefore: now.addingTimeInterval(599), on: services.database)
+            #expect(try await repository.isRevoked(jti: "j1", tenantID: tenant.id, on: services.database))
+            #expect(try await !repository.isRevoked(jti: "j1", tenantID: "ten_other", on: services.database))
+            try await repository.purge(expiredBefore: now.addingTimeInterval(601), on: services.database)
+            #expect(try await !repository.isRevoked(jti: "j1", tenantID: tenant.id, on: services.database))
+        }
+    }
+}
