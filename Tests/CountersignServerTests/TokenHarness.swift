@@ -1,5 +1,4 @@
 import CountersignCore
-import Crypto
 import Foundation
 import Testing
 @testable import CountersignServer

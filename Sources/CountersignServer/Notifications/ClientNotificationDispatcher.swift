@@ -8,6 +8,9 @@ import ServiceLifecycle
 /// node that dispatches; on PostgreSQL the claims skip rows other nodes hold.
 struct ClientNotificationDispatcher: Service, CustomStringConvertible {
     let services: ServerServices
+    /// Push-mode expiries are looked for every few seconds, not at every poll: the search is a
+    /// write on the requests table, and each node makes it.
+    let expirySweep = PeriodicSchedule(every: 5)
 
     /// What the service lifecycle logs of it: its name, never the configuration it holds.
     var description: String { "ClientNotificationDispatcher" }
@@ -17,7 +20,7 @@ struct ClientNotificationDispatcher: Service, CustomStringConvertible {
         let configuration = services.configuration.clientNotifications
         await withGracefulShutdownHandler {
             while !Task.isShuttingDownGracefully && !Task.isCancelled {
-                await queueExpiredPushErrors()
+                if expirySweep.isDue(at: services.now()) { await queueExpiredPushErrors() }
                 let claimed = await runOnce()
                 if claimed < configuration.batchSize {
                     await wakeup.wait(upTo: configuration.pollInterval)
