@@ -60,10 +60,10 @@ struct Serve: AsyncParsableCommand {
 }
 
 /// A whole number of seconds within `range`, or nil when not set.
-private func bounded(_ text: String?, _ range: ClosedRange<Int>, _ name: String) throws -> Int? {
+private func bounded(_ text: String?, _ range: ClosedRange<Int>, _ name: String, unit: String = "seconds") throws -> Int? {
     guard let text else { return nil }
     guard let value = Int(text), range.contains(value) else {
-        throw ValidationError("\(name) must be a whole number of seconds from \(range.lowerBound) to \(range.upperBound)")
+        throw ValidationError("\(name) must be a whole number of \(unit) from \(range.lowerBound) to \(range.upperBound)")
     }
     return value
 }
@@ -82,6 +82,9 @@ struct ServerOptions: ParsableArguments {
 
     @Option(name: .customLong("database-url"), help: "postgres://user:password@host:5432/database to use PostgreSQL (COUNTERSIGN_DATABASE_URL).")
     var databaseURL: String?
+
+    @Option(name: .customLong("database-pool-size"), help: "Most PostgreSQL connections open at once, 4 to 500 (COUNTERSIGN_DATABASE_POOL_SIZE). Default 20.")
+    var databasePoolSize: Int?
 
     @Option(name: .customLong("public-url"), help: "The URL devices and clients reach this server at (COUNTERSIGN_PUBLIC_URL). Default http://host:port.")
     var publicURL: String?
@@ -153,6 +156,10 @@ struct ServerOptions: ParsableArguments {
             configuration.tokenSigningKeyRotation = TimeInterval(days * 86_400)
         }
         configuration.databaseURL = setting(databaseURL, "COUNTERSIGN_DATABASE_URL")
+        let poolSizes = PostgresDatabase.poolSizes
+        configuration.databasePoolSize = try bounded(
+            setting(databasePoolSize.map(String.init), "COUNTERSIGN_DATABASE_POOL_SIZE"), poolSizes, "database pool size", unit: "connections")
+            ?? PostgresDatabase.defaultPoolSize
         configuration.masterKey = ProcessInfo.processInfo.environment["COUNTERSIGN_MASTER_KEY"]
         let push: [(String?, String, WritableKeyPath<PushConfiguration, String>)] = [
             (apnsURL, "COUNTERSIGN_APNS_URL", \.apnsProductionURL),

@@ -45,7 +45,7 @@ public final class CountersignServer: Sendable {
         let database: any Database
         do {
             if let url = configuration.databaseURL {
-                database = try await PostgresDatabase.connect(url: url, logger: logger)
+                database = try await PostgresDatabase.connect(url: url, poolSize: configuration.databasePoolSize, logger: logger)
             } else {
                 database = try await SQLiteDatabase.open(path: configuration.sqlitePath, logger: logger)
             }

@@ -14,6 +14,9 @@ public struct ServerConfiguration: Sendable {
     public var dataDirectory: URL
     /// nil: SQLite in the data directory.
     public var databaseURL: String?
+    /// The most PostgreSQL connections this node opens at once; one of them stays open for
+    /// LISTEN/NOTIFY between nodes.
+    public var databasePoolSize: Int = PostgresDatabase.defaultPoolSize
     /// Base64 master key from the environment; nil: the key file in the data directory.
     public var masterKey: String?
     public var enrollmentTicketLifetime: TimeInterval = EnrollmentTicket.defaultLifetime

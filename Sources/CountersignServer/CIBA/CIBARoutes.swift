@@ -2,7 +2,7 @@ import CountersignCore
 import Foundation
 import Hummingbird
 
-/// The relying party's endpoints of OpenID Connect CIBA, poll mode, for the default tenant at
+/// The relying party's endpoints of OpenID Connect CIBA (poll, ping and push modes), for the default tenant at
 /// the root and for every tenant below `/t/<slug>`:
 ///
 /// - `POST /bc-authorize`: start a request (`BackchannelAuthentication`);

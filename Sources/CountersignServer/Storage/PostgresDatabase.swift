@@ -12,10 +12,16 @@ public final class PostgresDatabase: Database {
     private let runTask: Task<Void, Never>
     private let logger: Logger
 
+    /// Connections a node opens at most, unless configured otherwise.
+    public static let defaultPoolSize = 20
+    /// The bounds of `--database-pool-size`.
+    public static let poolSizes = 4...500
+
     /// Connects to `url` (`postgres://user:password@host:port/database?sslmode=…&sslrootcert=…`;
-    /// see `tlsMode`).
-    public static func connect(url: String, logger: Logger) async throws -> PostgresDatabase {
-        let configuration = try PostgresDatabase.configuration(from: url)
+    /// see `tlsMode`), opening at most `poolSize` connections at once.
+    public static func connect(url: String, poolSize: Int = defaultPoolSize, logger: Logger) async throws -> PostgresDatabase {
+        var configuration = try PostgresDatabase.configuration(from: url)
+        configuration.options.maximumConnections = poolSize
         let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         let database = PostgresDatabase(client: client, logger: logger)
         // Fail at start-up, with the driver's reason, rather than on the first request.
@@ -41,7 +47,7 @@ public final class PostgresDatabase: Database {
             username: components.user?.removingPercentEncoding ?? "postgres",
             password: components.password?.removingPercentEncoding,
             database: database.isEmpty ? nil : database, tls: tls)
-        configuration.options.maximumConnections = 20
+        configuration.options.maximumConnections = defaultPoolSize
         return configuration
     }
 

@@ -22,6 +22,9 @@ struct TestServer: Sendable {
         var configuration = ServerConfiguration(dataDirectory: scratch.directory.appendingPathComponent("data"))
         configuration.port = 0
         configuration.databaseURL = scratch.postgresURL
+        // Dozens of test servers share one PostgreSQL; a small pool also shows any code that
+        // would wait for a second connection while holding one.
+        configuration.databasePoolSize = PostgresDatabase.poolSizes.lowerBound
         configuration.masterKey = masterKey
         configuration.now = clock.function
         // Streams notice an expiry within this time of the test clock passing it.
