@@ -113,6 +113,9 @@ struct ClientCommands: AsyncParsableCommand {
         @Flag(name: .customLong("user-code-parameter"), inversion: .prefixedNo,
               help: "Whether the client sends the user's user_code.")
         var userCodeParameter: Bool?
+        @Option(name: .customLong("requests-per-minute"),
+                help: "bc-authorize requests the client may send per minute (0: no limit; empty: the tenant's).")
+        var requestsPerMinute: String?
 
         func body(name: String?) throws -> [String: Any] {
             var body: [String: Any] = [:]
@@ -126,6 +129,16 @@ struct ClientCommands: AsyncParsableCommand {
             if let jwksFile { body["jwks"] = try Self.keySet(at: jwksFile) }
             if let requireSignedRequests { body["require_signed_request_object"] = requireSignedRequests }
             if let userCodeParameter { body["backchannel_user_code_parameter"] = userCodeParameter }
+            if let requestsPerMinute {
+                // An empty value sends null: the client takes the tenant's limit again.
+                if let limit = Int(requestsPerMinute) {
+                    body["backchannel_requests_per_minute"] = limit
+                } else if requestsPerMinute.isEmpty {
+                    body["backchannel_requests_per_minute"] = NSNull()
+                } else {
+                    throw AdminAPIClient.Failure(description: "--requests-per-minute takes a whole number, or \"\" for the tenant's")
+                }
+            }
             return body
         }
 

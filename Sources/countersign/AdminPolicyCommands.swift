@@ -28,6 +28,9 @@ struct PolicyCommands: AsyncParsableCommand {
         @Option(name: .customLong("number-match-choices"), help: "true: pick among three; false: type the number.")
         var numberMatchChoices: Bool?
         @Option(name: .customLong("user-requests-per-minute"), help: "0 for no limit.") var userRequestsPerMinute: Int?
+        @Option(name: .customLong("client-requests-per-minute"),
+                help: "bc-authorize requests per minute of a client without its own limit; 0 for no limit.")
+        var clientRequestsPerMinute: Int?
         @Option(name: .customLong("not-requested-suppression-seconds"), help: "0 for no pause.")
         var notRequestedSuppressionSeconds: Int?
         @Option(help: "Whether devices may receive TOTP seeds: true or false.") var totp: Bool?
@@ -40,6 +43,7 @@ struct PolicyCommands: AsyncParsableCommand {
                 ("default_acr", defaultAcr), ("minimum_acr", minimumAcr), ("pin_attempt_limit", pinAttemptLimit),
                 ("biometric_pin_fallback", biometricPINFallback), ("custom_pin_fallback", customPINFallback),
                 ("number_match_choices", numberMatchChoices), ("user_requests_per_minute", userRequestsPerMinute),
+                ("client_requests_per_minute", clientRequestsPerMinute),
                 ("not_requested_suppression_seconds", notRequestedSuppressionSeconds), ("totp", totp),
             ]
             for case let (name, value?) in changes {

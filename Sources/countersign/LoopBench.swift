@@ -51,13 +51,15 @@ struct LoopBench: AsyncParsableCommand {
         let nio = httpClient == .nio ? NIOTransport(connections: 2 * concurrency + 16) : nil
         let transport: any HTTPTransport = nio ?? URLSessionTransport()
         let setupStart = ContinuousClock.now
-        // A loop per user many times a minute is what the per-user limit exists to refuse; the
-        // bench lifts it for its run and puts the tenant's policy back afterwards.
+        // A loop per user many times a minute, hundreds a second from one client, is what the
+        // per-user and per-client limits exist to refuse; the bench lifts both for its run and
+        // puts the tenant's policy back afterwards.
         let admin = AdminAPIClient(base: target.base, key: target.adminKey)
         let policyPath = "/admin/v1/tenants/default/authentication-policy"
         let policy = try await admin.send("GET", policyPath) as? [String: Any] ?? [:]
         var lifted = policy
         lifted["user_requests_per_minute"] = 0
+        lifted["client_requests_per_minute"] = 0
         _ = try await admin.send("PUT", policyPath, body: lifted)
         let fixture = try await LoopFixture.make(target: target, users: concurrency, transport: transport, scratch: scratch)
         print("setup: \(concurrency) users with one enrolled device each in \(format((ContinuousClock.now - setupStart).milliseconds / 1000)) s")

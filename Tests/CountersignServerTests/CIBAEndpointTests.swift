@@ -469,11 +469,13 @@ extension TestServer {
     /// answered 401 with a `Basic` challenge (it waits for credentials to retry with), so the
     /// tests that expect one speak HTTP/1.1 themselves, on a thread of their own so that the
     /// blocking socket never holds up the cooperative pool the server answers on.
+    /// `body` and `contentType`, when given, replace the encoded form and its media type.
     func rawForm(_ path: String, _ parameters: [(String, String)], basic client: TestClient? = nil,
-                 authorization: String? = nil) async throws -> Answer {
-        let body = Self.formEncoded(parameters)
+                 authorization: String? = nil, body rawBody: String? = nil,
+                 contentType: String = "application/x-www-form-urlencoded") async throws -> Answer {
+        let body = rawBody ?? Self.formEncoded(parameters)
         var head = "POST \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
-        head += "Content-Type: application/x-www-form-urlencoded\r\nContent-Length: \(body.utf8.count)\r\n"
+        head += "Content-Type: \(contentType)\r\nContent-Length: \(body.utf8.count)\r\n"
         if let client {
             let credentials = "\(Self.formComponent(client.id)):\(Self.formComponent(client.secret))"
             head += "Authorization: Basic \(Data(credentials.utf8).base64EncodedString())\r\n"

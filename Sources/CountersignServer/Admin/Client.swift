@@ -40,6 +40,12 @@ public struct Client: Sendable, Equatable, Codable {
     public var requireSignedRequestObject = false
     /// Requests name a `user_code` the user set, which the server checks (CIBA §7.1).
     public var backchannelUserCodeParameter = false
+    /// `bc-authorize` requests this client may send per minute (0: no limit); nil: the tenant's
+    /// `client_requests_per_minute` (`ClientRateLimit`).
+    public var backchannelRequestsPerMinute: Int? = nil
+
+    /// The limits an administrator may set, for a client and as the tenant's default.
+    static let requestsPerMinuteRange = 0...1_000_000
 
     enum CodingKeys: String, CodingKey {
         case name, scopes
@@ -49,6 +55,7 @@ public struct Client: Sendable, Equatable, Codable {
         case authenticationMethod = "token_endpoint_auth_method"
         case requireSignedRequestObject = "require_signed_request_object"
         case backchannelUserCodeParameter = "backchannel_user_code_parameter"
+        case backchannelRequestsPerMinute = "backchannel_requests_per_minute"
         case id = "client_id"
         case tenantID = "tenant_id"
         case deliveryMode = "token_delivery_mode"
@@ -77,7 +84,8 @@ public struct SQLClientRepository: ClientRepository {
 
     private static let columns = """
         id, tenant_id, name, scopes, delivery_mode, notification_endpoint, created_at, updated_at, default_acr, minimum_acr,
-        token_endpoint_auth_method, jwks, require_signed_request_object, backchannel_user_code_parameter
+        token_endpoint_auth_method, jwks, require_signed_request_object, backchannel_user_code_parameter,
+        backchannel_requests_per_minute
         """
 
     public func insert(_ client: Client, secretHash: Data, on executor: any SQLExecutor) async throws {
@@ -85,15 +93,15 @@ public struct SQLClientRepository: ClientRepository {
             """
             INSERT INTO clients (id, tenant_id, name, secret_hash, scopes, delivery_mode, notification_endpoint, created_at,
                 updated_at, default_acr, minimum_acr, token_endpoint_auth_method, jwks, require_signed_request_object,
-                backchannel_user_code_parameter)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                backchannel_user_code_parameter, backchannel_requests_per_minute)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """,
             .text(client.id), .text(client.tenantID), .text(client.name), .blob(secretHash),
             .text(client.scopes.joined(separator: " ")), .text(client.deliveryMode.rawValue),
             SQLValue(client.notificationEndpoint), SQLValue(client.createdAt), SQLValue(client.updatedAt),
             SQLValue(client.defaultAcr), SQLValue(client.minimumAcr), .text(client.authenticationMethod.rawValue),
             SQLValue(client.jwks?.canonicalJSON), SQLValue(client.requireSignedRequestObject),
-            SQLValue(client.backchannelUserCodeParameter))
+            SQLValue(client.backchannelUserCodeParameter), SQLValue(client.backchannelRequestsPerMinute))
     }
 
     public func find(id: String, tenantID: String, on executor: any SQLExecutor) async throws -> Client? {
@@ -114,13 +122,14 @@ public struct SQLClientRepository: ClientRepository {
             """
             UPDATE clients SET name = ?, scopes = ?, delivery_mode = ?, notification_endpoint = ?, updated_at = ?,
                 default_acr = ?, minimum_acr = ?, token_endpoint_auth_method = ?, jwks = ?, require_signed_request_object = ?,
-                backchannel_user_code_parameter = ?
+                backchannel_user_code_parameter = ?, backchannel_requests_per_minute = ?
             WHERE id = ?
             """,
             .text(client.name), .text(client.scopes.joined(separator: " ")), .text(client.deliveryMode.rawValue),
             SQLValue(client.notificationEndpoint), SQLValue(client.updatedAt), SQLValue(client.defaultAcr),
             SQLValue(client.minimumAcr), .text(client.authenticationMethod.rawValue), SQLValue(client.jwks?.canonicalJSON),
-            SQLValue(client.requireSignedRequestObject), SQLValue(client.backchannelUserCodeParameter), .text(client.id))
+            SQLValue(client.requireSignedRequestObject), SQLValue(client.backchannelUserCodeParameter),
+            SQLValue(client.backchannelRequestsPerMinute), .text(client.id))
     }
 
     public func replaceSecret(id: String, secretHash: Data, at date: Date, on executor: any SQLExecutor) async throws {
@@ -156,7 +165,8 @@ public struct SQLClientRepository: ClientRepository {
                 ?? .clientSecretBasic,
             jwks: try row.optionalString("jwks").map(decodeJWKS),
             requireSignedRequestObject: try row.bool("require_signed_request_object"),
-            backchannelUserCodeParameter: try row.bool("backchannel_user_code_parameter"))
+            backchannelUserCodeParameter: try row.bool("backchannel_user_code_parameter"),
+            backchannelRequestsPerMinute: try row.optionalInt("backchannel_requests_per_minute").map { Int($0) })
     }
 
     /// Keys were checked on upload; one that no longer parses means the row was altered.

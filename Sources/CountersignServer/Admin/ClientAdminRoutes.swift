@@ -19,6 +19,9 @@ struct ClientAdminRoutes: Sendable {
         var jwks: JSONValue?
         var requireSignedRequestObject: Bool?
         var backchannelUserCodeParameter: Bool?
+        /// `backchannel_requests_per_minute`: nil when absent (the client keeps its limit);
+        /// `.some(nil)` for JSON `null` (the client takes the tenant's).
+        var backchannelRequestsPerMinute: Int??
 
         enum CodingKeys: String, CodingKey {
             case name, scopes, jwks
@@ -29,6 +32,26 @@ struct ClientAdminRoutes: Sendable {
             case authenticationMethod = "token_endpoint_auth_method"
             case requireSignedRequestObject = "require_signed_request_object"
             case backchannelUserCodeParameter = "backchannel_user_code_parameter"
+            case backchannelRequestsPerMinute = "backchannel_requests_per_minute"
+        }
+
+        /// Written out because a synthesized decoder reads an explicit `null` as an absent member.
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            name = try container.decodeIfPresent(String.self, forKey: .name)
+            scopes = try container.decodeIfPresent([String].self, forKey: .scopes)
+            deliveryMode = try container.decodeIfPresent(String.self, forKey: .deliveryMode)
+            notificationEndpoint = try container.decodeIfPresent(String.self, forKey: .notificationEndpoint)
+            defaultAcr = try container.decodeIfPresent(String.self, forKey: .defaultAcr)
+            minimumAcr = try container.decodeIfPresent(String.self, forKey: .minimumAcr)
+            authenticationMethod = try container.decodeIfPresent(String.self, forKey: .authenticationMethod)
+            jwks = try container.decodeIfPresent(JSONValue.self, forKey: .jwks)
+            requireSignedRequestObject = try container.decodeIfPresent(Bool.self, forKey: .requireSignedRequestObject)
+            backchannelUserCodeParameter = try container.decodeIfPresent(Bool.self, forKey: .backchannelUserCodeParameter)
+            if container.contains(.backchannelRequestsPerMinute) {
+                backchannelRequestsPerMinute = .some(try container.decodeNil(forKey: .backchannelRequestsPerMinute)
+                    ? nil : try container.decode(Int.self, forKey: .backchannelRequestsPerMinute))
+            }
         }
     }
 
@@ -170,6 +193,13 @@ struct ClientAdminRoutes: Sendable {
                 throw .invalidField(field, "must be one of \(AuthenticationClass.all.map(\.urn).joined(separator: ", "))")
             }
             client[keyPath: keyPath] = value.isEmpty ? nil : value
+        }
+        if let limit = fields.backchannelRequestsPerMinute {
+            if let limit, !Client.requestsPerMinuteRange.contains(limit) {
+                throw .invalidField("backchannel_requests_per_minute",
+                                    "must be 0 (no limit) to \(Client.requestsPerMinuteRange.upperBound), or null for the tenant's")
+            }
+            client.backchannelRequestsPerMinute = limit
         }
         if client.deliveryMode != .poll && client.notificationEndpoint == nil {
             throw .invalidField("notification_endpoint", "is required for the \(client.deliveryMode.rawValue) delivery mode")

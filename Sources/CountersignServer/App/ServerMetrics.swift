@@ -70,6 +70,13 @@ public struct ServerMetrics: Sendable {
                              labels: [("endpoint", endpoint), ("outcome", outcome)]).increment()
     }
 
+    /// `bc-authorize` requests refused by a rate limit, by limit (`client` or `user`).
+    func bcAuthorizeRateLimited(limit: String) {
+        registry.makeCounter(descriptor: Self.name("bc_authorize_rate_limited", unit: "total",
+                                                   "bc-authorize requests refused by a rate limit, by limit"),
+                             labels: [("limit", limit)]).increment()
+    }
+
     /// Device live streams open.
     var liveStreams: Gauge {
         registry.makeGauge(descriptor: Self.name("device_live_streams", unit: "", "device live streams open"))

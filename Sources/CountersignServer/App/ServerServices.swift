@@ -19,6 +19,7 @@ public struct Repositories: Sendable {
     public var webhookOutbox: any WebhookOutboxRepository = SQLWebhookOutboxRepository()
 
     public var clientNotifications: any ClientNotificationRepository = SQLClientNotificationRepository()
+    public var clientRequestWindows: any ClientRequestWindowRepository = SQLClientRequestWindowRepository()
 
     public init() {}
 }

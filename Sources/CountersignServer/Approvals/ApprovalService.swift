@@ -273,14 +273,18 @@ public struct ApprovalService: Sendable {
 
     // MARK: - Clean-up
 
-    /// Deletes expired requests, at most once a minute, by whichever request comes first; the
-    /// delete goes through the expiry index, so its cost follows what expired, not what is stored.
+    /// Deletes expired requests and the clients' request counts of past minutes, at most once a
+    /// minute, by whichever request comes first; the deletes go through the expiry and window
+    /// indexes, so their cost follows what expired, not what is stored.
     private func sweepIfDue(now: Date) async throws {
         guard services.approvalSweep.isDue(at: now) else { return }
         let deleted = try await services.repositories.approvals.purge(
             undecidedBefore: now.addingTimeInterval(-Self.expiredRetention),
             decidedBefore: now.addingTimeInterval(-Self.decidedRetention), on: services.database)
         if deleted > 0 { services.logger.debug("removed expired approval requests", metadata: ["count": "\(deleted)"]) }
+        // Only the current and the previous minute count towards a client's rate limit.
+        try await services.repositories.clientRequestWindows.purge(
+            startedBefore: now.addingTimeInterval(-2 * 60), on: services.database)
     }
 }
 

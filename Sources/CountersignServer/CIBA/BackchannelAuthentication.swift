@@ -21,6 +21,7 @@ struct BackchannelAuthentication: Sendable {
 
     func start(_ form: FormParameters, client: Client, issuer: Issuer,
                requestedFrom context: TransactionDetails.Context) async throws -> BackchannelAuthenticationResponse {
+        try await ClientRateLimit(services: services).admit(client, policy: issuer.tenant.policy)
         guard client.deliveryMode != .push || issuer.tenant.policy.pushDeliveryAllowed else {
             throw BackchannelAuthenticationError.deliveryModeUnsupported(client.deliveryMode)
         }
@@ -55,6 +56,7 @@ struct BackchannelAuthentication: Sendable {
             throw BackchannelAuthenticationError.userSuppressed(
                 retryAfter: max(1, Int(until.timeIntervalSince(services.now()).rounded())))
         } catch ApprovalStartError.rateLimited(let limit, let retryAfter) {
+            services.metrics.bcAuthorizeRateLimited(limit: "user")
             throw BackchannelAuthenticationError.userRateLimited(perMinute: limit, retryAfter: retryAfter)
         }
         return BackchannelAuthenticationResponse(

@@ -27,6 +27,7 @@ enum BackchannelAuthenticationError: OAuthFailure, Equatable {
     case noActiveDevice
     case userSuppressed(retryAfter: Int)
     case userRateLimited(perMinute: Int, retryAfter: Int)
+    case clientRateLimited(perMinute: Int, retryAfter: Int)
 
     var oauthError: OAuthError {
         switch self {
@@ -91,6 +92,10 @@ enum BackchannelAuthenticationError: OAuthFailure, Equatable {
         case .userRateLimited(let limit, let retryAfter):
             OAuthError(.accessDenied, "the user was sent \(limit) requests in the last minute, the most allowed",
                        retryAfter: retryAfter)
+        case .clientRateLimited(let limit, let retryAfter):
+            // 429 (RFC 6585 §4): the client is asked to slow down, not refused for good.
+            OAuthError(.slowDown, "the client may send \(limit) authentication requests a minute; retry after \(retryAfter) seconds",
+                       status: .tooManyRequests, retryAfter: retryAfter)
         }
     }
 }

@@ -3,9 +3,9 @@ import Foundation
 
 /// A tenant's rules for how users approve: which class a request requires by default and at
 /// least, how many wrong PINs end an enrollment, which fallbacks a PIN may stand in for, how
-/// number matching looks, how often one user may be asked, and how long "I did not request
-/// this" keeps further requests away. Stored as JSON with the tenant; every member has a
-/// default, so an empty object is the default policy.
+/// number matching looks, how often one user may be asked and one client may ask, and how
+/// long "I did not request this" keeps further requests away. Stored as JSON with the tenant;
+/// every member has a default, so an empty object is the default policy.
 public struct AuthenticationPolicy: Codable, Sendable, Equatable {
     /// The class a request requires when the relying party asks for none.
     public var defaultAcr: String?
@@ -22,6 +22,9 @@ public struct AuthenticationPolicy: Codable, Sendable, Equatable {
     public var numberMatchChoices: Bool = true
     /// Requests one user may be sent per minute (0: no limit).
     public var userRequestsPerMinute: Int = 5
+    /// `bc-authorize` requests one client may send per minute, unless the client has a limit of
+    /// its own (0: no limit).
+    public var clientRequestsPerMinute: Int = 600
     /// After "I did not request this", no request reaches that user for this many seconds (0: none).
     public var notRequestedSuppressionSeconds: Int = 900
     /// Whether devices may receive a TOTP seed for offline codes.
@@ -42,6 +45,7 @@ public struct AuthenticationPolicy: Codable, Sendable, Equatable {
         case customPINFallback = "custom_pin_fallback"
         case numberMatchChoices = "number_match_choices"
         case userRequestsPerMinute = "user_requests_per_minute"
+        case clientRequestsPerMinute = "client_requests_per_minute"
         case notRequestedSuppressionSeconds = "not_requested_suppression_seconds"
     }
 
@@ -58,6 +62,8 @@ public struct AuthenticationPolicy: Codable, Sendable, Equatable {
             ?? defaults.numberMatchChoices
         userRequestsPerMinute = try container.decodeIfPresent(Int.self, forKey: .userRequestsPerMinute)
             ?? defaults.userRequestsPerMinute
+        clientRequestsPerMinute = try container.decodeIfPresent(Int.self, forKey: .clientRequestsPerMinute)
+            ?? defaults.clientRequestsPerMinute
         notRequestedSuppressionSeconds = try container.decodeIfPresent(Int.self, forKey: .notRequestedSuppressionSeconds)
             ?? defaults.notRequestedSuppressionSeconds
         totp = try container.decodeIfPresent(Bool.self, forKey: .totp) ?? defaults.totp
@@ -75,6 +81,9 @@ public struct AuthenticationPolicy: Codable, Sendable, Equatable {
         guard (1...10).contains(pinAttemptLimit) else { throw .invalidField("pin_attempt_limit", "must be 1 to 10") }
         guard (0...1000).contains(userRequestsPerMinute) else {
             throw .invalidField("user_requests_per_minute", "must be 0 (no limit) to 1000")
+        }
+        guard Client.requestsPerMinuteRange.contains(clientRequestsPerMinute) else {
+            throw .invalidField("client_requests_per_minute", "must be 0 (no limit) to \(Client.requestsPerMinuteRange.upperBound)")
         }
         guard (0...86400).contains(notRequestedSuppressionSeconds) else {
             throw .invalidField("not_requested_suppression_seconds", "must be 0 to 86400")

@@ -49,6 +49,7 @@ struct PolicyAdminRoutes: Sendable {
         var details = [
             "pin_attempt_limit": String(policy.pinAttemptLimit),
             "user_requests_per_minute": String(policy.userRequestsPerMinute),
+            "client_requests_per_minute": String(policy.clientRequestsPerMinute),
             "not_requested_suppression_seconds": String(policy.notRequestedSuppressionSeconds),
         ]
         details["default_acr"] = policy.defaultAcr

@@ -415,6 +415,24 @@ public enum Migrations {
             "CREATE INDEX client_notifications_due ON client_notifications (status, next_attempt_at)",
             "CREATE INDEX client_notifications_transaction ON client_notifications (transaction_id)",
         ]),
+        Migration(version: 10, name: "client-rate-limit", statements: [
+            // A client's own limit of bc-authorize requests a minute (NULL: the tenant's, 0: none).
+            "ALTER TABLE clients ADD COLUMN backchannel_requests_per_minute BIGINT",
+            // The requests each client was let through, per minute (`window_start`, the minute's
+            // first millisecond). Counted by one upsert outside any transaction, so several nodes
+            // share the count without locking the client. No foreign key: the client row is
+            // neither locked nor read by the count, and the housekeeping removes a deleted
+            // client's windows with every other window older than two minutes.
+            """
+            CREATE TABLE client_request_windows (
+                client_id TEXT NOT NULL,
+                window_start BIGINT NOT NULL,
+                requests BIGINT NOT NULL,
+                PRIMARY KEY (client_id, window_start)
+            )
+            """,
+            "CREATE INDEX client_request_windows_start ON client_request_windows (window_start)",
+        ]),
     ]
 
     /// Applies every migration the database lacks, in order. On PostgreSQL an advisory lock

@@ -1,0 +1,53 @@
+import Foundation
+
+/// The count of `bc-authorize` requests each client was let through, per minute, for
+/// `ClientRateLimit`. Every statement stands alone (no transaction, no lock on the client), so
+/// nodes on one PostgreSQL database share the count and a client's requests never wait for
+/// each other beyond one row update.
+public protocol ClientRequestWindowRepository: Sendable {
+    /// The requests counted in the minutes that start at `previous` and at `current`.
+    func counts(clientID: String, previous: Date, current: Date, on executor: any SQLExecutor) async throws
+        -> (previous: Int64, current: Int64)
+    /// Counts one more request in the minute that starts at `window`, unless it holds
+    /// `capacity` already: one conditional upsert, so that of two nodes racing for the last
+    /// place one wins. True if the request was counted.
+    func count(clientID: String, window: Date, capacity: Int64, on executor: any SQLExecutor) async throws -> Bool
+    /// Forgets the minutes that started before `date`.
+    func purge(startedBefore date: Date, on executor: any SQLExecutor) async throws
+}
+
+public struct SQLClientRequestWindowRepository: ClientRequestWindowRepository {
+    public init() {}
+
+    public func counts(clientID: String, previous: Date, current: Date, on executor: any SQLExecutor) async throws
+        -> (previous: Int64, current: Int64) {
+        let rows = try await executor.query(
+            "SELECT window_start, requests FROM client_request_windows WHERE client_id = ? AND window_start IN (?, ?)",
+            [.text(clientID), SQLValue(previous), SQLValue(current)])
+        var counts: (previous: Int64, current: Int64) = (0, 0)
+        for row in rows {
+            if SQLValue.integer(try row.int("window_start")) == SQLValue(current) {
+                counts.current = try row.int("requests")
+            } else {
+                counts.previous = try row.int("requests")
+            }
+        }
+        return counts
+    }
+
+    public func count(clientID: String, window: Date, capacity: Int64, on executor: any SQLExecutor) async throws -> Bool {
+        guard capacity > 0 else { return false }
+        return !(try await executor.query(
+            """
+            INSERT INTO client_request_windows (client_id, window_start, requests) VALUES (?, ?, 1)
+            ON CONFLICT (client_id, window_start) DO UPDATE SET requests = client_request_windows.requests + 1
+            WHERE client_request_windows.requests < ?
+            RETURNING requests
+            """,
+            [.text(clientID), SQLValue(window), .integer(capacity)])).isEmpty
+    }
+
+    public func purge(startedBefore date: Date, on executor: any SQLExecutor) async throws {
+        try await executor.query("DELETE FROM client_request_windows WHERE window_start < ?", [SQLValue(date)])
+    }
+}
