@@ -7,7 +7,8 @@ struct Admin: AsyncParsableCommand {
         abstract: "Administer a running server through its administration API (docs/api.md).",
         subcommands: [TenantCommands.self, KeyCommands.self, ClientCommands.self, UserCommands.self,
                       EnrollCommand.self, TicketCommands.self, DeviceAdminCommands.self, AuditCommand.self,
-                      PushCommands.self, PolicyCommands.self, WebhookCommands.self])
+                      PushCommands.self, PolicyCommands.self, AuthorizationTypeCommands.self,
+                      WebhookCommands.self])
 }
 
 struct TenantCommands: AsyncParsableCommand {
@@ -113,6 +114,9 @@ struct ClientCommands: AsyncParsableCommand {
         @Flag(name: .customLong("user-code-parameter"), inversion: .prefixedNo,
               help: "Whether the client sends the user's user_code.")
         var userCodeParameter: Bool?
+        @Option(name: .customLong("authorization-details-types"),
+                help: "Space-separated RFC 9396 types the client may request, each in the tenant's registry (empty: none).")
+        var authorizationDetailsTypes: String?
 
         func body(name: String?) throws -> [String: Any] {
             var body: [String: Any] = [:]
@@ -126,6 +130,9 @@ struct ClientCommands: AsyncParsableCommand {
             if let jwksFile { body["jwks"] = try Self.keySet(at: jwksFile) }
             if let requireSignedRequests { body["require_signed_request_object"] = requireSignedRequests }
             if let userCodeParameter { body["backchannel_user_code_parameter"] = userCodeParameter }
+            if let authorizationDetailsTypes {
+                body["authorization_details_types"] = authorizationDetailsTypes.split(separator: " ").map(String.init)
+            }
             return body
         }
 
