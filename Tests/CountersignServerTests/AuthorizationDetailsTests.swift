@@ -176,6 +176,34 @@ struct AuthorizationDetailsTests {
         }
     }
 
+    @Test("push mode delivers the granted details with the tokens", arguments: Engine.available)
+    func pushModeCarriesTheDetails(engine: Engine) async throws {
+        try await TestServer.withReceiver(engine, configure: { $0.clientNotifications.pollInterval = .milliseconds(50) }) {
+            server, receiver in
+            receiver.acceptUnsigned()
+            try await server.registerDetailTypes()
+            let created = try await server.admin("POST", "/admin/v1/tenants/default/clients", json: [
+                "name": "Shop", "scopes": ["openid"], "token_delivery_mode": "push", "notification_endpoint": receiver.url,
+                "authorization_details_types": ["payment_initiation"],
+            ])
+            let client = TestClient(
+                id: try #require((created["client"] as? [String: any Sendable])?["client_id"] as? String),
+                secret: try #require(created["client_secret"] as? String))
+            let alice = try await server.enrolledUser("alice")
+            let started = try await server.bcAuthorize(client, [
+                ("scope", "openid"), ("login_hint", "alice"), ("client_notification_token", "push-rar"),
+                ("authorization_details", Fixtures.paymentDetails),
+            ])
+            #expect(started.status == 200, "\(started.errorDescription ?? "")")
+            #expect(try await alice.device.decideNewest(.approve).status == 200)
+            try await eventually("the tokens reach the client") { !receiver.calls.isEmpty }
+            let body = try JSONValue(parsing: try #require(receiver.calls.first).body)
+            #expect(body["authorization_details"] == (try Self.expected))
+            let accessToken = try #require(body["access_token"]?.stringValue)
+            #expect(try CompactJWS(parsing: accessToken).payloadJSON()["authorization_details"] == (try Self.expected))
+        }
+    }
+
     /// Starts a payment request for alice; returns its `auth_req_id`.
     static func start(_ server: TestServer, _ client: TestClient, scope: String = "openid") async throws -> String {
         let answer = try await server.bcAuthorize(client, [
