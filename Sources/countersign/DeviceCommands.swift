@@ -235,7 +235,7 @@ struct RequestSummary {
         lines.append("  scope       \(Self.shown(details.scope.joined(separator: " ")))")
         for detail in details.authorizationDetails {
             lines += AuthorizationDetailSummary(detail).lines.enumerated().map { index, line in
-                (index == 0 ? "  details     " : "                ") + Self.shown(line)
+                (index == 0 ? "  details     " : "              ") + Self.shown(line)
             }
         }
         if let acr = details.transaction.acrValues { lines.append("  acr         \(Self.shown(acr.joined(separator: " ")))") }
