@@ -14,8 +14,12 @@ import Foundation
 /// let digest = TransactionDetails.digest(of: plaintext)   // base64url SHA-256
 /// ```
 public struct TransactionDetails: Codable, Sendable, Equatable {
-    /// The version of this format.
+    /// The version of this format without authorization details.
     public static let currentVersion: Int64 = 1
+    /// The version of details that carry `authorizationDetails`. An authenticator that predates
+    /// them refuses the version instead of ignoring the member: it would otherwise approve a
+    /// payment whose amount and payee it never showed, though its signature covers them.
+    public static let authorizationDetailsVersion: Int64 = 2
 
     public struct Party: Codable, Sendable, Equatable {
         public var id: String
@@ -63,6 +67,10 @@ public struct TransactionDetails: Codable, Sendable, Equatable {
     public var challenge: String
     /// What the user must do to approve; absent means a confirmation (`Factor.confirm`).
     public var verification: Verification?
+    /// The relying party's RFC 9396 `authorization_details`, checked against the tenant's types:
+    /// JSON objects, each with a string `type` (a payment's amount, currency and payee, say).
+    /// The device shows them and signs them with everything else; absent when none were sent.
+    public var authorizationDetails: [JSONValue]?
 
     /// The factor a request requires, whether a PIN may stand in for it, and for number
     /// matching the choices to offer. The number itself is never here: the relying party shows
@@ -90,9 +98,9 @@ public struct TransactionDetails: Codable, Sendable, Equatable {
     public init(
         requestID: String, tenant: String, user: Party, client: Party, bindingMessage: String?, scope: [String],
         acrValues: [String]?, context: Context, requestedAt: Int64, expiresAt: Int64, challenge: String,
-        verification: Verification? = nil
+        verification: Verification? = nil, authorizationDetails: [JSONValue]? = nil
     ) {
-        self.version = Self.currentVersion
+        self.version = authorizationDetails == nil ? Self.currentVersion : Self.authorizationDetailsVersion
         self.requestID = requestID
         self.tenant = tenant
         self.user = user
@@ -105,6 +113,7 @@ public struct TransactionDetails: Codable, Sendable, Equatable {
         self.expiresAt = expiresAt
         self.challenge = challenge
         self.verification = verification
+        self.authorizationDetails = authorizationDetails
     }
 
     enum CodingKeys: String, CodingKey {
@@ -115,6 +124,7 @@ public struct TransactionDetails: Codable, Sendable, Equatable {
         case acrValues = "acr_values"
         case requestedAt = "requested_at"
         case expiresAt = "expires_at"
+        case authorizationDetails = "authorization_details"
     }
 
     /// The canonical JSON bytes: what is sealed, shown and digested.
@@ -128,7 +138,8 @@ public struct TransactionDetails: Codable, Sendable, Equatable {
     }
 
     /// Parses bytes a device opened. They must be the canonical form of a version-1 details
-    /// object, since the digest is taken over them exactly as received.
+    /// object, or version 2 with authorization details, since the digest is taken over them
+    /// exactly as received.
     public init(canonicalBytes: Data) throws(ApprovalMessageError) {
         guard let value = try? JSONValue(parsing: canonicalBytes), case .object = value,
               !JSONValue.hasDuplicateMemberNames(canonicalBytes) else {
@@ -140,7 +151,8 @@ public struct TransactionDetails: Codable, Sendable, Equatable {
         guard let details = try? value.decode(as: TransactionDetails.self) else {
             throw .malformed("the request details lack a required member")
         }
-        guard details.version == Self.currentVersion else {
+        let expected = details.authorizationDetails == nil ? Self.currentVersion : Self.authorizationDetailsVersion
+        guard details.version == expected else {
             throw .unsupportedVersion(details.version)
         }
         self = details

@@ -25,6 +25,16 @@ public struct RequestDetails: Sendable, Equatable {
     /// The text the relying party shows on its own screen too; the user compares the two.
     public var bindingMessage: String? { transaction.bindingMessage }
     public var scope: [String] { transaction.scope }
+    /// The relying party's RFC 9396 authorization details — for a payment, its amount,
+    /// currency and payee — each a JSON object with a string `type`; empty when none were sent.
+    /// Show every one before the user decides: the answer signs them.
+    ///
+    /// ```swift
+    /// for detail in details.authorizationDetails where detail["type"]?.stringValue == "payment_initiation" {
+    ///     let amount = detail["instructedAmount"]?["amount"]?.stringValue
+    /// }
+    /// ```
+    public var authorizationDetails: [JSONValue] { transaction.authorizationDetails ?? [] }
     /// The address the relying party's request came from, as the server saw it.
     public var ipAddress: String? { transaction.context.ipAddress }
     public var userAgent: String? { transaction.context.userAgent }

@@ -7,7 +7,8 @@ struct Admin: AsyncParsableCommand {
         abstract: "Administer a running server through its administration API (docs/api.md).",
         subcommands: [TenantCommands.self, KeyCommands.self, ClientCommands.self, UserCommands.self,
                       EnrollCommand.self, TicketCommands.self, DeviceAdminCommands.self, AuditCommand.self,
-                      PushCommands.self, PolicyCommands.self, WebhookCommands.self])
+                      PushCommands.self, PolicyCommands.self, AuthorizationTypeCommands.self,
+                      WebhookCommands.self])
 }
 
 struct TenantCommands: AsyncParsableCommand {
@@ -116,6 +117,9 @@ struct ClientCommands: AsyncParsableCommand {
         @Option(name: .customLong("requests-per-minute"),
                 help: "bc-authorize requests the client may send per minute (0: no limit; empty: the tenant's).")
         var requestsPerMinute: String?
+        @Option(name: .customLong("authorization-details-types"),
+                help: "Space-separated RFC 9396 types the client may request, each in the tenant's registry (empty: none).")
+        var authorizationDetailsTypes: String?
 
         func body(name: String?) throws -> [String: Any] {
             var body: [String: Any] = [:]
@@ -138,6 +142,9 @@ struct ClientCommands: AsyncParsableCommand {
                 } else {
                     throw AdminAPIClient.Failure(description: "--requests-per-minute takes a whole number, or \"\" for the tenant's")
                 }
+            }
+            if let authorizationDetailsTypes {
+                body["authorization_details_types"] = authorizationDetailsTypes.split(separator: " ").map(String.init)
             }
             return body
         }

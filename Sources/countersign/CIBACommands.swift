@@ -31,6 +31,9 @@ struct CIBACommand: AsyncParsableCommand {
         @Option(help: "Space-separated scopes.") var scope = "openid"
         @Option(name: .customLong("acr-values")) var acrValues: String?
         @Option(name: .customLong("requested-expiry"), help: "Seconds the request may stay open.") var requestedExpiry: Int?
+        @Option(name: .customLong("authorization-details"),
+                help: "RFC 9396 authorization details: a JSON array of objects, each of a type the client is registered for.")
+        var authorizationDetails: String?
         @Flag(help: "Poll the token endpoint until the request is decided.") var wait = false
 
         func run() async throws {
@@ -56,6 +59,7 @@ struct CIBACommand: AsyncParsableCommand {
             form["binding_message"] = bindingMessage
             form["acr_values"] = acrValues
             form["requested_expiry"] = requestedExpiry.map(String.init)
+            form["authorization_details"] = authorizationDetails
             let started = try await client.post("/bc-authorize", form)
             guard let authReqID = started["auth_req_id"] as? String, let expiresIn = started["expires_in"] as? Int else {
                 throw TerminalFailure("the server's answer lacks auth_req_id or expires_in")

@@ -233,6 +233,11 @@ struct RequestSummary {
         ]
         if let message = details.bindingMessage { lines.append("  message     \(Self.shown(message))") }
         lines.append("  scope       \(Self.shown(details.scope.joined(separator: " ")))")
+        for detail in details.authorizationDetails {
+            lines += AuthorizationDetailSummary(detail).lines.enumerated().map { index, line in
+                (index == 0 ? "  details     " : "              ") + Self.shown(line)
+            }
+        }
         if let acr = details.transaction.acrValues { lines.append("  acr         \(Self.shown(acr.joined(separator: " ")))") }
         lines.append("  verify      \(Self.verification(of: details))")
         if let address = details.ipAddress { lines.append("  from        \(Self.shown(address))") }

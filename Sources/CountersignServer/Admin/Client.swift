@@ -46,6 +46,9 @@ public struct Client: Sendable, Equatable, Codable {
 
     /// The limits an administrator may set, for a client and as the tenant's default.
     static let requestsPerMinuteRange = 0...1_000_000
+    /// The authorization detail types (RFC 9396 §10.2) its requests may carry; each one is in
+    /// the tenant's registry.
+    public var authorizationDetailsTypes: [String] = []
 
     enum CodingKeys: String, CodingKey {
         case name, scopes
@@ -56,6 +59,7 @@ public struct Client: Sendable, Equatable, Codable {
         case requireSignedRequestObject = "require_signed_request_object"
         case backchannelUserCodeParameter = "backchannel_user_code_parameter"
         case backchannelRequestsPerMinute = "backchannel_requests_per_minute"
+        case authorizationDetailsTypes = "authorization_details_types"
         case id = "client_id"
         case tenantID = "tenant_id"
         case deliveryMode = "token_delivery_mode"
@@ -85,7 +89,7 @@ public struct SQLClientRepository: ClientRepository {
     private static let columns = """
         id, tenant_id, name, scopes, delivery_mode, notification_endpoint, created_at, updated_at, default_acr, minimum_acr,
         token_endpoint_auth_method, jwks, require_signed_request_object, backchannel_user_code_parameter,
-        backchannel_requests_per_minute
+        backchannel_requests_per_minute, authorization_details_types
         """
 
     public func insert(_ client: Client, secretHash: Data, on executor: any SQLExecutor) async throws {
@@ -93,15 +97,16 @@ public struct SQLClientRepository: ClientRepository {
             """
             INSERT INTO clients (id, tenant_id, name, secret_hash, scopes, delivery_mode, notification_endpoint, created_at,
                 updated_at, default_acr, minimum_acr, token_endpoint_auth_method, jwks, require_signed_request_object,
-                backchannel_user_code_parameter, backchannel_requests_per_minute)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                backchannel_user_code_parameter, backchannel_requests_per_minute, authorization_details_types)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """,
             .text(client.id), .text(client.tenantID), .text(client.name), .blob(secretHash),
             .text(client.scopes.joined(separator: " ")), .text(client.deliveryMode.rawValue),
             SQLValue(client.notificationEndpoint), SQLValue(client.createdAt), SQLValue(client.updatedAt),
             SQLValue(client.defaultAcr), SQLValue(client.minimumAcr), .text(client.authenticationMethod.rawValue),
             SQLValue(client.jwks?.canonicalJSON), SQLValue(client.requireSignedRequestObject),
-            SQLValue(client.backchannelUserCodeParameter), SQLValue(client.backchannelRequestsPerMinute))
+            SQLValue(client.backchannelUserCodeParameter), SQLValue(client.backchannelRequestsPerMinute),
+            Self.typesColumn(client))
     }
 
     public func find(id: String, tenantID: String, on executor: any SQLExecutor) async throws -> Client? {
@@ -122,14 +127,14 @@ public struct SQLClientRepository: ClientRepository {
             """
             UPDATE clients SET name = ?, scopes = ?, delivery_mode = ?, notification_endpoint = ?, updated_at = ?,
                 default_acr = ?, minimum_acr = ?, token_endpoint_auth_method = ?, jwks = ?, require_signed_request_object = ?,
-                backchannel_user_code_parameter = ?, backchannel_requests_per_minute = ?
+                backchannel_user_code_parameter = ?, backchannel_requests_per_minute = ?, authorization_details_types = ?
             WHERE id = ?
             """,
             .text(client.name), .text(client.scopes.joined(separator: " ")), .text(client.deliveryMode.rawValue),
             SQLValue(client.notificationEndpoint), SQLValue(client.updatedAt), SQLValue(client.defaultAcr),
             SQLValue(client.minimumAcr), .text(client.authenticationMethod.rawValue), SQLValue(client.jwks?.canonicalJSON),
             SQLValue(client.requireSignedRequestObject), SQLValue(client.backchannelUserCodeParameter),
-            SQLValue(client.backchannelRequestsPerMinute), .text(client.id))
+            SQLValue(client.backchannelRequestsPerMinute), Self.typesColumn(client), .text(client.id))
     }
 
     public func replaceSecret(id: String, secretHash: Data, at date: Date, on executor: any SQLExecutor) async throws {
@@ -166,7 +171,15 @@ public struct SQLClientRepository: ClientRepository {
             jwks: try row.optionalString("jwks").map(decodeJWKS),
             requireSignedRequestObject: try row.bool("require_signed_request_object"),
             backchannelUserCodeParameter: try row.bool("backchannel_user_code_parameter"),
-            backchannelRequestsPerMinute: try row.optionalInt("backchannel_requests_per_minute").map { Int($0) })
+            backchannelRequestsPerMinute: try row.optionalInt("backchannel_requests_per_minute").map { Int($0) },
+            authorizationDetailsTypes: try row.optionalString("authorization_details_types").map {
+                $0.split(separator: " ").map(String.init)
+            } ?? [])
+    }
+
+    /// Type names hold no spaces (`AuthorizationDetailTypes`), so a space separates them.
+    private static func typesColumn(_ client: Client) -> SQLValue {
+        client.authorizationDetailsTypes.isEmpty ? .null : .text(client.authorizationDetailsTypes.joined(separator: " "))
     }
 
     /// Keys were checked on upload; one that no longer parses means the row was altered.

@@ -22,6 +22,8 @@ struct ClientAdminRoutes: Sendable {
         /// `backchannel_requests_per_minute`: nil when absent (the client keeps its limit);
         /// `.some(nil)` for JSON `null` (the client takes the tenant's).
         var backchannelRequestsPerMinute: Int??
+        /// RFC 9396 §10.2; an empty array removes them all.
+        var authorizationDetailsTypes: [String]?
 
         enum CodingKeys: String, CodingKey {
             case name, scopes, jwks
@@ -33,6 +35,7 @@ struct ClientAdminRoutes: Sendable {
             case requireSignedRequestObject = "require_signed_request_object"
             case backchannelUserCodeParameter = "backchannel_user_code_parameter"
             case backchannelRequestsPerMinute = "backchannel_requests_per_minute"
+            case authorizationDetailsTypes = "authorization_details_types"
         }
 
         /// Written out because a synthesized decoder reads an explicit `null` as an absent member.
@@ -52,6 +55,7 @@ struct ClientAdminRoutes: Sendable {
                 backchannelRequestsPerMinute = .some(try container.decodeNil(forKey: .backchannelRequestsPerMinute)
                     ? nil : try container.decode(Int.self, forKey: .backchannelRequestsPerMinute))
             }
+            authorizationDetailsTypes = try container.decodeIfPresent([String].self, forKey: .authorizationDetailsTypes)
         }
     }
 
@@ -79,10 +83,12 @@ struct ClientAdminRoutes: Sendable {
             let fields = try await request.decodeJSON(ClientFields.self, limit: services.configuration.maximumBodySize)
             guard let rawName = fields.name else { throw AdminError.missingField("name") }
             let date = services.now()
-            let client = try Self.validated(
-                Client(id: Identifier.make("cli", at: date), tenantID: tenant.id, name: try AdminFields.name(rawName),
-                       scopes: ["openid"], deliveryMode: .poll, notificationEndpoint: nil, createdAt: date, updatedAt: date),
-                applying: fields)
+            let client = try Self.detailTypes(
+                Self.validated(
+                    Client(id: Identifier.make("cli", at: date), tenantID: tenant.id, name: try AdminFields.name(rawName),
+                           scopes: ["openid"], deliveryMode: .poll, notificationEndpoint: nil, createdAt: date, updatedAt: date),
+                    applying: fields),
+                applying: fields, registry: tenant.authorizationDetailTypes)
             // A private_key_jwt client gets a secret nobody is shown: the column holds a hash, and
             // switching the client to a secret method later takes a rotation.
             let secret = Secrets.generate(prefix: "css_")
@@ -139,7 +145,9 @@ struct ClientAdminRoutes: Sendable {
         let (key, tenant) = try await guardian.tenant(request, context, holding: .clientsManage)
         let existing = try await find(context, tenant: tenant)
         let fields = try await request.decodeJSON(ClientFields.self, limit: services.configuration.maximumBodySize)
-        let client = try Self.patched(existing, applying: fields, at: services.now())
+        let client = try Self.detailTypes(
+            Self.patched(existing, applying: fields, at: services.now()), applying: fields,
+            registry: tenant.authorizationDetailTypes)
         try await services.database.transaction { executor in
             try await services.repositories.clients.update(client, on: executor)
             // The old secret must not come back to life if the client is switched back later.
@@ -231,6 +239,22 @@ struct ClientAdminRoutes: Sendable {
         if client.jwks == nil && client.requireSignedRequestObject {
             throw .invalidField("jwks", "is required when require_signed_request_object is true")
         }
+        return client
+    }
+
+    /// The authorization detail types the client may request: each must be in the tenant's
+    /// registry, so that a client is never registered for details nobody can check.
+    static func detailTypes(_ client: Client, applying fields: ClientFields,
+                            registry: AuthorizationDetailTypes) throws(AdminError) -> Client {
+        guard let types = fields.authorizationDetailsTypes else { return client }
+        guard Set(types).count == types.count else { throw .invalidField("authorization_details_types", "names a type twice") }
+        if let unknown = types.first(where: { registry.type(named: $0) == nil }) {
+            throw .invalidField(
+                "authorization_details_types",
+                "\(unknown) is not a type of the tenant's registry (/admin/v1/tenants/{tenant}/authorization-detail-types)")
+        }
+        var client = client
+        client.authorizationDetailsTypes = types
         return client
     }
 

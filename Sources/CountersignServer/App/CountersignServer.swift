@@ -99,6 +99,7 @@ public final class CountersignServer: Sendable {
         DeliveryAdminRoutes(services: services, guardian: guardian).register(on: router)
         WebhookAdminRoutes(services: services, guardian: guardian).register(on: router)
         PolicyAdminRoutes(services: services, guardian: guardian).register(on: router)
+        AuthorizationDetailTypeAdminRoutes(services: services, guardian: guardian).register(on: router)
         let configuration = services.configuration
         let origin = services.origin
         let continuation = listeningContinuation

@@ -19,6 +19,8 @@ public struct NewApproval: Sendable {
     /// For ping and push clients: the bearer token the server presents when it calls the
     /// client's notification endpoint about this request (CIBA §7.1).
     var clientNotificationToken: String? = nil
+    /// RFC 9396 details, checked: shown on the device, signed with the rest, granted in the tokens.
+    var authorizationDetails: AuthorizationDetails? = nil
 
     public init(client: Client, user: User, scope: [String], acrValues: [String]?, bindingMessage: String?,
                 context: TransactionDetails.Context, lifetime: TimeInterval, interval: Int) {
@@ -98,7 +100,8 @@ public struct ApprovalService: Sendable {
             client: .init(id: request.client.id, name: request.client.name), bindingMessage: request.bindingMessage,
             scope: request.scope, acrValues: request.acrValues, context: request.context,
             requestedAt: Int64(created.timeIntervalSince1970), expiresAt: Int64(expires.timeIntervalSince1970.rounded(.down)),
-            challenge: Secrets.randomBytes(32).base64URLEncodedString, verification: verification)
+            challenge: Secrets.randomBytes(32).base64URLEncodedString, verification: verification,
+            authorizationDetails: request.authorizationDetails?.elements)
         let plaintext = try details.canonicalData()
         let deliveries = try devices.map { device in
             ApprovalDelivery(
@@ -114,6 +117,7 @@ public struct ApprovalService: Sendable {
             pollInterval: request.interval, lastPolledAt: nil, createdAt: created, expiresAt: expires, decidedAt: nil,
             decidedByDevice: nil, response: nil, factors: nil, exchangedAt: nil, verification: verification,
             matchNumber: matchNumber, deliveryMode: request.client.deliveryMode)
+        stored.authorizationDetails = request.authorizationDetails
         if request.client.deliveryMode != .poll {
             // Ping and push clients are called back with both, so they are kept, sealed.
             stored.authReqIDSealed = try services.sealer.seal(

@@ -45,6 +45,9 @@ public struct ApprovalTransaction: Sendable, Equatable {
     /// master key (`ClientNotificationSecrets`).
     public var authReqIDSealed: Data? = nil
     public var notificationTokenSealed: Data? = nil
+    /// The RFC 9396 details the device showed and signed (they are in `details` too), which
+    /// the tokens grant.
+    var authorizationDetails: AuthorizationDetails? = nil
 
     public func isExpired(at date: Date) -> Bool { date >= expiresAt }
 }
@@ -96,7 +99,7 @@ public struct SQLApprovalTransactionRepository: ApprovalTransactionRepository {
         id, auth_req_id_hash, tenant_id, client_id, user_id, scope, acr_values, binding_message, details, details_sha256,
         challenge, status, poll_interval, last_polled_at, created_at, expires_at, decided_at, decided_by_device,
         response_jws, factors, exchanged_at, verification, match_number, deny_reason, delivery_mode, auth_req_id_sealed,
-        notification_token_sealed
+        notification_token_sealed, authorization_details
         """
 
     public func insert(_ transaction: ApprovalTransaction, deliveries: [ApprovalDelivery], on executor: any SQLExecutor) async throws {
@@ -104,8 +107,9 @@ public struct SQLApprovalTransactionRepository: ApprovalTransactionRepository {
             """
             INSERT INTO approval_transactions (id, auth_req_id_hash, tenant_id, client_id, user_id, scope, acr_values,
                 binding_message, details, details_sha256, challenge, status, poll_interval, created_at, expires_at,
-                verification, match_number, delivery_mode, auth_req_id_sealed, notification_token_sealed)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                verification, match_number, delivery_mode, auth_req_id_sealed, notification_token_sealed,
+                authorization_details)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """,
             [.text(transaction.id), .blob(transaction.authReqIDHash), .text(transaction.tenantID),
              .text(transaction.clientID), .text(transaction.userID), .text(transaction.scope.joined(separator: " ")),
@@ -117,7 +121,8 @@ public struct SQLApprovalTransactionRepository: ApprovalTransactionRepository {
              transaction.matchNumber.map(SQLValue.integer) ?? .null,
              transaction.deliveryMode == .poll ? .null : .text(transaction.deliveryMode.rawValue),
              transaction.authReqIDSealed.map(SQLValue.blob) ?? .null,
-             transaction.notificationTokenSealed.map(SQLValue.blob) ?? .null])
+             transaction.notificationTokenSealed.map(SQLValue.blob) ?? .null,
+             SQLValue(transaction.authorizationDetails?.json.canonicalString)])
         for delivery in deliveries {
             try await executor.query(
                 "INSERT INTO approval_deliveries (device_id, transaction_id, sealed_details) VALUES (?, ?, ?)",
@@ -274,6 +279,7 @@ public struct SQLApprovalTransactionRepository: ApprovalTransactionRepository {
             denyReason: try row.optionalString("deny_reason").flatMap(DenyReason.init(rawValue:)),
             deliveryMode: try row.optionalString("delivery_mode").flatMap(Client.DeliveryMode.init(rawValue:)) ?? .poll,
             authReqIDSealed: try row.optionalData("auth_req_id_sealed"),
-            notificationTokenSealed: try row.optionalData("notification_token_sealed"))
+            notificationTokenSealed: try row.optionalData("notification_token_sealed"),
+            authorizationDetails: try row.optionalString("authorization_details").map(AuthorizationDetails.init(stored:)))
     }
 }

@@ -6,10 +6,10 @@ import Foundation
 /// sent to the user's devices. The parameters are the form's, or the claims of the signed
 /// request (`request`, §7.1.1) that `RequestObject` has verified.
 ///
-/// Parameters Countersign does not implement but whose silent omission would mislead the
-/// client — `request_uri`, `authorization_details` (a relying party that sends payment
-/// details must not believe the user saw them) — are refused, not ignored; every other
-/// unknown parameter is ignored (RFC 6749 §3.1).
+/// `authorization_details` (RFC 9396) is checked against the tenant's types and the client's
+/// registration (`AuthorizationDetails`), then shown on the device and signed with the rest.
+/// `request_uri`, which Countersign does not implement but whose silent omission would mislead
+/// the client, is refused, not ignored; every other unknown parameter is ignored (RFC 6749 §3.1).
 struct BackchannelAuthentication: Sendable {
     /// Seconds a poll client waits between token requests (CIBA §7.3), until `slow_down`.
     static let pollInterval = 5
@@ -27,8 +27,9 @@ struct BackchannelAuthentication: Sendable {
         }
         if form.contains("request_uri") { throw BackchannelAuthenticationError.parameterUnsupported("request_uri") }
         let parameters = try await RequestObject.parameters(of: form, client: client, issuer: issuer, services: services)
-        if parameters.contains("authorization_details") {
-            throw BackchannelAuthenticationError.parameterUnsupported("authorization_details")
+        let authorizationDetails = try parameters[AuthorizationDetails.claim].map {
+            try AuthorizationDetails(
+                parameter: $0, allowedTypes: client.authorizationDetailsTypes, registry: issuer.tenant.authorizationDetailTypes)
         }
         let scope = try Scope(parameters["scope"], allowedFor: client)
         let expiry = try RequestedExpiry(parameters["requested_expiry"])
@@ -45,6 +46,7 @@ struct BackchannelAuthentication: Sendable {
             interval: Self.pollInterval)
         approval.required = RequiredClass(requested: acrValues?.values, client: client, policy: issuer.tenant.policy).value
         approval.clientNotificationToken = notificationToken?.value
+        approval.authorizationDetails = authorizationDetails
         let started: StartedApproval
         do {
             started = try await approvals.start(approval, tenant: issuer.tenant)

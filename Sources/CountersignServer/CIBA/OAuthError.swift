@@ -20,6 +20,9 @@ public struct OAuthError: Error, Sendable, Equatable, HTTPResponseError {
         case expiredLoginHintToken = "expired_login_hint_token"
         case missingUserCode = "missing_user_code"
         case invalidUserCode = "invalid_user_code"
+        /// RFC 9396 §5: `authorization_details` is malformed, names a type the client may not
+        /// use, or holds a field its type does not allow.
+        case invalidAuthorizationDetails = "invalid_authorization_details"
         case accessDenied = "access_denied"
         case invalidGrant = "invalid_grant"
         case unsupportedGrantType = "unsupported_grant_type"

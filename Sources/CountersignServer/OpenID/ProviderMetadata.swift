@@ -14,6 +14,8 @@ import Foundation
 /// - Clients authenticate with their secret or with `private_key_jwt`, and may sign their
 ///   authentication requests (`request`); both with the client's ES256 or RS256 keys.
 /// - `user_code` is checked for clients registered for it.
+/// - `authorization_details_types_supported` (RFC 9396 §10.1) lists the tenant's registered
+///   authorization detail types, and is left out while it has none.
 /// - `countersign_approval_receipt_endpoint` is Countersign's own: where a client fetches the
 ///   device-signed receipt of a decided request.
 struct ProviderMetadata: Encodable, Sendable {
@@ -49,8 +51,11 @@ struct ProviderMetadata: Encodable, Sendable {
     let claimsSupported = ["iss", "sub", "aud", "exp", "iat", "auth_time", "acr", "amr", "preferred_username", "name"]
     let claimsParameterSupported = false
     let requestParameterSupported = true
+    let authorizationDetailsTypesSupported: [String]?
 
     init(_ issuer: Issuer) {
+        let types = issuer.tenant.authorizationDetailTypes.names
+        authorizationDetailsTypesSupported = types.isEmpty ? nil : types
         self.issuer = issuer.identifier
         backchannelTokenDeliveryModesSupported = issuer.tenant.policy.pushDeliveryAllowed ? ["poll", "ping", "push"] : ["poll", "ping"]
         jwksURI = issuer.jwksURI
@@ -88,5 +93,6 @@ struct ProviderMetadata: Encodable, Sendable {
         case claimsSupported = "claims_supported"
         case claimsParameterSupported = "claims_parameter_supported"
         case requestParameterSupported = "request_parameter_supported"
+        case authorizationDetailsTypesSupported = "authorization_details_types_supported"
     }
 }

@@ -11,18 +11,22 @@ struct TokenGrant: Sendable, Equatable {
     /// When the user decided on the device.
     let authTime: Date
     let context: AuthenticationContext
+    /// The RFC 9396 details the user approved; every token of the grant states them.
+    var authorizationDetails: AuthorizationDetails? = nil
 }
 
 extension TokenGrant {
     /// The grant of an approved request; `date` stands in for a decision time that is missing.
     init(of transaction: ApprovalTransaction, at date: Date) {
         self.init(clientID: transaction.clientID, userID: transaction.userID, scope: transaction.scope,
-                  authTime: transaction.decidedAt ?? date, context: AuthenticationContext(of: transaction))
+                  authTime: transaction.decidedAt ?? date, context: AuthenticationContext(of: transaction),
+                  authorizationDetails: transaction.authorizationDetails)
     }
 
     /// The grant of a refresh token's family, issuing `scope` (the family's, or a part of it).
     init(of family: RefreshTokenFamily, scope: [String]) {
         self.init(clientID: family.clientID, userID: family.userID, scope: scope, authTime: family.authTime,
-                  context: AuthenticationContext(acr: family.acr, amr: family.amr))
+                  context: AuthenticationContext(acr: family.acr, amr: family.amr),
+                  authorizationDetails: family.authorizationDetails)
     }
 }

@@ -67,6 +67,8 @@ struct TokenIssuer: Sendable {
         access["jti"] = .string(accessTokenID)
         access["client_id"] = .string(grant.clientID)
         access["scope"] = .string(scope)
+        // RFC 9396 §9.1: a resource server reads what was approved from the token itself.
+        if let details = grant.authorizationDetails { access[AuthorizationDetails.claim] = details.json }
         let accessToken = try Self.sign(access, type: Self.accessTokenType, key: key)
 
         var idToken: String?
@@ -83,7 +85,8 @@ struct TokenIssuer: Sendable {
         let accessExpiresAt = Date(timeIntervalSince1970: TimeInterval(accessExpiry))
         return IssuedTokens(
             response: TokenResponse(accessToken: accessToken, expiresIn: Self.accessTokenLifetime, idToken: idToken,
-                                    refreshToken: refresh?.value, scope: scope),
+                                    refreshToken: refresh?.value, scope: scope,
+                                    authorizationDetails: grant.authorizationDetails?.json),
             refresh: refresh.map {
                 ($0, $0.record(at: date, accessTokenID: accessTokenID, accessTokenExpiresAt: accessExpiresAt))
             })
@@ -118,9 +121,12 @@ struct TokenResponse: Encodable, Sendable {
     let idToken: String?
     let refreshToken: String?
     let scope: String
+    /// RFC 9396 §7: the details granted, when the request carried some.
+    var authorizationDetails: JSONValue? = nil
 
     enum CodingKeys: String, CodingKey {
         case scope
+        case authorizationDetails = "authorization_details"
         case accessToken = "access_token"
         case tokenType = "token_type"
         case expiresIn = "expires_in"

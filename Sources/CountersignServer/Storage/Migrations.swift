@@ -415,6 +415,16 @@ public enum Migrations {
             "CREATE INDEX client_notifications_due ON client_notifications (status, next_attempt_at)",
             "CREATE INDEX client_notifications_transaction ON client_notifications (transaction_id)",
         ]),
+        Migration(version: 9, name: "authorization-details", statements: [
+            // RFC 9396: the tenant's registry of authorization detail types (JSON, NULL: none),
+            // the types each client may request (space-separated), and the details a request
+            // carried, kept with the request and with the refresh tokens its approval earned, so
+            // that every token of the grant states them.
+            "ALTER TABLE tenants ADD COLUMN authorization_detail_types TEXT",
+            "ALTER TABLE clients ADD COLUMN authorization_details_types TEXT",
+            "ALTER TABLE approval_transactions ADD COLUMN authorization_details TEXT",
+            "ALTER TABLE refresh_token_families ADD COLUMN authorization_details TEXT",
+        ]),
         Migration(version: 10, name: "client-rate-limit", statements: [
             // A client's own limit of bc-authorize requests a minute (NULL: the tenant's, 0: none).
             "ALTER TABLE clients ADD COLUMN backchannel_requests_per_minute BIGINT",

@@ -14,6 +14,8 @@ public struct Tenant: Sendable, Equatable {
     public var updatedAt: Date
     /// How the tenant's users approve (`AuthenticationPolicy`).
     public var policy = AuthenticationPolicy()
+    /// The authorization detail types (RFC 9396) its clients may be registered for.
+    public var authorizationDetailTypes = AuthorizationDetailTypes.none
 }
 
 /// A tenant slug: lower-case letters, digits and hyphens, 2–40 characters, starting with a
@@ -42,13 +44,18 @@ public protocol TenantRepository: Sendable {
     func list(after cursor: String?, limit: Int, on executor: any SQLExecutor) async throws -> [Tenant]
     func update(_ tenant: Tenant, on executor: any SQLExecutor) async throws
     func setPolicy(tenantID: String, _ policy: AuthenticationPolicy, at date: Date, on executor: any SQLExecutor) async throws
+    func setAuthorizationDetailTypes(tenantID: String, _ types: AuthorizationDetailTypes, at date: Date,
+                                     on executor: any SQLExecutor) async throws
     func delete(id: String, on executor: any SQLExecutor) async throws
 }
 
 public struct SQLTenantRepository: TenantRepository {
     public init() {}
 
-    private static let columns = "id, slug, display_name, is_default, signing_key_jwk, created_at, updated_at, authentication_policy"
+    private static let columns = """
+        id, slug, display_name, is_default, signing_key_jwk, created_at, updated_at, authentication_policy,
+        authorization_detail_types
+        """
 
     public func insert(_ tenant: Tenant, sealedSigningKey: Data, on executor: any SQLExecutor) async throws {
         try await executor.query(
@@ -98,6 +105,13 @@ public struct SQLTenantRepository: TenantRepository {
             .text(try JSONValue(encoding: policy).canonicalString), SQLValue(date), .text(tenantID))
     }
 
+    public func setAuthorizationDetailTypes(tenantID: String, _ types: AuthorizationDetailTypes, at date: Date,
+                                            on executor: any SQLExecutor) async throws {
+        try await executor.query(
+            "UPDATE tenants SET authorization_detail_types = ?, updated_at = ? WHERE id = ?",
+            types.types.isEmpty ? .null : .text(types.schema.canonicalString), SQLValue(date), .text(tenantID))
+    }
+
     public func delete(id: String, on executor: any SQLExecutor) async throws {
         try await executor.query("DELETE FROM tenants WHERE id = ?", .text(id))
     }
@@ -107,10 +121,19 @@ public struct SQLTenantRepository: TenantRepository {
         let policy = try row.optionalString("authentication_policy").map {
             try JSONDecoder().decode(AuthenticationPolicy.self, from: Data($0.utf8))
         } ?? AuthenticationPolicy()
+        let types = try row.optionalString("authorization_detail_types").map(decodeTypes) ?? .none
         return Tenant(
             id: try row.string("id"), slug: try row.string("slug"), displayName: try row.string("display_name"),
             isDefault: try row.bool("is_default"),
             signingKey: try JSONDecoder().decode(ECPublicJWK.self, from: Data(jwkText.utf8)),
-            createdAt: try row.date("created_at"), updatedAt: try row.date("updated_at"), policy: policy)
+            createdAt: try row.date("created_at"), updatedAt: try row.date("updated_at"), policy: policy,
+            authorizationDetailTypes: types)
+    }
+
+    /// The registry was checked when it was set; one that no longer parses means the row was altered.
+    private static func decodeTypes(_ text: String) throws -> AuthorizationDetailTypes {
+        do { return try AuthorizationDetailTypes(schema: try JSONValue(parsing: Data(text.utf8))) } catch {
+            throw StorageError.corrupt("tenants.authorization_detail_types")
+        }
     }
 }

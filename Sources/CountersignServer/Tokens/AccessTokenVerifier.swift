@@ -15,6 +15,8 @@ struct VerifiedAccessToken: Sendable, Equatable {
     let authTime: Int64?
     let acr: String?
     let amr: [String]?
+    /// RFC 9396 §9.1: what the user approved, as the token states it.
+    var authorizationDetails: JSONValue? = nil
 }
 
 /// Why an access token is not honoured. The reasons are told to the token's holder only in
@@ -86,6 +88,7 @@ struct AccessTokenVerifier: Sendable {
         return VerifiedAccessToken(
             id: id, issuer: tokenIssuer, clientID: clientID, userID: userID, audience: audience,
             scope: scope.split(separator: " ").map(String.init), issuedAt: issuedAt, expiresAt: expiresAt,
-            authTime: authTime, acr: claims["acr"]?.stringValue, amr: amr)
+            authTime: authTime, acr: claims["acr"]?.stringValue, amr: amr,
+            authorizationDetails: claims[AuthorizationDetails.claim])
     }
 }

@@ -27,6 +27,8 @@ struct RefreshTokenFamily: Sendable, Equatable {
     let createdAt: Date
     let expiresAt: Date
     var revokedAt: Date?
+    /// The RFC 9396 details of the approval; every refresh grants the same.
+    var authorizationDetails: AuthorizationDetails? = nil
 
     /// Whether the approval of `grant` earns `client` a refresh token: it asked for
     /// `offline_access`, and its registration still allows that scope.
@@ -41,7 +43,8 @@ extension RefreshTokenFamily {
         self.init(
             id: Identifier.make("rtf", at: date), tenantID: tenantID, clientID: grant.clientID, userID: grant.userID,
             scope: grant.scope, authTime: grant.authTime, acr: grant.context.acr, amr: grant.context.amr,
-            createdAt: date, expiresAt: date.addingTimeInterval(Self.absoluteLifetime), revokedAt: nil)
+            createdAt: date, expiresAt: date.addingTimeInterval(Self.absoluteLifetime), revokedAt: nil,
+            authorizationDetails: grant.authorizationDetails)
     }
 }
 

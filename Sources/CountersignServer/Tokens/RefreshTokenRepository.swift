@@ -25,20 +25,21 @@ struct SQLRefreshTokenRepository: RefreshTokenRepository {
         t.access_token_expires_at, t.used_at, t.revoked_at AS token_revoked_at
         """
     private static let familyColumns = """
-        f.tenant_id, f.client_id, f.user_id, f.scope, f.auth_time, f.acr, f.amr, f.created_at, f.expires_at, f.revoked_at
+        f.tenant_id, f.client_id, f.user_id, f.scope, f.auth_time, f.acr, f.amr, f.created_at, f.expires_at, f.revoked_at,
+        f.authorization_details
         """
 
     func insert(_ family: RefreshTokenFamily, on executor: any SQLExecutor) async throws {
         try await executor.query(
             """
             INSERT INTO refresh_token_families (id, tenant_id, client_id, user_id, scope, auth_time, acr, amr, created_at,
-                expires_at, revoked_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                expires_at, revoked_at, authorization_details)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """,
             [.text(family.id), .text(family.tenantID), .text(family.clientID), .text(family.userID),
              .text(family.scope.joined(separator: " ")), SQLValue(family.authTime), .text(family.acr),
              .text(family.amr.joined(separator: " ")), SQLValue(family.createdAt), SQLValue(family.expiresAt),
-             SQLValue(family.revokedAt)])
+             SQLValue(family.revokedAt), SQLValue(family.authorizationDetails?.json.canonicalString)])
     }
 
     func insert(_ token: RefreshToken, on executor: any SQLExecutor) async throws {
@@ -70,7 +71,8 @@ struct SQLRefreshTokenRepository: RefreshTokenRepository {
             userID: try row.string("user_id"), scope: Self.words(try row.string("scope")),
             authTime: try row.date("auth_time"), acr: try row.string("acr"), amr: Self.words(try row.string("amr")),
             createdAt: try row.date("created_at"), expiresAt: try row.date("expires_at"),
-            revokedAt: try row.optionalDate("revoked_at"))
+            revokedAt: try row.optionalDate("revoked_at"),
+            authorizationDetails: try row.optionalString("authorization_details").map(AuthorizationDetails.init(stored:)))
         return (token, family)
     }
 

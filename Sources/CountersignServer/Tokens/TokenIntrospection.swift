@@ -1,3 +1,4 @@
+import CountersignCore
 import Foundation
 
 /// `POST /introspect` (RFC 7662), client-authenticated like the token endpoint: resource
@@ -56,9 +57,12 @@ struct IntrospectionResponse: Encodable, Sendable, Equatable {
     var authTime: Int64?
     var acr: String?
     var amr: [String]?
+    /// RFC 9396 §9.2: the details the token grants.
+    var authorizationDetails: JSONValue?
 
     enum CodingKeys: String, CodingKey {
         case active, scope, sub, iss, aud, exp, iat, jti, acr, amr
+        case authorizationDetails = "authorization_details"
         case clientID = "client_id"
         case tokenType = "token_type"
         case authTime = "auth_time"
@@ -69,7 +73,8 @@ struct IntrospectionResponse: Encodable, Sendable, Equatable {
         self.init(
             active: true, scope: token.scope.joined(separator: " "), clientID: token.clientID, sub: token.userID,
             iss: token.issuer, aud: token.audience, exp: token.expiresAt, iat: token.issuedAt, jti: token.id,
-            tokenType: "Bearer", authTime: token.authTime, acr: token.acr, amr: token.amr)
+            tokenType: "Bearer", authTime: token.authTime, acr: token.acr, amr: token.amr,
+            authorizationDetails: token.authorizationDetails)
     }
 
     /// A refresh token: its grant's scope and approval, when it was issued and when it expires.
@@ -78,12 +83,14 @@ struct IntrospectionResponse: Encodable, Sendable, Equatable {
         self.init(
             active: true, scope: family.scope.joined(separator: " "), clientID: family.clientID, sub: family.userID,
             iss: issuer, exp: Self.seconds(min(token.expiresAt, family.expiresAt)), iat: Self.seconds(token.issuedAt),
-            authTime: Self.seconds(family.authTime), acr: family.acr, amr: family.amr)
+            authTime: Self.seconds(family.authTime), acr: family.acr, amr: family.amr,
+            authorizationDetails: family.authorizationDetails?.json)
     }
 
     private init(active: Bool, scope: String? = nil, clientID: String? = nil, sub: String? = nil, iss: String? = nil,
                  aud: String? = nil, exp: Int64? = nil, iat: Int64? = nil, jti: String? = nil, tokenType: String? = nil,
-                 authTime: Int64? = nil, acr: String? = nil, amr: [String]? = nil) {
+                 authTime: Int64? = nil, acr: String? = nil, amr: [String]? = nil,
+                 authorizationDetails: JSONValue? = nil) {
         self.active = active
         self.scope = scope
         self.clientID = clientID
@@ -97,6 +104,7 @@ struct IntrospectionResponse: Encodable, Sendable, Equatable {
         self.authTime = authTime
         self.acr = acr
         self.amr = amr
+        self.authorizationDetails = authorizationDetails
     }
 
     private static func seconds(_ date: Date) -> Int64 {
