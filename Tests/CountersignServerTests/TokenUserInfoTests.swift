@@ -84,7 +84,7 @@ struct TokenUserInfoTests {
                 ("garbage", "garbage"),
                 ("expired", try expired.string("access_token")),
                 ("an ID token", try current.string("id_token")),
-                ("a refresh token", try current["refresh_token"] as? String ?? "csr_none"),
+                ("a refresh token", current["refresh_token"] as? String ?? "csr_none"),
             ]
             for (name, token) in cases {
                 let answer = try await server.userInfo(token)

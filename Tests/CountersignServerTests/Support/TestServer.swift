@@ -36,9 +36,18 @@ struct TestServer: Sendable {
 
     /// Runs `body` against a fresh server and always stops it.
     /// `configure` adjusts the configuration first (push endpoints, for one).
+    /// Waits for one of the process's server slots first (`ServerSlots`).
     static func with(_ engine: Engine, clock: TestClock = TestClock(),
                      configure: (inout ServerConfiguration) -> Void = { _ in },
                      _ body: (TestServer) async throws -> Void) async throws {
+        try await ServerSlots.run {
+            try await withoutSlot(engine, clock: clock, configure: configure, body)
+        }
+    }
+
+    private static func withoutSlot(_ engine: Engine, clock: TestClock,
+                                    configure: (inout ServerConfiguration) -> Void,
+                                    _ body: (TestServer) async throws -> Void) async throws {
         let scratch = try await ScratchDatabase.make(engine)
         let server: CountersignServer
         do {
