@@ -6,7 +6,10 @@ import FoundationNetworking
 /// Sends one HTTP request and returns the answer, whatever its status.
 ///
 /// `URLSessionTransport` is the one to use; the protocol exists so an app can route requests
-/// through its own networking stack (certificate pinning, a proxy, metrics).
+/// through its own networking stack (certificate pinning, a proxy, metrics). On Linux, a process
+/// holding more than about a thousand open descriptors should bring its own transport too:
+/// FoundationNetworking watches its sockets with `select`, which cannot see a descriptor
+/// numbered 1024 or above, and a request on one never completes.
 ///
 /// ```swift
 /// let authenticator = CountersignAuthenticator(
