@@ -7,7 +7,7 @@ import Testing
 /// and from a signed request, refused with `invalid_authorization_details` for every way it can
 /// be wrong, shown to the device in the sealed details and signed by it, and granted in the
 /// token response, the access token, introspection and every refresh.
-@Suite("Authorization details: requests, devices and tokens", .serialized)
+@Suite("Authorization details: requests, devices and tokens")
 struct AuthorizationDetailsTests {
     typealias Fixtures = AuthorizationDetailsFixtures
     static let cibaGrant = "urn:openid:params:grant-type:ciba"

@@ -5,7 +5,7 @@ import Testing
 
 /// The tenant's registry of authorization detail types, the clients registered for them, and
 /// discovery: `/admin/v1/tenants/{tenant}/authorization-detail-types` on a real server.
-@Suite("Authorization details: types, clients and discovery", .serialized)
+@Suite("Authorization details: types, clients and discovery")
 struct AuthorizationDetailsTypeTests {
     typealias Fixtures = AuthorizationDetailsFixtures
 

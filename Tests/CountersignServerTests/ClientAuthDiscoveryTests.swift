@@ -3,7 +3,7 @@ import Testing
 @testable import CountersignServer
 
 /// What the provider metadata says about client authentication, signed requests and user codes.
-@Suite("Discovery of client authentication and signed requests", .serialized)
+@Suite("Discovery of client authentication and signed requests")
 struct ClientAuthDiscoveryTests {
     @Test("discovery lists private_key_jwt, the signing algorithms, the request parameter and user codes",
           arguments: Engine.available)

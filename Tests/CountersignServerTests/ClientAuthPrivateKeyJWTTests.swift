@@ -6,7 +6,7 @@ import Testing
 /// `private_key_jwt` (OpenID Connect Core §9, RFC 7523 §3) at the client-authenticated
 /// endpoints of a real server: what a valid assertion opens, and the exact answer to each way
 /// an assertion can be wrong.
-@Suite("Client authentication with private_key_jwt", .serialized)
+@Suite("Client authentication with private_key_jwt")
 struct ClientAuthPrivateKeyJWTTests {
     static let start = [("scope", "openid"), ("login_hint", "alice")]
 

@@ -6,7 +6,7 @@ import Testing
 
 /// Registering a client's authentication method and keys through the administration API: what
 /// is accepted, what is shown back, and the precise 400 of each mistake.
-@Suite("Client keys and authentication method", .serialized)
+@Suite("Client keys and authentication method")
 struct ClientAuthRegistrationTests {
     static let ecKey = ClientSigningKey.es256(kid: "ec-1")
 

@@ -4,7 +4,7 @@ import Testing
 
 /// `client_notification_token` (CIBA §7.1): required from ping and push clients, and of RFC
 /// 6750's `b64token` syntax, at most 1,024 characters, from anyone who sends it.
-@Suite("client_notification_token", .serialized)
+@Suite("client_notification_token")
 struct HintClientNotificationTokenTests {
     static let malformed = "client_notification_token must be at most 1024 characters of the RFC 6750 b64token syntax"
 

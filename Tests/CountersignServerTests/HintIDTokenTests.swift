@@ -6,7 +6,7 @@ import Testing
 
 /// `id_token_hint` beyond the cases of `CIBAEndpointTests.idTokenHint`: tokens of another
 /// tenant, unsecured tokens, users gone since, and the hint inside a signed request.
-@Suite("id_token_hint", .serialized)
+@Suite("id_token_hint")
 struct HintIDTokenTests {
     /// An ID token the default tenant issued to `client` for alice.
     static func idToken(_ server: TestServer, client: TestClient, alice: EnrolledUser, path: String = "") async throws -> String {

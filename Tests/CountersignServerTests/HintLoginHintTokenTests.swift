@@ -5,7 +5,7 @@ import Testing
 
 /// `login_hint_token` in Countersign's format: a JWT the client signs with a registered key,
 /// naming the user with an RFC 9493 `sub_id`.
-@Suite("login_hint_token", .serialized)
+@Suite("login_hint_token")
 struct HintLoginHintTokenTests {
     /// What a case builds its token from.
     struct Context: Sendable {

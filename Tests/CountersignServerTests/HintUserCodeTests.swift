@@ -5,7 +5,7 @@ import Testing
 
 /// `user_code` (CIBA §7.1): set by an administrator, never shown back, checked for the clients
 /// registered with `backchannel_user_code_parameter`, and locked after five wrong codes.
-@Suite("user_code", .serialized)
+@Suite("user_code")
 struct HintUserCodeTests {
     struct Setup: Sendable {
         let server: TestServer

@@ -6,7 +6,7 @@ import Testing
 /// Signed authentication requests (CIBA §7.1.1) at `bc-authorize` of a real server: accepted
 /// when signed by the client's registered key, and `invalid_request` for every way they can be
 /// wrong (decision 2 of the standards checklist).
-@Suite("Signed authentication requests", .serialized)
+@Suite("Signed authentication requests")
 struct RequestObjectTests {
     /// What a rejection case builds its request from.
     struct Context: Sendable {
