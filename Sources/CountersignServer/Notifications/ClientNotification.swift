@@ -75,10 +75,10 @@ public protocol ClientNotificationRepository: Sendable {
 public struct SQLClientNotificationRepository: ClientNotificationRepository {
     public init() {}
 
-    private static let columns = """
+    private static let table = OutboxTable(name: "client_notifications", columns: """
         id, tenant_id, transaction_id, client_id, kind, error, status, attempts, next_attempt_at, give_up_at, last_error,
         created_at, updated_at, sent_at
-        """
+        """)
 
     public func enqueue(_ notifications: [ClientNotification], on executor: any SQLExecutor) async throws {
         for entry in notifications {
@@ -97,36 +97,24 @@ public struct SQLClientNotificationRepository: ClientNotificationRepository {
 
     public func claim(limit: Int, at date: Date, leaseUntil: Date, on executor: any SQLExecutor) async throws
         -> [ClientNotification] {
-        // SQLite has one writer, so its UPDATE is atomic as it stands.
-        let skipLocked = executor.dialect == .postgres ? " FOR UPDATE SKIP LOCKED" : ""
-        return try await executor.query(
-            """
-            UPDATE client_notifications SET status = 'sending', attempts = attempts + 1, next_attempt_at = ?, updated_at = ?
-            WHERE id IN (
-                SELECT id FROM client_notifications WHERE status IN ('queued', 'sending') AND next_attempt_at <= ?
-                ORDER BY next_attempt_at LIMIT ?\(skipLocked))
-            RETURNING \(Self.columns)
-            """,
-            [SQLValue(leaseUntil), SQLValue(date), SQLValue(date), .integer(Int64(limit))]
-        ).map(Self.decode)
+        try await Self.table.claim(limit: limit, at: date, leaseUntil: leaseUntil, on: executor).map(Self.decode)
     }
 
     public func record(id: String, status: ClientNotification.Status, next: Date?, error: String?, at date: Date,
                        on executor: any SQLExecutor) async throws {
-        let queued = next != nil
-        try await executor.query(
-            """
-            UPDATE client_notifications SET status = ?, next_attempt_at = COALESCE(?, next_attempt_at), last_error = ?,
-                updated_at = ?, sent_at = ?
-            WHERE id = ? AND status = 'sending'
-            """,
-            [.text(queued ? ClientNotification.Status.queued.rawValue : status.rawValue), SQLValue(next), SQLValue(error),
-             SQLValue(date), SQLValue(status == .sent ? date : nil), .text(id)])
+        if let next {
+            try await Self.table.reschedule(id: id, next: next, error: error, at: date, on: executor)
+        } else if status == .sent {
+            try await Self.table.markSent(ids: [id], at: date, on: executor)
+        } else {
+            try await Self.table.close(id: id, status: status.rawValue, error: error, at: date, on: executor)
+        }
     }
 
     public func list(transactionID: String, on executor: any SQLExecutor) async throws -> [ClientNotification] {
         try await executor.query(
-            "SELECT \(Self.columns) FROM client_notifications WHERE transaction_id = ? ORDER BY id", [.text(transactionID)]
+            "SELECT \(Self.table.columns) FROM client_notifications WHERE transaction_id = ? ORDER BY id",
+            [.text(transactionID)]
         ).map(Self.decode)
     }
 

@@ -16,18 +16,13 @@ struct ClientNotificationDispatcher: Service, CustomStringConvertible {
     var description: String { "ClientNotificationDispatcher" }
 
     func run() async throws {
-        let wakeup = services.clientNotificationWakeup
         let configuration = services.configuration.clientNotifications
-        await withGracefulShutdownHandler {
-            while !Task.isShuttingDownGracefully && !Task.isCancelled {
-                if expirySweep.isDue(at: services.now()) { await queueExpiredPushErrors() }
-                let claimed = await runOnce()
-                if claimed < configuration.batchSize {
-                    await wakeup.wait(upTo: configuration.pollInterval)
-                }
-            }
-        } onGracefulShutdown: {
-            wakeup.close()
+        await OutboxDispatchLoop(
+            wakeup: services.clientNotificationWakeup, workers: .one, batchSize: configuration.batchSize,
+            pollInterval: configuration.pollInterval
+        ).run {
+            if expirySweep.isDue(at: services.now()) { await queueExpiredPushErrors() }
+            return await runOnce()
         }
     }
 

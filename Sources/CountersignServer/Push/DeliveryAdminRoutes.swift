@@ -13,26 +13,20 @@ struct DeliveryAdminRoutes: Sendable {
         let entry: PushOutboxEntry
 
         enum CodingKeys: String, CodingKey {
-            case id, kind, provider, status, attempts
-            case lastError = "last_error"
+            case kind, provider
             case providerMessageID = "provider_message_id"
-            case createdAt = "created_at"
-            case sentAt = "sent_at"
-            case nextAttemptAt = "next_attempt_at"
         }
 
         func encode(to encoder: any Encoder) throws {
+            try DeliveryAttempts(
+                id: entry.id, status: entry.status.rawValue, attempts: entry.attempts, lastError: entry.lastError,
+                createdAt: entry.createdAt, sentAt: entry.sentAt,
+                nextAttemptAt: entry.status == .queued ? entry.nextAttemptAt : nil
+            ).encode(to: encoder)
             var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(entry.id, forKey: .id)
             try container.encode(entry.kind, forKey: .kind)
             try container.encode(entry.provider, forKey: .provider)
-            try container.encode(entry.status, forKey: .status)
-            try container.encode(entry.attempts, forKey: .attempts)
-            try container.encodeIfPresent(entry.lastError, forKey: .lastError)
             try container.encodeIfPresent(entry.providerMessageID, forKey: .providerMessageID)
-            try container.encode(entry.createdAt, forKey: .createdAt)
-            try container.encodeIfPresent(entry.sentAt, forKey: .sentAt)
-            if entry.status == .queued { try container.encode(entry.nextAttemptAt, forKey: .nextAttemptAt) }
         }
     }
 
@@ -55,22 +49,17 @@ struct DeliveryAdminRoutes: Sendable {
         let entry: ClientNotification
 
         enum CodingKeys: String, CodingKey {
-            case id, kind, error, status, attempts
-            case lastError = "last_error"
-            case createdAt = "created_at"
-            case sentAt = "sent_at"
+            case kind, error
         }
 
         func encode(to encoder: any Encoder) throws {
+            try DeliveryAttempts(
+                id: entry.id, status: entry.status.rawValue, attempts: entry.attempts, lastError: entry.lastError,
+                createdAt: entry.createdAt, sentAt: entry.sentAt, nextAttemptAt: nil
+            ).encode(to: encoder)
             var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(entry.id, forKey: .id)
             try container.encode(entry.kind.rawValue, forKey: .kind)
             try container.encodeIfPresent(entry.error, forKey: .error)
-            try container.encode(entry.status.rawValue, forKey: .status)
-            try container.encode(entry.attempts, forKey: .attempts)
-            try container.encodeIfPresent(entry.lastError, forKey: .lastError)
-            try container.encode(entry.createdAt, forKey: .createdAt)
-            try container.encodeIfPresent(entry.sentAt, forKey: .sentAt)
         }
     }
 

@@ -21,29 +21,11 @@ struct PushDispatcher: Service, CustomStringConvertible {
     var description: String { "PushDispatcher" }
 
     func run() async throws {
-        let wakeup = services.pushWakeup
         let configuration = services.configuration.push
-        await withGracefulShutdownHandler {
-            // Several workers, so that one batch is on the wire while another is being claimed
-            // or recorded. Only the first polls the database when idle; the others sleep until
-            // a worker finds a full batch (more is waiting) and wakes one of them.
-            await withTaskGroup(of: Void.self) { group in
-                for worker in 0..<max(1, configuration.workers) {
-                    group.addTask {
-                        while !Task.isShuttingDownGracefully && !Task.isCancelled {
-                            let claimed = await runOnce()
-                            if claimed >= configuration.batchSize {
-                                wakeup.signal()
-                            } else if claimed == 0 {
-                                await wakeup.wait(upTo: worker == 0 ? configuration.pollInterval : nil)
-                            }
-                        }
-                    }
-                }
-            }
-        } onGracefulShutdown: {
-            wakeup.close()
-        }
+        await OutboxDispatchLoop(
+            wakeup: services.pushWakeup, workers: .pool(configuration.workers), batchSize: configuration.batchSize,
+            pollInterval: configuration.pollInterval
+        ).run { await runOnce() }
         await senders.shutdown()
     }
 

@@ -73,10 +73,10 @@ public protocol PushOutboxRepository: Sendable {
 public struct SQLPushOutboxRepository: PushOutboxRepository {
     public init() {}
 
-    private static let columns = """
+    private static let table = OutboxTable(name: "push_outbox", columns: """
         id, tenant_id, transaction_id, device_id, kind, provider, status, attempts, next_attempt_at, expires_at, last_error,
         provider_message_id, created_at, updated_at, sent_at
-        """
+        """)
 
     public func enqueue(_ entries: [PushOutboxEntry], on executor: any SQLExecutor) async throws {
         guard !entries.isEmpty else { return }
@@ -101,30 +101,13 @@ public struct SQLPushOutboxRepository: PushOutboxRepository {
 
     public func claim(limit: Int, at date: Date, leaseUntil: Date, on executor: any SQLExecutor) async throws
         -> [PushOutboxEntry] {
-        // SQLite has one writer, so its UPDATE is atomic as it stands.
-        let skipLocked = executor.dialect == .postgres ? " FOR UPDATE SKIP LOCKED" : ""
-        return try await executor.query(
-            """
-            UPDATE push_outbox SET status = 'sending', attempts = attempts + 1, next_attempt_at = ?, updated_at = ?
-            WHERE id IN (
-                SELECT id FROM push_outbox WHERE status IN ('queued', 'sending') AND next_attempt_at <= ?
-                ORDER BY next_attempt_at LIMIT ?\(skipLocked))
-            RETURNING \(Self.columns)
-            """,
-            [SQLValue(leaseUntil), SQLValue(date), SQLValue(date), .integer(Int64(limit))]
-        ).map(Self.decode)
+        try await Self.table.claim(limit: limit, at: date, leaseUntil: leaseUntil, on: executor).map(Self.decode)
     }
 
     public func markSent(_ sent: [(id: String, providerMessageID: String?)], at date: Date,
                          on executor: any SQLExecutor) async throws {
         // Rows without a message id of their own (APNs echoes ours) are recorded a chunk at a time.
-        try await executor.query(ids: sent.filter { $0.providerMessageID == nil }.map(\.id),
-                                 leading: [SQLValue(date), SQLValue(date)]) { list in
-            """
-            UPDATE push_outbox SET status = 'sent', sent_at = ?, updated_at = ?, last_error = NULL
-            WHERE status = 'sending' AND id IN (\(list))
-            """
-        }
+        try await Self.table.markSent(ids: sent.filter { $0.providerMessageID == nil }.map(\.id), at: date, on: executor)
         for (id, messageID) in sent {
             guard let messageID else { continue }
             try await executor.query(
@@ -137,24 +120,17 @@ public struct SQLPushOutboxRepository: PushOutboxRepository {
     }
 
     public func reschedule(id: String, next: Date, error: String, at date: Date, on executor: any SQLExecutor) async throws {
-        try await executor.query(
-            """
-            UPDATE push_outbox SET status = 'queued', next_attempt_at = ?, last_error = ?, updated_at = ?
-            WHERE id = ? AND status = 'sending'
-            """,
-            SQLValue(next), .text(error), SQLValue(date), .text(id))
+        try await Self.table.reschedule(id: id, next: next, error: error, at: date, on: executor)
     }
 
     public func markFailed(id: String, error: String, at date: Date, on executor: any SQLExecutor) async throws {
-        try await executor.query(
-            "UPDATE push_outbox SET status = 'failed', last_error = ?, updated_at = ? WHERE id = ? AND status = 'sending'",
-            .text(error), SQLValue(date), .text(id))
+        try await Self.table.close(id: id, status: PushOutboxEntry.Status.failed.rawValue, error: error, at: date,
+                                   on: executor)
     }
 
     public func markCancelled(id: String, reason: String, at date: Date, on executor: any SQLExecutor) async throws {
-        try await executor.query(
-            "UPDATE push_outbox SET status = 'cancelled', last_error = ?, updated_at = ? WHERE id = ? AND status = 'sending'",
-            .text(reason), SQLValue(date), .text(id))
+        try await Self.table.close(id: id, status: PushOutboxEntry.Status.cancelled.rawValue, error: reason, at: date,
+                                   on: executor)
     }
 
     public func undecided(transactionIDs: [String], on executor: any SQLExecutor) async throws -> Set<String> {
@@ -185,7 +161,7 @@ public struct SQLPushOutboxRepository: PushOutboxRepository {
 
     public func entries(transactionID: String, on executor: any SQLExecutor) async throws -> [PushOutboxEntry] {
         try await executor.query(
-            "SELECT \(Self.columns) FROM push_outbox WHERE transaction_id = ? ORDER BY created_at, kind, device_id",
+            "SELECT \(Self.table.columns) FROM push_outbox WHERE transaction_id = ? ORDER BY created_at, kind, device_id",
             [.text(transactionID)]
         ).map(Self.decode)
     }

@@ -51,23 +51,17 @@ struct WebhookAdminRoutes: Sendable {
         let entry: WebhookOutboxEntry
 
         enum CodingKeys: String, CodingKey {
-            case id, event, status, attempts
-            case lastError = "last_error"
-            case createdAt = "created_at"
-            case sentAt = "sent_at"
-            case nextAttemptAt = "next_attempt_at"
+            case event
         }
 
         func encode(to encoder: any Encoder) throws {
+            try DeliveryAttempts(
+                id: entry.id, status: entry.status.rawValue, attempts: entry.attempts, lastError: entry.lastError,
+                createdAt: entry.createdAt, sentAt: entry.sentAt,
+                nextAttemptAt: entry.status == .queued ? entry.nextAttemptAt : nil
+            ).encode(to: encoder)
             var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(entry.id, forKey: .id)
             try container.encode(entry.event, forKey: .event)
-            try container.encode(entry.status, forKey: .status)
-            try container.encode(entry.attempts, forKey: .attempts)
-            try container.encodeIfPresent(entry.lastError, forKey: .lastError)
-            try container.encode(entry.createdAt, forKey: .createdAt)
-            try container.encodeIfPresent(entry.sentAt, forKey: .sentAt)
-            if entry.status == .queued { try container.encode(entry.nextAttemptAt, forKey: .nextAttemptAt) }
         }
     }
 

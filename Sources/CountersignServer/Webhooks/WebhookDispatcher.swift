@@ -15,18 +15,11 @@ struct WebhookDispatcher: Service, CustomStringConvertible {
     var description: String { "WebhookDispatcher" }
 
     func run() async throws {
-        let wakeup = services.webhookWakeup
         let configuration = services.configuration.webhooks
-        await withGracefulShutdownHandler {
-            while !Task.isShuttingDownGracefully && !Task.isCancelled {
-                let claimed = await runOnce()
-                if claimed < configuration.batchSize {
-                    await wakeup.wait(upTo: configuration.pollInterval)
-                }
-            }
-        } onGracefulShutdown: {
-            wakeup.close()
-        }
+        await OutboxDispatchLoop(
+            wakeup: services.webhookWakeup, workers: .one, batchSize: configuration.batchSize,
+            pollInterval: configuration.pollInterval
+        ).run { await runOnce() }
     }
 
     /// Claims and sends one batch; returns how many rows it claimed.

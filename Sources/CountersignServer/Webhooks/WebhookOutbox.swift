@@ -44,8 +44,11 @@ public protocol WebhookOutboxRepository: Sendable {
 public struct SQLWebhookOutboxRepository: WebhookOutboxRepository {
     public init() {}
 
-    private static let columns =
-        "id, tenant_id, event, payload, status, attempts, next_attempt_at, last_error, created_at, updated_at, sent_at"
+    private static let table = OutboxTable(
+        name: "webhook_outbox",
+        columns: """
+            id, tenant_id, event, payload, status, attempts, next_attempt_at, last_error, created_at, updated_at, sent_at
+            """)
 
     public func enqueue(_ entry: WebhookOutboxEntry, on executor: any SQLExecutor) async throws {
         try await executor.query(
@@ -59,42 +62,20 @@ public struct SQLWebhookOutboxRepository: WebhookOutboxRepository {
 
     public func claim(limit: Int, at date: Date, leaseUntil: Date, on executor: any SQLExecutor) async throws
         -> [WebhookOutboxEntry] {
-        // SQLite has one writer, so its UPDATE is atomic as it stands.
-        let skipLocked = executor.dialect == .postgres ? " FOR UPDATE SKIP LOCKED" : ""
-        return try await executor.query(
-            """
-            UPDATE webhook_outbox SET status = 'sending', attempts = attempts + 1, next_attempt_at = ?, updated_at = ?
-            WHERE id IN (
-                SELECT id FROM webhook_outbox WHERE status IN ('queued', 'sending') AND next_attempt_at <= ?
-                ORDER BY next_attempt_at LIMIT ?\(skipLocked))
-            RETURNING \(Self.columns)
-            """,
-            [SQLValue(leaseUntil), SQLValue(date), SQLValue(date), .integer(Int64(limit))]
-        ).map(Self.decode)
+        try await Self.table.claim(limit: limit, at: date, leaseUntil: leaseUntil, on: executor).map(Self.decode)
     }
 
     public func markSent(id: String, at date: Date, on executor: any SQLExecutor) async throws {
-        try await executor.query(
-            """
-            UPDATE webhook_outbox SET status = 'sent', sent_at = ?, updated_at = ?, last_error = NULL
-            WHERE id = ? AND status = 'sending'
-            """,
-            SQLValue(date), SQLValue(date), .text(id))
+        try await Self.table.markSent(ids: [id], at: date, on: executor)
     }
 
     public func reschedule(id: String, next: Date, error: String, at date: Date, on executor: any SQLExecutor) async throws {
-        try await executor.query(
-            """
-            UPDATE webhook_outbox SET status = 'queued', next_attempt_at = ?, last_error = ?, updated_at = ?
-            WHERE id = ? AND status = 'sending'
-            """,
-            SQLValue(next), .text(error), SQLValue(date), .text(id))
+        try await Self.table.reschedule(id: id, next: next, error: error, at: date, on: executor)
     }
 
     public func markFailed(id: String, error: String, at date: Date, on executor: any SQLExecutor) async throws {
-        try await executor.query(
-            "UPDATE webhook_outbox SET status = 'failed', last_error = ?, updated_at = ? WHERE id = ? AND status = 'sending'",
-            .text(error), SQLValue(date), .text(id))
+        try await Self.table.close(id: id, status: WebhookOutboxEntry.Status.failed.rawValue, error: error, at: date,
+                                   on: executor)
     }
 
     public func recent(tenantID: String, before cursor: String?, limit: Int, on executor: any SQLExecutor) async throws
@@ -102,11 +83,11 @@ public struct SQLWebhookOutboxRepository: WebhookOutboxRepository {
         let rows: [SQLRow]
         if let cursor {
             rows = try await executor.query(
-                "SELECT \(Self.columns) FROM webhook_outbox WHERE tenant_id = ? AND id < ? ORDER BY id DESC LIMIT ?",
+                "SELECT \(Self.table.columns) FROM webhook_outbox WHERE tenant_id = ? AND id < ? ORDER BY id DESC LIMIT ?",
                 [.text(tenantID), .text(cursor), .integer(Int64(limit))])
         } else {
             rows = try await executor.query(
-                "SELECT \(Self.columns) FROM webhook_outbox WHERE tenant_id = ? ORDER BY id DESC LIMIT ?",
+                "SELECT \(Self.table.columns) FROM webhook_outbox WHERE tenant_id = ? ORDER BY id DESC LIMIT ?",
                 [.text(tenantID), .integer(Int64(limit))])
         }
         return try rows.map(Self.decode)

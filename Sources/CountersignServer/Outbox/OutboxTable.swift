@@ -1,0 +1,58 @@
+import Foundation
+
+/// The statements every outbox table shares. A row is `queued` until it is claimed; a claim
+/// marks it `sending`, counts the attempt and leases it by moving `next_attempt_at` to the end
+/// of the lease, so a row whose node stopped mid-send is due again once the lease runs out. An
+/// attempt then either puts the row back in the queue or closes it (`sent`, or a status of the
+/// feature's own with the reason), and only while the row is still `sending`: an outcome that
+/// arrives after another node reclaimed the row changes nothing. Each feature keeps its own row
+/// type, enqueue and reads.
+struct OutboxTable: Sendable {
+    let name: String
+    /// What a claim returns, for the feature's decoder.
+    let columns: String
+
+    /// Claims up to `limit` due rows (queued, or `sending` by a node whose lease ran out), oldest
+    /// due first, leasing them until `leaseUntil`. On PostgreSQL rows claimed by another node are
+    /// skipped (`FOR UPDATE SKIP LOCKED`), so no two nodes send the same row at once.
+    func claim(limit: Int, at date: Date, leaseUntil: Date, on executor: any SQLExecutor) async throws -> [SQLRow] {
+        // SQLite has one writer, so its UPDATE is atomic as it stands.
+        let skipLocked = executor.dialect == .postgres ? " FOR UPDATE SKIP LOCKED" : ""
+        return try await executor.query(
+            """
+            UPDATE \(name) SET status = 'sending', attempts = attempts + 1, next_attempt_at = ?, updated_at = ?
+            WHERE id IN (
+                SELECT id FROM \(name) WHERE status IN ('queued', 'sending') AND next_attempt_at <= ?
+                ORDER BY next_attempt_at LIMIT ?\(skipLocked))
+            RETURNING \(columns)
+            """,
+            [SQLValue(leaseUntil), SQLValue(date), SQLValue(date), .integer(Int64(limit))])
+    }
+
+    /// Records rows as sent, a chunk of ids at a time.
+    func markSent(ids: [String], at date: Date, on executor: any SQLExecutor) async throws {
+        try await executor.query(ids: ids, leading: [SQLValue(date), SQLValue(date)]) { list in
+            """
+            UPDATE \(name) SET status = 'sent', sent_at = ?, updated_at = ?, last_error = NULL
+            WHERE status = 'sending' AND id IN (\(list))
+            """
+        }
+    }
+
+    /// Puts a row back in the queue, due at `next`, with the reason it was not sent.
+    func reschedule(id: String, next: Date, error: String?, at date: Date, on executor: any SQLExecutor) async throws {
+        try await executor.query(
+            """
+            UPDATE \(name) SET status = 'queued', next_attempt_at = ?, last_error = ?, updated_at = ?
+            WHERE id = ? AND status = 'sending'
+            """,
+            SQLValue(next), SQLValue(error), SQLValue(date), .text(id))
+    }
+
+    /// Closes a row unsent: `status` is the feature's (`failed`, `cancelled`, `refused`).
+    func close(id: String, status: String, error: String?, at date: Date, on executor: any SQLExecutor) async throws {
+        try await executor.query(
+            "UPDATE \(name) SET status = ?, last_error = ?, updated_at = ? WHERE id = ? AND status = 'sending'",
+            .text(status), SQLValue(error), SQLValue(date), .text(id))
+    }
+}
