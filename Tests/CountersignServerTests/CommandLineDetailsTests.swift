@@ -57,19 +57,8 @@ struct CommandLineDetailsTests {
         let clientID = try #require((client["client"] as? [String: Any])?["client_id"] as? String)
         environment["COUNTERSIGN_CLIENT_SECRET"] = try #require(client["client_secret"] as? String)
 
-        let watcher = Process()
-        watcher.executableURL = try CommandLineTests.requireExecutable()
-        watcher.arguments = ["device", "watch", "--auto", "approve"]
-        watcher.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        let watched = scratch.appendingPathComponent("watch.out")
-        _ = FileManager.default.createFile(atPath: watched.path, contents: nil)
-        watcher.standardOutput = try FileHandle(forWritingTo: watched)
-        watcher.standardError = watcher.standardOutput
-        try watcher.run()
+        let (watcher, watched) = try await CommandLineTests.watchAndApprove(environment: environment, in: scratch)
         defer { if watcher.isRunning { watcher.terminate() } }
-        for _ in 0..<100 where !((try? String(contentsOf: watched, encoding: .utf8)) ?? "").contains("Watching") {
-            try await Task.sleep(for: .milliseconds(50))
-        }
 
         let auth = try await run(
             ["ciba", "auth", "--client-id", clientID, "--user", "alice", "--authorization-details", Self.payment, "--wait"],

@@ -142,19 +142,8 @@ struct CommandLineTests {
         let clientID = try #require((client["client"] as? [String: Any])?["client_id"] as? String)
         environment["COUNTERSIGN_CLIENT_SECRET"] = try #require(client["client_secret"] as? String)
 
-        let watcher = Process()
-        watcher.executableURL = try Self.requireExecutable()
-        watcher.arguments = ["device", "watch", "--auto", "approve"]
-        watcher.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        let watched = scratch.appendingPathComponent("watch.out")
-        _ = FileManager.default.createFile(atPath: watched.path, contents: nil)
-        watcher.standardOutput = try FileHandle(forWritingTo: watched)
-        watcher.standardError = watcher.standardOutput
-        try watcher.run()
+        let (watcher, watched) = try await Self.watchAndApprove(environment: environment, in: scratch)
         defer { if watcher.isRunning { watcher.terminate() } }
-        for _ in 0..<100 where !((try? String(contentsOf: watched, encoding: .utf8)) ?? "").contains("Watching") {
-            try await Task.sleep(for: .milliseconds(50))
-        }
 
         let auth = try await Self.runAside(
             ["ciba", "auth", "--client-id", clientID, "--user", "alice", "--binding-message", "Sign in to Demo portal", "--wait"],
@@ -247,6 +236,29 @@ struct CommandLineTests {
         #expect(try Self.run(["admin", "webhook", "delete", "events"], environment: environment).status == 0)
         server.terminate()
         server.waitUntilExit()
+    }
+
+    /// Starts `countersign device watch --auto approve`, writing to a file in `scratch`, and
+    /// returns once it is watching.
+    static func watchAndApprove(environment: [String: String], in scratch: URL) async throws -> (Process, URL) {
+        let watcher = Process()
+        watcher.executableURL = try Self.requireExecutable()
+        watcher.arguments = ["device", "watch", "--auto", "approve"]
+        watcher.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        let watched = scratch.appendingPathComponent("watch.out")
+        _ = FileManager.default.createFile(atPath: watched.path, contents: nil)
+        watcher.standardOutput = try FileHandle(forWritingTo: watched)
+        watcher.standardError = watcher.standardOutput
+        try watcher.run()
+        do {
+            for _ in 0..<100 where !((try? String(contentsOf: watched, encoding: .utf8)) ?? "").contains("Watching") {
+                try await Task.sleep(for: .milliseconds(50))
+            }
+        } catch {
+            watcher.terminate()
+            throw error
+        }
+        return (watcher, watched)
     }
 
     /// The admin key a first start prints.
