@@ -34,6 +34,9 @@ struct PolicyCommands: AsyncParsableCommand {
         @Option(name: .customLong("not-requested-suppression-seconds"), help: "0 for no pause.")
         var notRequestedSuppressionSeconds: Int?
         @Option(help: "Whether devices may receive TOTP seeds: true or false.") var totp: Bool?
+        @Option(name: .customLong("push-delivery-allowed"),
+                help: "Whether clients may receive their tokens in CIBA push mode: true or false.")
+        var pushDeliveryAllowed: Bool?
 
         func run() async throws {
             let client = try options.client()
@@ -45,6 +48,7 @@ struct PolicyCommands: AsyncParsableCommand {
                 ("number_match_choices", numberMatchChoices), ("user_requests_per_minute", userRequestsPerMinute),
                 ("client_requests_per_minute", clientRequestsPerMinute),
                 ("not_requested_suppression_seconds", notRequestedSuppressionSeconds), ("totp", totp),
+                ("push_delivery_allowed", pushDeliveryAllowed),
             ]
             for case let (name, value?) in changes {
                 // An empty class removes it.

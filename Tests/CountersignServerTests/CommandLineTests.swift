@@ -220,10 +220,12 @@ struct CommandLineTests {
         let environment = ["COUNTERSIGN_SERVER": serverURL, "COUNTERSIGN_ADMIN_KEY": try Self.adminKey(printedTo: stdout)]
 
         let set = try Self.run(["admin", "policy", "set", "--pin-attempt-limit", "5", "--minimum-acr",
-                                "urn:countersign:acr:number-match", "--number-match-choices", "false"], environment: environment)
+                                "urn:countersign:acr:number-match", "--number-match-choices", "false",
+                                "--push-delivery-allowed", "false"], environment: environment)
         #expect(set.status == 0, "\(set.output)")
         let shown = try Self.run(["admin", "policy", "show"], environment: environment)
         #expect(shown.output.contains("\"pin_attempt_limit\" : 5") && shown.output.contains("number-match"), "\(shown.output)")
+        #expect(shown.output.contains("\"push_delivery_allowed\" : false"), "\(shown.output)")
         #expect(shown.output.contains("\"user_requests_per_minute\" : 5"), "members not given keep their values")
         let bad = try Self.run(["admin", "policy", "set", "--pin-attempt-limit", "0"], environment: environment)
         #expect(bad.status != 0 && bad.output.contains("pin_attempt_limit"))
