@@ -2,6 +2,7 @@ import ArgumentParser
 import CountersignServer
 import Foundation
 import Logging
+import NIOCore
 
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -30,22 +31,13 @@ struct Serve: AsyncParsableCommand {
             logger.critical("Countersign cannot start: \(error)")
             throw ExitCode.failure
         }
-        if let key = server.bootstrapAdminKey {
-            // Printed, never logged: the console is the one place this secret appears.
-            FileHandle.standardOutput.write(Data("""
-
-                ┌──────────────────────────────────────────────────────────────────────────────┐
-                  First start: a system admin API key was created. It is shown only this once.
-                  export COUNTERSIGN_ADMIN_KEY='\(key)'
-                └──────────────────────────────────────────────────────────────────────────────┘
-
-
-                """.utf8))
-        }
         let database = configuration.databaseURL == nil ? "SQLite at \(configuration.sqlitePath)" : "PostgreSQL"
         logger.info("starting", metadata: ["database": "\(database)", "data_dir": "\(configuration.dataDirectory.path)"])
         Task {
             guard let port = await server.port() else { return }
+            // Shown only once the server listens (a start that fails withdraws the key instead),
+            // and before the line that says it listens, which scripts wait for.
+            if let key = server.bootstrapAdminKey { Self.show(bootstrapAdminKey: key) }
             let origin = server.services.origin.base
             logger.notice("listening on \(configuration.host):\(port); public URL \(origin)")
             if origin.hasPrefix("http://"), !["127.0.0.1", "localhost", "::1"].contains(configuration.host) {
@@ -54,8 +46,32 @@ struct Serve: AsyncParsableCommand {
                 logger.notice("plain http on loopback: for local development only")
             }
         }
-        try await server.run()
+        do {
+            try await server.run()
+        } catch let error as IOError where error.errnoCode == EADDRINUSE {
+            logger.critical("Countersign cannot start: \(configuration.host):\(configuration.port) is already in use")
+            throw ExitCode.failure
+        } catch let error as IOError where error.errnoCode == EACCES {
+            logger.critical("Countersign cannot start: no permission to listen on \(configuration.host):\(configuration.port)")
+            throw ExitCode.failure
+        } catch let error as IOError where error.errnoCode == EADDRNOTAVAIL {
+            logger.critical("Countersign cannot start: \(configuration.host) is not an address of this machine")
+            throw ExitCode.failure
+        }
         logger.notice("stopped")
+    }
+
+    /// Printed, never logged: the console is the one place this secret appears.
+    private static func show(bootstrapAdminKey key: String) {
+        FileHandle.standardOutput.write(Data("""
+
+            ┌──────────────────────────────────────────────────────────────────────────────┐
+              First start: a system admin API key was created. It is shown only this once.
+              export COUNTERSIGN_ADMIN_KEY='\(key)'
+            └──────────────────────────────────────────────────────────────────────────────┘
+
+
+            """.utf8))
     }
 }
 

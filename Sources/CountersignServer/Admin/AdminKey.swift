@@ -36,6 +36,10 @@ public protocol AdminKeyRepository: Sendable {
     /// Revokes an unrevoked key; false if it was not found or already revoked.
     func revoke(id: String, at date: Date, on executor: any SQLExecutor) async throws -> Bool
     func touch(id: String, at date: Date, on executor: any SQLExecutor) async throws
+    /// Whether any key, revoked or not, was ever issued.
+    func anyIssued(on executor: any SQLExecutor) async throws -> Bool
+    /// Removes a key that was never shown to anyone; false if it was not found.
+    func withdraw(id: String, on executor: any SQLExecutor) async throws -> Bool
 }
 
 public struct SQLAdminKeyRepository: AdminKeyRepository {
@@ -83,6 +87,14 @@ public struct SQLAdminKeyRepository: AdminKeyRepository {
 
     public func touch(id: String, at date: Date, on executor: any SQLExecutor) async throws {
         try await executor.query("UPDATE admin_keys SET last_used_at = ? WHERE id = ?", SQLValue(date), .text(id))
+    }
+
+    public func anyIssued(on executor: any SQLExecutor) async throws -> Bool {
+        try await executor.first("SELECT id FROM admin_keys LIMIT 1") != nil
+    }
+
+    public func withdraw(id: String, on executor: any SQLExecutor) async throws -> Bool {
+        !(try await executor.query("DELETE FROM admin_keys WHERE id = ? RETURNING id", .text(id))).isEmpty
     }
 
     static func decode(_ row: SQLRow) throws -> AdminKey {

@@ -2,6 +2,10 @@ import Foundation
 
 /// The first start: a default tenant and a system admin key holding every right. The key's
 /// secret is returned once, for the operator to copy from the console; only its hash is kept.
+///
+/// A start that fails before the server listens withdraws the key it made (`withdraw`), so
+/// the secret of a server that never ran is shown nowhere; the next start, finding no key at
+/// all, makes a new one.
 enum Bootstrap {
     struct Result: Sendable {
         let tenant: Tenant
@@ -12,15 +16,31 @@ enum Bootstrap {
         let date = services.now()
         return try await services.database.transaction { executor in
             try await executor.lockForStartup()
+            let tenant: Tenant
             if let existing = try await services.repositories.tenants.defaultTenant(on: executor) {
-                return Result(tenant: existing, adminKeySecret: nil)
+                tenant = existing
+                guard try await !services.repositories.adminKeys.anyIssued(on: executor) else {
+                    return Result(tenant: existing, adminKeySecret: nil)
+                }
+            } else {
+                tenant = try await services.tenantService.create(
+                    slug: try TenantSlug("default"), displayName: "Default", isDefault: true, actor: "system", at: date,
+                    on: executor)
             }
-            let tenant = try await services.tenantService.create(
-                slug: try TenantSlug("default"), displayName: "Default", isDefault: true, actor: "system", at: date,
-                on: executor)
             let (_, secret) = try await services.adminAuthenticator.issue(
                 tenantID: nil, name: "bootstrap", rights: AdminRight.allCases, createdBy: nil, at: date, on: executor)
             return Result(tenant: tenant, adminKeySecret: secret)
+        }
+    }
+
+    /// Removes the bootstrap key whose secret is `secret`, recording why in the audit log.
+    static func withdraw(secret: String, services: ServerServices) async throws {
+        guard let id = secret.split(separator: ".").first.map(String.init) else { return }
+        try await services.database.transaction { executor in
+            guard try await services.repositories.adminKeys.withdraw(id: id, on: executor) else { return }
+            try await services.audit.record(
+                "admin_key.withdrawn", actor: "system", tenantID: nil, target: ("admin_key", id),
+                details: ["reason": "the server did not start"], at: services.now(), on: executor)
         }
     }
 }

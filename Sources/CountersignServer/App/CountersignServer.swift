@@ -4,6 +4,7 @@ import Hummingbird
 import Logging
 import NIOCore
 import ServiceLifecycle
+import Synchronization
 import UnixSignals
 
 /// The server as a library: `countersign serve` and the integration tests both build it here.
@@ -21,6 +22,8 @@ public final class CountersignServer: Sendable {
     private let application: Application<RouterResponder<CountersignRequestContext>>
     private let listening: AsyncStream<Int>
     private let listeningContinuation: AsyncStream<Int>.Continuation
+    /// Whether the HTTP server has bound its socket, at this start.
+    private let listened = ListeningFlag()
 
     /// Opens the data directory and database, checks the master key, migrates, and on the first
     /// start creates the default tenant and the bootstrap admin key.
@@ -103,6 +106,7 @@ public final class CountersignServer: Sendable {
         let configuration = services.configuration
         let origin = services.origin
         let continuation = listeningContinuation
+        let listened = listened
         application = Application(
             router: router,
             configuration: .init(address: .hostname(configuration.host, port: configuration.port),
@@ -110,6 +114,7 @@ public final class CountersignServer: Sendable {
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? configuration.port
                 origin.learn(host: configuration.host, port: port)
+                listened.set()
                 continuation.yield(port)
             },
             logger: services.logger)
@@ -130,13 +135,22 @@ public final class CountersignServer: Sendable {
 
     /// Serves until `signals` arrive (SIGINT and SIGTERM by default) or the task is cancelled;
     /// requests in flight finish before it returns, then the webhook client and the database are
-    /// closed.
+    /// closed. A start that fails before the server listens (its port taken, say) withdraws the
+    /// bootstrap admin key made for it: the next start makes and shows a new one.
     public func run(signals: [UnixSignal] = [.sigint, .sigterm]) async throws {
         let group = ServiceGroup(configuration: .init(
             services: serviceList, gracefulShutdownSignals: signals, logger: services.logger))
         do {
             try await group.run()
         } catch {
+            if let secret = bootstrapAdminKey, !listened.isSet {
+                do {
+                    try await Bootstrap.withdraw(secret: secret, services: services)
+                } catch {
+                    services.logger.error("the bootstrap admin key of a start that failed could not be withdrawn",
+                                          metadata: ["error": "\(ErrorMiddleware<CountersignRequestContext>.describe(error))"])
+                }
+            }
             await services.webhookClient.shutdown()
             await services.database.close()
             throw error
@@ -192,4 +206,13 @@ public final class CountersignServer: Sendable {
         }
         return Running(server: self, port: port, group: group, task: task)
     }
+}
+
+/// Set once the server listens; read when a start fails, to tell a failed start from a stop.
+private final class ListeningFlag: Sendable {
+    private let state = Mutex(false)
+
+    func set() { state.withLock { $0 = true } }
+
+    var isSet: Bool { state.withLock { $0 } }
 }
