@@ -71,6 +71,10 @@ public struct ApprovalResponse: Codable, Sendable, Equatable {
             payload: JSONValue(encoding: self).canonicalData, signer: signer)
     }
 
+    private static func claimPath(_ path: [any CodingKey]) -> String {
+        path.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
+    }
+
     /// Parses a signed response and checks it was signed by `key` for `deviceID`. The caller
     /// then compares the request, digest and challenge with what it sealed.
     public static func verified(
@@ -81,11 +85,21 @@ public struct ApprovalResponse: Codable, Sendable, Equatable {
         guard jws.type == type else { throw .malformed("the response's typ must be \(type)") }
         guard jws.keyID == deviceID else { throw .malformed("the response's kid is not this device") }
         guard jws.isValid(for: key) else { throw .malformed("the response is not signed by this device's key") }
-        guard let payload = try? JSONValue(parsing: jws.payload),
-              let response = try? payload.decode(as: ApprovalResponse.self) else {
-            throw .malformed("the response's payload lacks a required claim")
+        let payload: JSONValue
+        do { payload = try JSONValue(parsing: jws.payload) } catch {
+            throw .malformed("the response's payload is not acceptable JSON: \(error)")
         }
-        return (response, jws)
+        do {
+            return (try payload.decode(as: ApprovalResponse.self), jws)
+        } catch let DecodingError.keyNotFound(key, _) {
+            throw .malformed("the response's payload lacks the claim \(key.stringValue)")
+        } catch let DecodingError.typeMismatch(_, context), let DecodingError.valueNotFound(_, context) {
+            throw .malformed("the response's claim \(Self.claimPath(context.codingPath)) has the wrong type")
+        } catch let DecodingError.dataCorrupted(context) {
+            throw .malformed("the response's claim \(Self.claimPath(context.codingPath)) is invalid")
+        } catch {
+            throw .malformed("the response's payload is not an object of claims")
+        }
     }
 }
 

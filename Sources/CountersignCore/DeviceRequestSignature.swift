@@ -68,12 +68,19 @@ public struct DeviceRequestSignature: Sendable {
         return try parse(String(value.dropFirst(prefix.count)).trimmingCharacters(in: .whitespaces))
     }
 
+    /// Ids and nonces are stored and compared as text: a control character (NUL above all, which
+    /// PostgreSQL cannot store) or a character outside ASCII has no place in one.
+    private static func isPrintableASCII(_ scalar: Unicode.Scalar) -> Bool { (0x21...0x7E).contains(scalar.value) }
+
     /// Parses a compact JWS and its claims.
     public static func parse(_ text: String) throws(DeviceRequestError) -> DeviceRequestSignature {
         let jws: CompactJWS
         do { jws = try CompactJWS(parsing: text) } catch { throw .malformed(error.description) }
         guard jws.type == type else { throw .malformed("typ must be \"\(type)\"") }
         guard let kid = jws.keyID, !kid.isEmpty else { throw .malformed("kid (the device id) is missing") }
+        guard kid.unicodeScalars.allSatisfy(Self.isPrintableASCII) else {
+            throw .malformed("kid (the device id) must be printable ASCII")
+        }
         let claims: JSONValue
         do { claims = try jws.payloadJSON() } catch { throw .malformed(error.description) }
         guard let method = claims["htm"]?.stringValue, let url = claims["htu"]?.stringValue,
@@ -81,7 +88,9 @@ public struct DeviceRequestSignature: Sendable {
               let bodyDigest = claims["body_sha256"]?.stringValue else {
             throw .malformed("the claims htm, htu, iat, jti and body_sha256 are all required")
         }
-        guard (16...128).contains(nonce.unicodeScalars.count) else { throw .malformed("jti must be 16 to 128 characters") }
+        guard (16...128).contains(nonce.unicodeScalars.count), nonce.unicodeScalars.allSatisfy(Self.isPrintableASCII) else {
+            throw .malformed("jti must be 16 to 128 printable ASCII characters")
+        }
         return DeviceRequestSignature(
             jws: jws, deviceID: kid, method: method, url: url, issuedAt: issuedAt, nonce: nonce, bodyDigest: bodyDigest)
     }

@@ -2,16 +2,45 @@ import Foundation
 
 /// Why JSON text was refused, and where.
 public struct JSONParseError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// Whether the text is not JSON at all, or JSON with a number Countersign does not take.
+    public enum Kind: Sendable, Equatable {
+        case syntax
+        /// Valid JSON, but a number with a fraction or an exponent, or outside 64 bits.
+        case unsupportedNumber
+        /// An object that names a member twice (RFC 7493 §2.3).
+        case duplicateMember
+    }
+
     /// The byte offset at which the text stopped making sense.
     public let offset: Int
     public let reason: String
+    public let kind: Kind
+    /// The members and elements that lead to the fault, such as `limits.pin_attempt_limit` or
+    /// `[0].amount`; empty at the top level.
+    public let path: String
 
-    public init(offset: Int, reason: String) {
+    public init(offset: Int, reason: String, kind: Kind = .syntax, path: String = "") {
         self.offset = offset
         self.reason = reason
+        self.kind = kind
+        self.path = path
     }
 
-    public var description: String { "invalid JSON at byte \(offset): \(reason)" }
+    public var description: String {
+        switch kind {
+        case .syntax: "invalid JSON at byte \(offset): \(reason)"
+        case .unsupportedNumber, .duplicateMember: path.isEmpty ? reason : "\(path): \(reason)"
+        }
+    }
+
+    /// The same fault, seen from the container that holds it.
+    func inside(member name: String) -> JSONParseError {
+        JSONParseError(offset: offset, reason: reason, kind: kind, path: path.isEmpty ? name : path.hasPrefix("[") ? name + path : "\(name).\(path)")
+    }
+
+    func inside(element index: Int) -> JSONParseError {
+        JSONParseError(offset: offset, reason: reason, kind: kind, path: path.isEmpty ? "[\(index)]" : path.hasPrefix("[") ? "[\(index)]" + path : "[\(index)].\(path)")
+    }
 }
 
 /// A strict RFC 8259 parser for the values `JSONValue` holds, in one pass over the bytes.
@@ -93,9 +122,10 @@ struct JSONParser {
             guard current == UInt8(ascii: ":") else { throw failure("':' was expected") }
             index += 1
             skipWhiteSpace()
-            let member = try value(depth: depth)
+            let member: JSONValue
+            do { member = try value(depth: depth) } catch { throw error.inside(member: name) }
             guard members.updateValue(member, forKey: name) == nil else {
-                throw JSONParseError(offset: nameOffset, reason: "the object names \"\(name)\" more than once")
+                throw JSONParseError(offset: nameOffset, reason: "the object names \"\(name)\" more than once", kind: .duplicateMember)
             }
             skipWhiteSpace()
             switch current {
@@ -121,7 +151,7 @@ struct JSONParser {
             return .array(elements)
         }
         while true {
-            elements.append(try value(depth: depth))
+            do { elements.append(try value(depth: depth)) } catch { throw error.inside(element: elements.count) }
             skipWhiteSpace()
             switch current {
             case UInt8(ascii: ","):
@@ -136,34 +166,56 @@ struct JSONParser {
         }
     }
 
-    /// `-?(0|[1-9][0-9]*)`, in the range of `Int64`; a fraction or an exponent is refused.
+    /// `-?(0|[1-9][0-9]*)`, in the range of `Int64`. A number that is valid JSON but has a
+    /// fraction or an exponent, or lies outside 64 bits, is refused as such (`unsupportedNumber`),
+    /// naming the number, so that nobody is told that valid JSON is not JSON.
     private mutating func integer() throws(JSONParseError) -> Int64 {
+        let start = index
         let negative = current == UInt8(ascii: "-")
         if negative { index += 1 }
-        guard let first = current, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(first) else {
-            throw failure("a digit was expected")
-        }
+        guard let first = current, Self.isDigit(first) else { throw failure("a digit was expected") }
         // Accumulated as a negative number, whose range includes Int64.min.
         var value: Int64 = 0
+        var overflowed = false
         if first == UInt8(ascii: "0") {
             index += 1
+            if let next = current, Self.isDigit(next) { throw failure("a number must not start with 0") }
         } else {
-            while let digit = current, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(digit) {
+            while let digit = current, Self.isDigit(digit) {
                 let (shifted, overflowA) = value.multipliedReportingOverflow(by: 10)
                 let (next, overflowB) = shifted.subtractingReportingOverflow(Int64(digit - UInt8(ascii: "0")))
-                guard !overflowA, !overflowB else { throw failure("the number does not fit in 64 bits") }
+                overflowed = overflowed || overflowA || overflowB
                 value = next
                 index += 1
             }
         }
-        if let next = current, next == UInt8(ascii: ".") || next == UInt8(ascii: "e") || next == UInt8(ascii: "E")
-            || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(next) {
-            throw failure("not an integer in canonical JSON form (no fraction, exponent or leading zero)")
+        var whole = true
+        if current == UInt8(ascii: ".") {
+            index += 1
+            guard let digit = current, Self.isDigit(digit) else { throw failure("a digit was expected after '.'") }
+            while let digit = current, Self.isDigit(digit) { index += 1 }
+            whole = false
         }
-        if negative { return value }
-        guard value != .min else { throw failure("the number does not fit in 64 bits") }
-        return -value
+        if current == UInt8(ascii: "e") || current == UInt8(ascii: "E") {
+            index += 1
+            if current == UInt8(ascii: "+") || current == UInt8(ascii: "-") { index += 1 }
+            guard let digit = current, Self.isDigit(digit) else { throw failure("a digit was expected in the exponent") }
+            while let digit = current, Self.isDigit(digit) { index += 1 }
+            whole = false
+        }
+        let text = String(decoding: bytes[start..<index], as: UTF8.self)
+        guard whole else {
+            throw JSONParseError(offset: start, reason: "the number \(text) must be a whole number, written without a fraction or exponent",
+                                 kind: .unsupportedNumber)
+        }
+        if !negative, value == .min { overflowed = true }
+        guard !overflowed else {
+            throw JSONParseError(offset: start, reason: "the number \(text) does not fit in 64 bits", kind: .unsupportedNumber)
+        }
+        return negative ? value : -value
     }
+
+    private static func isDigit(_ byte: UInt8) -> Bool { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) }
 
     private mutating func string() throws(JSONParseError) -> String {
         index += 1

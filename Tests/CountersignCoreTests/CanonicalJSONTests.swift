@@ -73,6 +73,32 @@ import Testing
         }
     }
 
+    @Test("valid JSON numbers that are not 64-bit integers are named as such, with their path", arguments: [
+        (#"{"limits":{"pin":60.5}}"#, "limits.pin", "the number 60.5 must be a whole number, written without a fraction or exponent"),
+        (#"{"a":[1,{"b":1e2}]}"#, "a[1].b", "the number 1e2 must be a whole number, written without a fraction or exponent"),
+        (#"[3.0]"#, "[0]", "the number 3.0 must be a whole number, written without a fraction or exponent"),
+        (#"{"n":9223372036854775808}"#, "n", "the number 9223372036854775808 does not fit in 64 bits"),
+        (#"{"n":18446744073709551616}"#, "n", "the number 18446744073709551616 does not fit in 64 bits"),
+        (#"{"n":-9223372036854775809}"#, "n", "the number -9223372036854775809 does not fit in 64 bits"),
+    ])
+    func unsupportedNumbersAreNotCalledInvalidJSON(text: String, path: String, reason: String) {
+        let error = #expect(throws: JSONParseError.self) { try JSONValue(parsing: Data(text.utf8)) }
+        #expect(error?.kind == .unsupportedNumber)
+        #expect(error?.path == path)
+        #expect(error?.reason == reason)
+    }
+
+    @Test func theLimitsOf64BitsAreTaken() throws {
+        #expect(try JSONValue(parsing: Data("[9223372036854775807,-9223372036854775808]".utf8))
+                == .array([.integer(.max), .integer(.min)]))
+    }
+
+    @Test func aDuplicateMemberIsNamedWithItsPath() {
+        #expect(throws: JSONParseError(offset: 13, reason: #"the object names "b" more than once"#, kind: .duplicateMember, path: "a")) {
+            try JSONValue(parsing: Data(#"{"a":{"b":1,"b":2}}"#.utf8))
+        }
+    }
+
     // MARK: Member order
 
     @Test func membersAreSortedAndWhiteSpaceIsDropped() throws {

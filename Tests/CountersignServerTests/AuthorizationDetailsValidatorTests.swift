@@ -37,7 +37,10 @@ struct AuthorizationDetailsValidatorTests {
 
     static let refusals: [Refusal] = [
         Refusal(name: "not JSON", text: { "[{" }, error: .notJSON("")),
-        Refusal(name: "a fraction", text: { #"[{"type":"payment_initiation","batchCount":1.5}]"# }, error: .notJSON("")),
+        Refusal(name: "a fraction", text: { #"[{"type":"payment_initiation","batchCount":1.5}]"# },
+                error: .unsupportedJSON(path: "[0].batchCount", "the number 1.5 must be a whole number, written without a fraction or exponent")),
+        Refusal(name: "a number past 64 bits", text: { #"[{"type":"payment_initiation","batchCount":9223372036854775808}]"# },
+                error: .unsupportedJSON(path: "[0].batchCount", "the number 9223372036854775808 does not fit in 64 bits")),
         Refusal(name: "an object, not an array", text: { Fixtures.payment }, error: .notArray),
         Refusal(name: "an empty array", text: { "[]" }, error: .empty),
         Refusal(name: "an element that is a string", text: { #"["payment_initiation"]"# }, error: .elementNotObject(index: 0)),

@@ -42,6 +42,18 @@ struct DiscoveryTests {
         }
     }
 
+    @Test("the default tenant's document is at its issuer only, never below /t/default", arguments: Engine.available)
+    func defaultTenantDocumentOnlyAtItsIssuer(engine: Engine) async throws {
+        try await TestServer.with(engine) { server in
+            let alias = try await server.call("GET", "/t/default/.well-known/openid-configuration")
+            #expect(alias.status == 404)
+            #expect(alias.error == "not_found")
+            #expect(alias.errorDescription == "the default tenant's issuer is \(server.base); its metadata is at \(server.base)/.well-known/openid-configuration")
+            let root = try await server.call("GET", "/.well-known/openid-configuration")
+            #expect(root["issuer"] as? String == server.base)
+        }
+    }
+
     @Test("an unknown tenant has no discovery document and no JWKS", arguments: Engine.available)
     func unknownTenant(engine: Engine) async throws {
         try await TestServer.with(engine) { server in

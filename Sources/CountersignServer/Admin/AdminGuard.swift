@@ -46,8 +46,12 @@ struct PageRequest: Sendable {
 
     init(_ request: Request) throws(APIError) {
         let query = request.uri.queryParameters
+        for name in ["limit", "cursor"] where query.getAll(name).count > 1 {
+            throw .badRequest("query parameter \(name) is given more than once")
+        }
         if let text = query["limit"] {
-            guard let limit = Int(String(text)), (1...200).contains(limit) else {
+            guard text.utf8.allSatisfy({ (0x30...0x39).contains($0) }), text.utf8.first != 0x30,
+                  let limit = Int(String(text)), (1...200).contains(limit) else {
                 throw .badRequest("limit must be a whole number from 1 to 200")
             }
             self.limit = limit

@@ -50,9 +50,24 @@ public enum JSON {
     /// payload), turning every decoding failure into a precise 400.
     public static func decode<T: Decodable>(_ type: T.Type, from data: Data, what: String = "the request body") throws -> T {
         guard !data.isEmpty else { throw APIError.badRequest("\(what) is empty; a JSON object is required") }
-        let value: T
+        // The strict parser first: it names a member given twice, and a number no field here
+        // takes (3.0, 1e2, 2^63) by its field, where JSONDecoder would quietly read 3.0 as 3.
+        let parsed: JSONValue
         do {
-            value = try Timestamps.decoder().decode(T.self, from: data)
+            parsed = try JSONValue(parsing: data)
+        } catch where error.kind == .unsupportedNumber {
+            throw APIError.badRequest(error.path.isEmpty ? "\(what): \(error.reason)" : "field \(error.path) is invalid: \(error.reason)")
+        } catch where error.kind == .duplicateMember {
+            throw APIError.badRequest("\(what) names a member more than once")
+        } catch {
+            throw APIError.badRequest("\(what) is not valid JSON: \(error.reason) (byte \(error.offset))")
+        }
+        if let path = parsed.pathToNULCharacter {
+            throw APIError.badRequest(path.isEmpty ? "\(what) must not contain a NUL character"
+                                      : "field \(path) must not contain a NUL character")
+        }
+        do {
+            return try Timestamps.decoder().decode(T.self, from: data)
         } catch let DecodingError.keyNotFound(key, context) {
             throw APIError.badRequest("field \(path(context.codingPath + [key])) is required")
         } catch let DecodingError.typeMismatch(_, context) {
@@ -67,10 +82,6 @@ public enum JSON {
         } catch {
             throw APIError.badRequest("\(what) is not valid JSON")
         }
-        guard !JSONValue.hasDuplicateMemberNames(data) else {
-            throw APIError.badRequest("\(what) names a member more than once")
-        }
-        return value
     }
 
     private static func path(_ keys: [any CodingKey]) -> String {

@@ -87,6 +87,7 @@ public final class CountersignServer: Sendable {
         let router = Router(context: CountersignRequestContext.self)
         router.add(middleware: MetricsMiddleware(metrics: services.metrics))
         router.add(middleware: ErrorMiddleware(logger: services.logger))
+        router.add(middleware: NULInPathRefusal())
         HealthRoutes(services: services).register(on: router)
         DeviceRoutes(services: services).register(on: router)
         DiscoveryRoutes(services: services).register(on: router)

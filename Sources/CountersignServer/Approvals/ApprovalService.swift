@@ -167,6 +167,23 @@ public struct ApprovalService: Sendable {
             id: transaction.id, createdAt: transaction.createdAt, expiresAt: transaction.expiresAt, details: delivery.sealed)
     }
 
+    /// How far a device's clock may be from the server's when it dates its answer.
+    static let answerClockSkew: TimeInterval = 300
+
+    /// A response is kept as the receipt of the decision, so its `iat` must be a time at which
+    /// it could have been signed: not before the request existed, not after now (each give or
+    /// take `answerClockSkew`).
+    static func checkIssuedAt(_ issuedAt: Int64, of transaction: ApprovalTransaction, now: Date) throws {
+        let earliest = Int64(transaction.createdAt.timeIntervalSince1970 - answerClockSkew)
+        let latest = Int64(now.timeIntervalSince1970 + answerClockSkew)
+        guard issuedAt >= earliest else {
+            throw ApprovalError.invalidResponse("iat is before this request was made (the device's clock is more than \(Int(answerClockSkew)) seconds behind?)")
+        }
+        guard issuedAt <= latest else {
+            throw ApprovalError.invalidResponse("iat is in the future (the device's clock is more than \(Int(answerClockSkew)) seconds ahead?)")
+        }
+    }
+
     /// Records the device's signed decision. The checks (signature, request, challenge, digest)
     /// run before the one conditional update that also checks state and expiry, so the first
     /// valid answer wins and every later one gets `already_decided`.
@@ -193,6 +210,7 @@ public struct ApprovalService: Sendable {
         guard !response.factors.isEmpty, response.factors.allSatisfy(Self.isFactorName) else {
             throw ApprovalError.invalidResponse("factors must list how the user was verified, e.g. [\"confirm\"]")
         }
+        try Self.checkIssuedAt(response.issuedAt, of: transaction, now: services.now())
         let outcome = try await AnswerCheck(services: services).evaluate(
             response, submission: submission, transaction: transaction, device: device, tenant: tenant)
         let now = services.now()

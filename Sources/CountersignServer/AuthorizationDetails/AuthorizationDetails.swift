@@ -34,7 +34,9 @@ struct AuthorizationDetails: Sendable, Equatable {
         throws(AuthorizationDetailsError) {
         guard text.utf8.count <= Self.maximumSize else { throw .tooLarge(limit: Self.maximumSize) }
         let value: JSONValue
-        do { value = try JSONValue(parsing: Data(text.utf8)) } catch { throw .notJSON(error.reason) }
+        do { value = try JSONValue(parsing: Data(text.utf8)) } catch {
+            throw error.kind == .syntax ? .notJSON(error.reason) : .unsupportedJSON(path: error.path, error.reason)
+        }
         guard case .array(let elements) = value else { throw .notArray }
         guard !elements.isEmpty else { throw .empty }
         for (index, element) in elements.enumerated() {

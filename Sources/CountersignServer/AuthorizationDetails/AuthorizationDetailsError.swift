@@ -3,6 +3,9 @@
 enum AuthorizationDetailsError: OAuthFailure, Equatable {
     case tooLarge(limit: Int)
     case notJSON(String)
+    /// Valid JSON that Countersign does not take: a number with a fraction or exponent, or past
+    /// 64 bits, or a member named twice; `path` leads to it from the array.
+    case unsupportedJSON(path: String, String)
     case notArray
     case empty
     case elementNotObject(index: Int)
@@ -12,6 +15,10 @@ enum AuthorizationDetailsError: OAuthFailure, Equatable {
     case fieldNotAllowed(index: Int, path: String)
     case missingField(index: Int, path: String)
     case invalidField(index: Int, path: String, String)
+    /// A refresh asked for details its grant has none of (RFC 9396 §6.2).
+    case noneGranted
+    /// A refresh asked for an element that is not one the user approved (RFC 9396 §6.2).
+    case notGranted(index: Int)
 
     var oauthError: OAuthError {
         OAuthError(.invalidAuthorizationDetails, description)
@@ -21,6 +28,7 @@ enum AuthorizationDetailsError: OAuthFailure, Equatable {
         switch self {
         case .tooLarge(let limit): "authorization_details is longer than \(limit) bytes"
         case .notJSON(let why): "authorization_details is not JSON: \(why)"
+        case .unsupportedJSON(let path, let why): "authorization_details\(path.hasPrefix("[") || path.isEmpty ? "" : ".")\(path): \(why)"
         case .notArray: "authorization_details must be a JSON array of objects"
         case .empty: "authorization_details holds no element"
         case .elementNotObject(let index): "\(Self.element(index)) must be a JSON object"
@@ -30,6 +38,8 @@ enum AuthorizationDetailsError: OAuthFailure, Equatable {
         case .fieldNotAllowed(let index, let path): "\(Self.element(index)).\(path) is not a field of its type"
         case .missingField(let index, let path): "\(Self.element(index)).\(path) is required by its type"
         case .invalidField(let index, let path, let why): "\(Self.element(index)).\(path) \(why)"
+        case .noneGranted: "the grant of this refresh token has no authorization details"
+        case .notGranted(let index): "\(Self.element(index)) is not one of the authorization details this grant holds"
         }
     }
 

@@ -104,7 +104,8 @@ struct ClientAuthentication: Sendable {
               let colon = decoded.firstIndex(of: UInt8(ascii: ":")),
               let id = try? FormParameters.decoded(decoded[decoded.startIndex..<colon]),
               let secret = try? FormParameters.decoded(decoded[decoded.index(after: colon)...]),
-              !id.isEmpty, !secret.isEmpty else {
+              !id.isEmpty, !secret.isEmpty,
+              !id.unicodeScalars.contains("\0"), !secret.unicodeScalars.contains("\0") else {
             throw ClientAuthenticationError.malformedBasic
         }
         return .basic(id: id, secret: secret)

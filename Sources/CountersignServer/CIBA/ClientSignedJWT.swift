@@ -27,6 +27,9 @@ struct ClientSignedJWT: Sendable {
         guard header["crit"] == nil else { throw .malformed }
         if let kid = header["kid"], kid.stringValue == nil { throw .malformed }
         guard case .object(let claims)? = try? JSONValue(parsing: payload) else { throw .malformed }
+        // Claims name clients, users and JWT ids that are looked up and stored as text: a NUL
+        // in any of them makes the JWT malformed here, before a query could choke on it.
+        guard !JSONValue.object(header).holdsNULCharacter, !JSONValue.object(claims).holdsNULCharacter else { throw .malformed }
         self.algorithm = algorithm
         self.keyID = header["kid"]?.stringValue
         self.claims = JWTClaims(claims)

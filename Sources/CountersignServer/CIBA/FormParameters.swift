@@ -37,6 +37,11 @@ struct FormParameters: Sendable {
             let name = try Self.decoded(parts[0])
             let value = parts.count > 1 ? try Self.decoded(parts[1]) : ""
             guard seen.insert(name).inserted else { throw FormError.duplicate(name) }
+            // No parameter can hold a NUL (PostgreSQL cannot store one): refused here, alike on
+            // both engines, rather than deep in a query.
+            guard !name.unicodeScalars.contains("\0"), !value.unicodeScalars.contains("\0") else {
+                throw FormError.nulCharacter(name)
+            }
             if !value.isEmpty { values[name] = value }
         }
         self.values = values
@@ -86,6 +91,7 @@ enum FormError: OAuthFailure, Equatable {
     case tooLarge(Int)
     case duplicate(String)
     case malformedEncoding
+    case nulCharacter(String)
 
     var oauthError: OAuthError {
         switch self {
@@ -97,6 +103,8 @@ enum FormError: OAuthFailure, Equatable {
             OAuthError(.invalidRequest, "parameter \(name) is given more than once")
         case .malformedEncoding:
             OAuthError(.invalidRequest, "the request body is not valid form encoding of UTF-8 text")
+        case .nulCharacter(let name):
+            OAuthError(.invalidRequest, "parameter \(name.unicodeScalars.contains("\0") ? name.debugDescription : name) must not contain a NUL character")
         }
     }
 }

@@ -23,10 +23,11 @@ extension TokenGrant {
                   authorizationDetails: transaction.authorizationDetails)
     }
 
-    /// The grant of a refresh token's family, issuing `scope` (the family's, or a part of it).
-    init(of family: RefreshTokenFamily, scope: [String]) {
+    /// The grant of a refresh token's family, issuing `scope` and `authorizationDetails` (the
+    /// family's, or a part of them).
+    init(of family: RefreshTokenFamily, scope: [String], authorizationDetails: AuthorizationDetails?) {
         self.init(clientID: family.clientID, userID: family.userID, scope: scope, authTime: family.authTime,
                   context: AuthenticationContext(acr: family.acr, amr: family.amr),
-                  authorizationDetails: family.authorizationDetails)
+                  authorizationDetails: authorizationDetails)
     }
 }

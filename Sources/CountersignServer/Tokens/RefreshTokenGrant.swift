@@ -12,6 +12,8 @@ import Foundation
 ///   `invalid_grant`. Of two requests racing with one token, the second counts as such a reuse:
 ///   the token is marked used only if it still is not, in the transaction that stores the next.
 /// - `scope` wider than the grant's: `invalid_scope`; the token stays usable.
+/// - `authorization_details` other than elements of the grant's: `invalid_authorization_details`
+///   (RFC 9396 §6.2); the token stays usable. A subset is granted as that subset.
 struct RefreshTokenGrant: Sendable {
     static let grantType = "refresh_token"
 
@@ -44,12 +46,13 @@ struct RefreshTokenGrant: Sendable {
             throw TokenRequestError.offlineAccessWithdrawn
         }
         let scope = try RefreshScope(form["scope"], granted: family.scope, allowedFor: client)
+        let details = try RefreshAuthorizationDetails(form[AuthorizationDetails.claim], granted: family.authorizationDetails)
         guard let user = try await services.repositories.users.find(
             id: family.userID, tenantID: family.tenantID, on: services.database), user.status == .active else {
             throw TokenRequestError.userUnavailable
         }
         let issued = try await tokens.sign(
-            TokenGrant(of: family, scope: scope.values), issuer: issuer, at: now,
+            TokenGrant(of: family, scope: scope.values, authorizationDetails: details.details), issuer: issuer, at: now,
             refresh: NewRefreshToken(in: family, startsFamily: false))
         let outcome = try await services.database.transaction { executor -> Outcome in
             guard try await refreshTokens.lockLiveFamily(id: family.id, on: executor) else { return .revoked }
