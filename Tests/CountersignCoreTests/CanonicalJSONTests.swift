@@ -94,9 +94,10 @@ import Testing
     }
 
     @Test func aDuplicateMemberIsNamedWithItsPath() {
-        #expect(throws: JSONParseError(offset: 13, reason: #"the object names "b" more than once"#, kind: .duplicateMember, path: "a")) {
-            try JSONValue(parsing: Data(#"{"a":{"b":1,"b":2}}"#.utf8))
-        }
+        let error = #expect(throws: JSONParseError.self) { try JSONValue(parsing: Data(#"{"a":{"b":1,"b":2}}"#.utf8)) }
+        #expect(error?.kind == .duplicateMember)
+        #expect(error?.path == "a")
+        #expect(error?.reason == #"the object names "b" more than once"#)
     }
 
     // MARK: Member order

@@ -3,6 +3,7 @@ import Crypto
 import Foundation
 import NIOCore
 import NIOHTTP1
+import Synchronization
 import Testing
 @testable import CountersignServer
 
@@ -69,22 +70,23 @@ struct PushOutcomeTests {
         #expect(configuration.retryDelay(afterAttempts: 6, providerSaid: 5) == 60)
     }
 
-    @Test func providerTokenIsReusedRenewedAndNeverRenewedTooSoon() throws {
+    @Test func providerTokenIsReusedRenewedAndNeverRenewedTooSoon() async throws {
         let key = try APNsSigningKey(keyID: "ABC123DEFG", teamID: "TEAM123456", pem: P256.Signing.PrivateKey().pemRepresentation)
-        let tokens = APNsProviderToken(key: key)
+        let tokens = APNsProviderToken(key: key, store: MemoryProviderTokenStore())
         let start = Date(timeIntervalSince1970: 1_800_000_000)
-        let first = try tokens.token(at: start)
-        #expect(try tokens.token(at: start.addingTimeInterval(49 * 60)) == first)
+        let first = try await tokens.token(at: start)
+        #expect(try await tokens.token(at: start.addingTimeInterval(49 * 60)) == first)
         // APNs calls a 10-minute-old token expired: too young to replace.
-        #expect(try tokens.renew(after: first, at: start.addingTimeInterval(10 * 60)) == false)
-        #expect(try tokens.token(at: start.addingTimeInterval(10 * 60)) == first)
-        #expect(try tokens.renew(after: first, at: start.addingTimeInterval(21 * 60)))
-        let second = try tokens.token(at: start.addingTimeInterval(21 * 60))
+        #expect(try await tokens.renew(after: first, at: start.addingTimeInterval(10 * 60)) == false)
+        #expect(tokens.timeUntilReplaceable(at: start.addingTimeInterval(10 * 60)) == 10 * 60)
+        #expect(try await tokens.token(at: start.addingTimeInterval(10 * 60)) == first)
+        #expect(try await tokens.renew(after: first, at: start.addingTimeInterval(21 * 60)))
+        let second = try await tokens.token(at: start.addingTimeInterval(21 * 60))
         #expect(second != first)
         // Another request already renewed it: nothing more to do.
-        #expect(try tokens.renew(after: first, at: start.addingTimeInterval(22 * 60)))
-        #expect(try tokens.token(at: start.addingTimeInterval(22 * 60)) == second)
-        #expect(try tokens.token(at: start.addingTimeInterval(72 * 60)) != second)
+        #expect(try await tokens.renew(after: first, at: start.addingTimeInterval(22 * 60)))
+        #expect(try await tokens.token(at: start.addingTimeInterval(22 * 60)) == second)
+        #expect(try await tokens.token(at: start.addingTimeInterval(72 * 60)) != second)
 
         let jws = try CompactJWS(parsing: second)
         #expect(jws.keyID == "ABC123DEFG")
@@ -92,6 +94,33 @@ struct PushOutcomeTests {
         #expect(jws.isValid(for: key.key.publicKey))
         #expect(try jws.payloadJSON() == .object([
             "iss": .string("TEAM123456"), "iat": .integer(Int64(start.addingTimeInterval(21 * 60).timeIntervalSince1970))]))
+    }
+
+    @Test func nodesAndRestartsShareOneProviderTokenPerKey() async throws {
+        let pem = P256.Signing.PrivateKey().pemRepresentation
+        let key = try APNsSigningKey(keyID: "ABC123DEFG", teamID: "TEAM123456", pem: pem)
+        let store = MemoryProviderTokenStore()
+        let start = Date(timeIntervalSince1970: 1_800_000_000)
+        let nodeA = APNsProviderToken(key: key, store: store)
+        let first = try await nodeA.token(at: start)
+        // A second node, a restart, and the same key set again all send with that token.
+        let nodeB = APNsProviderToken(key: key, store: store)
+        #expect(try await nodeB.token(at: start.addingTimeInterval(5 * 60)) == first)
+        let sameKeyAgain = APNsProviderToken(key: try APNsSigningKey(keyID: "ABC123DEFG", teamID: "TEAM123456", pem: pem), store: store)
+        #expect(try await sameKeyAgain.token(at: start.addingTimeInterval(10 * 60)) == first)
+        // Another key under the same ids is another key: it gets a token of its own.
+        let impostor = APNsProviderToken(
+            key: try APNsSigningKey(keyID: "ABC123DEFG", teamID: "TEAM123456", pem: P256.Signing.PrivateKey().pemRepresentation),
+            store: store)
+        #expect(try await impostor.token(at: start.addingTimeInterval(10 * 60)) != first)
+        // Renewal is due for both nodes at once: one renews, and both then send with its token.
+        let due = start.addingTimeInterval(51 * 60)
+        async let a = nodeA.token(at: due)
+        async let b = nodeB.token(at: due)
+        let (renewedA, renewedB) = try await (a, b)
+        #expect(renewedA == renewedB)
+        #expect(renewedA != first)
+        #expect(store.replacements == 3, "the first token, the impostor's, and one renewal")
     }
 
     @Test func payloadsStayUnderAPNsLimitAndCarryNoDetails() throws {
@@ -110,5 +139,26 @@ struct PushOutcomeTests {
         let fcm = try JSONValue(parsing: PushContent.fcmBody(for: entry, token: "t", at: date.addingTimeInterval(60)))
         #expect(fcm["message"]?["android"]?["ttl"]?.stringValue == "240s")
         #expect(fcm["message"]?["android"]?["priority"]?.stringValue == "HIGH")
+    }
+}
+
+/// Provider tokens in memory, with the same conditional replace as the database's store: for
+/// the token's own rules, without a server.
+final class MemoryProviderTokenStore: APNsProviderTokenStore {
+    private let state = Mutex<(tokens: [String: StoredProviderToken], replacements: Int)>(([:], 0))
+
+    var replacements: Int { state.withLock { $0.replacements } }
+
+    func current(for fingerprint: String) async throws -> StoredProviderToken? {
+        state.withLock { $0.tokens[fingerprint] }
+    }
+
+    func replace(_ replacing: StoredProviderToken?, with token: StoredProviderToken, for fingerprint: String) async throws -> Bool {
+        state.withLock { state in
+            guard state.tokens[fingerprint] == replacing else { return false }
+            state.tokens[fingerprint] = token
+            state.replacements += 1
+            return true
+        }
     }
 }

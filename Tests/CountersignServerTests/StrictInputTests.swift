@@ -2,6 +2,9 @@ import CountersignCore
 import Crypto
 import Foundation
 import Testing
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 @testable import CountersignServer
 
 /// Input that an API should refuse precisely and alike on both engines: numbers that are not
@@ -54,8 +57,9 @@ struct StrictInputTests {
             #expect(posted.errorDescription == "parameter client_id must not contain a NUL character")
 
             let basic = Data("cli_\u{0}:secret".utf8).base64EncodedString()
-            let basicAnswer = try await server.form("/token", [("grant_type", "refresh_token"), ("refresh_token", "x")],
-                                                    headers: ["Authorization": "Basic \(basic)"])
+            // Raw HTTP: URLSession on Linux does not return a 401 that carries a Basic challenge.
+            let basicAnswer = try await server.rawForm("/token", [("grant_type", "refresh_token"), ("refresh_token", "x")],
+                                                       authorization: "Basic \(basic)")
             #expect(basicAnswer.status == 401)
             #expect(basicAnswer.error == "invalid_client")
 
@@ -64,15 +68,23 @@ struct StrictInputTests {
             #expect(hint.error == "invalid_request")
 
             let assertion = try Self.assertion(issuer: "cli_\0", audience: server.base)
-            let asserted = try await server.form("/token", [
+            let asserted = try await server.rawForm("/token", [
                 ("grant_type", "refresh_token"), ("refresh_token", "x"),
                 ("client_assertion_type", "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"), ("client_assertion", assertion),
             ])
             #expect(asserted.status == 401)
             #expect(asserted.error == "invalid_client")
 
-            let signed = try await server.deviceCall("GET", "/device/v1/requests", body: Data(), deviceID: "dev_\0",
-                                                     signer: alice.device.keys.signer)
+            let url = server.base + "/device/v1/requests"
+            let claims = JSONValue.object([
+                "htm": .string("GET"), "htu": .string(url), "iat": .integer(Int64(server.clock.now.timeIntervalSince1970)),
+                "jti": .string(DeviceRequestSignature.randomNonce()), "body_sha256": .string(DeviceRequestSignature.digest(of: Data())),
+            ])
+            let jws = try CompactJWS.sign(header: ["typ": .string(DeviceRequestSignature.type), "kid": .string("dev_\0")],
+                                          payload: claims.canonicalData, signer: alice.device.keys.signer)
+            var request = URLRequest(url: try #require(URL(string: url)))
+            request.setValue("\(DeviceRequestSignature.scheme) \(jws.serialized)", forHTTPHeaderField: "Authorization")
+            let signed = try await server.send(request)
             #expect(signed.status == 401)
             #expect(signed.error == "malformed_signature")
 

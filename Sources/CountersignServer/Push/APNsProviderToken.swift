@@ -5,45 +5,88 @@ import Synchronization
 
 /// The provider token (an ES256 JWT with `kid`, `iss` = team id, `iat`) that authenticates
 /// token-based APNs requests. Apple refuses a token older than an hour
-/// (`ExpiredProviderToken`) and one renewed more often than every 20 minutes
-/// (`TooManyProviderTokenUpdates`), so one token is shared by every request and renewed once it
-/// is 50 minutes old — or sooner if APNs calls it expired, but never before it is 20 minutes old.
+/// (`ExpiredProviderToken`) and a key whose token changes more often than every 20 minutes
+/// (`TooManyProviderTokenUpdates`), so one token per key is shared by every request, every node
+/// and every start (`APNsProviderTokenStore`), and renewed once it is 50 minutes old — or sooner
+/// if APNs calls it expired, but never before it is 20 minutes old. Renewals are a conditional
+/// replace: of nodes renewing at once, one writes and the others use what it wrote.
 final class APNsProviderToken: Sendable {
     static let renewalAge: TimeInterval = 50 * 60
     static let minimumAge: TimeInterval = 20 * 60
 
     private let key: APNsSigningKey
-    private let current = Mutex<(jwt: String, issuedAt: Date)?>(nil)
+    private let fingerprint: String
+    private let store: any APNsProviderTokenStore
+    /// The token in use here, so that a push reads no database while it is fresh.
+    private let current = Mutex<StoredProviderToken?>(nil)
+    /// One renewal at a time on this node; the others wait for its result.
+    private let renewal = AsyncLock()
 
-    init(key: APNsSigningKey) {
+    init(key: APNsSigningKey, store: any APNsProviderTokenStore) {
         self.key = key
+        self.fingerprint = key.fingerprint
+        self.store = store
     }
 
-    /// The token to send with at `date`, made anew if there is none or it is due for renewal.
-    func token(at date: Date) throws -> String {
-        try current.withLock { current in
-            if let current, date.timeIntervalSince(current.issuedAt) < Self.renewalAge { return current.jwt }
-            let made = try make(at: date)
-            current = made
-            return made.jwt
+    /// The token to send with at `date`: the shared one while it is younger than `renewalAge`,
+    /// else a new one.
+    func token(at date: Date) async throws -> String {
+        if let fresh = current.withLock({ $0 }), Self.isFresh(fresh, at: date) { return fresh.jwt }
+        return try await renewal.withLock {
+            if let fresh = current.withLock({ $0 }), Self.isFresh(fresh, at: date) { return fresh.jwt }
+            let shared = try await store.current(for: fingerprint)
+            if let shared, Self.isFresh(shared, at: date) { return adopt(shared) }
+            return try await replace(shared, at: date)
         }
     }
 
     /// After APNs answered `ExpiredProviderToken` to `rejected`: true if a new token was made
-    /// (or another request already made one), false if the current one is too young to replace.
-    func renew(after rejected: String, at date: Date) throws -> Bool {
-        try current.withLock { current in
-            guard let existing = current, existing.jwt == rejected else { return true }
-            guard date.timeIntervalSince(existing.issuedAt) >= Self.minimumAge else { return false }
-            current = try make(at: date)
+    /// (or another request or node already made one), false if the current one is too young to
+    /// replace.
+    func renew(after rejected: String, at date: Date) async throws -> Bool {
+        try await renewal.withLock {
+            let shared = try await store.current(for: fingerprint)
+            guard let shared, shared.jwt == rejected else {
+                if let shared { _ = adopt(shared) }
+                return true
+            }
+            guard date.timeIntervalSince(shared.issuedAt) >= Self.minimumAge else { return false }
+            _ = try await replace(shared, at: date)
             return true
         }
     }
 
-    private func make(at date: Date) throws -> (jwt: String, issuedAt: Date) {
+    /// How long until the token in use may be replaced; zero when it already may.
+    func timeUntilReplaceable(at date: Date) -> TimeInterval {
+        guard let token = current.withLock({ $0 }) else { return 0 }
+        return max(0, Self.minimumAge - date.timeIntervalSince(token.issuedAt))
+    }
+
+    private static func isFresh(_ token: StoredProviderToken, at date: Date) -> Bool {
+        let age = date.timeIntervalSince(token.issuedAt)
+        return age >= 0 && age < renewalAge
+    }
+
+    private func adopt(_ token: StoredProviderToken) -> String {
+        current.withLock { $0 = token }
+        return token.jwt
+    }
+
+    /// Signs a token and stores it in place of `shared`; if another node got there first, uses
+    /// the token it stored.
+    private func replace(_ shared: StoredProviderToken?, at date: Date) async throws -> String {
+        let made = try make(at: date)
+        if try await store.replace(shared, with: made, for: fingerprint) { return adopt(made) }
+        guard let winner = try await store.current(for: fingerprint) else {
+            throw StorageError.unavailable("the APNs provider token was removed while it was being renewed")
+        }
+        return adopt(winner)
+    }
+
+    private func make(at date: Date) throws -> StoredProviderToken {
         let issuedAt = Date(timeIntervalSince1970: date.timeIntervalSince1970.rounded(.down))
         let claims = JSONValue.object(["iss": .string(key.teamID), "iat": .integer(Int64(issuedAt.timeIntervalSince1970))])
         let jws = try CompactJWS.sign(header: ["kid": .string(key.keyID)], payload: claims.canonicalData, signer: key.key)
-        return (jws.serialized, issuedAt)
+        return StoredProviderToken(jwt: jws.serialized, issuedAt: issuedAt)
     }
 }

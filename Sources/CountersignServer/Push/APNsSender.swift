@@ -20,7 +20,7 @@ final class APNsSender: PushSender {
     private let now: @Sendable () -> Date
 
     init(credential: PushCredential, secret: PushSecret, configuration: PushConfiguration,
-         now: @escaping @Sendable () -> Date) throws {
+         tokens store: any APNsProviderTokenStore, now: @escaping @Sendable () -> Date) throws {
         let environment = credential.environment ?? .production
         baseURL = environment == .production ? configuration.apnsProductionURL : configuration.apnsSandboxURL
         topic = credential.topic ?? ""
@@ -33,7 +33,7 @@ final class APNsSender: PushSender {
         case .apnsToken(let pem):
             let key = try APNsSigningKey(keyID: credential.summary.keyID ?? "", teamID: credential.summary.teamID ?? "", pem: pem)
             client = try PushHTTPClient(configuration, certificate: nil)
-            authentication = .token(APNsProviderToken(key: key))
+            authentication = .token(APNsProviderToken(key: key, store: store))
         case .fcm:
             throw PushCredentialUnusable(reason: "an FCM credential cannot send through APNs")
         }
@@ -43,18 +43,30 @@ final class APNsSender: PushSender {
         // The token becomes part of the URL path: anything but hex digits is no APNs token.
         guard Self.isDeviceToken(deviceToken) else { return .invalidToken(reason: "BadDeviceToken", since: nil) }
         let outcome = await attempt(entry, deviceToken: deviceToken)
-        // A token APNs calls expired is renewed (if old enough to be) and the push tried once more.
-        if case .token(let tokens) = authentication, case .retry(let reason, _) = outcome.outcome,
-           reason == "ExpiredProviderToken", let rejected = outcome.providerToken {
+        guard case .token(let tokens) = authentication, case .retry(let reason, let after) = outcome.outcome else {
+            return outcome.outcome
+        }
+        switch reason {
+        case "ExpiredProviderToken":
+            // Renewed (if old enough to be) and the push tried once more.
+            guard let rejected = outcome.providerToken else { return outcome.outcome }
             do {
-                if try tokens.renew(after: rejected, at: now()) {
+                if try await tokens.renew(after: rejected, at: now()) {
                     return await attempt(entry, deviceToken: deviceToken).outcome
                 }
             } catch {
-                return .failed(reason: "cannot sign a provider token: \(error)")
+                return .retry(reason: "cannot renew the provider token: \(error)", after: nil)
             }
+            return outcome.outcome
+        case "TooManyProviderTokenUpdates":
+            // A token made elsewhere (an older node, another installation with the same key)
+            // changed the key's token too recently. Making yet another would only restart
+            // APNs' 20 minutes: the push waits, with this token, until it has served them.
+            let wait = tokens.timeUntilReplaceable(at: now())
+            return .retry(reason: reason, after: max(after ?? 0, wait))
+        default:
+            return outcome.outcome
         }
-        return outcome.outcome
     }
 
     private func attempt(_ entry: PushOutboxEntry, deviceToken: String) async -> (outcome: PushOutcome, providerToken: String?) {
@@ -64,9 +76,12 @@ final class APNsSender: PushSender {
         var providerToken: String?
         if case .token(let tokens) = authentication {
             do {
-                let token = try tokens.token(at: now())
+                let token = try await tokens.token(at: now())
                 request.headers.add(name: "authorization", value: "bearer \(token)")
                 providerToken = token
+            } catch let error as StorageError {
+                // The shared token could not be read or stored: the database will be back.
+                return (.retry(reason: "the provider token could not be read: \(error)", after: nil), nil)
             } catch {
                 return (.failed(reason: "cannot sign a provider token: \(error)"), nil)
             }

@@ -116,6 +116,7 @@ final class PushSenders: Sendable {
             let configuration = services.configuration.push
             let sender: any PushSender = switch provider {
             case .apns: try APNsSender(credential: credential, secret: secret, configuration: configuration,
+                                       tokens: SQLAPNsProviderTokenStore(database: services.database, sealer: services.sealer),
                                        now: services.configuration.now)
             case .fcm: try FCMSender(credential: credential, secret: secret, configuration: configuration,
                                      now: services.configuration.now)

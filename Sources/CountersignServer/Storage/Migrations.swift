@@ -443,6 +443,19 @@ public enum Migrations {
             """,
             "CREATE INDEX client_request_windows_start ON client_request_windows (window_start)",
         ]),
+        Migration(version: 11, name: "apns-provider-tokens", statements: [
+            // The provider token of each APNs signing key, shared by every node and kept across
+            // restarts: APNs refuses a key whose token changes more often than every 20 minutes.
+            // By key (`APNsSigningKey.fingerprint`), not by credential, and so without a foreign
+            // key: the same key set again keeps its token.
+            """
+            CREATE TABLE apns_provider_tokens (
+                key_fingerprint TEXT PRIMARY KEY,
+                token_sealed BLOB NOT NULL,
+                issued_at BIGINT NOT NULL
+            )
+            """,
+        ]),
     ]
 
     /// Applies every migration the database lacks, in order. On PostgreSQL an advisory lock

@@ -1,0 +1,73 @@
+import CountersignCore
+import Crypto
+import Foundation
+
+/// A provider token as every node shares it: the JWT (sealed under the master key: it lets
+/// anyone push to the tenant's app for up to an hour) and when it was signed.
+struct StoredProviderToken: Sendable, Equatable {
+    let jwt: String
+    let issuedAt: Date
+}
+
+/// Where the provider token of each APNs signing key is kept, so that every node, and every
+/// start of one, sends with the same token: APNs refuses (`TooManyProviderTokenUpdates`) a key
+/// whose token changes more often than every 20 minutes, whoever changes it.
+///
+/// Tokens are kept by `APNsSigningKey.fingerprint` (team, key id and public key), not by
+/// credential: the same `.p8` set again keeps its token, and a tenant that uploads some other
+/// key under another tenant's key id gets a row of its own.
+protocol APNsProviderTokenStore: Sendable {
+    func current(for fingerprint: String) async throws -> StoredProviderToken?
+    /// Stores `token` in place of `replacing` (nil: no token yet); false when another node
+    /// changed the row first, whose token the caller then reads and uses.
+    func replace(_ replacing: StoredProviderToken?, with token: StoredProviderToken, for fingerprint: String) async throws -> Bool
+}
+
+/// The store on the server's database (table `apns_provider_tokens`, migration 11).
+struct SQLAPNsProviderTokenStore: APNsProviderTokenStore {
+    let database: any Database
+    let sealer: SecretSealer
+
+    func current(for fingerprint: String) async throws -> StoredProviderToken? {
+        guard let row = try await database.first(
+            "SELECT token_sealed, issued_at FROM apns_provider_tokens WHERE key_fingerprint = ?", .text(fingerprint)) else {
+            return nil
+        }
+        let jwt = try sealer.open(try row.data("token_sealed"), context: Self.sealingContext(fingerprint))
+        return StoredProviderToken(jwt: String(decoding: jwt, as: UTF8.self), issuedAt: try row.date("issued_at"))
+    }
+
+    func replace(_ replacing: StoredProviderToken?, with token: StoredProviderToken, for fingerprint: String) async throws -> Bool {
+        let sealed = try sealer.seal(Data(token.jwt.utf8), context: Self.sealingContext(fingerprint))
+        let rows: [SQLRow]
+        if let replacing {
+            rows = try await database.query(
+                """
+                UPDATE apns_provider_tokens SET token_sealed = ?, issued_at = ?
+                WHERE key_fingerprint = ? AND issued_at = ? RETURNING key_fingerprint
+                """,
+                .blob(sealed), SQLValue(token.issuedAt), .text(fingerprint), SQLValue(replacing.issuedAt))
+        } else {
+            rows = try await database.query(
+                """
+                INSERT INTO apns_provider_tokens (key_fingerprint, token_sealed, issued_at) VALUES (?, ?, ?)
+                ON CONFLICT (key_fingerprint) DO NOTHING RETURNING key_fingerprint
+                """,
+                .text(fingerprint), .blob(sealed), SQLValue(token.issuedAt))
+        }
+        return !rows.isEmpty
+    }
+
+    /// Names the row a sealed token belongs to, so that it opens nowhere else.
+    static func sealingContext(_ fingerprint: String) -> String { "apns-provider-token:\(fingerprint)" }
+}
+
+extension APNsSigningKey {
+    /// What identifies the key to APNs, and the key itself: SHA-256 over team id, key id and
+    /// the public key, base64url.
+    var fingerprint: String {
+        var input = Data("\(teamID).\(keyID).".utf8)
+        input.append(key.publicKey.x963Representation)
+        return Data(SHA256.hash(data: input)).base64URLEncodedString
+    }
+}
