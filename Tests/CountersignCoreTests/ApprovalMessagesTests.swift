@@ -210,7 +210,7 @@ import Testing
         let jws = try CompactJWS.sign(
             header: ["typ": .string(ApprovalResponse.type), "kid": .string("dev_1")],
             payload: JSONValue.object(["request_id": .string("txn_01HZX3")]).canonicalData, signer: signingKey)
-        #expect(throws: ApprovalMessageError.malformed("the response's payload lacks a required claim")) {
+        #expect(throws: ApprovalMessageError.malformed("the response's payload lacks the claim decision")) {
             try ApprovalResponse.verified(jws.serialized, key: signingKey.publicKey, deviceID: "dev_1")
         }
     }
