@@ -16,11 +16,12 @@ struct DeviceCommand: AsyncParsableCommand {
         @Option(help: "Where enrollments and keys are kept (COUNTERSIGN_DEVICE_STORE). Default ~/.countersign/device.")
         var store: String?
 
-        func authenticator() -> CountersignAuthenticator {
+        func authenticator(transport: any HTTPTransport = URLSessionTransport()) -> CountersignAuthenticator {
             let path = setting(store, "COUNTERSIGN_DEVICE_STORE")
                 ?? FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".countersign/device").path
             return CountersignAuthenticator(
-                keyStore: FileKeyStore(root: URL(fileURLWithPath: path)), biometricKeys: BiometricStandIn.keys())
+                keyStore: FileKeyStore(root: URL(fileURLWithPath: path)), transport: transport,
+                biometricKeys: BiometricStandIn.keys())
         }
     }
 
