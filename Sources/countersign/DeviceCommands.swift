@@ -33,6 +33,9 @@ struct DeviceCommand: AsyncParsableCommand {
                 of standard input with --pin-stdin). Only a random salt is kept here; the server holds the PIN's \
                 public key and counts wrong PINs. --biometric enrolls this terminal's biometric stand-in: a \
                 software key released after a confirmation on the terminal, not by biometry.
+
+                An enrollment URI holds a one-time ticket: to enroll again, with other factors or on another \
+                store, ask for a new one (`countersign admin enroll usr_…`).
                 """)
         @OptionGroup var options: StoreOptions
         @Argument(help: "The enrollment URI (from `countersign admin enroll`, or the text of the QR code).") var uri: String
@@ -151,9 +154,14 @@ extension DeviceCommand {
                 (or taken from COUNTERSIGN_DEVICE_PIN, or a line of standard input with --pin-stdin, and then \
                 tried only once); the biometric stand-in asks for a confirmation on the terminal; custom data \
                 is asked (or given with --custom-data). Cancelling any of them denies the request as cancelled.
+
+                A request goes to every device of its user: when several enrollments here hold it, the one \
+                that can give the factor it requires answers, or the one named with --enrollment.
                 """)
         @OptionGroup var options: StoreOptions
         @Argument(help: "The request's id (txn_…), as `countersign device pending` lists it.") var requestID: String
+        @Option(help: "Answer as this enrollment (as `countersign device list` shows it). Default: the one that holds the request and can give its factor.")
+        var enrollment: String?
         @Option(help: "The number the other screen shows, for number matching.") var number: Int64?
         @Option(name: .customLong("custom-data"), help: "The data for the tenant's custom verifier.") var customData: String?
         @Flag(name: .customLong("pin-stdin"), help: "Read the PIN from standard input instead of asking.") var pinStdin = false
@@ -162,13 +170,24 @@ extension DeviceCommand {
 
         func run() async throws {
             let authenticator = options.authenticator()
-            let details = try await pendingDetails(requestID, authenticator: authenticator)
+            let details = try await PendingRequestLookup(authenticator: authenticator)
+                .details(of: requestID, enrollment: enrollment, answering: true)
+            print(RequestSummary(details).text)
+            let refusals = PINRefusals()
             let handler = TerminalChallenges(
-                number: number, customData: customData, pins: PINSource(fromStandardInput: pinStdin), preferPIN: usePIN)
+                number: number, customData: customData, pins: PINSource(fromStandardInput: pinStdin), preferPIN: usePIN,
+                refusals: refusals)
             do {
                 print(RequestSummary.outcome(of: try await authenticator.respond(toDetails: details, with: handler)))
             } catch CountersignError.actionCancelled {
+                if let refused = refusals.scriptedPINRefused {
+                    throw TerminalFailure("wrong PIN" + refused.attemptsLeft
+                        + "; a PIN given by a script is tried only once, so \(requestID) was denied as cancelled")
+                }
                 throw TerminalFailure("cancelled: \(requestID) was denied as cancelled")
+            } catch CountersignError.requestNotHandleable {
+                throw TerminalFailure("\(requestID) asks for \(RequestSummary.verification(of: details)), which enrollment "
+                    + "\(details.request.enrollmentID) cannot give; nothing was answered")
             }
         }
     }
@@ -190,12 +209,16 @@ extension DeviceCommand {
         static let configuration = CommandConfiguration(abstract: "Deny a pending request.")
         @OptionGroup var options: StoreOptions
         @Argument(help: "The request's id (txn_…), as `countersign device pending` lists it.") var requestID: String
+        @Option(help: "Deny as this enrollment (as `countersign device list` shows it). Default: the first that holds the request.")
+        var enrollment: String?
         @Option(help: "Why: declined (the default), cancelled, or not-requested to report a request you did not make.")
         var reason: Reason?
 
         func run() async throws {
             let authenticator = options.authenticator()
-            let details = try await pendingDetails(requestID, authenticator: authenticator)
+            let details = try await PendingRequestLookup(authenticator: authenticator)
+                .details(of: requestID, enrollment: enrollment, answering: false)
+            print(RequestSummary(details).text)
             let acknowledgement = if let reason {
                 try await authenticator.deny(details, reason: reason.denyReason)
             } else {
@@ -204,16 +227,6 @@ extension DeviceCommand {
             print(RequestSummary.outcome(of: acknowledgement))
         }
     }
-}
-
-/// Finds a request in the inbox of any enrollment, opens it and shows it.
-private func pendingDetails(_ requestID: String, authenticator: CountersignAuthenticator) async throws -> RequestDetails {
-    guard let request = try await authenticator.pendingRequests().first(where: { $0.id == requestID }) else {
-        throw TerminalFailure("no enrollment on this device has a pending request \(requestID)")
-    }
-    let details = try await authenticator.details(for: request)
-    print(RequestSummary(details).text)
-    return details
 }
 
 /// A request as the terminal shows it: enough to decide on, nothing sealed left out. What the

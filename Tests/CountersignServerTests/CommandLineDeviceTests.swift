@@ -1,0 +1,119 @@
+import Foundation
+import Testing
+
+/// The terminal authenticator's commands beyond the walk-through, run with the real
+/// `countersign` executable against `countersign serve`: two enrollments of one user, and a
+/// wrong PIN.
+@Suite("The countersign device commands")
+struct CommandLineDeviceTests {
+    static let enabled = CommandLineTests.executable != nil || ProcessInfo.processInfo.environment["CI"] == "true"
+
+    /// A server with a user alice, and the environment the commands need.
+    struct Scene {
+        let scratch: URL
+        let server: Process
+        var environment: [String: String]
+        let userID: String
+
+        static func make() async throws -> Scene {
+            let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("countersign-device-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+            let (server, serverURL, stdout, _) = try await CommandLineTests.serve(
+                dataDirectory: scratch.appendingPathComponent("data").path, in: scratch, name: "server")
+            let environment = ["COUNTERSIGN_SERVER": serverURL, "COUNTERSIGN_ADMIN_KEY": try CommandLineTests.adminKey(printedTo: stdout),
+                               "COUNTERSIGN_DEVICE_STORE": scratch.appendingPathComponent("device").path]
+            let user = try CommandLineTests.run(["admin", "user", "create", "alice"], environment: environment)
+            let userID = try #require((try JSONSerialization.jsonObject(with: Data(user.output.utf8)) as? [String: Any])?["id"] as? String)
+            return Scene(scratch: scratch, server: server, environment: environment, userID: userID)
+        }
+
+        func run(_ arguments: [String], input: String? = nil) throws -> CommandLineTests.Run {
+            try CommandLineTests.run(arguments, environment: environment, input: input)
+        }
+
+        /// A fresh enrollment URI for alice: each holds a one-time ticket.
+        func enrollmentURI() throws -> String {
+            try run(["admin", "enroll", userID, "--uri-only"]).output.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+
+        /// `device enroll`; returns the enrollment id it prints.
+        func enroll(_ arguments: [String] = [], input: String? = nil) throws -> String {
+            let enrolled = try run(["device", "enroll", try enrollmentURI()] + arguments, input: input)
+            #expect(enrolled.status == 0, "\(enrolled.output)")
+            let line = try #require(enrolled.output.split(separator: "\n").first { $0.hasPrefix("enrollment ") })
+            return try #require(line.split(separator: " ").dropFirst().first.map(String.init))
+        }
+
+        /// Alice's devices as `admin device list` shows them.
+        func devices() throws -> [[String: Any]] {
+            let listed = try run(["admin", "device", "list", userID])
+            let object = try JSONSerialization.jsonObject(with: Data(listed.output.utf8)) as? [String: Any]
+            return try #require(object?["items"] as? [[String: Any]], "\(listed.output)")
+        }
+
+        func end() {
+            if server.isRunning {
+                server.terminate()
+                server.waitUntilExit()
+            }
+            try? FileManager.default.removeItem(at: scratch)
+        }
+    }
+
+    /// Asks alice for a PIN through a poll client; returns the request's id as the device sees it.
+    static func askForPIN(_ scene: inout Scene) throws -> String {
+        if scene.environment["COUNTERSIGN_CLIENT_SECRET"] == nil {
+            let created = try scene.run(["admin", "client", "create", "--name", "Demo portal"])
+            let client = try #require(try JSONSerialization.jsonObject(with: Data(created.output.utf8)) as? [String: Any])
+            scene.environment["COUNTERSIGN_CLIENT_ID"] = try #require((client["client"] as? [String: Any])?["client_id"] as? String)
+            scene.environment["COUNTERSIGN_CLIENT_SECRET"] = try #require(client["client_secret"] as? String)
+        }
+        let before = try scene.run(["device", "pending"]).output
+        let asked = try scene.run(["ciba", "auth", "--client-id", try #require(scene.environment["COUNTERSIGN_CLIENT_ID"]),
+                                   "--user", "alice", "--acr-values", "urn:countersign:acr:pin"])
+        #expect(asked.status == 0, "\(asked.output)")
+        let pending = try scene.run(["device", "pending"]).output
+        let ids = pending.split(whereSeparator: \.isWhitespace).filter { $0.hasPrefix("txn_") && !before.contains($0) }
+        return try #require(ids.first.map(String.init), "\(pending)")
+    }
+
+    @Test("two enrollments of one user: approve answers with the one holding the PIN, or the one named",
+          .enabled(if: enabled))
+    func approveWithTheEnrollmentThatCanGiveTheFactor() async throws {
+        var scene = try await Scene.make()
+        defer { scene.end() }
+        let withoutPIN = try scene.enroll(["--name", "laptop"])
+        let withPIN = try scene.enroll(["--name", "laptop with PIN", "--pin-stdin"], input: "2468\n")
+
+        let first = try Self.askForPIN(&scene)
+        let approved = try scene.run(["device", "approve", first, "--pin-stdin"], input: "2468\n")
+        #expect(approved.status == 0, "\(approved.output)")
+        #expect(approved.output.contains("\(first): approved"), "\(approved.output)")
+        #expect(approved.output.contains("enrollment  \(withPIN)"), "\(approved.output)")
+
+        let second = try Self.askForPIN(&scene)
+        let named = try scene.run(["device", "approve", second, "--enrollment", withoutPIN, "--pin-stdin"], input: "2468\n")
+        #expect(named.status != 0)
+        #expect(named.output.contains("asks for PIN, which enrollment \(withoutPIN) cannot give; nothing was answered"),
+                "\(named.output)")
+        let unknown = try scene.run(["device", "deny", second, "--enrollment", "no-such-enrollment"])
+        #expect(unknown.status != 0)
+        #expect(unknown.output.contains("this device has no enrollment no-such-enrollment"), "\(unknown.output)")
+        let denied = try scene.run(["device", "deny", second, "--enrollment", withoutPIN])
+        #expect(denied.status == 0, "\(denied.output)")
+        #expect(denied.output.contains("\(second): denied (declined)"), "\(denied.output)")
+    }
+
+    @Test("a wrong PIN from --pin-stdin says so, with the attempts left", .enabled(if: enabled))
+    func wrongScriptedPINIsReportedAsWrong() async throws {
+        var scene = try await Scene.make()
+        defer { scene.end() }
+        _ = try scene.enroll(["--pin-stdin"], input: "2468\n")
+        let request = try Self.askForPIN(&scene)
+
+        let wrong = try scene.run(["device", "approve", request, "--pin-stdin"], input: "1357\n")
+        #expect(wrong.status != 0)
+        #expect(wrong.output.contains("Error: wrong PIN; 2 attempts left before the enrollment is removed"), "\(wrong.output)")
+        #expect(wrong.output.contains("was denied as cancelled"), "\(wrong.output)")
+    }
+}
