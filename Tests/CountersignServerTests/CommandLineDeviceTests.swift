@@ -2,8 +2,8 @@ import Foundation
 import Testing
 
 /// The terminal authenticator's commands beyond the walk-through, run with the real
-/// `countersign` executable against `countersign serve`: two enrollments of one user, and a
-/// wrong PIN.
+/// `countersign` executable against `countersign serve`: two enrollments of one user, a wrong
+/// PIN, and the APNs certificate's password.
 @Suite("The countersign device commands")
 struct CommandLineDeviceTests {
     static let enabled = CommandLineTests.executable != nil || ProcessInfo.processInfo.environment["CI"] == "true"
@@ -115,5 +115,43 @@ struct CommandLineDeviceTests {
         #expect(wrong.status != 0)
         #expect(wrong.output.contains("Error: wrong PIN; 2 attempts left before the enrollment is removed"), "\(wrong.output)")
         #expect(wrong.output.contains("was denied as cancelled"), "\(wrong.output)")
+    }
+
+    @Test("set-apns-certificate: the help names the password's variable; without a terminal or a password it says how to give one",
+          .enabled(if: enabled))
+    func apnsCertificatePassword() async throws {
+        let help = try CommandLineTests.run(["admin", "push", "set-apns-certificate", "--help"], environment: [:])
+        #expect(help.output.contains("COUNTERSIGN_APNS_CERTIFICATE_PASSWORD"), "\(help.output)")
+        #expect(help.output.contains("standard input"), "\(help.output)")
+
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("countersign-p12-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let file = scratch.appendingPathComponent("push.p12")
+        try Data([0x30, 0x82]).write(to: file)
+        let missing = try CommandLineTests.run(
+            ["admin", "push", "set-apns-certificate", "bank-ios", "--file", file.path, "--topic", "com.example.bank"],
+            environment: ["COUNTERSIGN_SERVER": "http://127.0.0.1:9", "COUNTERSIGN_ADMIN_KEY": "key_x.y"], input: "",
+            unset: ["COUNTERSIGN_APNS_CERTIFICATE_PASSWORD"])
+        #expect(missing.status != 0)
+        #expect(missing.output.contains("the password of \(file.path) is needed"), "\(missing.output)")
+        #expect(missing.output.contains("set COUNTERSIGN_APNS_CERTIFICATE_PASSWORD"), "\(missing.output)")
+        #expect(!missing.output.contains("field password is invalid"), "\(missing.output)")
+    }
+
+    @Test("set-apns-certificate takes the password from the first line of a pipe",
+          .enabled(if: enabled && PushTestPKI.available))
+    func apnsCertificatePasswordFromAPipe() async throws {
+        let pki = try #require(PushTestPKI.shared)
+        let scene = try await Scene.make()
+        defer { scene.end() }
+        let p12 = scene.scratch.appendingPathComponent("push.p12")
+        try pki.clientPKCS12(commonName: "Apple Push Services: com.example.bank", topic: "com.example.bank", password: "s3cret")
+            .write(to: p12)
+        let set = try CommandLineTests.run(
+            ["admin", "push", "set-apns-certificate", "bank-ios", "--file", p12.path, "--topic", "com.example.bank"],
+            environment: scene.environment, input: "s3cret\n", unset: ["COUNTERSIGN_APNS_CERTIFICATE_PASSWORD"])
+        #expect(set.status == 0, "\(set.output)")
+        #expect(set.output.contains("Apple Push Services: com.example.bank"), "\(set.output)")
     }
 }
