@@ -9,7 +9,7 @@ struct DeviceCommand: AsyncParsableCommand {
         commandName: "device", abstract: "Use this terminal as a Countersign authenticator.",
         subcommands: [
             Enroll.self, List.self, Status.self, Rename.self, Unenroll.self, Pending.self, Approve.self, Deny.self,
-            Watch.self, PIN.self, OneTimeCode.self,
+            Watch.self, PIN.self, OneTimeCode.self, PushToken.self,
         ])
 
     struct StoreOptions: ParsableArguments {
@@ -32,7 +32,8 @@ struct DeviceCommand: AsyncParsableCommand {
                 --pin asks for a new PIN twice without echo (or takes it from COUNTERSIGN_DEVICE_PIN, or a line \
                 of standard input with --pin-stdin). Only a random salt is kept here; the server holds the PIN's \
                 public key and counts wrong PINs. --biometric enrolls this terminal's biometric stand-in: a \
-                software key released after a confirmation on the terminal, not by biometry.
+                software key released after a confirmation on the terminal, not by biometry. --push-provider and \
+                --push-token register a push token at once (see `countersign device push-token`).
 
                 An enrollment URI holds a one-time ticket: to enroll again, with other factors or on another \
                 store, ask for a new one (`countersign admin enroll usr_…`).
@@ -44,13 +45,22 @@ struct DeviceCommand: AsyncParsableCommand {
         @Flag(name: .customLong("pin-stdin"), help: "Read the PIN from standard input instead of asking.") var pinStdin = false
         @Flag(help: "Enroll the biometric stand-in.") var biometric = false
         @Flag(help: "Ask for a TOTP seed, for one-time codes (`countersign device totp`).") var totp = false
+        @Option(name: .customLong("push-provider"), help: "With --push-token: apns or fcm.") var pushProvider: PushProvider?
+        @Option(name: .customLong("push-token"), help: "A push token to register with the enrollment.") var pushToken: String?
+
+        func validate() throws {
+            guard (pushProvider == nil) == (pushToken == nil) else {
+                throw ValidationError("--push-token and --push-provider go together: give both, or neither")
+            }
+        }
 
         func run() async throws {
             let deviceName = name ?? ProcessInfo.processInfo.hostName
             let newPIN = pin || pinStdin ? try PINSource(fromStandardInput: pinStdin).new() : nil
+            let push = pushProvider.flatMap { provider in pushToken.map { PushRegistration(provider: provider.provider, token: $0) } }
             let authenticator = options.authenticator()
             let enrollment = try await authenticator.enroll(
-                uri: uri, deviceName: deviceName, platform: .linux,
+                uri: uri, deviceName: deviceName, platform: .linux, push: push,
                 factors: EnrollmentFactors(pin: newPIN, biometric: biometric, totp: totp))
             print("Enrolled \(enrollment.deviceName) for \(enrollment.user.username) at \(enrollment.server.absoluteString)")
             print("enrollment \(enrollment.id)  device \(enrollment.deviceID)")
@@ -59,6 +69,7 @@ struct DeviceCommand: AsyncParsableCommand {
             if factors.biometric { print("biometric enrolled (\(BiometricStandIn.label))") }
             if factors.totp { print("TOTP seed received: `countersign device totp \(enrollment.id)` shows the current code") }
             if totp, !factors.totp { print("The server offers no TOTP seed to this tenant's devices.") }
+            if let push { print("push token registered: \(push.provider.rawValue)") }
         }
     }
 

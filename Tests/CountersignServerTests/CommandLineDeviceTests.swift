@@ -3,7 +3,7 @@ import Testing
 
 /// The terminal authenticator's commands beyond the walk-through, run with the real
 /// `countersign` executable against `countersign serve`: two enrollments of one user, a wrong
-/// PIN, and the APNs certificate's password.
+/// PIN, push tokens, and the APNs certificate's password.
 @Suite("The countersign device commands")
 struct CommandLineDeviceTests {
     static let enabled = CommandLineTests.executable != nil || ProcessInfo.processInfo.environment["CI"] == "true"
@@ -115,6 +115,46 @@ struct CommandLineDeviceTests {
         #expect(wrong.status != 0)
         #expect(wrong.output.contains("Error: wrong PIN; 2 attempts left before the enrollment is removed"), "\(wrong.output)")
         #expect(wrong.output.contains("was denied as cancelled"), "\(wrong.output)")
+    }
+
+    @Test("push-token set and clear change the device the server holds; enroll registers one", .enabled(if: enabled))
+    func pushTokenFromTheTerminal() async throws {
+        let scene = try await Scene.make()
+        defer { scene.end() }
+        let enrollment = try scene.enroll(["--push-provider", "fcm", "--push-token", "fcm-registration-token-A1B2C3D4"])
+        var push = try #require(try scene.devices().first?["push"] as? [String: Any])
+        #expect(push["provider"] as? String == "fcm")
+        #expect(push["token_suffix"] as? String == "A1B2C3D4")
+
+        let token = String(repeating: "0123456789abcdef", count: 3) + "01234567deadbeef"
+        let set = try scene.run(["device", "push-token", "set", enrollment, "--provider", "apns", "--token", token])
+        #expect(set.status == 0, "\(set.output)")
+        #expect(set.output.contains("Push token registered: apns, ending deadbeef (valid)."), "\(set.output)")
+        push = try #require(try scene.devices().first?["push"] as? [String: Any])
+        #expect(push["provider"] as? String == "apns")
+        #expect(push["token_suffix"] as? String == "deadbeef")
+        #expect(push["valid"] as? Bool == true)
+
+        let cleared = try scene.run(["device", "push-token", "clear", enrollment])
+        #expect(cleared.status == 0, "\(cleared.output)")
+        #expect(cleared.output.contains("No push token registered."))
+        #expect(try scene.devices().first?["push"] == nil)
+    }
+
+    @Test("push tokens: bad input gets a precise error", .enabled(if: enabled))
+    func pushTokenBadInput() async throws {
+        let scene = try await Scene.make()
+        defer { scene.end() }
+        let alone = try scene.run(["device", "enroll", try scene.enrollmentURI(), "--push-token", "abc"])
+        #expect(alone.status != 0)
+        #expect(alone.output.contains("--push-token and --push-provider go together"), "\(alone.output)")
+        let enrollment = try scene.enroll()
+        let empty = try scene.run(["device", "push-token", "set", enrollment, "--provider", "apns", "--token", ""])
+        #expect(empty.status != 0)
+        #expect(empty.output.contains("a push token must be 1 to 4096 characters"), "\(empty.output)")
+        let provider = try scene.run(["device", "push-token", "set", enrollment, "--provider", "mpns", "--token", "abc"])
+        #expect(provider.status != 0)
+        #expect(provider.output.contains("mpns"), "\(provider.output)")
     }
 
     @Test("set-apns-certificate: the help names the password's variable; without a terminal or a password it says how to give one",
