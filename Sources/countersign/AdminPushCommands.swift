@@ -29,7 +29,7 @@ struct PushCommands: AsyncParsableCommand {
                 """)
         @OptionGroup var options: AdminOptions
         @Argument(help: "The client app key the certificate is for.") var clientAppKey: String
-        @Option(help: "The PKCS#12 file (its password: \(passwordVariable), see below).") var file: String
+        @Option(help: "The PKCS#12 file. Its password: \(passwordVariable), else the terminal, else a line of standard input.") var file: String
         @Option(help: "The APNs topic: the app's bundle id.") var topic: String
         @Option(help: "sandbox or production.") var environment: Environment = .production
         func run() async throws {

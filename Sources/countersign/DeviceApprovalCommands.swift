@@ -11,7 +11,9 @@ extension DeviceCommand {
             abstract: "Listen for requests and answer each as it arrives.",
             discussion: """
                 Holds the live stream of every enrollment (or the one given), reconnecting when it drops, \
-                and asks about each request on the terminal. Stops on Ctrl-C or at the end of input.
+                and asks about each request on the terminal. Only what is typed after a prompt answers it: \
+                anything typed before is set aside, and the watch says so. From a pipe, each line answers the \
+                next question. Stops on Ctrl-C or at the end of input.
                 """)
 
         enum AutoAnswer: String, ExpressibleByArgument, CaseIterable {
