@@ -167,6 +167,8 @@ final class TerminalInput: Sendable {
     /// Writes the prompt of the question just asked; from a pipe, answers it with the next
     /// line left, if any.
     private func showPrompt(editor: inout LineEditor) {
+        // The question may have been withdrawn, or its task cancelled, since it woke the thread.
+        guard state.withLock({ $0.question != nil && !$0.shown }) else { return }
         if interactive, !editor.typed.isEmpty {
             Terminal.say("\n“\(RequestSummary.shown(editor.typed))” was typed before the question below, and does not answer it.")
             editor.clear()
