@@ -157,6 +157,32 @@ struct DeviceWatchTerminalTests {
         #expect(try await terminal.exit(within: .seconds(10)) == 0, "\(terminal.screen)")
     }
 
+    @Test("a request answered elsewhere withdraws its question; the next one is asked without an Enter first",
+          .enabled(if: enabled))
+    func requestAnsweredElsewhereWithdrawsItsQuestion() async throws {
+        let scene = try await Scene.make()
+        defer { scene.end() }
+        let terminal = try await scene.watch()
+        defer { terminal.end() }
+
+        let first = try scene.askAlice("First sign-in")
+        try await terminal.waitFor("Approve? [y/N] ")
+        let pending = try CommandLineTests.run(["device", "pending"], environment: scene.environment)
+        let requestID = try #require(pending.output.split(whereSeparator: \.isWhitespace).first { $0.hasPrefix("txn_") })
+        let denied = try CommandLineTests.run(["device", "deny", String(requestID)], environment: scene.environment)
+        #expect(denied.status == 0, "\(denied.output)")
+        try await terminal.waitFor("\(requestID) is now denied (answered elsewhere, or expired).")
+        #expect(await first.value.output.contains("access_denied"))
+
+        let second = try scene.askAlice("Second sign-in")
+        try await terminal.waitFor("Approve? [y/N] ", times: 2)
+        terminal.type("y\r")
+        #expect(await second.value.status == 0)
+        try await terminal.waitFor(": approved at")
+        terminal.type("\u{3}")
+        #expect(try await terminal.exit(within: .seconds(10)) == 0, "\(terminal.screen)")
+    }
+
     @Test("a watch waiting for requests uses next to no CPU", .enabled(if: enabled), arguments: [[], ["--auto", "approve"]])
     func idleWatchDoesNotSpin(arguments: [String]) async throws {
         let scene = try await Scene.make()
