@@ -14,8 +14,8 @@ enum Terminal {
         StandardOutput.flush()
     }
 
-    /// Returns at the first Ctrl-C (SIGINT), SIGTERM or SIGHUP. A second Ctrl-C after that
-    /// stops the process the usual way, should stopping take too long.
+    /// Returns at the first Ctrl-C (SIGINT), SIGTERM or SIGHUP, or when the task is cancelled.
+    /// A second Ctrl-C after that stops the process the usual way, should stopping take too long.
     static func interruption() async {
         let (signals, received) = AsyncStream.makeStream(of: Void.self)
         InterruptionPipe.watch { received.yield() }
