@@ -18,20 +18,39 @@ struct PushCommands: AsyncParsableCommand {
     }
 
     struct SetAPNsCertificate: AsyncParsableCommand {
+        static let passwordVariable = "COUNTERSIGN_APNS_CERTIFICATE_PASSWORD"
         static let configuration = CommandConfiguration(
-            commandName: "set-apns-certificate", abstract: "An APNs client certificate (.p12) for a client app key.")
+            commandName: "set-apns-certificate", abstract: "An APNs client certificate (.p12) for a client app key.",
+            discussion: """
+                The password of the .p12 file is taken from \(passwordVariable) when it is set (set it empty for \
+                a file without a password). Otherwise it is asked on the terminal without echo, or, when standard \
+                input is not a terminal, read as its first line:
+                  printf '%s\\n' "$P12_PASSWORD" | countersign admin push set-apns-certificate bank-ios --file bank-ios.p12 --topic com.example.bank
+                """)
         @OptionGroup var options: AdminOptions
         @Argument(help: "The client app key the certificate is for.") var clientAppKey: String
-        @Option(help: "The PKCS#12 file.") var file: String
+        @Option(help: "The PKCS#12 file. Its password: \(passwordVariable), else the terminal, else a line of standard input.") var file: String
         @Option(help: "The APNs topic: the app's bundle id.") var topic: String
         @Option(help: "sandbox or production.") var environment: Environment = .production
         func run() async throws {
             let data = try Data(contentsOf: URL(fileURLWithPath: file))
-            let variable = ProcessInfo.processInfo.environment["COUNTERSIGN_APNS_CERTIFICATE_PASSWORD"]
-            let password = variable?.isEmpty == false ? variable ?? "" : readSecret(prompt: "Password of \(file): ")
+            let password = try certificatePassword()
             try await options.client().print("PUT", options.tenantPath("/push-credentials/apns-certificates/\(clientAppKey)"),
                                              body: ["certificate": data.base64EncodedString(), "password": password,
                                                     "topic": topic, "environment": environment.rawValue])
+        }
+
+        /// The variable's value, even empty; else asked, or the first line of a pipe.
+        private func certificatePassword() throws -> String {
+            if let variable = ProcessInfo.processInfo.environment[Self.passwordVariable] { return variable }
+            guard let password = readSecretLine(prompt: "Password of \(file): ") else {
+                throw TerminalFailure("""
+                    the password of \(file) is needed, and standard input is not a terminal and holds no line: set \
+                    \(Self.passwordVariable) (empty for a file without a password), or write the password as the \
+                    first line of standard input
+                    """)
+            }
+            return password
         }
     }
 

@@ -11,7 +11,9 @@ extension DeviceCommand {
             abstract: "Listen for requests and answer each as it arrives.",
             discussion: """
                 Holds the live stream of every enrollment (or the one given), reconnecting when it drops, \
-                and asks about each request on the terminal. Stops on Ctrl-C or at the end of input.
+                and asks about each request on the terminal. Only what is typed after a prompt answers it: \
+                anything typed before is set aside, and the watch says so. From a pipe, each line answers the \
+                next question. Stops on Ctrl-C or at the end of input.
                 """)
 
         enum AutoAnswer: String, ExpressibleByArgument, CaseIterable {
@@ -24,16 +26,21 @@ extension DeviceCommand {
         var auto: AutoAnswer?
 
         func run() async throws {
-            let authenticator = options.authenticator()
-            let enrollments = try await authenticator.enrollments().filter { enrollment == nil || $0.id == enrollment }
+            let enrollments = try await options.authenticator().enrollments().filter { enrollment == nil || $0.id == enrollment }
             guard !enrollments.isEmpty else {
                 throw TerminalFailure(enrollment.map { "this device has no enrollment \($0)" } ?? "this device has no enrollments")
             }
+            // Not URLSession: on Linux it keeps an idle stream's socket registered for writing,
+            // and spins on the readiness it reports (about half a core per watching terminal).
+            // One connection per live stream, and two for the calls that answer.
+            let transport = NIOTransport(connections: enrollments.count + 2)
             let watch = RequestWatch(
-                authenticator: authenticator, enrollments: enrollments,
+                authenticator: options.authenticator(transport: transport), enrollments: enrollments,
                 automaticDecision: auto.map { $0 == .approve ? .approve : .deny })
             Terminal.say("Watching for requests to \(enrollments.map(RequestWatch.label).joined(separator: ", ")). Ctrl-C to stop.")
-            Terminal.say(await watch.run())
+            let ending = await watch.run()
+            try? await transport.shutdown()
+            Terminal.say(ending)
         }
     }
 }
@@ -79,14 +86,23 @@ struct RequestWatch: Sendable {
     func run() async -> String {
         let (happenings, happening) = AsyncStream.makeStream(of: Happening.self)
         let board = RequestBoard()
-        let answerer = automaticDecision.map(Answerer.automatic)
-            ?? .user(TerminalInput { happening.yield(.endOfInput) })
+        let answerer: Answerer
+        let input: TerminalInput?
+        if let automaticDecision {
+            answerer = .automatic(automaticDecision)
+            input = nil
+        } else {
+            let terminal = TerminalInput { happening.yield(.endOfInput) }
+            answerer = .user(terminal)
+            input = terminal
+        }
+        defer { input?.restore() }
         let ending = await withTaskGroup(of: Ending.self) { group in
             group.addTask {
                 await withTaskGroup(of: Void.self) { listeners in
                     for enrollment in enrollments {
                         listeners.addTask {
-                            await listen(enrollment, board: board) { happening.yield(.arrival($0)) }
+                            await listen(enrollment, board: board, input: input) { happening.yield(.arrival($0)) }
                         }
                     }
                 }
@@ -115,7 +131,7 @@ struct RequestWatch: Sendable {
     /// Keeps one enrollment's live stream open, reconnecting after a failure with a growing
     /// delay, until the task is cancelled or the enrollment is gone.
     private func listen(
-        _ enrollment: Enrollment, board: RequestBoard, arrival: (ApprovalRequest) -> Void
+        _ enrollment: Enrollment, board: RequestBoard, input: TerminalInput?, arrival: (ApprovalRequest) -> Void
     ) async {
         var delay = ReconnectionDelay()
         while !Task.isCancelled {
@@ -127,9 +143,10 @@ struct RequestWatch: Sendable {
                     case .request(let request):
                         arrival(request)
                     case .closed(let closed):
-                        if board.close(closed.id) {
+                        board.close(closed.id)
+                        if input?.withdraw(closed.id) == true {
                             let what = "\(RequestSummary.shown(closed.id)) is now \(RequestSummary.shown(closed.status))"
-                            Terminal.say("\n\(what) (answered elsewhere, or expired); press Enter.")
+                            Terminal.say("\n\(what) (answered elsewhere, or expired).")
                         }
                     }
                 }
@@ -174,13 +191,14 @@ struct RequestWatch: Sendable {
             case .automatic(let automaticDecision):
                 decision = automaticDecision
             case .user(let input):
-                board.prompting(request.id)
-                Terminal.say("Approve? [y/N] ", terminator: "")
-                let line = await input.nextLine()
-                board.prompting(nil)
-                guard let line else { return .endOfInput }
                 guard !board.isClosed(request.id) else { continue }
-                decision = ["y", "yes"].contains(line.trimmingCharacters(in: .whitespaces).lowercased()) ? .approve : .deny
+                switch await input.ask("Approve? [y/N] ", about: request.id) {
+                case .ended: return .endOfInput
+                case .withdrawn: continue
+                case .line(let line):
+                    guard !board.isClosed(request.id) else { continue }
+                    decision = ["y", "yes"].contains(line.trimmingCharacters(in: .whitespaces).lowercased()) ? .approve : .deny
+                }
             }
             await send(decision, details)
         }
@@ -207,30 +225,16 @@ struct RequestWatch: Sendable {
     }
 }
 
-/// What the listeners tell the one answering: which requests left the inbox, and whether the
-/// one on screen is among them.
+/// The requests the listeners saw leave the inbox, so that the one answering skips them.
 private final class RequestBoard: Sendable {
-    private struct State {
-        var closed: Set<String> = []
-        var onScreen: String?
-    }
+    private let closed = Mutex<Set<String>>([])
 
-    private let state = Mutex(State())
-
-    /// Records that a request left the inbox; true when it is the one the user is asked about.
-    func close(_ requestID: String) -> Bool {
-        state.withLock { state in
-            state.closed.insert(requestID)
-            return state.onScreen == requestID
-        }
+    func close(_ requestID: String) {
+        _ = closed.withLock { $0.insert(requestID) }
     }
 
     func isClosed(_ requestID: String) -> Bool {
-        state.withLock { $0.closed.contains(requestID) }
-    }
-
-    func prompting(_ requestID: String?) {
-        state.withLock { $0.onScreen = requestID }
+        closed.withLock { $0.contains(requestID) }
     }
 }
 
@@ -247,104 +251,5 @@ struct ReconnectionDelay {
 
     mutating func reset() {
         attempt = 0
-    }
-}
-
-/// The terminal as the watch uses it.
-enum Terminal {
-    /// Prints at once, even into a pipe, so that a script reading the output sees each line
-    /// as it happens.
-    static func say(_ text: String, terminator: String = "\n") {
-        print(text, terminator: terminator)
-        fflush(nil)
-    }
-
-    /// Returns at the first Ctrl-C (SIGINT), or when the task is cancelled. A second Ctrl-C
-    /// after that stops the process the usual way.
-    static func interruption() async {
-        signal(SIGINT, SIG_IGN)
-        let source = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
-        let (signals, received) = AsyncStream.makeStream(of: Void.self)
-        source.setEventHandler { received.yield() }
-        source.resume()
-        defer {
-            source.cancel()
-            signal(SIGINT, SIG_DFL)
-        }
-        for await _ in signals { return }
-    }
-}
-
-/// Standard input, read line by line on a thread of its own, so that the end of input is
-/// noticed even while no question is asked. A line typed on a terminal while no question is
-/// asked is discarded: an early keystroke must not answer a request the user has not seen.
-/// From a pipe, lines wait for the questions they answer, in order, and the input ends once the
-/// last of them has been taken.
-final class TerminalInput: Sendable {
-    private struct State {
-        var queued: [String] = []
-        var waiting: CheckedContinuation<String?, Never>?
-        var ended = false
-    }
-
-    private let state = Mutex(State())
-    private let interactive = isatty(STDIN_FILENO) == 1
-    private let onEnd: @Sendable () -> Void
-
-    /// Starts reading; `onEnd` is called once, when the input has ended and no line is left.
-    init(onEnd: @escaping @Sendable () -> Void) {
-        self.onEnd = onEnd
-        // Reading blocks its thread, which must not be one of the few that run tasks.
-        Thread.detachNewThread { [self] in
-            while let line = readLine() { deliver(line) }
-            finish()
-        }
-    }
-
-    /// The next line, or nil at the end of input or when the task is cancelled.
-    func nextLine() async -> String? {
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
-                let endsNow = state.withLock { state in
-                    if !state.queued.isEmpty {
-                        continuation.resume(returning: state.queued.removeFirst())
-                        return state.ended && state.queued.isEmpty
-                    }
-                    if state.ended || Task.isCancelled {
-                        continuation.resume(returning: nil)
-                    } else {
-                        state.waiting = continuation
-                    }
-                    return false
-                }
-                if endsNow { onEnd() }
-            }
-        } onCancel: {
-            state.withLock { state in
-                state.waiting?.resume(returning: nil)
-                state.waiting = nil
-            }
-        }
-    }
-
-    private func deliver(_ line: String) {
-        state.withLock { state in
-            if let waiting = state.waiting {
-                waiting.resume(returning: line)
-                state.waiting = nil
-            } else if !interactive {
-                state.queued.append(line)
-            }
-        }
-    }
-
-    private func finish() {
-        let endsNow = state.withLock { state in
-            state.ended = true
-            state.waiting?.resume(returning: nil)
-            state.waiting = nil
-            return state.queued.isEmpty
-        }
-        if endsNow { onEnd() }
     }
 }

@@ -9,18 +9,19 @@ struct DeviceCommand: AsyncParsableCommand {
         commandName: "device", abstract: "Use this terminal as a Countersign authenticator.",
         subcommands: [
             Enroll.self, List.self, Status.self, Rename.self, Unenroll.self, Pending.self, Approve.self, Deny.self,
-            Watch.self, PIN.self, OneTimeCode.self,
+            Watch.self, PIN.self, OneTimeCode.self, PushToken.self,
         ])
 
     struct StoreOptions: ParsableArguments {
         @Option(help: "Where enrollments and keys are kept (COUNTERSIGN_DEVICE_STORE). Default ~/.countersign/device.")
         var store: String?
 
-        func authenticator() -> CountersignAuthenticator {
+        func authenticator(transport: any HTTPTransport = URLSessionTransport()) -> CountersignAuthenticator {
             let path = setting(store, "COUNTERSIGN_DEVICE_STORE")
                 ?? FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".countersign/device").path
             return CountersignAuthenticator(
-                keyStore: FileKeyStore(root: URL(fileURLWithPath: path)), biometricKeys: BiometricStandIn.keys())
+                keyStore: FileKeyStore(root: URL(fileURLWithPath: path)), transport: transport,
+                biometricKeys: BiometricStandIn.keys())
         }
     }
 
@@ -31,7 +32,11 @@ struct DeviceCommand: AsyncParsableCommand {
                 --pin asks for a new PIN twice without echo (or takes it from COUNTERSIGN_DEVICE_PIN, or a line \
                 of standard input with --pin-stdin). Only a random salt is kept here; the server holds the PIN's \
                 public key and counts wrong PINs. --biometric enrolls this terminal's biometric stand-in: a \
-                software key released after a confirmation on the terminal, not by biometry.
+                software key released after a confirmation on the terminal, not by biometry. --push-provider and \
+                --push-token register a push token at once (see `countersign device push-token`).
+
+                An enrollment URI holds a one-time ticket: to enroll again, with other factors or on another \
+                store, ask for a new one (`countersign admin enroll usr_…`).
                 """)
         @OptionGroup var options: StoreOptions
         @Argument(help: "The enrollment URI (from `countersign admin enroll`, or the text of the QR code).") var uri: String
@@ -40,13 +45,22 @@ struct DeviceCommand: AsyncParsableCommand {
         @Flag(name: .customLong("pin-stdin"), help: "Read the PIN from standard input instead of asking.") var pinStdin = false
         @Flag(help: "Enroll the biometric stand-in.") var biometric = false
         @Flag(help: "Ask for a TOTP seed, for one-time codes (`countersign device totp`).") var totp = false
+        @Option(name: .customLong("push-provider"), help: "With --push-token: apns or fcm.") var pushProvider: PushProvider?
+        @Option(name: .customLong("push-token"), help: "A push token to register with the enrollment.") var pushToken: String?
+
+        func validate() throws {
+            guard (pushProvider == nil) == (pushToken == nil) else {
+                throw ValidationError("--push-token and --push-provider go together: give both, or neither")
+            }
+        }
 
         func run() async throws {
             let deviceName = name ?? ProcessInfo.processInfo.hostName
             let newPIN = pin || pinStdin ? try PINSource(fromStandardInput: pinStdin).new() : nil
+            let push = pushProvider.flatMap { provider in pushToken.map { PushRegistration(provider: provider.provider, token: $0) } }
             let authenticator = options.authenticator()
             let enrollment = try await authenticator.enroll(
-                uri: uri, deviceName: deviceName, platform: .linux,
+                uri: uri, deviceName: deviceName, platform: .linux, push: push,
                 factors: EnrollmentFactors(pin: newPIN, biometric: biometric, totp: totp))
             print("Enrolled \(enrollment.deviceName) for \(enrollment.user.username) at \(enrollment.server.absoluteString)")
             print("enrollment \(enrollment.id)  device \(enrollment.deviceID)")
@@ -55,6 +69,7 @@ struct DeviceCommand: AsyncParsableCommand {
             if factors.biometric { print("biometric enrolled (\(BiometricStandIn.label))") }
             if factors.totp { print("TOTP seed received: `countersign device totp \(enrollment.id)` shows the current code") }
             if totp, !factors.totp { print("The server offers no TOTP seed to this tenant's devices.") }
+            if let push { print("push token registered: \(push.provider.rawValue)") }
         }
     }
 
@@ -150,9 +165,14 @@ extension DeviceCommand {
                 (or taken from COUNTERSIGN_DEVICE_PIN, or a line of standard input with --pin-stdin, and then \
                 tried only once); the biometric stand-in asks for a confirmation on the terminal; custom data \
                 is asked (or given with --custom-data). Cancelling any of them denies the request as cancelled.
+
+                A request goes to every device of its user: when several enrollments here hold it, the one \
+                that can give the factor it requires answers, or the one named with --enrollment.
                 """)
         @OptionGroup var options: StoreOptions
         @Argument(help: "The request's id (txn_…), as `countersign device pending` lists it.") var requestID: String
+        @Option(help: "Answer as this enrollment (as `countersign device list` shows it). Default: the one that holds the request and can give its factor.")
+        var enrollment: String?
         @Option(help: "The number the other screen shows, for number matching.") var number: Int64?
         @Option(name: .customLong("custom-data"), help: "The data for the tenant's custom verifier.") var customData: String?
         @Flag(name: .customLong("pin-stdin"), help: "Read the PIN from standard input instead of asking.") var pinStdin = false
@@ -161,13 +181,24 @@ extension DeviceCommand {
 
         func run() async throws {
             let authenticator = options.authenticator()
-            let details = try await pendingDetails(requestID, authenticator: authenticator)
+            let details = try await PendingRequestLookup(authenticator: authenticator)
+                .details(of: requestID, enrollment: enrollment, answering: true)
+            print(RequestSummary(details).text)
+            let refusals = PINRefusals()
             let handler = TerminalChallenges(
-                number: number, customData: customData, pins: PINSource(fromStandardInput: pinStdin), preferPIN: usePIN)
+                number: number, customData: customData, pins: PINSource(fromStandardInput: pinStdin), preferPIN: usePIN,
+                refusals: refusals)
             do {
                 print(RequestSummary.outcome(of: try await authenticator.respond(toDetails: details, with: handler)))
             } catch CountersignError.actionCancelled {
+                if let refused = refusals.scriptedPINRefused {
+                    throw TerminalFailure("wrong PIN" + refused.attemptsLeft
+                        + "; a PIN given by a script is tried only once, so \(requestID) was denied as cancelled")
+                }
                 throw TerminalFailure("cancelled: \(requestID) was denied as cancelled")
+            } catch CountersignError.requestNotHandleable {
+                throw TerminalFailure("\(requestID) asks for \(RequestSummary.verification(of: details)), which enrollment "
+                    + "\(details.request.enrollmentID) cannot give; nothing was answered")
             }
         }
     }
@@ -189,12 +220,16 @@ extension DeviceCommand {
         static let configuration = CommandConfiguration(abstract: "Deny a pending request.")
         @OptionGroup var options: StoreOptions
         @Argument(help: "The request's id (txn_…), as `countersign device pending` lists it.") var requestID: String
+        @Option(help: "Deny as this enrollment (as `countersign device list` shows it). Default: the first that holds the request.")
+        var enrollment: String?
         @Option(help: "Why: declined (the default), cancelled, or not-requested to report a request you did not make.")
         var reason: Reason?
 
         func run() async throws {
             let authenticator = options.authenticator()
-            let details = try await pendingDetails(requestID, authenticator: authenticator)
+            let details = try await PendingRequestLookup(authenticator: authenticator)
+                .details(of: requestID, enrollment: enrollment, answering: false)
+            print(RequestSummary(details).text)
             let acknowledgement = if let reason {
                 try await authenticator.deny(details, reason: reason.denyReason)
             } else {
@@ -203,16 +238,6 @@ extension DeviceCommand {
             print(RequestSummary.outcome(of: acknowledgement))
         }
     }
-}
-
-/// Finds a request in the inbox of any enrollment, opens it and shows it.
-private func pendingDetails(_ requestID: String, authenticator: CountersignAuthenticator) async throws -> RequestDetails {
-    guard let request = try await authenticator.pendingRequests().first(where: { $0.id == requestID }) else {
-        throw TerminalFailure("no enrollment on this device has a pending request \(requestID)")
-    }
-    let details = try await authenticator.details(for: request)
-    print(RequestSummary(details).text)
-    return details
 }
 
 /// A request as the terminal shows it: enough to decide on, nothing sealed left out. What the

@@ -7,7 +7,12 @@ import Darwin
 
 /// Reads one line from the terminal without echoing it (a password); from a pipe, reads it as is.
 func readSecret(prompt: String) -> String {
-    guard isatty(STDIN_FILENO) == 1 else { return readLine(strippingNewline: true) ?? "" }
+    readSecretLine(prompt: prompt) ?? ""
+}
+
+/// `readSecret`, or nil when standard input is not a terminal and ends without a line.
+func readSecretLine(prompt: String) -> String? {
+    guard isatty(STDIN_FILENO) == 1 else { return readLine(strippingNewline: true) }
     var original = termios()
     tcgetattr(STDIN_FILENO, &original)
     var silent = original

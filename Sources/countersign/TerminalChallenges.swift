@@ -1,6 +1,7 @@
 import CountersignCore
 import CountersignKit
 import Foundation
+import Synchronization
 
 /// The terminal as the user's side of `device approve`: the user has already said yes by
 /// running the command, so a confirmation is given at once; a number, a PIN or custom data is
@@ -14,6 +15,8 @@ struct TerminalChallenges: ChallengeHandler {
     let pins: PINSource
     /// Use the PIN instead of a biometric or custom check where the request allows it.
     let preferPIN: Bool
+    /// Where a refused scripted PIN is noted, for the command to report it.
+    var refusals = PINRefusals()
 
     func confirm(_ challenge: ConfirmationChallenge) async -> ConfirmationAnswer {
         .confirm
@@ -35,6 +38,10 @@ struct TerminalChallenges: ChallengeHandler {
     /// A scripted PIN is tried once: trying the same wrong PIN again would only spend the
     /// attempts left until the server removes the enrollment.
     func enterPIN(_ challenge: PINChallenge) async -> PINAnswer {
+        if pins.isScripted, challenge.failedAttempts > 0 {
+            refusals.noteScriptedPINRefused(attemptsRemaining: challenge.attemptsRemaining)
+            return .cancel
+        }
         if challenge.failedAttempts > 0 {
             let left = challenge.attemptsRemaining.map { " \($0) attempt\($0 == 1 ? "" : "s") left before the enrollment is removed." }
             Terminal.say("Wrong PIN." + (left ?? ""))
@@ -44,11 +51,7 @@ struct TerminalChallenges: ChallengeHandler {
         case .fallback: Terminal.say("Enter the PIN instead.")
         case .verifierRequested: Terminal.say("The verifier asks for the PIN.")
         }
-        if pins.isScripted {
-            guard challenge.failedAttempts == 0, let scripted = pins.scripted() else {
-                Terminal.say("A scripted PIN is not tried twice: cancelling.")
-                return .cancel
-            }
+        if pins.isScripted, let scripted = pins.scripted() {
             return .pin(scripted)
         }
         let pin = readSecret(prompt: "PIN (empty to cancel): ")
@@ -65,6 +68,28 @@ struct TerminalChallenges: ChallengeHandler {
         Terminal.say("Data for the custom authenticator (empty to cancel): ", terminator: "")
         let line = readLine(strippingNewline: true) ?? ""
         return line.isEmpty ? .cancel : .data(line)
+    }
+}
+
+/// What the server said of a PIN a script gave: the handler answers it by cancelling, and the
+/// command then tells why.
+final class PINRefusals: Sendable {
+    struct Refusal {
+        let attemptsRemaining: Int?
+
+        /// "; 4 attempts left before the enrollment is removed", or nothing when the server did
+        /// not say.
+        var attemptsLeft: String {
+            attemptsRemaining.map { "; \($0) attempt\($0 == 1 ? "" : "s") left before the enrollment is removed" } ?? ""
+        }
+    }
+
+    private let refusal = Mutex<Refusal?>(nil)
+
+    var scriptedPINRefused: Refusal? { refusal.withLock { $0 } }
+
+    func noteScriptedPINRefused(attemptsRemaining: Int?) {
+        refusal.withLock { $0 = Refusal(attemptsRemaining: attemptsRemaining) }
     }
 }
 

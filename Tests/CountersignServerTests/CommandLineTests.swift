@@ -26,15 +26,25 @@ struct CommandLineTests {
         let output: String
     }
 
-    static func run(_ arguments: [String], environment: [String: String]) throws -> Run {
+    /// Runs the executable to its end. `input`, when given, is its standard input (a pipe that
+    /// ends after it); `unset` names variables of this process it does not inherit.
+    static func run(
+        _ arguments: [String], environment: [String: String], input: String? = nil, unset: Set<String> = []
+    ) throws -> Run {
         let process = Process()
         process.executableURL = try Self.requireExecutable()
         process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        process.environment = ProcessInfo.processInfo.environment.filter { !unset.contains($0.key) }.merging(environment) { $1 }
         let output = Pipe()
         process.standardOutput = output
         process.standardError = output
+        let typed = input.map { _ in Pipe() }
+        if let typed { process.standardInput = typed }
         try process.run()
+        if let typed, let input {
+            typed.fileHandleForWriting.write(Data(input.utf8))
+            try typed.fileHandleForWriting.close()
+        }
         let data = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         return Run(status: process.terminationStatus, output: String(decoding: data, as: UTF8.self))

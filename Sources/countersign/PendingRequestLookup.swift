@@ -1,0 +1,49 @@
+import CountersignCore
+import CountersignKit
+
+/// Finds which enrollment on this terminal answers a request. The server sends a request to
+/// every device of its user, so a user enrolled twice here (once without a PIN, once with)
+/// finds the request in both inboxes; only one of them may be able to give the factor it asks.
+struct PendingRequestLookup {
+    let authenticator: CountersignAuthenticator
+
+    /// The opened request: from `enrollment`'s inbox when given; otherwise from the inbox of
+    /// the first enrollment that holds it and, when `answering` (approving), can give the factor
+    /// it requires.
+    func details(of requestID: String, enrollment: String?, answering: Bool) async throws -> RequestDetails {
+        if let enrollment {
+            guard try await authenticator.enrollments().contains(where: { $0.id == enrollment }) else {
+                throw TerminalFailure("this device has no enrollment \(enrollment) (`countersign device list` shows them)")
+            }
+            let inbox = try await authenticator.pendingRequests(enrollment)
+            guard let request = inbox.first(where: { $0.id == requestID }) else {
+                throw TerminalFailure("enrollment \(enrollment) has no pending request \(requestID)")
+            }
+            return try await authenticator.details(for: request)
+        }
+        let holding = try await authenticator.pendingRequests().filter { $0.id == requestID }
+        guard let first = holding.first else {
+            throw TerminalFailure("no enrollment on this device has a pending request \(requestID)")
+        }
+        guard answering, holding.count > 1 else { return try await authenticator.details(for: first) }
+        var opened: [RequestDetails] = []
+        for request in holding {
+            let details = try await authenticator.details(for: request)
+            if try await canGive(details) { return details }
+            opened.append(details)
+        }
+        let enrollments = opened.map(\.request.enrollmentID).joined(separator: ", ")
+        throw TerminalFailure("\(requestID) asks for \(RequestSummary.verification(of: opened[0])), which none of the "
+            + "enrollments holding it (\(enrollments)) can give; nothing was answered")
+    }
+
+    /// Whether the enrollment the details were opened for holds the factor they require.
+    private func canGive(_ details: RequestDetails) async throws -> Bool {
+        let factors = try await authenticator.localFactors(details.request.enrollmentID)
+        switch details.requiredFactor {
+        case .confirm, .numberMatch, .custom: return true
+        case .pin: return factors.pin
+        case .biometric: return factors.biometric || (details.allowsPINFallback && factors.pin)
+        }
+    }
+}

@@ -1,0 +1,197 @@
+import Foundation
+import Testing
+
+/// The terminal authenticator's commands beyond the walk-through, run with the real
+/// `countersign` executable against `countersign serve`: two enrollments of one user, a wrong
+/// PIN, push tokens, and the APNs certificate's password.
+@Suite("The countersign device commands")
+struct CommandLineDeviceTests {
+    static let enabled = CommandLineTests.executable != nil || ProcessInfo.processInfo.environment["CI"] == "true"
+
+    /// A server with a user alice, and the environment the commands need.
+    struct Scene {
+        let scratch: URL
+        let server: Process
+        var environment: [String: String]
+        let userID: String
+
+        static func make() async throws -> Scene {
+            let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("countersign-device-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+            let (server, serverURL, stdout, _) = try await CommandLineTests.serve(
+                dataDirectory: scratch.appendingPathComponent("data").path, in: scratch, name: "server")
+            let environment = ["COUNTERSIGN_SERVER": serverURL, "COUNTERSIGN_ADMIN_KEY": try CommandLineTests.adminKey(printedTo: stdout),
+                               "COUNTERSIGN_DEVICE_STORE": scratch.appendingPathComponent("device").path]
+            let user = try CommandLineTests.run(["admin", "user", "create", "alice"], environment: environment)
+            let userID = try #require((try JSONSerialization.jsonObject(with: Data(user.output.utf8)) as? [String: Any])?["id"] as? String)
+            return Scene(scratch: scratch, server: server, environment: environment, userID: userID)
+        }
+
+        func run(_ arguments: [String], input: String? = nil) throws -> CommandLineTests.Run {
+            try CommandLineTests.run(arguments, environment: environment, input: input)
+        }
+
+        /// A fresh enrollment URI for alice: each holds a one-time ticket.
+        func enrollmentURI() throws -> String {
+            try run(["admin", "enroll", userID, "--uri-only"]).output.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+
+        /// `device enroll`; returns the enrollment id it prints.
+        func enroll(_ arguments: [String] = [], input: String? = nil) throws -> String {
+            let enrolled = try run(["device", "enroll", try enrollmentURI()] + arguments, input: input)
+            #expect(enrolled.status == 0, "\(enrolled.output)")
+            let line = try #require(enrolled.output.split(separator: "\n").first { $0.hasPrefix("enrollment ") })
+            return try #require(line.split(separator: " ").dropFirst().first.map(String.init))
+        }
+
+        /// Alice's devices as `admin device list` shows them.
+        func devices() throws -> [[String: Any]] {
+            let listed = try run(["admin", "device", "list", userID])
+            let object = try JSONSerialization.jsonObject(with: Data(listed.output.utf8)) as? [String: Any]
+            return try #require(object?["items"] as? [[String: Any]], "\(listed.output)")
+        }
+
+        func end() {
+            if server.isRunning {
+                server.terminate()
+                server.waitUntilExit()
+            }
+            try? FileManager.default.removeItem(at: scratch)
+        }
+    }
+
+    /// Asks alice for a PIN through a poll client; returns the request's id as the device sees it.
+    static func askForPIN(_ scene: inout Scene) throws -> String {
+        if scene.environment["COUNTERSIGN_CLIENT_SECRET"] == nil {
+            let created = try scene.run(["admin", "client", "create", "--name", "Demo portal"])
+            let client = try #require(try JSONSerialization.jsonObject(with: Data(created.output.utf8)) as? [String: Any])
+            scene.environment["COUNTERSIGN_CLIENT_ID"] = try #require((client["client"] as? [String: Any])?["client_id"] as? String)
+            scene.environment["COUNTERSIGN_CLIENT_SECRET"] = try #require(client["client_secret"] as? String)
+        }
+        let before = try scene.run(["device", "pending"]).output
+        let asked = try scene.run(["ciba", "auth", "--client-id", try #require(scene.environment["COUNTERSIGN_CLIENT_ID"]),
+                                   "--user", "alice", "--acr-values", "urn:countersign:acr:pin"])
+        #expect(asked.status == 0, "\(asked.output)")
+        let pending = try scene.run(["device", "pending"]).output
+        let ids = pending.split(whereSeparator: \.isWhitespace).filter { $0.hasPrefix("txn_") && !before.contains($0) }
+        return try #require(ids.first.map(String.init), "\(pending)")
+    }
+
+    @Test("two enrollments of one user: approve answers with the one holding the PIN, or the one named",
+          .enabled(if: enabled))
+    func approveWithTheEnrollmentThatCanGiveTheFactor() async throws {
+        var scene = try await Scene.make()
+        defer { scene.end() }
+        let withoutPIN = try scene.enroll(["--name", "laptop"])
+        let withPIN = try scene.enroll(["--name", "laptop with PIN", "--pin-stdin"], input: "2468\n")
+
+        let first = try Self.askForPIN(&scene)
+        let approved = try scene.run(["device", "approve", first, "--pin-stdin"], input: "2468\n")
+        #expect(approved.status == 0, "\(approved.output)")
+        #expect(approved.output.contains("\(first): approved"), "\(approved.output)")
+        #expect(approved.output.contains("enrollment  \(withPIN)"), "\(approved.output)")
+
+        let second = try Self.askForPIN(&scene)
+        let named = try scene.run(["device", "approve", second, "--enrollment", withoutPIN, "--pin-stdin"], input: "2468\n")
+        #expect(named.status != 0)
+        #expect(named.output.contains("asks for PIN, which enrollment \(withoutPIN) cannot give; nothing was answered"),
+                "\(named.output)")
+        let unknown = try scene.run(["device", "deny", second, "--enrollment", "no-such-enrollment"])
+        #expect(unknown.status != 0)
+        #expect(unknown.output.contains("this device has no enrollment no-such-enrollment"), "\(unknown.output)")
+        let denied = try scene.run(["device", "deny", second, "--enrollment", withoutPIN])
+        #expect(denied.status == 0, "\(denied.output)")
+        #expect(denied.output.contains("\(second): denied (declined)"), "\(denied.output)")
+    }
+
+    @Test("a wrong PIN from --pin-stdin says so, with the attempts left", .enabled(if: enabled))
+    func wrongScriptedPINIsReportedAsWrong() async throws {
+        var scene = try await Scene.make()
+        defer { scene.end() }
+        _ = try scene.enroll(["--pin-stdin"], input: "2468\n")
+        let request = try Self.askForPIN(&scene)
+
+        let wrong = try scene.run(["device", "approve", request, "--pin-stdin"], input: "1357\n")
+        #expect(wrong.status != 0)
+        #expect(wrong.output.contains("Error: wrong PIN; 2 attempts left before the enrollment is removed"), "\(wrong.output)")
+        #expect(wrong.output.contains("was denied as cancelled"), "\(wrong.output)")
+    }
+
+    @Test("push-token set and clear change the device the server holds; enroll registers one", .enabled(if: enabled))
+    func pushTokenFromTheTerminal() async throws {
+        let scene = try await Scene.make()
+        defer { scene.end() }
+        let enrollment = try scene.enroll(["--push-provider", "fcm", "--push-token", "fcm-registration-token-A1B2C3D4"])
+        var push = try #require(try scene.devices().first?["push"] as? [String: Any])
+        #expect(push["provider"] as? String == "fcm")
+        #expect(push["token_suffix"] as? String == "A1B2C3D4")
+
+        let token = String(repeating: "0123456789abcdef", count: 3) + "01234567deadbeef"
+        let set = try scene.run(["device", "push-token", "set", enrollment, "--provider", "apns", "--token", token])
+        #expect(set.status == 0, "\(set.output)")
+        #expect(set.output.contains("Push token registered: apns, ending deadbeef (valid)."), "\(set.output)")
+        push = try #require(try scene.devices().first?["push"] as? [String: Any])
+        #expect(push["provider"] as? String == "apns")
+        #expect(push["token_suffix"] as? String == "deadbeef")
+        #expect(push["valid"] as? Bool == true)
+
+        let cleared = try scene.run(["device", "push-token", "clear", enrollment])
+        #expect(cleared.status == 0, "\(cleared.output)")
+        #expect(cleared.output.contains("No push token registered."))
+        #expect(try scene.devices().first?["push"] == nil)
+    }
+
+    @Test("push tokens: bad input gets a precise error", .enabled(if: enabled))
+    func pushTokenBadInput() async throws {
+        let scene = try await Scene.make()
+        defer { scene.end() }
+        let alone = try scene.run(["device", "enroll", try scene.enrollmentURI(), "--push-token", "abc"])
+        #expect(alone.status != 0)
+        #expect(alone.output.contains("--push-token and --push-provider go together"), "\(alone.output)")
+        let enrollment = try scene.enroll()
+        let empty = try scene.run(["device", "push-token", "set", enrollment, "--provider", "apns", "--token", ""])
+        #expect(empty.status != 0)
+        #expect(empty.output.contains("a push token must be 1 to 4096 characters"), "\(empty.output)")
+        let provider = try scene.run(["device", "push-token", "set", enrollment, "--provider", "mpns", "--token", "abc"])
+        #expect(provider.status != 0)
+        #expect(provider.output.contains("mpns"), "\(provider.output)")
+    }
+
+    @Test("set-apns-certificate: the help names the password's variable; without a terminal or a password it says how to give one",
+          .enabled(if: enabled))
+    func apnsCertificatePassword() async throws {
+        let help = try CommandLineTests.run(["admin", "push", "set-apns-certificate", "--help"], environment: [:])
+        #expect(help.output.contains("COUNTERSIGN_APNS_CERTIFICATE_PASSWORD"), "\(help.output)")
+        #expect(help.output.contains("standard input"), "\(help.output)")
+
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("countersign-p12-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let file = scratch.appendingPathComponent("push.p12")
+        try Data([0x30, 0x82]).write(to: file)
+        let missing = try CommandLineTests.run(
+            ["admin", "push", "set-apns-certificate", "bank-ios", "--file", file.path, "--topic", "com.example.bank"],
+            environment: ["COUNTERSIGN_SERVER": "http://127.0.0.1:9", "COUNTERSIGN_ADMIN_KEY": "key_x.y"], input: "",
+            unset: ["COUNTERSIGN_APNS_CERTIFICATE_PASSWORD"])
+        #expect(missing.status != 0)
+        #expect(missing.output.contains("the password of \(file.path) is needed"), "\(missing.output)")
+        #expect(missing.output.contains("set COUNTERSIGN_APNS_CERTIFICATE_PASSWORD"), "\(missing.output)")
+        #expect(!missing.output.contains("field password is invalid"), "\(missing.output)")
+    }
+
+    @Test("set-apns-certificate takes the password from the first line of a pipe",
+          .enabled(if: enabled && PushTestPKI.available))
+    func apnsCertificatePasswordFromAPipe() async throws {
+        let pki = try #require(PushTestPKI.shared)
+        let scene = try await Scene.make()
+        defer { scene.end() }
+        let p12 = scene.scratch.appendingPathComponent("push.p12")
+        try pki.clientPKCS12(commonName: "Apple Push Services: com.example.bank", topic: "com.example.bank", password: "s3cret")
+            .write(to: p12)
+        let set = try CommandLineTests.run(
+            ["admin", "push", "set-apns-certificate", "bank-ios", "--file", p12.path, "--topic", "com.example.bank"],
+            environment: scene.environment, input: "s3cret\n", unset: ["COUNTERSIGN_APNS_CERTIFICATE_PASSWORD"])
+        #expect(set.status == 0, "\(set.output)")
+        #expect(set.output.contains("Apple Push Services: com.example.bank"), "\(set.output)")
+    }
+}
