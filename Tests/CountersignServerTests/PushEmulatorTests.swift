@@ -121,18 +121,21 @@ struct PushEmulatorTests {
         #expect(try await send(try key.token(issuedAt: clock.now)).status == 200)
     }
 
-    @Test("a new token within 20 minutes of the last on one connection is too many updates; another connection may have its own")
-    func apnsEnforcesTokenTurnoverPerConnection() throws {
+    @Test("a new token for a key within 20 minutes of the last is too many updates, whichever connection brings it")
+    func apnsEnforcesTokenTurnoverPerKey() throws {
         let key = ProviderKey()
-        var registry = ProviderTokenRegistry(keys: [key.keyID: key.emulatorKey])
+        let other = ProviderKey(keyID: "OTHER12345")
+        var registry = ProviderTokenRegistry(keys: [key.keyID: key.emulatorKey, other.keyID: other.emulatorKey])
         let now = Date()
         let first = try key.token(issuedAt: now)
         let second = try key.token(issuedAt: now.addingTimeInterval(60))
-        #expect(registry.admit(first, connection: 1, now: now) == nil)
-        #expect(registry.admit(second, connection: 1, now: now.addingTimeInterval(60)) == .tooManyProviderTokenUpdates)
-        #expect(registry.admit(second, connection: 2, now: now.addingTimeInterval(60)) == nil)
+        #expect(registry.admit(first, now: now) == nil)
+        #expect(registry.admit(second, now: now.addingTimeInterval(60)) == .tooManyProviderTokenUpdates)
+        #expect(registry.admit(first, now: now.addingTimeInterval(120)) == nil, "the admitted token stays good")
+        #expect(registry.admit(try other.token(issuedAt: now.addingTimeInterval(60)), now: now.addingTimeInterval(60)) == nil,
+                "another key has its own turnover")
         let later = try key.token(issuedAt: now.addingTimeInterval(1201))
-        #expect(registry.admit(later, connection: 1, now: now.addingTimeInterval(1201)) == nil)
+        #expect(registry.admit(later, now: now.addingTimeInterval(1201)) == nil)
     }
 
     @Test("a scripted 410 carries Apple's reason and the timestamp")
@@ -276,7 +279,7 @@ struct APNsEmulatorFault: Sendable, CustomTestStringConvertible {
 
 /// An APNs auth key and the provider tokens it signs.
 private struct ProviderKey {
-    let keyID = "KEY1234567"
+    var keyID = "KEY1234567"
     let teamID = "TEAM123456"
     let key = P256.Signing.PrivateKey()
 

@@ -91,6 +91,38 @@ struct PushOutboxTests {
         }
     }
 
+    @Test("a restart, a second node and the same key set again all send with the one provider token",
+          arguments: Engine.available)
+    func providerTokenOutlivesRestartsAndIsSharedByNodes(engine: Engine) async throws {
+        try await Self.withOutbox(engine) { pki, apns, key, scratch, masterKey, clock, started in
+            let first = started.add(
+                try await Self.start(scratch, masterKey: masterKey, clock: clock, pki: pki, apns: apns, dispatch: true))
+            #expect(try await first.admin("PUT", "/admin/v1/tenants/default/push-credentials/apns-token", json: key.fields())
+                .status == 200)
+            let client = try await first.createClient(name: "Portal")
+            _ = try await first.enrolledUser("jo", push: PushRegistration(provider: .apns, token: apnsDeviceToken()))
+            _ = try await first.startApproval(client, user: "jo")
+            try await eventually("the first push was accepted") { apns.acceptedCount == 1 }
+            try await started.stop(first)
+
+            // A restart five minutes later: APNs would refuse a new token for this key for 15 more.
+            clock.advance(by: 5 * 60)
+            let restarted = started.add(try await Self.start(
+                scratch, masterKey: masterKey, clock: clock, pki: pki, apns: apns, dispatch: true, adminKey: first.adminKey))
+            _ = try await restarted.startApproval(client, user: "jo")
+            try await eventually("the push after the restart was accepted") { apns.acceptedCount == 2 }
+
+            // The same .p8 set again is a new credential, but the same key: the token stays.
+            clock.advance(by: 60)
+            #expect(try await restarted.admin("PUT", "/admin/v1/tenants/default/push-credentials/apns-token",
+                                              json: key.fields()).status == 200)
+            _ = try await restarted.startApproval(client, user: "jo")
+            try await eventually("the push after the key was set again was accepted") { apns.acceptedCount == 3 }
+            #expect(apns.providerTokens().count == 1)
+            #expect(apns.notifications().count == 3, "no push was refused as TooManyProviderTokenUpdates")
+        }
+    }
+
     @Test("two servers on one PostgreSQL database send every queued push exactly once",
           .enabled(if: Engine.available.contains(.postgres)))
     func twoNodesShareTheOutbox() async throws {

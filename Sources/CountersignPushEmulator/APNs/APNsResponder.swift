@@ -75,6 +75,6 @@ final class APNsResponder: Sendable {
     private func authenticate(_ notification: APNsEmulator.Notification, fields: APNsHeaderFields) throws(APNsRejection) {
         guard fields.authorization != nil else { throw .missingProviderToken }
         guard let token = notification.providerToken else { throw .invalidProviderToken }
-        if let rejection = ledger.withLock({ $0.tokens.admit(token, connection: notification.connection, now: notification.receivedAt) }) { throw rejection }
+        if let rejection = ledger.withLock({ $0.tokens.admit(token, now: notification.receivedAt) }) { throw rejection }
     }
 }

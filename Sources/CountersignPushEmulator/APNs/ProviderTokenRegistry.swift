@@ -15,15 +15,13 @@ struct ProviderTokenRegistry: Sendable {
 
     /// Apple refuses tokens older than an hour…
     static let maximumAge: Int64 = 3600
-    /// …and a new token for a key within 20 minutes of the last one on the same connection:
-    /// senders must reuse a token rather than sign one per request. Apple ties provider tokens
-    /// to connections (`UnrelatedKeyIdInToken` names "the first push of this connection"), and
-    /// providers run several servers each signing its own token, so the rule is kept per
-    /// connection.
+    /// …and a new token for a key within 20 minutes of the last one, whichever connection,
+    /// server or restart of the provider presents it (`TooManyProviderTokenUpdates`): a provider
+    /// must keep one token per key for all its servers, not sign one per server or per start.
     static let minimumRefreshInterval: Int64 = 1200
 
-    /// Whether a verified token was let in as its key's current token on a connection; decided
-    /// the first time it is presented there while unexpired, and kept.
+    /// Whether a verified token was let in as its key's current token; decided the first time
+    /// it is presented while unexpired, and kept.
     private enum Admission: Sendable {
         case admitted
         case tooManyUpdates
@@ -31,20 +29,14 @@ struct ProviderTokenRegistry: Sendable {
 
     private struct Entry: Sendable {
         var verification: Verification
-        /// By connection number.
-        var admissions: [Int: Admission] = [:]
-    }
-
-    private struct KeyOnConnection: Hashable {
-        let keyID: String
-        let connection: Int
+        var admission: Admission?
     }
 
     /// The provider keys by key id.
     private let keys: [String: APNsEmulator.APNsProviderKey]
     private var entries: [String: Entry] = [:]
-    /// The `iat` of the last token admitted for each key id on each connection.
-    private var latestIssuedAt: [KeyOnConnection: Int64] = [:]
+    /// The `iat` of the last token admitted for each key id.
+    private var latestIssuedAt: [String: Int64] = [:]
     /// Every distinct bearer value, in the order first seen.
     private(set) var seen: [String] = []
 
@@ -57,7 +49,7 @@ struct ProviderTokenRegistry: Sendable {
     /// A token seen before costs one dictionary lookup. A new one is verified here, under the
     /// emulator's lock; that is an ECDSA verification once per distinct token, and every
     /// connection is served by one event loop thread anyway.
-    mutating func admit(_ token: String, connection: Int, now: Date) -> APNsRejection? {
+    mutating func admit(_ token: String, now: Date) -> APNsRejection? {
         let entry: Entry
         if let known = entries[token] {
             entry = known
@@ -68,18 +60,17 @@ struct ProviderTokenRegistry: Sendable {
         }
         guard case .verified(let keyID, let issuedAt) = entry.verification else { return .invalidProviderToken }
         if Int64(now.timeIntervalSince1970.rounded(.down)) - issuedAt > Self.maximumAge { return .expiredProviderToken }
-        if let admission = entry.admissions[connection] {
+        if let admission = entry.admission {
             return admission == .admitted ? nil : .tooManyProviderTokenUpdates
         }
         let admission: Admission
-        let slot = KeyOnConnection(keyID: keyID, connection: connection)
-        if let previous = latestIssuedAt[slot], issuedAt - previous < Self.minimumRefreshInterval {
+        if let previous = latestIssuedAt[keyID], issuedAt - previous < Self.minimumRefreshInterval {
             admission = .tooManyUpdates
         } else {
-            latestIssuedAt[slot] = issuedAt
+            latestIssuedAt[keyID] = issuedAt
             admission = .admitted
         }
-        entries[token]?.admissions[connection] = admission
+        entries[token]?.admission = admission
         return admission == .admitted ? nil : .tooManyProviderTokenUpdates
     }
 
