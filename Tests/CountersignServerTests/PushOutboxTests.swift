@@ -91,6 +91,42 @@ struct PushOutboxTests {
         }
     }
 
+    @Test("an alert whose node stopped mid-send and whose request was then answered is recorded as perhaps delivered",
+          arguments: Engine.available)
+    func cutOffAttemptIsNotCalledUnsent(engine: Engine) async throws {
+        try await Self.withOutbox(engine) { pki, apns, key, scratch, masterKey, clock, started in
+            let first = started.add(
+                try await Self.start(scratch, masterKey: masterKey, clock: clock, pki: pki, apns: apns, dispatch: false))
+            #expect(try await first.admin("PUT", "/admin/v1/tenants/default/push-credentials/apns-token", json: key.fields())
+                .status == 200)
+            let client = try await first.createClient(name: "Portal")
+            let kim = try await first.enrolledUser("kim", push: PushRegistration(provider: .apns, token: apnsDeviceToken()))
+            _ = try await first.startApproval(client, user: "kim")
+            let requestID = try await first.newestRequest(of: kim)
+            // A node claims the alert and stops before it records what APNs said.
+            let services = first.running.server.services
+            let configuration = services.configuration.push
+            let claimed = try await services.repositories.pushOutbox.claim(
+                limit: 10, at: clock.now, leaseUntil: clock.now.addingTimeInterval(configuration.lease), on: services.database)
+            #expect(claimed.count == 1)
+            #expect(try await kim.device.decideNewest(.approve).status == 200)
+            try await started.stop(first)
+
+            clock.advance(by: configuration.lease + 1)
+            let next = started.add(try await Self.start(
+                scratch, masterKey: masterKey, clock: clock, pki: pki, apns: apns, dispatch: true, adminKey: first.adminKey))
+            try await eventually("the taken-over alert is closed") {
+                try await next.notificationStatuses(requestID, device: kim.enrollment.deviceID) == ["cancelled"]
+            }
+            let notification = try #require(
+                (try await next.deliveries(requestID)).first?["notifications"] as? [[String: any Sendable]]).first
+            #expect(notification?["last_error"] as? String
+                == "answered after an attempt whose outcome was lost (its node stopped); it may have been delivered")
+            #expect(notification?["attempts"] as? Int == 2)
+            #expect(apns.notifications().isEmpty, "nothing is sent for an answered request")
+        }
+    }
+
     @Test("a restart, a second node and the same key set again all send with the one provider token",
           arguments: Engine.available)
     func providerTokenOutlivesRestartsAndIsSharedByNodes(engine: Engine) async throws {

@@ -8,6 +8,10 @@ import Foundation
 /// arrives after another node reclaimed the row changes nothing. Each feature keeps its own row
 /// type, enqueue and reads.
 struct OutboxTable: Sendable {
+    /// The `last_error` a claim writes on a row it takes over from a node whose lease ran out:
+    /// that node's attempt may or may not have reached the provider, and nobody knows which.
+    static let cutOffAttempt = "an earlier attempt was cut off before its outcome was recorded"
+
     let name: String
     /// What a claim returns, for the feature's decoder.
     let columns: String
@@ -20,7 +24,8 @@ struct OutboxTable: Sendable {
         let skipLocked = executor.dialect == .postgres ? " FOR UPDATE SKIP LOCKED" : ""
         return try await executor.query(
             """
-            UPDATE \(name) SET status = 'sending', attempts = attempts + 1, next_attempt_at = ?, updated_at = ?
+            UPDATE \(name) SET status = 'sending', attempts = attempts + 1, next_attempt_at = ?, updated_at = ?,
+                last_error = CASE WHEN status = 'sending' THEN '\(Self.cutOffAttempt)' ELSE last_error END
             WHERE id IN (
                 SELECT id FROM \(name) WHERE status IN ('queued', 'sending') AND next_attempt_at <= ?
                 ORDER BY next_attempt_at LIMIT ?\(skipLocked))

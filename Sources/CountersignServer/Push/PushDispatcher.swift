@@ -67,7 +67,14 @@ struct PushDispatcher: Service, CustomStringConvertible {
                 let sender = senders[SenderKey(entry)]
                 group.addTask {
                     let token = device?.push?.token
-                    if answered { return (entry, token, .cancelled(reason: "answered before it was sent")) }
+                    if answered {
+                        // A row taken over from a node that stopped mid-send may have reached the
+                        // device: say so rather than claim it was never sent.
+                        let reason = entry.lastError == OutboxTable.cutOffAttempt
+                            ? "answered after an attempt whose outcome was lost (its node stopped); it may have been delivered"
+                            : "answered before it was sent"
+                        return (entry, token, .cancelled(reason: reason))
+                    }
                     return (entry, token, await deliver(entry, to: device, through: sender))
                 }
             }
