@@ -20,9 +20,11 @@ struct FormParameters: Sendable {
     static func read(_ request: Request) async throws -> FormParameters {
         let buffer: ByteBuffer
         do {
-            buffer = try await request.body.collect(upTo: maximumSize)
-        } catch is NIOTooManyBytesError {
+            buffer = try await request.collectBody(upTo: maximumSize)
+        } catch .tooLarge {
             throw FormError.tooLarge(maximumSize)
+        } catch .unreadable {
+            throw FormError.unreadable
         }
         return try FormParameters(body: Data(buffer.readableBytesView), contentType: request.headers[.contentType])
     }
@@ -86,6 +88,7 @@ enum FormError: OAuthFailure, Equatable {
     case tooLarge(Int)
     case duplicate(String)
     case malformedEncoding
+    case unreadable
 
     var oauthError: OAuthError {
         switch self {
@@ -97,6 +100,8 @@ enum FormError: OAuthFailure, Equatable {
             OAuthError(.invalidRequest, "parameter \(name) is given more than once")
         case .malformedEncoding:
             OAuthError(.invalidRequest, "the request body is not valid form encoding of UTF-8 text")
+        case .unreadable:
+            OAuthError(.invalidRequest, "the request body is malformed or was cut off")
         }
     }
 }
