@@ -25,6 +25,8 @@ struct FormParameters: Sendable {
             throw FormError.tooLarge(maximumSize)
         } catch .unreadable {
             throw FormError.unreadable
+        } catch .unsupportedTransferCoding {
+            throw FormError.unsupportedTransferCoding
         }
         return try FormParameters(body: Data(buffer.readableBytesView), contentType: request.headers[.contentType])
     }
@@ -89,6 +91,7 @@ enum FormError: OAuthFailure, Equatable {
     case duplicate(String)
     case malformedEncoding
     case unreadable
+    case unsupportedTransferCoding
 
     var oauthError: OAuthError {
         switch self {
@@ -102,6 +105,8 @@ enum FormError: OAuthFailure, Equatable {
             OAuthError(.invalidRequest, "the request body is not valid form encoding of UTF-8 text")
         case .unreadable:
             OAuthError(.invalidRequest, "the request body is malformed or was cut off")
+        case .unsupportedTransferCoding:
+            OAuthError(.invalidRequest, "the request body must not use a transfer coding other than chunked")
         }
     }
 }

@@ -45,6 +45,13 @@ final class RawHTTPConnection: Sendable {
         }
     }
 
+    /// Makes closing the connection reset it (RST) rather than finish it (FIN), as a client
+    /// that crashes or loses its network does.
+    func resetOnClose() {
+        var option = linger(l_onoff: 1, l_linger: 0)
+        setsockopt(descriptor, SOL_SOCKET, SO_LINGER, &option, socklen_t(MemoryLayout<linger>.size))
+    }
+
     /// Tells the server nothing more will be sent (a half-close), keeping the way back open.
     func finishSending() {
         shutdown(descriptor, Int32(SHUT_WR))
