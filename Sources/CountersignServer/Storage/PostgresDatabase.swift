@@ -24,6 +24,8 @@ public final class PostgresDatabase: Database {
     /// `/readyz` answers within about this long when the database is gone, so that a load
     /// balancer takes the node out at once rather than after the request wait.
     static let readinessWait: Duration = .seconds(1)
+    /// How long the start waits for its first connection.
+    static let startupWait: Duration = .seconds(30)
 
     /// Connections a node opens at most, unless configured otherwise.
     public static let defaultPoolSize = 20
@@ -39,14 +41,15 @@ public final class PostgresDatabase: Database {
     ) async throws -> PostgresDatabase {
         var configuration = try PostgresDatabase.configuration(from: url)
         configuration.options.maximumConnections = poolSize
-        // A server that accepts nothing (a dropped route, a firewall) must not hold a new
-        // connection longer than a request would wait for it.
-        configuration.options.connectTimeout = connectionWait
         let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         let database = PostgresDatabase(client: client, connectionWait: connectionWait, logger: logger)
-        // Fail at start-up, with the driver's reason, rather than on the first request.
+        // Fail at start-up, with the driver's reason, rather than on the first request. A
+        // database that is still starting, or a burst of nodes starting at once, may take
+        // longer than a request would be kept waiting.
         do {
-            _ = try await database.query("SELECT 1 AS one", [])
+            _ = try await database.withConnection(waiting: max(connectionWait, startupWait)) { connection in
+                try await Self.run("SELECT 1 AS one", [], on: connection, logger: logger)
+            }
         } catch {
             await database.close()
             throw StorageError.unavailable("cannot connect to PostgreSQL: \(String(reflecting: error))")

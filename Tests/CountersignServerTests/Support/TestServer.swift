@@ -26,6 +26,7 @@ struct TestServer: Sendable {
         // Dozens of test servers share one PostgreSQL; a small pool also shows any code that
         // would wait for a second connection while holding one.
         configuration.databasePoolSize = PostgresDatabase.poolSizes.lowerBound
+        configuration.databaseConnectionWait = ScratchDatabase.busyWait
         configuration.masterKey = masterKey
         configuration.now = clock.function
         // Streams notice an expiry within this time of the test clock passing it.
