@@ -14,6 +14,8 @@ public struct DeviceErrorCode: RawRepresentable, Codable, Sendable, Hashable, Cu
     public static let unsupportedMediaType = DeviceErrorCode(rawValue: "unsupported_media_type")
     public static let conflict = DeviceErrorCode(rawValue: "conflict")
     public static let serverError = DeviceErrorCode(rawValue: "server_error")
+    /// The database cannot be reached; `Retry-After` says when to try again (503).
+    public static let temporarilyUnavailable = DeviceErrorCode(rawValue: "temporarily_unavailable")
 
     // Enrollment (400).
     public static let invalidTicket = DeviceErrorCode(rawValue: "invalid_ticket")

@@ -102,6 +102,21 @@ struct ServerOptions: ParsableArguments {
     @Option(name: .customLong("database-pool-size"), help: "Most PostgreSQL connections open at once, 4 to 500 (COUNTERSIGN_DATABASE_POOL_SIZE). Default 20.")
     var databasePoolSize: Int?
 
+    @Option(name: .customLong("database-wait"), help: "Seconds a request waits for a PostgreSQL connection before it is answered 503, 1 to 60 (COUNTERSIGN_DATABASE_WAIT). Default 3.")
+    var databaseWait: Int?
+
+    @Option(name: .customLong("idle-timeout"), help: "Seconds an HTTP connection may stay open with no request on it, 1 to 3600 (COUNTERSIGN_IDLE_TIMEOUT). Default 60.")
+    var idleTimeout: Int?
+
+    @Option(name: .customLong("header-timeout"), help: "Seconds a client may take to send a request's headers, 1 to 3600 (COUNTERSIGN_HEADER_TIMEOUT). Default 10.")
+    var headerTimeout: Int?
+
+    @Option(name: .customLong("body-timeout"), help: "Seconds a request body may go without a byte while the server waits for one, 1 to 3600 (COUNTERSIGN_BODY_TIMEOUT). Default 30.")
+    var bodyTimeout: Int?
+
+    @Option(name: .customLong("max-connections"), help: "Most HTTP connections open at once, 16 to 1000000, lowered to fit the open file limit (COUNTERSIGN_MAX_CONNECTIONS). Default 10000.")
+    var maxConnections: Int?
+
     @Option(name: .customLong("public-url"), help: "The URL devices and clients reach this server at (COUNTERSIGN_PUBLIC_URL). Default http://host:port.")
     var publicURL: String?
 
@@ -176,6 +191,23 @@ struct ServerOptions: ParsableArguments {
         configuration.databasePoolSize = try bounded(
             setting(databasePoolSize.map(String.init), "COUNTERSIGN_DATABASE_POOL_SIZE"), poolSizes, "database pool size", unit: "connections")
             ?? PostgresDatabase.defaultPoolSize
+        if let seconds = try bounded(
+            setting(databaseWait.map(String.init), "COUNTERSIGN_DATABASE_WAIT"), PostgresDatabase.connectionWaits, "database wait") {
+            configuration.databaseConnectionWait = .seconds(seconds)
+        }
+        let timeouts: [(Int?, String, String, WritableKeyPath<ConnectionLimits, Duration>)] = [
+            (idleTimeout, "COUNTERSIGN_IDLE_TIMEOUT", "idle timeout", \.idleTimeout),
+            (headerTimeout, "COUNTERSIGN_HEADER_TIMEOUT", "header timeout", \.headerTimeout),
+            (bodyTimeout, "COUNTERSIGN_BODY_TIMEOUT", "body timeout", \.bodyProgressTimeout),
+        ]
+        for (flag, variable, name, path) in timeouts {
+            if let seconds = try bounded(setting(flag.map(String.init), variable), ConnectionLimits.timeoutSeconds, name) {
+                configuration.connections[keyPath: path] = .seconds(seconds)
+            }
+        }
+        configuration.connections.maximumConnections = try bounded(
+            setting(maxConnections.map(String.init), "COUNTERSIGN_MAX_CONNECTIONS"), ConnectionLimits.connectionCaps,
+            "max connections", unit: "connections")
         configuration.masterKey = ProcessInfo.processInfo.environment["COUNTERSIGN_MASTER_KEY"]
         let push: [(String?, String, WritableKeyPath<PushConfiguration, String>)] = [
             (apnsURL, "COUNTERSIGN_APNS_URL", \.apnsProductionURL),

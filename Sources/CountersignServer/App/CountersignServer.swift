@@ -20,6 +20,8 @@ public final class CountersignServer: Sendable {
     /// The bootstrap admin key, on the very first start only; shown once, stored as a hash.
     public let bootstrapAdminKey: String?
     private let application: Application<RouterResponder<CountersignRequestContext>>
+    /// The open HTTP connections, under the cap.
+    let connections: ConnectionRegistry
     private let listening: AsyncStream<Int>
     private let listeningContinuation: AsyncStream<Int>.Continuation
     /// Whether the HTTP server has bound its socket, at this start.
@@ -45,10 +47,20 @@ public final class CountersignServer: Sendable {
         // A key file made at this start is removed again if the start fails before anything is
         // sealed with it: left behind, it would hide the real key's absence on the next start.
         let discardNewKey = { if created { try? manager.removeItem(at: configuration.masterKeyFile) } }
+        let descriptors = DescriptorLimit.raiseToHardLimit()
+        let connectionCap = configuration.connections.effectiveMaximumConnections(
+            descriptorLimit: descriptors.after,
+            databasePoolSize: configuration.databaseURL == nil ? 0 : configuration.databasePoolSize)
+        logger.info("open file limit \(descriptors.after)\(descriptors.after > descriptors.before ? " (raised from \(descriptors.before))" : ""); at most \(connectionCap) HTTP connections")
+        if let asked = configuration.connections.maximumConnections, asked > connectionCap {
+            logger.warning("the connection cap is lowered to \(connectionCap) to keep descriptors for the database; raise the hard open file limit (ulimit -Hn) to allow \(asked)")
+        }
         let database: any Database
         do {
             if let url = configuration.databaseURL {
-                database = try await PostgresDatabase.connect(url: url, poolSize: configuration.databasePoolSize, logger: logger)
+                database = try await PostgresDatabase.connect(
+                    url: url, poolSize: configuration.databasePoolSize, connectionWait: configuration.databaseConnectionWait,
+                    logger: logger)
             } else {
                 database = try await SQLiteDatabase.open(path: configuration.sqlitePath, logger: logger)
             }
@@ -72,14 +84,14 @@ public final class CountersignServer: Sendable {
                 configuration: configuration, origin: PublicOrigin(configuration.publicURL), database: database,
                 sealer: sealer, metrics: ServerMetrics(), logger: logger)
             let bootstrap = try await Bootstrap.run(services: services)
-            return CountersignServer(services: services, bootstrap: bootstrap)
+            return CountersignServer(services: services, bootstrap: bootstrap, connectionCap: connectionCap)
         } catch {
             await database.close()
             throw error
         }
     }
 
-    private init(services: ServerServices, bootstrap: Bootstrap.Result) {
+    private init(services: ServerServices, bootstrap: Bootstrap.Result, connectionCap: Int) {
         self.services = services
         self.defaultTenant = bootstrap.tenant
         self.bootstrapAdminKey = bootstrap.adminKeySecret
@@ -108,8 +120,11 @@ public final class CountersignServer: Sendable {
         let origin = services.origin
         let continuation = listeningContinuation
         let listened = listened
+        let connections = ConnectionRegistry(maximum: connectionCap, logger: services.logger)
+        self.connections = connections
         application = Application(
             router: router,
+            server: .guardedHTTP1(limits: configuration.connections, registry: connections),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port),
                                  serverName: "Countersign"),
             onServerRunning: { channel in

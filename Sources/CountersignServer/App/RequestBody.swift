@@ -2,16 +2,46 @@ import Foundation
 import Hummingbird
 import NIOCore
 
+/// Why a request body could not be read whole.
+enum RequestBodyFailure: Error, Equatable {
+    /// It is longer than the endpoint accepts.
+    case tooLarge
+    /// Its framing is broken (a malformed or overflowing chunk size, a transfer coding other
+    /// than chunked) or the client went away before its end. The client's doing, never a
+    /// fault of the server: answered 400, not logged as an error.
+    case unreadable
+    /// It is sent with a transfer coding other than chunked alone (`gzip, chunked`): the HTTP
+    /// decoder would hand over the coded bytes as if they were the body.
+    case unsupportedTransferCoding
+}
+
 extension Request {
+    /// The whole body, at most `limit` bytes.
+    func collectBody(upTo limit: Int) async throws(RequestBodyFailure) -> ByteBuffer {
+        let codings = headers[values: .transferEncoding].flatMap { $0.split(separator: ",") }
+            .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+        guard codings.allSatisfy({ $0 == "chunked" }) else { throw .unsupportedTransferCoding }
+        do {
+            return try await body.collect(upTo: limit)
+        } catch is NIOTooManyBytesError {
+            throw .tooLarge
+        } catch {
+            throw .unreadable
+        }
+    }
+
     /// The whole body, refused with 413 past `limit` bytes.
     /// A body that is not empty must be declared `application/json`.
     func bodyData(limit: Int) async throws -> Data {
         let data: Data
         do {
-            let buffer = try await body.collect(upTo: limit)
-            data = Data(buffer.readableBytesView)
-        } catch is NIOTooManyBytesError {
+            data = Data(try await collectBody(upTo: limit).readableBytesView)
+        } catch .tooLarge {
             throw APIError(.contentTooLarge, .payloadTooLarge, "the request body exceeds \(limit) bytes")
+        } catch .unreadable {
+            throw APIError.badRequest("the request body is malformed or was cut off")
+        } catch .unsupportedTransferCoding {
+            throw APIError.badRequest("the request body must not use a transfer coding other than chunked")
         }
         if !data.isEmpty {
             let type = headers[.contentType]?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()

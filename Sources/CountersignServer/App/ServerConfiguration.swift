@@ -17,6 +17,11 @@ public struct ServerConfiguration: Sendable {
     /// The most PostgreSQL connections this node opens at once; one of them stays open for
     /// LISTEN/NOTIFY between nodes.
     public var databasePoolSize: Int = PostgresDatabase.defaultPoolSize
+    /// How long a statement waits for a PostgreSQL connection before the request is answered
+    /// 503 (`PostgresDatabase.defaultConnectionWait`).
+    public var databaseConnectionWait: Duration = PostgresDatabase.defaultConnectionWait
+    /// Timeouts and the cap on open HTTP connections.
+    public var connections = ConnectionLimits()
     /// Base64 master key from the environment; nil: the key file in the data directory.
     public var masterKey: String?
     public var enrollmentTicketLifetime: TimeInterval = EnrollmentTicket.defaultLifetime

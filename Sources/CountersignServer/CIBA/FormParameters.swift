@@ -20,9 +20,13 @@ struct FormParameters: Sendable {
     static func read(_ request: Request) async throws -> FormParameters {
         let buffer: ByteBuffer
         do {
-            buffer = try await request.body.collect(upTo: maximumSize)
-        } catch is NIOTooManyBytesError {
+            buffer = try await request.collectBody(upTo: maximumSize)
+        } catch .tooLarge {
             throw FormError.tooLarge(maximumSize)
+        } catch .unreadable {
+            throw FormError.unreadable
+        } catch .unsupportedTransferCoding {
+            throw FormError.unsupportedTransferCoding
         }
         return try FormParameters(body: Data(buffer.readableBytesView), contentType: request.headers[.contentType])
     }
@@ -92,6 +96,8 @@ enum FormError: OAuthFailure, Equatable {
     case duplicate(String)
     case malformedEncoding
     case nulCharacter(String)
+    case unreadable
+    case unsupportedTransferCoding
 
     var oauthError: OAuthError {
         switch self {
@@ -105,6 +111,10 @@ enum FormError: OAuthFailure, Equatable {
             OAuthError(.invalidRequest, "the request body is not valid form encoding of UTF-8 text")
         case .nulCharacter(let name):
             OAuthError(.invalidRequest, "parameter \(name.unicodeScalars.contains("\0") ? name.debugDescription : name) must not contain a NUL character")
+        case .unreadable:
+            OAuthError(.invalidRequest, "the request body is malformed or was cut off")
+        case .unsupportedTransferCoding:
+            OAuthError(.invalidRequest, "the request body must not use a transfer coding other than chunked")
         }
     }
 }

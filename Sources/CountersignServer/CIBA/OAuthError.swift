@@ -31,6 +31,9 @@ public struct OAuthError: Error, Sendable, Equatable, HTTPResponseError {
         case expiredToken = "expired_token"
         /// `POST /totp/verify`: the one-time code is wrong or was already used.
         case invalidCode = "invalid_code"
+        /// RFC 6749 §4.1.2.1: the server cannot answer for now (the database is unreachable);
+        /// sent with 503 and `Retry-After`.
+        case temporarilyUnavailable = "temporarily_unavailable"
     }
 
     public var code: Code
@@ -93,6 +96,22 @@ protocol OAuthFailure: Error {
 /// Answers of the OAuth endpoints, success or failure alike: JSON, not stored by any cache
 /// (RFC 6749 §5.1; OpenID Connect Core §3.1.3.3).
 enum OAuthResponse {
+    /// The paths below a tenant's base that answer with OAuth error bodies.
+    private static let endpointPaths: Set<Substring> = [
+        "/bc-authorize", "/bc-authorize/receipt", "/token", "/revoke", "/introspect", "/userinfo", "/totp/verify",
+    ]
+
+    /// Whether `path` is one of the OAuth endpoints, of the default tenant or below `/t/<slug>`.
+    static func isEndpoint(_ path: String) -> Bool {
+        var rest = Substring(path)
+        if rest.hasPrefix("/t/") {
+            let afterPrefix = rest.dropFirst(3)
+            guard let slash = afterPrefix.firstIndex(of: "/") else { return false }
+            rest = afterPrefix[slash...]
+        }
+        return endpointPaths.contains(rest)
+    }
+
     static var headers: HTTPFields {
         [.contentType: "application/json", .cacheControl: "no-store", pragma: "no-cache"]
     }

@@ -11,6 +11,21 @@ public final class PostgresDatabase: Database {
     private let client: PostgresClient
     private let runTask: Task<Void, Never>
     private let logger: Logger
+    private let connectionWait: Duration
+
+    /// How long a statement waits for a pooled connection, unless configured otherwise. The
+    /// driver alone keeps a request waiting while it retries for a minute (its circuit breaker)
+    /// plus a connect timeout: during an outage every request would hang that long and then
+    /// fail together. A few seconds is longer than any healthy wait and short enough for a
+    /// client to get its 503 and retry.
+    public static let defaultConnectionWait: Duration = .seconds(3)
+    /// The bounds of `--database-connect-timeout`, in seconds.
+    public static let connectionWaits = 1...60
+    /// `/readyz` answers within about this long when the database is gone, so that a load
+    /// balancer takes the node out at once rather than after the request wait.
+    static let readinessWait: Duration = .seconds(1)
+    /// How long the start waits for its first connection.
+    static let startupWait: Duration = .seconds(30)
 
     /// Connections a node opens at most, unless configured otherwise.
     public static let defaultPoolSize = 20
@@ -18,15 +33,23 @@ public final class PostgresDatabase: Database {
     public static let poolSizes = 4...500
 
     /// Connects to `url` (`postgres://user:password@host:port/database?sslmode=…&sslrootcert=…`;
-    /// see `tlsMode`), opening at most `poolSize` connections at once.
-    public static func connect(url: String, poolSize: Int = defaultPoolSize, logger: Logger) async throws -> PostgresDatabase {
+    /// see `tlsMode`), opening at most `poolSize` connections at once. A statement that has no
+    /// connection after `connectionWait` fails with `StorageError.unavailable`, as does one
+    /// whose connection is lost.
+    public static func connect(
+        url: String, poolSize: Int = defaultPoolSize, connectionWait: Duration = defaultConnectionWait, logger: Logger
+    ) async throws -> PostgresDatabase {
         var configuration = try PostgresDatabase.configuration(from: url)
         configuration.options.maximumConnections = poolSize
         let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
-        let database = PostgresDatabase(client: client, logger: logger)
-        // Fail at start-up, with the driver's reason, rather than on the first request.
+        let database = PostgresDatabase(client: client, connectionWait: connectionWait, logger: logger)
+        // Fail at start-up, with the driver's reason, rather than on the first request. A
+        // database that is still starting, or a burst of nodes starting at once, may take
+        // longer than a request would be kept waiting.
         do {
-            _ = try await database.query("SELECT 1 AS one", [])
+            _ = try await database.withConnection(waiting: max(connectionWait, startupWait)) { connection in
+                try await Self.run("SELECT 1 AS one", [], on: connection, logger: logger)
+            }
         } catch {
             await database.close()
             throw StorageError.unavailable("cannot connect to PostgreSQL: \(String(reflecting: error))")
@@ -81,15 +104,16 @@ public final class PostgresDatabase: Database {
         }
     }
 
-    private init(client: PostgresClient, logger: Logger) {
+    private init(client: PostgresClient, connectionWait: Duration, logger: Logger) {
         self.client = client
+        self.connectionWait = connectionWait
         self.logger = logger
         self.runTask = Task { await client.run() }
     }
 
     @discardableResult
     public func query(_ sql: String, _ binds: [SQLValue]) async throws -> [SQLRow] {
-        try await client.withConnection { connection in
+        try await withConnection(waiting: connectionWait) { connection in
             try await Self.run(sql, binds, on: connection, logger: self.logger)
         }
     }
@@ -97,7 +121,7 @@ public final class PostgresDatabase: Database {
     public func transaction<Result: Sendable>(
         _ body: @Sendable (any SQLExecutor) async throws -> Result
     ) async throws -> Result {
-        try await client.withConnection { connection in
+        try await withConnection(waiting: connectionWait) { connection in
             _ = try await Self.run("BEGIN", [], on: connection, logger: self.logger)
             do {
                 let result = try await body(TransactionExecutor(connection: connection, logger: self.logger))
@@ -119,7 +143,54 @@ public final class PostgresDatabase: Database {
     }
 
     public func ping() async -> Bool {
-        (try? await query("SELECT 1 AS one", [])) != nil
+        let answer = try? await withConnection(waiting: Self.readinessWait) { connection in
+            try await Self.run("SELECT 1 AS one", [], on: connection, logger: self.logger)
+        }
+        return answer != nil
+    }
+
+    /// Runs `body` on a pooled connection, waiting at most `wait` for one. Losing the server,
+    /// before or during `body`, becomes `StorageError.unavailable`, which the HTTP layer answers
+    /// with 503 and `Retry-After` rather than with a fault of its own.
+    private func withConnection<Result: Sendable>(
+        waiting wait: Duration, _ body: @Sendable (PostgresConnection) async throws -> Result
+    ) async throws -> Result {
+        let leased = LeaseFlag()
+        do {
+            return try await withoutActuallyEscaping(body) { body in
+                try await withThrowingTaskGroup(of: Result?.self) { group in
+                    group.addTask {
+                        try await self.client.withConnection { connection in
+                            leased.set()
+                            return try await body(connection)
+                        }
+                    }
+                    group.addTask {
+                        try await Task.sleep(for: wait)
+                        if leased.isSet { return nil }
+                        throw StorageError.unavailable("no PostgreSQL connection within \(wait)")
+                    }
+                    while let result = try await group.next() {
+                        if let result {
+                            group.cancelAll()
+                            return result
+                        }
+                    }
+                    throw CancellationError()
+                }
+            }
+        } catch let error as StorageError {
+            throw error
+        } catch let error as PSQLError where Self.meansConnectionLost(error) {
+            throw StorageError.unavailable("the PostgreSQL connection was lost (\(error.code))")
+        } catch let error where !leased.isSet && !(error is CancellationError) {
+            // Only the pool fails before a lease: its circuit breaker is open, or it is shut down.
+            throw StorageError.unavailable("the PostgreSQL pool has no connection: \(String(describing: error))")
+        }
+    }
+
+    private static func meansConnectionLost(_ error: PSQLError) -> Bool {
+        [PSQLError.Code.connectionError, .serverClosedConnection, .clientClosedConnection, .poolClosed].contains(error.code)
     }
 
     public func close() async {
@@ -200,6 +271,14 @@ public final class PostgresDatabase: Database {
             return .blob(Data(buffer.readableBytesView))
         default: return .text(try cell.decode(String.self))
         }
+    }
+
+    /// Whether a connection was leased, set from the task that waits for it and read by the
+    /// task that times the wait.
+    private final class LeaseFlag: Sendable {
+        private let value = Mutex(false)
+        func set() { value.withLock { $0 = true } }
+        var isSet: Bool { value.withLock { $0 } }
     }
 
     private struct TransactionExecutor: SQLExecutor {

@@ -45,6 +45,58 @@ final class RawHTTPConnection: Sendable {
         }
     }
 
+    /// Makes closing the connection reset it (RST) rather than finish it (FIN), as a client
+    /// that crashes or loses its network does.
+    func resetOnClose() {
+        var option = linger(l_onoff: 1, l_linger: 0)
+        setsockopt(descriptor, SOL_SOCKET, SO_LINGER, &option, socklen_t(MemoryLayout<linger>.size))
+    }
+
+    /// Tells the server nothing more will be sent (a half-close), keeping the way back open.
+    func finishSending() {
+        shutdown(descriptor, Int32(SHUT_WR))
+    }
+
+    /// What the server did with the connection within `timeout` of this call: whether it closed
+    /// it, how long after this call, and what it sent before. Reads on a thread of its own, like
+    /// `response()`; the time counts from the call, however late that thread starts.
+    func closure(within timeout: Duration) async -> (closed: Bool, after: Duration, received: String) {
+        let start = ContinuousClock.now
+        return await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(returning: self.waitForClose(from: start, within: timeout))
+            }
+        }
+    }
+
+    private func waitForClose(
+        from start: ContinuousClock.Instant, within timeout: Duration
+    ) -> (closed: Bool, after: Duration, received: String) {
+        let clock = ContinuousClock()
+        let deadline = start + timeout
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while clock.now < deadline {
+            let left = deadline - clock.now
+            let (seconds, attoseconds) = left.components
+            var wait = timeval(tv_sec: Int(seconds), tv_usec: Int(attoseconds / 1_000_000_000_000))
+            if wait.tv_sec == 0 && wait.tv_usec == 0 { wait.tv_usec = 1000 }
+            setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &wait, socklen_t(MemoryLayout<timeval>.size))
+            let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if count > 0 {
+                received += buffer.prefix(count)
+                continue
+            }
+            if count == 0 || errno == ECONNRESET {
+                return (true, clock.now - start, String(decoding: received, as: UTF8.self))
+            }
+            if errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR {
+                return (true, clock.now - start, String(decoding: received, as: UTF8.self))
+            }
+        }
+        return (false, clock.now - start, String(decoding: received, as: UTF8.self))
+    }
+
     /// `receiveAll()` on a thread of its own: a blocking read on one of the few threads that run
     /// Swift tasks would hold up the server under test, which runs on them too.
     func response() async throws -> String {

@@ -39,6 +39,11 @@ struct ScratchDatabase: Sendable {
     /// For PostgreSQL: the URL of the database created for this test.
     let postgresURL: String?
 
+    /// How long a statement of the tests waits for a PostgreSQL connection. While the suite
+    /// starts, dozens of servers and scratch databases connect at once and a new connection
+    /// can take longer than a server's default wait; only the outage tests want a short one.
+    static let busyWait: Duration = .seconds(30)
+
     static func make(_ engine: Engine) async throws -> ScratchDatabase {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("countersign-test-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -48,7 +53,7 @@ struct ScratchDatabase: Sendable {
         case .postgres:
             let base = try #require(Engine.postgresURL, "COUNTERSIGN_TEST_POSTGRES_URL must be set on CI")
             let name = "cs_test_\(UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(16))"
-            let admin = try await PostgresDatabase.connect(url: base, logger: testLogger)
+            let admin = try await PostgresDatabase.connect(url: base, connectionWait: Self.busyWait, logger: testLogger)
             try await admin.query("CREATE DATABASE \(name)", [])
             await admin.close()
             var components = try #require(URLComponents(string: base))
@@ -62,14 +67,14 @@ struct ScratchDatabase: Sendable {
         case .sqlite:
             return try await SQLiteDatabase.open(path: directory.appendingPathComponent("test.sqlite").path, logger: testLogger)
         case .postgres:
-            return try await PostgresDatabase.connect(url: try #require(postgresURL), logger: testLogger)
+            return try await PostgresDatabase.connect(url: try #require(postgresURL), connectionWait: Self.busyWait, logger: testLogger)
         }
     }
 
     func destroy() async {
         try? FileManager.default.removeItem(at: directory)
         if let postgresURL, let base = Engine.postgresURL, let name = URLComponents(string: postgresURL)?.path.dropFirst() {
-            if let admin = try? await PostgresDatabase.connect(url: base, logger: testLogger) {
+            if let admin = try? await PostgresDatabase.connect(url: base, connectionWait: Self.busyWait, logger: testLogger) {
                 _ = try? await admin.query("DROP DATABASE IF EXISTS \(name) WITH (FORCE)", [])
                 await admin.close()
             }

@@ -1,6 +1,7 @@
 import CountersignCore
 import CountersignKit
 import Foundation
+import Logging
 import Testing
 @testable import CountersignServer
 #if canImport(FoundationNetworking)
@@ -25,6 +26,7 @@ struct TestServer: Sendable {
         // Dozens of test servers share one PostgreSQL; a small pool also shows any code that
         // would wait for a second connection while holding one.
         configuration.databasePoolSize = PostgresDatabase.poolSizes.lowerBound
+        configuration.databaseConnectionWait = ScratchDatabase.busyWait
         configuration.masterKey = masterKey
         configuration.now = clock.function
         // Streams notice an expiry within this time of the test clock passing it.
@@ -37,15 +39,16 @@ struct TestServer: Sendable {
     /// Runs `body` against a fresh server and always stops it.
     /// `configure` adjusts the configuration first (push endpoints, for one).
     /// Waits for one of the process's server slots first (`ServerSlots`).
-    static func with(_ engine: Engine, clock: TestClock = TestClock(),
+    /// `logger` is the server's (a test that reads what the server logs passes its own).
+    static func with(_ engine: Engine, clock: TestClock = TestClock(), logger: Logger = testLogger,
                      configure: (inout ServerConfiguration) -> Void = { _ in },
                      _ body: (TestServer) async throws -> Void) async throws {
         try await ServerSlots.run {
-            try await withoutSlot(engine, clock: clock, configure: configure, body)
+            try await withoutSlot(engine, clock: clock, logger: logger, configure: configure, body)
         }
     }
 
-    private static func withoutSlot(_ engine: Engine, clock: TestClock,
+    private static func withoutSlot(_ engine: Engine, clock: TestClock, logger: Logger,
                                     configure: (inout ServerConfiguration) -> Void,
                                     _ body: (TestServer) async throws -> Void) async throws {
         let scratch = try await ScratchDatabase.make(engine)
@@ -53,7 +56,7 @@ struct TestServer: Sendable {
         do {
             var configuration = configuration(scratch, clock: clock, masterKey: randomMasterKey())
             configure(&configuration)
-            server = try await CountersignServer.make(configuration: configuration, logger: testLogger)
+            server = try await CountersignServer.make(configuration: configuration, logger: logger)
         } catch {
             await scratch.destroy()
             throw error

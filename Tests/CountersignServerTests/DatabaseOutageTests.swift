@@ -1,0 +1,70 @@
+import Foundation
+import Testing
+@testable import CountersignServer
+
+/// PostgreSQL goes away under a running server (a TCP proxy between them is cut) and comes
+/// back. Requests must fail within the configured wait with a 503 a client can act on, not
+/// hang for a minute and then fail as 500s; readiness must say so at once; and once the
+/// database is back, everything works again without a restart.
+@Suite("Database outage")
+struct DatabaseOutageTests {
+    static let wait: Duration = .seconds(2)
+    /// Time on top of a bound for a loaded machine.
+    static let slack: Duration = .seconds(2)
+
+    @Test("while PostgreSQL is unreachable, requests fail fast with 503 and Retry-After, and succeed again once it is back",
+          arguments: Engine.available.filter { $0 == .postgres })
+    func outageFailsFastAndRecovers(engine: Engine) async throws {
+        let url = try #require(Engine.postgresURL)
+        let target = try #require(URLComponents(string: url))
+        let proxy = try await TCPProxy.start(to: try #require(target.host), port: target.port ?? 5432)
+        do {
+            try await TestServer.with(engine, configure: { configuration in
+                configuration.databaseURL = configuration.databaseURL.map(proxy.route)
+                configuration.databaseConnectionWait = Self.wait
+            }) { server in
+                #expect(try await server.call("GET", "/readyz").status == 200)
+                #expect(try await server.admin("GET", "/admin/v1/tenants").status == 200)
+
+                proxy.cut()
+                let clock = ContinuousClock()
+
+                var start = clock.now
+                let readiness = try await server.call("GET", "/readyz")
+                #expect(readiness.status == 503)
+                #expect(clock.now - start < PostgresDatabase.readinessWait + Self.slack)
+
+                start = clock.now
+                let token = try await server.call(
+                    "POST", "/token", body: Data("grant_type=urn%3Aopenid%3Aparams%3Agrant-type%3Aciba&auth_req_id=x".utf8),
+                    headers: ["Content-Type": "application/x-www-form-urlencoded", "Authorization": "Basic Y2xpZW50OnNlY3JldA=="])
+                #expect(clock.now - start < Self.wait + Self.slack)
+                #expect(token.status == 503)
+                #expect(token.error == "temporarily_unavailable")
+                #expect(token.header("Retry-After") != nil)
+                #expect(token.header("Cache-Control") == "no-store")
+
+                start = clock.now
+                let admin = try await server.admin("GET", "/admin/v1/tenants")
+                #expect(clock.now - start < Self.wait + Self.slack)
+                #expect(admin.status == 503)
+                #expect(admin.error == "temporarily_unavailable")
+                #expect(admin.header("Retry-After") != nil)
+
+                proxy.restore()
+                let back = clock.now + .seconds(20)
+                var ready = false
+                while !ready, clock.now < back {
+                    ready = try await server.call("GET", "/readyz").status == 200
+                    if !ready { try await Task.sleep(for: .milliseconds(200)) }
+                }
+                #expect(ready, "/readyz is still 503 20 seconds after the database came back")
+                #expect(try await server.admin("GET", "/admin/v1/tenants").status == 200)
+            }
+        } catch {
+            await proxy.stop()
+            throw error
+        }
+        await proxy.stop()
+    }
+}
