@@ -120,6 +120,9 @@ struct ServerOptions: ParsableArguments {
     @Option(name: .customLong("public-url"), help: "The URL devices and clients reach this server at (COUNTERSIGN_PUBLIC_URL). Default http://host:port.")
     var publicURL: String?
 
+    @Option(name: .customLong("failed-authentication-limit"), help: "Failed authentications allowed per address, and per client or admin key id, in a minute, 0 to 100000; 0 allows any number (COUNTERSIGN_FAILED_AUTHENTICATION_LIMIT). Default 30.")
+    var failedAuthenticationLimit: Int?
+
     @Option(name: .customLong("signature-window"), help: "Seconds a device signature's time may differ from the server's, 30 to 3600 (COUNTERSIGN_SIGNATURE_WINDOW). Default 300.")
     var signatureWindow: Int?
 
@@ -208,6 +211,9 @@ struct ServerOptions: ParsableArguments {
         configuration.connections.maximumConnections = try bounded(
             setting(maxConnections.map(String.init), "COUNTERSIGN_MAX_CONNECTIONS"), ConnectionLimits.connectionCaps,
             "max connections", unit: "connections")
+        configuration.failedAuthenticationLimit = try bounded(
+            setting(failedAuthenticationLimit.map(String.init), "COUNTERSIGN_FAILED_AUTHENTICATION_LIMIT"), 0...100_000,
+            "failed authentication limit", unit: "failures") ?? FailedAuthenticationThrottle.defaultLimit
         configuration.masterKey = ProcessInfo.processInfo.environment["COUNTERSIGN_MASTER_KEY"]
         let push: [(String?, String, WritableKeyPath<PushConfiguration, String>)] = [
             (apnsURL, "COUNTERSIGN_APNS_URL", \.apnsProductionURL),

@@ -473,9 +473,10 @@ extension TestServer {
     /// `body` and `contentType`, when given, replace the encoded form and its media type.
     func rawForm(_ path: String, _ parameters: [(String, String)], basic client: TestClient? = nil,
                  authorization: String? = nil, body rawBody: String? = nil,
-                 contentType: String = "application/x-www-form-urlencoded") async throws -> Answer {
+                 contentType: String = "application/x-www-form-urlencoded", source: String = "127.0.0.1",
+                 method: String = "POST") async throws -> Answer {
         let body = rawBody ?? Self.formEncoded(parameters)
-        var head = "POST \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+        var head = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
         head += "Content-Type: \(contentType)\r\nContent-Length: \(body.utf8.count)\r\n"
         if let client {
             let credentials = "\(Self.formComponent(client.id)):\(Self.formComponent(client.secret))"
@@ -488,7 +489,7 @@ extension TestServer {
         let text = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<String, any Error>) in
             DispatchQueue.global().async {
                 continuation.resume(with: Result {
-                    let connection = try RawHTTPConnection(port: port)
+                    let connection = try RawHTTPConnection(port: port, source: source)
                     try connection.send(request)
                     return try connection.receiveAll()
                 })

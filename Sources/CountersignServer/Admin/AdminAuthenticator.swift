@@ -7,6 +7,8 @@ public struct AdminAuthenticator: Sendable {
     let database: any Database
     let keys: any AdminKeyRepository
     let audit: AuditLog
+    let throttle: FailedAuthenticationThrottle
+    let metrics: ServerMetrics
 
     /// Issues a key; the returned secret is shown once and never stored.
     public func issue(tenantID: String?, name: String, rights: [AdminRight], createdBy: String?, at date: Date,
@@ -23,6 +25,17 @@ public struct AdminAuthenticator: Sendable {
         return (key, secret)
     }
 
+    /// A failed key id is counted, known or not; past the limit it is answered 429 instead of 401.
+    private func failure(id: String) -> AdminError {
+        let key = FailedAuthenticationThrottle.adminKey(id)
+        if let wait = throttle.retryAfter(key) {
+            metrics.authenticationThrottled(limit: "admin_key")
+            return .throttled(retryAfter: wait)
+        }
+        throttle.recordFailure(key)
+        return .invalidCredentials
+    }
+
     /// The key an `Authorization: Bearer …` header presents.
     public func authenticate(authorization: String?, at date: Date) async throws -> AdminKey {
         guard let authorization, authorization.count > 7, authorization.prefix(7).lowercased() == "bearer " else {
@@ -34,10 +47,10 @@ public struct AdminAuthenticator: Sendable {
         guard let (key, storedHash) = try await keys.find(id: id, on: database) else {
             // Hash anyway, so an unknown id takes as long as a wrong secret.
             _ = Secrets.matches(secret, storedHash: Data(count: 32))
-            throw AdminError.invalidCredentials
+            throw failure(id: id)
         }
         guard Secrets.matches(secret, storedHash: storedHash), key.revokedAt == nil else {
-            throw AdminError.invalidCredentials
+            throw failure(id: id)
         }
         // Recording every use would turn every read into a write; once a minute is enough.
         if key.lastUsedAt.map({ date.timeIntervalSince($0) > 60 }) ?? true {

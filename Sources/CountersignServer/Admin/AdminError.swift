@@ -13,6 +13,8 @@ public enum AdminError: Error, Sendable, Equatable {
     case wrongTenant
     case cannotGrant(AdminRight)
     case cannotRevoke(AdminRight)
+    /// Another wrong secret for a key id that failed too often this minute.
+    case throttled(retryAfter: Int)
 
     public var apiError: APIError {
         switch self {
@@ -35,6 +37,10 @@ public enum AdminError: Error, Sendable, Equatable {
             APIError(.forbidden, .insufficientRights,
                      "a key can only revoke keys whose rights it holds itself; it lacks \(right.rawValue)",
                      missingRight: right.rawValue)
+        case .throttled(let wait):
+            APIError(.tooManyRequests, DeviceErrorCode(rawValue: "slow_down"),
+                     "too many failed authentications for this admin key; try again in \(wait) seconds",
+                     headers: [.retryAfter: String(wait)])
         case .cannotGrant(let right):
             APIError(.forbidden, .insufficientRights, "a key can only grant rights it holds itself; it lacks \(right.rawValue)",
                      missingRight: right.rawValue)

@@ -100,6 +100,7 @@ public final class CountersignServer: Sendable {
         router.add(middleware: MetricsMiddleware(metrics: services.metrics))
         router.add(middleware: ErrorMiddleware(logger: services.logger))
         router.add(middleware: NULInPathRefusal())
+        router.add(middleware: FailedAuthenticationMiddleware(throttle: services.authenticationThrottle, metrics: services.metrics))
         HealthRoutes(services: services).register(on: router)
         DeviceRoutes(services: services).register(on: router)
         DiscoveryRoutes(services: services).register(on: router)

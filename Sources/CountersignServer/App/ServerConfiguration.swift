@@ -29,6 +29,9 @@ public struct ServerConfiguration: Sendable {
     public var signatureWindow: TimeInterval = 300
     /// The largest request body accepted.
     public var maximumBodySize: Int = 64 * 1024
+    /// Failed authentications allowed per source address, and per client or admin key id, within
+    /// a minute (`FailedAuthenticationThrottle`); 0 switches the throttle off.
+    public var failedAuthenticationLimit: Int = FailedAuthenticationThrottle.defaultLimit
     /// The clock. Tests move it to test expiry.
     public var now: @Sendable () -> Date = { Date() }
     /// How often an idle live stream gets a comment line (so that proxies keep it open), and the

@@ -77,6 +77,19 @@ public struct ServerMetrics: Sendable {
                              labels: [("limit", limit)]).increment()
     }
 
+    /// Answers of 401, of any endpoint: failed client, admin, device or bearer-token authentication.
+    func authenticationFailed() {
+        registry.makeCounter(descriptor: Self.name("authentication_failures", unit: "total",
+                                                   "requests answered 401 (failed authentication)")).increment()
+    }
+
+    /// Requests refused by the failed-authentication throttle, by limit (`source`, `client` or `admin_key`).
+    func authenticationThrottled(limit: String) {
+        registry.makeCounter(descriptor: Self.name("authentication_throttled", unit: "total",
+                                                   "requests refused after too many failed authentications, by limit"),
+                             labels: [("limit", limit)]).increment()
+    }
+
     /// Device live streams open.
     var liveStreams: Gauge {
         registry.makeGauge(descriptor: Self.name("device_live_streams", unit: "", "device live streams open"))

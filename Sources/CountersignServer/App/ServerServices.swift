@@ -35,6 +35,8 @@ public struct ServerServices: Sendable {
     public let tenantService: TenantService
     public let adminAuthenticator: AdminAuthenticator
     public let metrics: ServerMetrics
+    /// Failed authentications per source and per credential (`FailedAuthenticationThrottle`).
+    public let authenticationThrottle: FailedAuthenticationThrottle
     public let logger: Logger
     /// Wakes the live streams of connected devices.
     public let approvalEvents = ApprovalEvents()
@@ -65,7 +67,10 @@ public struct ServerServices: Sendable {
         self.sealer = sealer
         self.audit = AuditLog(repository: repositories.audit)
         self.tenantService = TenantService(database: database, tenants: repositories.tenants, sealer: sealer, audit: audit)
-        self.adminAuthenticator = AdminAuthenticator(database: database, keys: repositories.adminKeys, audit: audit)
+        self.authenticationThrottle = FailedAuthenticationThrottle(
+            limit: configuration.failedAuthenticationLimit, now: configuration.now)
+        self.adminAuthenticator = AdminAuthenticator(
+            database: database, keys: repositories.adminKeys, audit: audit, throttle: authenticationThrottle, metrics: metrics)
         self.metrics = metrics
         self.logger = logger
         self.notifiers = [LiveStreamNotifier(events: approvalEvents)]

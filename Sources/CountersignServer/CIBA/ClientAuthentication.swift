@@ -40,6 +40,14 @@ struct ClientAuthentication: Sendable {
         guard let (client, storedHash) = try await services.repositories.clients.findWithSecretHash(
             id: id, tenantID: tenant.id, on: services.database),
             Secrets.matches(secret, storedHash: storedHash), client.authenticationMethod.usesSecret else {
+            // Counted by the id presented, known or not, so that the answer says nothing more
+            // about an unknown id than about a wrong secret.
+            let key = FailedAuthenticationThrottle.client(tenantID: tenant.id, clientID: id)
+            if let wait = services.authenticationThrottle.retryAfter(key) {
+                services.metrics.authenticationThrottled(limit: "client")
+                throw ClientAuthenticationError.throttled(retryAfter: wait)
+            }
+            services.authenticationThrottle.recordFailure(key)
             throw ClientAuthenticationError.failed
         }
         return client
@@ -136,6 +144,8 @@ enum ClientAuthenticationError: OAuthFailure, Equatable {
     case assertion(ClientAssertionError)
     case severalMethods
     case conflictingClientID
+    /// Another wrong secret for a client id that failed too often this minute.
+    case throttled(retryAfter: Int)
 
     var oauthError: OAuthError {
         switch self {
@@ -159,6 +169,9 @@ enum ClientAuthenticationError: OAuthFailure, Equatable {
             OAuthError(.invalidRequest, "use one client authentication method: Basic, client_secret or client_assertion")
         case .conflictingClientID:
             OAuthError(.invalidRequest, "client_id names another client than the client's credentials")
+        case .throttled(let wait):
+            OAuthError(.slowDown, "too many failed authentications for this client_id; try again in \(wait) seconds",
+                       status: .tooManyRequests, retryAfter: wait)
         }
     }
 }

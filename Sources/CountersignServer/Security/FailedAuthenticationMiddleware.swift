@@ -1,0 +1,36 @@
+import Hummingbird
+import NIOCore
+
+/// Refuses a source that failed authentication too often of late (`FailedAuthenticationThrottle`)
+/// before any route looks at its credentials, and counts each 401 a route answers to its source.
+struct FailedAuthenticationMiddleware: RouterMiddleware {
+    typealias Context = CountersignRequestContext
+
+    let throttle: FailedAuthenticationThrottle
+    let metrics: ServerMetrics
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let source = FailedAuthenticationThrottle.source(context.remoteAddress?.ipAddress ?? "unknown")
+        if let wait = throttle.retryAfter(source) {
+            metrics.authenticationThrottled(limit: "source")
+            throw OAuthError(.slowDown, "too many failed authentications from this address; try again in \(wait) seconds",
+                             status: .tooManyRequests, retryAfter: wait)
+        }
+        do {
+            let response = try await next(request, context)
+            if response.status == .unauthorized { failed(source) }
+            return response
+        } catch let error as any HTTPResponseError where error.status == .unauthorized {
+            failed(source)
+            throw error
+        } catch let error as any OAuthFailure where error.oauthError.status == .unauthorized {
+            failed(source)
+            throw error
+        }
+    }
+
+    private func failed(_ source: String) {
+        throttle.recordFailure(source)
+        metrics.authenticationFailed()
+    }
+}

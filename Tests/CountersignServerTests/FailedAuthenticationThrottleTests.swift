@@ -1,0 +1,99 @@
+import Foundation
+import Testing
+@testable import CountersignServer
+
+/// Failed client and admin authentication is throttled per source and per credential, with
+/// `Retry-After`, and counted in the metrics.
+@Suite("Failed authentication throttle")
+struct FailedAuthenticationThrottleTests {
+    static func limited(_ limit: Int) -> (inout ServerConfiguration) -> Void {
+        { $0.failedAuthenticationLimit = limit }
+    }
+
+    @Test("a source that fails too often is refused with 429 slow_down and Retry-After until its failures age out",
+          arguments: Engine.available)
+    func sourceIsThrottled(engine: Engine) async throws {
+        let clock = TestClock()
+        try await TestServer.with(engine, clock: clock, configure: Self.limited(5)) { server in
+            let client = try await server.createClient()
+            let wrong = TestClient(id: client.id, secret: "css_wrong")
+            for attempt in 1...5 {
+                clock.advance(by: 2)
+                let failed = try await server.rawForm("/token", [("grant_type", "refresh_token"), ("refresh_token", "x")], basic: wrong)
+                #expect(failed.status == 401, "attempt \(attempt)")
+            }
+            // The source now gets 429 whatever it sends: the right secret, an admin call, anything.
+            let refused = try await server.rawForm("/token", [("grant_type", "refresh_token"), ("refresh_token", "x")], basic: client)
+            #expect(refused.status == 429)
+            #expect(refused.error == "slow_down")
+            #expect(refused.header("Retry-After") == "52", "the oldest failure, 8 seconds old, ages out in 52")
+            let admin = try await server.admin("GET", "/admin/v1/tenants/default/users")
+            #expect(admin.status == 429)
+
+            clock.advance(by: 53)
+            let again = try await server.rawForm("/token", [("grant_type", "refresh_token"), ("refresh_token", "x")], basic: client)
+            #expect(again.status == 400, "authenticated; the refresh token is what is wrong")
+            #expect(again.error == "invalid_grant")
+            let metrics = String(decoding: try await server.call("GET", "/metrics").data, as: UTF8.self)
+            #expect(metrics.contains(#"countersign_authentication_throttled_total{limit="source"} 2"#), "\(metrics)")
+            #expect(metrics.contains("countersign_authentication_failures_total 5"))
+        }
+    }
+
+    @Test("a client id that fails too often gets 429 for wrong secrets from anywhere, but is never locked out",
+          arguments: Engine.available)
+    func clientIsThrottledNotLocked(engine: Engine) async throws {
+        try await TestServer.with(engine, configure: Self.limited(3)) { server in
+            let client = try await server.createClient()
+            let wrong = TestClient(id: client.id, secret: "css_wrong")
+            let form = [("grant_type", "refresh_token"), ("refresh_token", "x")]
+            for _ in 1...3 {
+                #expect(try await server.rawForm("/token", form, basic: wrong, source: "127.0.0.2").status == 401)
+            }
+            // From another address, whose own count is clean: the client id's count refuses a wrong secret…
+            let refused = try await server.rawForm("/token", form, basic: wrong, source: "127.0.0.3")
+            #expect(refused.status == 429)
+            #expect(refused.error == "slow_down")
+            #expect(refused.errorDescription?.contains("for this client_id") == true)
+            #expect(refused.header("Retry-After") != nil)
+            // …an unknown client id is counted alike, so the answer tells nothing of which ids exist…
+            let unknown = TestClient(id: "cli_unknown", secret: "css_wrong")
+            for _ in 1...3 {
+                #expect(try await server.rawForm("/token", form, basic: unknown, source: "127.0.0.4").status == 401)
+            }
+            #expect(try await server.rawForm("/token", form, basic: unknown, source: "127.0.0.5").status == 429)
+            // …and the right secret always passes.
+            let right = try await server.rawForm("/token", form, basic: client, source: "127.0.0.3")
+            #expect(right.status == 400)
+            #expect(right.error == "invalid_grant", "authenticated; the refresh token is what is wrong")
+        }
+    }
+
+    @Test("an admin key id that fails too often gets 429 for wrong secrets; the right key still works", arguments: Engine.available)
+    func adminKeyIsThrottledNotLocked(engine: Engine) async throws {
+        try await TestServer.with(engine, configure: Self.limited(3)) { server in
+            let id = String(server.adminKey.prefix { $0 != "." })
+            let wrong = "Bearer \(id).wrong"
+            for _ in 1...3 {
+                #expect(try await Self.rawGet(server, "/admin/v1/tenants/default/users", authorization: wrong, source: "127.0.0.2").status == 401)
+            }
+            let refused = try await Self.rawGet(server, "/admin/v1/tenants/default/users", authorization: wrong, source: "127.0.0.3")
+            #expect(refused.status == 429)
+            #expect(refused.error == "slow_down")
+            #expect(refused.header("Retry-After") != nil)
+            #expect(try await server.admin("GET", "/admin/v1/tenants/default/users").status == 200)
+        }
+    }
+
+    /// A GET over a raw connection from `source`.
+    static func rawGet(_ server: TestServer, _ path: String, authorization: String, source: String) async throws -> TestServer.Answer {
+        try await server.rawForm(path, [], authorization: authorization, body: "", source: source, method: "GET")
+    }
+
+    @Test("a limit of 0 throttles nothing")
+    func zeroSwitchesItOff() {
+        let throttle = FailedAuthenticationThrottle(limit: 0, now: { Date() })
+        for _ in 0..<1000 { throttle.recordFailure("source:x") }
+        #expect(throttle.retryAfter("source:x") == nil)
+    }
+}
