@@ -106,6 +106,19 @@ struct StrictInputTests {
         }
     }
 
+    @Test("a NUL in a header (a device signature, say) is malformed HTTP: 400 invalid_request with a JSON body naming it")
+    func nulInAHeaderIsAnsweredWithAnErrorCode() async throws {
+        try await TestServer.with(.sqlite) { server in
+            let connection = try RawHTTPConnection(port: server.running.port)
+            try connection.send(Array("GET /device/v1/requests HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Device eyJ\u{0}x.y.z\r\n\r\n".utf8))
+            let text = try await connection.response()
+            #expect(text.hasPrefix("HTTP/1.1 400 "), "\(text)")
+            #expect(text.contains("Content-Type: application/json"))
+            #expect(text.hasSuffix(#"{"error":"invalid_request","error_description":"a header holds a character no header may hold (NUL, CR or LF; RFC 9110, section 5.5)"}"#),
+                    "\(text)")
+        }
+    }
+
     @Test("an answer dated before its request or in the future is invalid_response, and nothing is decided",
           arguments: Engine.available)
     func answerTimesMustBePossible(engine: Engine) async throws {

@@ -20,6 +20,7 @@ struct GuardedHTTP1Channel: ServerChildChannel {
             let pipeline = channel.pipeline.syncOperations
             let decoder = try pipeline.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self)
             try pipeline.addHandler(HTTPPartWatch(deadlines), position: .after(decoder))
+            try pipeline.addHandler(MalformedHTTPAnswer(), position: .after(decoder))
             try pipeline.addHandler(RawBytesWatch(deadlines), position: .first)
             return value
         }
