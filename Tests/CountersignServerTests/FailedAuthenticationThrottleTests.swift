@@ -90,6 +90,15 @@ struct FailedAuthenticationThrottleTests {
         try await server.rawForm(path, [], authorization: authorization, body: "", source: source, method: "GET")
     }
 
+    @Test("devices and bearer-token callers are neither counted nor refused", arguments: [
+        ("/device/v1/requests", false), ("/userinfo", false), ("/t/acme/device/v1/self", false), ("/healthz", false),
+        ("/token", true), ("/t/acme/token", true), ("/bc-authorize/receipt", true), ("/t/acme/totp/verify", true),
+        ("/admin/v1/tenants", true), ("/t/acme/Mobile/SetApnsCertForClientApp", true), ("/t/acme", false), ("/tokens", false),
+    ])
+    func onlyClientAndAdminEndpointsAreThrottled(path: String, throttled: Bool) {
+        #expect(FailedAuthenticationMiddleware.isThrottled(path) == throttled)
+    }
+
     @Test("a limit of 0 throttles nothing")
     func zeroSwitchesItOff() {
         let throttle = FailedAuthenticationThrottle(limit: 0, now: { Date() })

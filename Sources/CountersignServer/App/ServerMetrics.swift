@@ -77,10 +77,10 @@ public struct ServerMetrics: Sendable {
                              labels: [("limit", limit)]).increment()
     }
 
-    /// Answers of 401, of any endpoint: failed client, admin, device or bearer-token authentication.
+    /// Answers of 401 of the client-authenticated OAuth endpoints and the administration API.
     func authenticationFailed() {
         registry.makeCounter(descriptor: Self.name("authentication_failures", unit: "total",
-                                                   "requests answered 401 (failed authentication)")).increment()
+                                                   "client and admin requests answered 401 (failed authentication)")).increment()
     }
 
     /// Requests refused by the failed-authentication throttle, by limit (`source`, `client` or `admin_key`).

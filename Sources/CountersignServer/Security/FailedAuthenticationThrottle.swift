@@ -1,9 +1,8 @@
 import Foundation
 import Synchronization
 
-/// Counts failed authentications — a wrong client secret or assertion, an unknown admin key, a
-/// bad device signature, an invalid bearer token — per source address and per credential, over
-/// a sliding minute. The secrets are 256-bit, so this is not about guessing: it keeps a flood of
+/// Counts failed authentications — a wrong client secret or assertion, an unknown or revoked
+/// admin key — per source address and per credential, over a sliding minute. The secrets are 256-bit, so this is not about guessing: it keeps a flood of
 /// failures from costing lookups and hashing, and from filling logs and metrics.
 ///
 /// - A source that failed `limit` times within the minute is refused anything (429 `slow_down`
