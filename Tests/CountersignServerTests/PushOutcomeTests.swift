@@ -106,6 +106,9 @@ struct PushOutcomeTests {
         // A second node, a restart, and the same key set again all send with that token.
         let nodeB = APNsProviderToken(key: key, store: store)
         #expect(try await nodeB.token(at: start.addingTimeInterval(5 * 60)) == first)
+        // A node whose clock is two minutes behind still takes the token as fresh.
+        let nodeBehind = APNsProviderToken(key: key, store: store)
+        #expect(try await nodeBehind.token(at: start.addingTimeInterval(-120)) == first)
         let sameKeyAgain = APNsProviderToken(key: try APNsSigningKey(keyID: "ABC123DEFG", teamID: "TEAM123456", pem: pem), store: store)
         #expect(try await sameKeyAgain.token(at: start.addingTimeInterval(10 * 60)) == first)
         // Another key under the same ids is another key: it gets a token of its own.

@@ -62,10 +62,15 @@ final class APNsProviderToken: Sendable {
         return max(0, Self.minimumAge - date.timeIntervalSince(token.issuedAt))
     }
 
+    /// Young enough to send with. A token another node dated a little ahead of this node's
+    /// clock is still fresh: replacing it would only change the key's token again.
     private static func isFresh(_ token: StoredProviderToken, at date: Date) -> Bool {
         let age = date.timeIntervalSince(token.issuedAt)
-        return age >= 0 && age < renewalAge
+        return age > -clockSkew && age < renewalAge
     }
+
+    /// How far apart the clocks of two nodes may be.
+    static let clockSkew: TimeInterval = 300
 
     private func adopt(_ token: StoredProviderToken) -> String {
         current.withLock { $0 = token }
