@@ -35,11 +35,24 @@ public struct JSONParseError: Error, Sendable, Equatable, CustomStringConvertibl
 
     /// The same fault, seen from the container that holds it.
     func inside(member name: String) -> JSONParseError {
-        JSONParseError(offset: offset, reason: reason, kind: kind, path: path.isEmpty ? name : path.hasPrefix("[") ? name + path : "\(name).\(path)")
+        JSONParseError(offset: offset, reason: reason, kind: kind, path: JSONPath.member(name, then: path))
     }
 
     func inside(element index: Int) -> JSONParseError {
-        JSONParseError(offset: offset, reason: reason, kind: kind, path: path.isEmpty ? "[\(index)]" : path.hasPrefix("[") ? "[\(index)]" + path : "[\(index)].\(path)")
+        JSONParseError(offset: offset, reason: reason, kind: kind, path: JSONPath.element(index, then: path))
+    }
+}
+
+/// Paths into a JSON value as error messages name them: `limits.pin`, `a[1].b`, `[0]`.
+public enum JSONPath {
+    /// `name` followed by the path `rest` inside it.
+    public static func member(_ name: String, then rest: String) -> String {
+        rest.isEmpty || rest.hasPrefix("[") ? name + rest : "\(name).\(rest)"
+    }
+
+    /// Element `index` followed by the path `rest` inside it.
+    public static func element(_ index: Int, then rest: String) -> String {
+        rest.isEmpty || rest.hasPrefix("[") ? "[\(index)]" + rest : "[\(index)].\(rest)"
     }
 }
 

@@ -12,13 +12,13 @@ extension JSONValue {
             return text.unicodeScalars.contains("\0") ? "" : nil
         case .array(let elements):
             for (index, element) in elements.enumerated() {
-                if let path = element.pathToNULCharacter { return "[\(index)]" + (path.isEmpty || path.hasPrefix("[") ? path : "." + path) }
+                if let path = element.pathToNULCharacter { return JSONPath.element(index, then: path) }
             }
             return nil
         case .object(let members):
             for (name, member) in members.sorted(by: { $0.key < $1.key }) {
                 if name.unicodeScalars.contains("\0") { return name.debugDescription }
-                if let path = member.pathToNULCharacter { return name + (path.isEmpty || path.hasPrefix("[") ? path : "." + path) }
+                if let path = member.pathToNULCharacter { return JSONPath.member(name, then: path) }
             }
             return nil
         default:
