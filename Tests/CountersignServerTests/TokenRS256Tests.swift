@@ -186,6 +186,37 @@ struct TokenRS256Tests {
         }
     }
 
+    @Test("the Python verifier docs/ciba.md shows accepts the ID and access tokens of ES256 and RS256 clients",
+          .enabled(if: PythonPeer.cryptography != nil, "python3 with the cryptography package is not installed"),
+          arguments: ["ES256", "RS256"])
+    func documentedPythonVerifier(algorithm: String) async throws {
+        try await TestServer.with(.sqlite) { server in
+            let client = try await Self.client(server, algorithm: algorithm)
+            let alice = try await server.enrolledUser("alice")
+            let tokens = try await server.approvedTokens(client, user: alice, scope: "openid")
+            let jwks = try await server.call("GET", "/jwks")
+            let driver = """
+                import sys
+                jwks = json.load(open(sys.argv[2]))
+                id_token, access_token = open(sys.argv[1]).read().split()
+                issuer, client_id = sys.argv[3], sys.argv[4]
+                claims = verify_token(id_token, "JWT", jwks, issuer, client_id)
+                verify_token(access_token, "at+jwt", jwks, issuer, client_id)
+                try:
+                    verify_token(id_token, "at+jwt", jwks, issuer, client_id)
+                    raise SystemExit("an ID token passed as an access token")
+                except ValueError:
+                    pass
+                print("verified", claims["sub"])
+                """
+            let script = try PythonPeer.documentedVerifier(algorithm: algorithm) + "\n" + driver
+            let output = try PythonPeer.run(
+                script, token: try tokens.string("id_token") + " " + tokens.string("access_token"), jwks: jwks.data,
+                arguments: [server.base, client.id], in: server.scratch.directory)
+            #expect(output == "verified \(alice.userID)")
+        }
+    }
+
     /// The protected header of a compact JWS, decoded by the test.
     static func header(_ token: String) throws -> [String: any Sendable] {
         let encoded = try #require(token.split(separator: ".").first)
@@ -236,15 +267,33 @@ enum PythonPeer {
         """
 
     static func verify(_ token: String, jwks: Data, in directory: URL) throws -> String {
+        try run(script, token: token, jwks: jwks, in: directory)
+    }
+
+    /// The verifier of docs/ciba.md ("Verifying tokens"), set to `algorithm`.
+    static func documentedVerifier(algorithm: String) throws -> String {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let guide = try String(contentsOf: root.appendingPathComponent("docs/ciba.md"), encoding: .utf8)
+        let section = try #require(guide.range(of: "## Verifying tokens"))
+        let start = try #require(guide.range(of: "```python\n", range: section.upperBound..<guide.endIndex))
+        let end = try #require(guide.range(of: "```", range: start.upperBound..<guide.endIndex))
+        let code = String(guide[start.upperBound..<end.lowerBound])
+        try #require(code.contains(#"ALGORITHM = "ES256""#))
+        return code.replacingOccurrences(of: #"ALGORITHM = "ES256""#, with: "ALGORITHM = \"\(algorithm)\"")
+    }
+
+    /// Runs `script` with the paths of `token` and `jwks` and then `arguments`; its output.
+    static func run(_ script: String, token: String, jwks: Data, arguments: [String] = [], in directory: URL) throws -> String {
         let python = try #require(cryptography)
-        let files = (token: directory.appendingPathComponent("id_token.txt"), jwks: directory.appendingPathComponent("jwks.json"),
-                     script: directory.appendingPathComponent("verify_rs256.py"))
+        let name = UUID().uuidString
+        let files = (token: directory.appendingPathComponent("\(name).token"), jwks: directory.appendingPathComponent("\(name).json"),
+                     script: directory.appendingPathComponent("\(name).py"))
         try Data(token.utf8).write(to: files.token)
         try jwks.write(to: files.jwks)
         try Data(script.utf8).write(to: files.script)
         let process = Process()
         process.executableURL = python
-        process.arguments = [files.script.path, files.token.path, files.jwks.path]
+        process.arguments = [files.script.path, files.token.path, files.jwks.path] + arguments
         let output = Pipe()
         process.standardOutput = output
         process.standardError = output
