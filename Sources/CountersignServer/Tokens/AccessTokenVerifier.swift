@@ -44,10 +44,10 @@ enum AccessTokenRejection: Error, Sendable, Equatable, CustomStringConvertible {
 }
 
 /// Checks an access token as a resource server of this tenant would, and then what only the
-/// server knows: the JWS signature (ES256 or RS256, whichever the token's client registered)
-/// with a key of the tenant's JWKS (so another tenant's token
-/// fails here), `typ` `at+jwt` (so an ID token is no access token), `iss`, `exp`, that it was not
-/// revoked, and that its user is still active.
+/// server knows: the JWS signature (ES256 or RS256, as the token's client registered) with a
+/// key of the tenant's JWKS of that algorithm (so another tenant's token fails here), `typ`
+/// `at+jwt` (so an ID token is no access token), `iss`, `exp`, that it was not revoked, and that
+/// its user is still active.
 struct AccessTokenVerifier: Sendable {
     let services: ServerServices
     var revokedAccessTokens: any RevokedAccessTokenRepository = SQLRevokedAccessTokenRepository()
