@@ -151,7 +151,7 @@ struct TokenRS256Tests {
         }
     }
 
-    @Test("push mode delivers an RS256 ID token to an RS256 client", arguments: Engine.available)
+    @Test("push mode delivers an RS256 ID token, bound to the RS256 access token beside it, to an RS256 client", arguments: Engine.available)
     func pushDeliveryRS256(engine: Engine) async throws {
         try await TestServer.withReceiver(engine, configure: { $0.clientNotifications.pollInterval = .milliseconds(50) }) {
             server, receiver in
@@ -168,7 +168,10 @@ struct TokenRS256Tests {
             let keys = try await server.rsaJWKS()
             let idToken = try server.rsaVerifiedClaims(try #require(body["id_token"] as? String), keys: keys)
             #expect(idToken.claims["urn:openid:params:jwt:claim:auth_req_id"] as? String == started["auth_req_id"] as? String)
-            #expect(try server.rsaVerifiedClaims(try #require(body["access_token"] as? String), keys: keys).type == "at+jwt")
+            let accessToken = try #require(body["access_token"] as? String)
+            #expect(try server.rsaVerifiedClaims(accessToken, keys: keys).type == "at+jwt")
+            // OpenID Connect Core §3.1.3.6: RS256's hash is SHA-256, as ES256's.
+            #expect(idToken.claims["at_hash"] as? String == TokenPushBindingTests.leftHalfHash(accessToken))
         }
     }
 
