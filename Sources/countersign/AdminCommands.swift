@@ -120,6 +120,9 @@ struct ClientCommands: AsyncParsableCommand {
         @Option(name: .customLong("authorization-details-types"),
                 help: "Space-separated RFC 9396 types the client may request, each in the tenant's registry (empty: none).")
         var authorizationDetailsTypes: String?
+        @Option(name: .customLong("id-token-signed-response-alg"),
+                help: "ES256 or RS256: what the client's ID tokens and access tokens are signed with.")
+        var idTokenSignedResponseAlg: String?
 
         func body(name: String?) throws -> [String: Any] {
             var body: [String: Any] = [:]
@@ -143,6 +146,7 @@ struct ClientCommands: AsyncParsableCommand {
                     throw AdminAPIClient.Failure(description: "--requests-per-minute takes a whole number, or \"\" for the tenant's")
                 }
             }
+            if let idTokenSignedResponseAlg { body["id_token_signed_response_alg"] = idTokenSignedResponseAlg }
             if let authorizationDetailsTypes {
                 body["authorization_details_types"] = authorizationDetailsTypes.split(separator: " ").map(String.init)
             }

@@ -277,13 +277,13 @@ struct ApprovalLoopTests {
 }
 
 extension TestServer {
-    /// The published token-signing keys, by `kid`.
+    /// The published ES256 token-signing keys, by `kid` (`rsaJWKS()` has the RS256 ones).
     func jwks() async throws -> [String: P256.Signing.PublicKey] {
         let answer = try await call("GET", "/jwks")
         #expect(answer.status == 200)
         let keys = try #require(answer["keys"] as? [[String: any Sendable]])
         var byID: [String: P256.Signing.PublicKey] = [:]
-        for key in keys {
+        for key in keys where key["kty"] as? String == "EC" {
             let jwk = try JSONDecoder().decode(ECPublicJWK.self, from: JSONSerialization.data(withJSONObject: key))
             byID[try #require(key["kid"] as? String)] = try jwk.signingKey()
         }

@@ -506,13 +506,13 @@ extension TestServer {
         return Answer(status: status, data: Data(text[split.upperBound...].utf8), headers: headers)
     }
 
-    /// The published token-signing keys at `path`, by `kid`.
+    /// The published ES256 token-signing keys at `path`, by `kid`.
     func jwks(path: String) async throws -> [String: P256.Signing.PublicKey] {
         let answer = try await call("GET", path)
         #expect(answer.status == 200)
         let keys = try #require(answer["keys"] as? [[String: any Sendable]])
         var byID: [String: P256.Signing.PublicKey] = [:]
-        for key in keys {
+        for key in keys where key["kty"] as? String == "EC" {
             let jwk = try JSONDecoder().decode(ECPublicJWK.self, from: JSONSerialization.data(withJSONObject: key))
             byID[try #require(key["kid"] as? String)] = try jwk.signingKey()
         }

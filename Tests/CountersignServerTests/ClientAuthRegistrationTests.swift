@@ -155,6 +155,89 @@ struct ClientAuthRegistrationTests {
         }
     }
 
+    /// Values of `id_token_signed_response_alg` that are not ES256 or RS256, as raw JSON, and
+    /// the reason of their 400.
+    static let badAlgorithms: [(json: String, reason: String)] = [
+        (#""HS256""#, "field id_token_signed_response_alg is invalid: must be ES256 or RS256"),
+        (#""none""#, "field id_token_signed_response_alg is invalid: must be ES256 or RS256"),
+        (#""rs256""#, "field id_token_signed_response_alg is invalid: must be ES256 or RS256"),
+        (#""PS256""#, "field id_token_signed_response_alg is invalid: must be ES256 or RS256"),
+        (#""""#, "field id_token_signed_response_alg is invalid: must be ES256 or RS256"),
+        ("null", "field id_token_signed_response_alg is invalid: must be ES256 or RS256"),
+        ("256", "field id_token_signed_response_alg has the wrong type"),
+        (#"["RS256"]"#, "field id_token_signed_response_alg has the wrong type"),
+    ]
+
+    @Test("an id_token_signed_response_alg other than ES256 or RS256 is a 400 naming the field, and changes nothing",
+          arguments: Engine.available)
+    func badTokenSigningAlgorithm(engine: Engine) async throws {
+        try await TestServer.with(engine) { server in
+            let existing = try await server.createClient(name: "Bank")
+            let path = "/admin/v1/tenants/default/clients"
+            for bad in Self.badAlgorithms {
+                let created = try await server.call(
+                    "POST", path, key: server.adminKey, body: Data(#"{"name":"Other","id_token_signed_response_alg":\#(bad.json)}"#.utf8))
+                #expect(created.status == 400, "\(bad.json)")
+                #expect(created.error == "invalid_request", "\(bad.json)")
+                #expect(created.errorDescription == bad.reason, "\(bad.json)")
+                let updated = try await server.call(
+                    "PATCH", path + "/\(existing.id)", key: server.adminKey,
+                    body: Data(#"{"name":"Renamed","id_token_signed_response_alg":\#(bad.json)}"#.utf8))
+                #expect(updated.status == 400, "\(bad.json)")
+                #expect(updated.errorDescription == bad.reason, "\(bad.json)")
+            }
+            let listed = try await server.admin("GET", path)
+            let clients = try #require(listed["items"] as? [[String: any Sendable]],
+                                       "\(String(decoding: listed.data, as: UTF8.self))")
+            #expect(clients.map { $0["name"] as? String } == ["Bank"], "no client was created or renamed")
+            #expect(clients.first?["id_token_signed_response_alg"] as? String == "ES256")
+        }
+    }
+
+    @Test("id_token_signed_response_alg is ES256 unless set; create, update and show state it", arguments: Engine.available)
+    func tokenSigningAlgorithmRegistration(engine: Engine) async throws {
+        try await TestServer.with(engine) { server in
+            let path = "/admin/v1/tenants/default/clients"
+            let plain = try await server.admin("POST", path, json: ["name": "Bank"])
+            #expect((plain["client"] as? [String: any Sendable])?["id_token_signed_response_alg"] as? String == "ES256")
+            let created = try await server.admin("POST", path, json: ["name": "Portal", "id_token_signed_response_alg": "RS256"])
+            #expect(created.status == 201)
+            let client = try #require(created["client"] as? [String: any Sendable])
+            #expect(client["id_token_signed_response_alg"] as? String == "RS256")
+            let id = try #require(client["client_id"] as? String)
+            #expect(try await server.admin("GET", "\(path)/\(id)")["id_token_signed_response_alg"] as? String == "RS256")
+            let renamed = try await server.admin("PATCH", "\(path)/\(id)", json: ["name": "Portal 2"])
+            #expect(renamed["id_token_signed_response_alg"] as? String == "RS256", "a PATCH without the field keeps it")
+            let back = try await server.admin("PATCH", "\(path)/\(id)", json: ["id_token_signed_response_alg": "ES256"])
+            #expect(back.status == 200)
+            #expect(try await server.admin("GET", "\(path)/\(id)")["id_token_signed_response_alg"] as? String == "ES256")
+        }
+    }
+
+    @Test("countersign admin client create and update set id_token_signed_response_alg",
+          .enabled(if: CommandLineTests.executable != nil))
+    func commandLineTokenSigningAlgorithm() async throws {
+        try await TestServer.with(.sqlite) { server in
+            let environment = ["COUNTERSIGN_SERVER": server.base, "COUNTERSIGN_ADMIN_KEY": server.adminKey]
+            let created = try await CommandLineTests.runAside(
+                ["admin", "client", "create", "--name", "Portal", "--id-token-signed-response-alg", "RS256"], environment: environment)
+            #expect(created.status == 0, "\(created.output)")
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(created.output.utf8)) as? [String: Any])
+            let client = try #require(object["client"] as? [String: Any])
+            #expect(client["id_token_signed_response_alg"] as? String == "RS256")
+            let id = try #require(client["client_id"] as? String)
+            let refused = try await CommandLineTests.runAside(
+                ["admin", "client", "update", id, "--id-token-signed-response-alg", "HS256"], environment: environment)
+            #expect(refused.status != 0)
+            #expect(refused.output.contains("field id_token_signed_response_alg is invalid: must be ES256 or RS256"), "\(refused.output)")
+            let updated = try await CommandLineTests.runAside(
+                ["admin", "client", "update", id, "--id-token-signed-response-alg", "ES256"], environment: environment)
+            #expect(updated.status == 0, "\(updated.output)")
+            #expect(try await server.admin("GET", "/admin/v1/tenants/default/clients/\(id)")["id_token_signed_response_alg"] as? String
+                == "ES256")
+        }
+    }
+
     @Test("countersign admin client create and update set the method, the keys and the request flags",
           .enabled(if: CommandLineTests.executable != nil))
     func commandLineFlags() async throws {
@@ -162,7 +245,7 @@ struct ClientAuthRegistrationTests {
             let file = server.scratch.directory.appendingPathComponent("jwks.json")
             try JSONSerialization.data(withJSONObject: ["keys": [Self.ecJWK()]]).write(to: file)
             let environment = ["COUNTERSIGN_SERVER": server.base, "COUNTERSIGN_ADMIN_KEY": server.adminKey]
-            let created = try CommandLineTests.run(
+            let created = try await CommandLineTests.runAside(
                 ["admin", "client", "create", "--name", "Bank", "--auth-method", "private_key_jwt", "--jwks-file", file.path,
                  "--require-signed-requests", "--user-code-parameter"], environment: environment)
             #expect(created.status == 0, "\(created.output)")
@@ -172,7 +255,7 @@ struct ClientAuthRegistrationTests {
             #expect(client["require_signed_request_object"] as? Bool == true)
             #expect(client["backchannel_user_code_parameter"] as? Bool == true)
             let id = try #require(client["client_id"] as? String)
-            let updated = try CommandLineTests.run(
+            let updated = try await CommandLineTests.runAside(
                 ["admin", "client", "update", id, "--no-require-signed-requests", "--no-user-code-parameter"], environment: environment)
             #expect(updated.status == 0, "\(updated.output)")
             let shown = try await server.admin("GET", "/admin/v1/tenants/default/clients/\(id)")

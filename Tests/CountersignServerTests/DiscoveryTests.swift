@@ -2,6 +2,7 @@ import CountersignCore
 import Crypto
 import Foundation
 import Testing
+import _CryptoExtras
 @testable import CountersignServer
 
 /// OpenID Provider metadata, the JWKS, and the token-signing keys behind them.
@@ -26,7 +27,7 @@ struct DiscoveryTests {
                 #expect(answer["grant_types_supported"] as? [String] == ["urn:openid:params:grant-type:ciba", "refresh_token"])
                 #expect(answer["token_endpoint_auth_methods_supported"] as? [String]
                     == ["client_secret_basic", "client_secret_post", "private_key_jwt"])
-                #expect(answer["id_token_signing_alg_values_supported"] as? [String] == ["ES256"])
+                #expect(answer["id_token_signing_alg_values_supported"] as? [String] == ["ES256", "RS256"])
                 #expect(answer["scopes_supported"] as? [String] == ["openid", "offline_access", "profile"])
                 #expect(answer["subject_types_supported"] as? [String] == ["public"])
                 #expect(answer["acr_values_supported"] as? [String] == [
@@ -64,7 +65,8 @@ struct DiscoveryTests {
         }
     }
 
-    @Test("the JWKS publishes one ES256 signature key per tenant, named by its thumbprint", arguments: Engine.available)
+    @Test("the JWKS publishes one ES256 and one RS256 signature key per tenant, each named by its thumbprint",
+          arguments: Engine.available)
     func jwksShape(engine: Engine) async throws {
         try await TestServer.with(engine) { server in
             #expect(try await server.admin("POST", "/admin/v1/tenants", json: ["slug": "acme", "display_name": "Acme"]).status == 201)
@@ -74,25 +76,41 @@ struct DiscoveryTests {
                 #expect(answer.status == 200)
                 #expect(answer.header("Cache-Control") == "public, max-age=300")
                 let keys = try #require(answer["keys"] as? [[String: any Sendable]])
-                #expect(keys.count == 1)
-                let key = try #require(keys.first)
-                #expect(Set(key.keys) == ["kty", "crv", "x", "y", "kid", "use", "alg"])
-                #expect(key["kty"] as? String == "EC")
-                #expect(key["crv"] as? String == "P-256")
-                #expect(key["use"] as? String == "sig")
-                #expect(key["alg"] as? String == "ES256")
-                let jwk = try JSONDecoder().decode(ECPublicJWK.self, from: JSONSerialization.data(withJSONObject: key))
+                #expect(keys.map { $0["alg"] as? String } == ["ES256", "RS256"])
+                let ec = try #require(keys.first)
+                #expect(Set(ec.keys) == ["kty", "crv", "x", "y", "kid", "use", "alg"])
+                #expect(ec["kty"] as? String == "EC")
+                #expect(ec["crv"] as? String == "P-256")
+                #expect(ec["use"] as? String == "sig")
+                let jwk = try JSONDecoder().decode(ECPublicJWK.self, from: JSONSerialization.data(withJSONObject: ec))
                 _ = try jwk.signingKey()
-                #expect(key["kid"] as? String == jwk.thumbprint)
-                kids.append(jwk.thumbprint)
+                #expect(ec["kid"] as? String == jwk.thumbprint)
+
+                let rsa = try #require(keys.last)
+                #expect(Set(rsa.keys) == ["kty", "n", "e", "kid", "use", "alg"])
+                #expect(rsa["kty"] as? String == "RSA")
+                #expect(rsa["use"] as? String == "sig")
+                let n = try #require(rsa["n"] as? String)
+                let e = try #require(rsa["e"] as? String)
+                let modulus = try #require(Data(base64URLEncoded: n))
+                #expect(modulus.first.map { $0 >= 0x80 } == true, "n has no leading zero octet and 2048 full bits")
+                #expect(modulus.count * 8 >= 2048)
+                #expect(e == "AQAB", "e is 65537 in its minimal octets")
+                // RFC 7638 §3.2: the required members e, kty, n in order, no whitespace.
+                let members = Data(#"{"e":"\#(e)","kty":"RSA","n":"\#(n)"}"#.utf8)
+                #expect(rsa["kid"] as? String == Data(SHA256.hash(data: members)).base64URLEncodedString)
+                #expect(try await server.rsaJWKS(path: path).count == 1, "n and e make a usable RSA key")
+
+                kids += [jwk.thumbprint, try #require(rsa["kid"] as? String)]
                 let again = try await server.call("GET", path)
-                #expect((again["keys"] as? [[String: any Sendable]])?.first?["kid"] as? String == jwk.thumbprint)
+                #expect((again["keys"] as? [[String: any Sendable]])?.compactMap { $0["kid"] as? String } == Array(kids.suffix(2)))
             }
-            #expect(kids[0] != kids[1], "each tenant has its own key")
+            #expect(Set(kids).count == 4, "each tenant has its own keys")
         }
     }
 
-    @Test("nodes creating a tenant's first key at once agree on one key, sealed to its row", arguments: Engine.available)
+    @Test("nodes creating a tenant's first keys at once agree on one key per algorithm, each sealed to its row",
+          arguments: Engine.available)
     func concurrentFirstUse(engine: Engine) async throws {
         try await TestServer.with(engine) { server in
             let services = server.services
@@ -101,19 +119,30 @@ struct DiscoveryTests {
                 TokenSigningKeys(database: services.database, repository: services.repositories.tokenSigningKeys,
                                  sealer: services.sealer, now: server.clock.function)
             }
-            let kids = try await withThrowingTaskGroup(of: String.self) { group in
-                for node in nodes { group.addTask { try await node.keySet(for: tenant).current.id } }
-                return try await group.reduce(into: Set<String>()) { $0.insert($1) }
+            let kids = try await withThrowingTaskGroup(of: [String].self) { group in
+                for node in nodes {
+                    group.addTask {
+                        let keys = try await node.keySet(for: tenant)
+                        return [try keys.current(.es256).id, try keys.current(.rs256).id]
+                    }
+                }
+                return try await group.reduce(into: Set<[String]>()) { $0.insert($1) }
             }
             #expect(kids.count == 1)
             let stored = try await services.repositories.tokenSigningKeys.published(tenantID: tenant.id, on: services.database)
-            #expect(stored.map(\.id) == Array(kids))
-            let row = try #require(stored.first)
-            #expect(row.publicKey.thumbprint == row.id)
-            #expect(throws: SealingError.self) {
-                try services.sealer.open(row.sealedKey, context: TokenSigningKeys.sealingContext("ten_other", row.id))
+            #expect([stored.map(\.id)] == Array(kids))
+            #expect(stored.map(\.algorithm) == [.es256, .rs256])
+            for row in stored {
+                #expect(row.publicKey.thumbprint == row.id)
+                #expect(throws: SealingError.self) {
+                    try services.sealer.open(row.sealedKey, context: TokenSigningKeys.sealingContext("ten_other", row.id))
+                }
+                let opened = try services.sealer.open(row.sealedKey, context: TokenSigningKeys.sealingContext(tenant.id, row.id))
+                switch row.publicKey {
+                case .ec: #expect(opened.count == 32)
+                case .rsa: #expect(try _RSA.Signing.PrivateKey(derRepresentation: opened).keySizeInBits == 2048)
+                }
             }
-            #expect(try services.sealer.open(row.sealedKey, context: TokenSigningKeys.sealingContext(tenant.id, row.id)).count == 32)
         }
     }
 
@@ -122,12 +151,13 @@ struct DiscoveryTests {
         let start = Date(timeIntervalSince1970: 1_800_000_000)
         func key(_ name: String, at date: Date) -> TokenSigningKey {
             let privateKey = P256.Signing.PrivateKey()
-            return TokenSigningKey(id: name, publicKey: ECPublicJWK(privateKey.publicKey), privateKey: privateKey, createdAt: date)
+            return TokenSigningKey(id: name, publicKey: .ec(ECPublicJWK(privateKey.publicKey)), privateKey: .es256(privateKey),
+                                   createdAt: date)
         }
         let old = key("old", at: start)
         let new = key("new", at: start.addingTimeInterval(86_400))
-        #expect(TokenSigningKeys.current(of: [old], at: start).id == "old")
-        #expect(TokenSigningKeys.current(of: [old, new], at: start.addingTimeInterval(86_400 + 299)).id == "old")
-        #expect(TokenSigningKeys.current(of: [old, new], at: start.addingTimeInterval(86_400 + 300)).id == "new")
+        #expect(TokenSigningKeys.current(of: [old], at: start)?.id == "old")
+        #expect(TokenSigningKeys.current(of: [old, new], at: start.addingTimeInterval(86_400 + 299))?.id == "old")
+        #expect(TokenSigningKeys.current(of: [old, new], at: start.addingTimeInterval(86_400 + 300))?.id == "new")
     }
 }

@@ -44,7 +44,7 @@ struct HintIDTokenTests {
             ])
             let answer = try await server.bcAuthorize(client, [("scope", "openid"), ("id_token_hint", unsecured)])
             #expect(answer.status == 400)
-            #expect(answer.errorDescription == "id_token_hint is not an ES256 JWS")
+            #expect(answer.errorDescription == "id_token_hint is not an ES256 or RS256 JWS")
         }
     }
 

@@ -49,6 +49,8 @@ public struct Client: Sendable, Equatable, Codable {
     /// The authorization detail types (RFC 9396 §10.2) its requests may carry; each one is in
     /// the tenant's registry.
     public var authorizationDetailsTypes: [String] = []
+    /// What its ID tokens and access tokens are signed with (`TokenSigningAlgorithm`).
+    public var idTokenSignedResponseAlg: TokenSigningAlgorithm = .es256
 
     enum CodingKeys: String, CodingKey {
         case name, scopes
@@ -60,6 +62,7 @@ public struct Client: Sendable, Equatable, Codable {
         case backchannelUserCodeParameter = "backchannel_user_code_parameter"
         case backchannelRequestsPerMinute = "backchannel_requests_per_minute"
         case authorizationDetailsTypes = "authorization_details_types"
+        case idTokenSignedResponseAlg = "id_token_signed_response_alg"
         case id = "client_id"
         case tenantID = "tenant_id"
         case deliveryMode = "token_delivery_mode"
@@ -89,7 +92,7 @@ public struct SQLClientRepository: ClientRepository {
     private static let columns = """
         id, tenant_id, name, scopes, delivery_mode, notification_endpoint, created_at, updated_at, default_acr, minimum_acr,
         token_endpoint_auth_method, jwks, require_signed_request_object, backchannel_user_code_parameter,
-        backchannel_requests_per_minute, authorization_details_types
+        backchannel_requests_per_minute, authorization_details_types, id_token_signed_response_alg
         """
 
     public func insert(_ client: Client, secretHash: Data, on executor: any SQLExecutor) async throws {
@@ -97,8 +100,9 @@ public struct SQLClientRepository: ClientRepository {
             """
             INSERT INTO clients (id, tenant_id, name, secret_hash, scopes, delivery_mode, notification_endpoint, created_at,
                 updated_at, default_acr, minimum_acr, token_endpoint_auth_method, jwks, require_signed_request_object,
-                backchannel_user_code_parameter, backchannel_requests_per_minute, authorization_details_types)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                backchannel_user_code_parameter, backchannel_requests_per_minute, authorization_details_types,
+                id_token_signed_response_alg)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """,
             .text(client.id), .text(client.tenantID), .text(client.name), .blob(secretHash),
             .text(client.scopes.joined(separator: " ")), .text(client.deliveryMode.rawValue),
@@ -106,7 +110,7 @@ public struct SQLClientRepository: ClientRepository {
             SQLValue(client.defaultAcr), SQLValue(client.minimumAcr), .text(client.authenticationMethod.rawValue),
             SQLValue(client.jwks?.canonicalJSON), SQLValue(client.requireSignedRequestObject),
             SQLValue(client.backchannelUserCodeParameter), SQLValue(client.backchannelRequestsPerMinute),
-            Self.typesColumn(client))
+            Self.typesColumn(client), .text(client.idTokenSignedResponseAlg.rawValue))
     }
 
     public func find(id: String, tenantID: String, on executor: any SQLExecutor) async throws -> Client? {
@@ -127,14 +131,16 @@ public struct SQLClientRepository: ClientRepository {
             """
             UPDATE clients SET name = ?, scopes = ?, delivery_mode = ?, notification_endpoint = ?, updated_at = ?,
                 default_acr = ?, minimum_acr = ?, token_endpoint_auth_method = ?, jwks = ?, require_signed_request_object = ?,
-                backchannel_user_code_parameter = ?, backchannel_requests_per_minute = ?, authorization_details_types = ?
+                backchannel_user_code_parameter = ?, backchannel_requests_per_minute = ?, authorization_details_types = ?,
+                id_token_signed_response_alg = ?
             WHERE id = ?
             """,
             .text(client.name), .text(client.scopes.joined(separator: " ")), .text(client.deliveryMode.rawValue),
             SQLValue(client.notificationEndpoint), SQLValue(client.updatedAt), SQLValue(client.defaultAcr),
             SQLValue(client.minimumAcr), .text(client.authenticationMethod.rawValue), SQLValue(client.jwks?.canonicalJSON),
             SQLValue(client.requireSignedRequestObject), SQLValue(client.backchannelUserCodeParameter),
-            SQLValue(client.backchannelRequestsPerMinute), Self.typesColumn(client), .text(client.id))
+            SQLValue(client.backchannelRequestsPerMinute), Self.typesColumn(client),
+            .text(client.idTokenSignedResponseAlg.rawValue), .text(client.id))
     }
 
     public func replaceSecret(id: String, secretHash: Data, at date: Date, on executor: any SQLExecutor) async throws {
@@ -174,7 +180,14 @@ public struct SQLClientRepository: ClientRepository {
             backchannelRequestsPerMinute: try row.optionalInt("backchannel_requests_per_minute").map { Int($0) },
             authorizationDetailsTypes: try row.optionalString("authorization_details_types").map {
                 $0.split(separator: " ").map(String.init)
-            } ?? [])
+            } ?? [],
+            idTokenSignedResponseAlg: try decodeAlgorithm(try row.string("id_token_signed_response_alg")))
+    }
+
+    /// Only the API writes the column, and only values it parsed.
+    private static func decodeAlgorithm(_ text: String) throws -> TokenSigningAlgorithm {
+        guard let algorithm = TokenSigningAlgorithm(rawValue: text) else { throw StorageError.corrupt("clients.id_token_signed_response_alg") }
+        return algorithm
     }
 
     /// Type names hold no spaces (`AuthorizationDetailTypes`), so a space separates them.

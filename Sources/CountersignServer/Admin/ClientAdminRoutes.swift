@@ -24,6 +24,8 @@ struct ClientAdminRoutes: Sendable {
         var backchannelRequestsPerMinute: Int??
         /// RFC 9396 §10.2; an empty array removes them all.
         var authorizationDetailsTypes: [String]?
+        /// `.some(nil)` for JSON `null`, which is refused: a client always has an algorithm.
+        var idTokenSignedResponseAlg: String??
 
         enum CodingKeys: String, CodingKey {
             case name, scopes, jwks
@@ -36,6 +38,7 @@ struct ClientAdminRoutes: Sendable {
             case backchannelUserCodeParameter = "backchannel_user_code_parameter"
             case backchannelRequestsPerMinute = "backchannel_requests_per_minute"
             case authorizationDetailsTypes = "authorization_details_types"
+            case idTokenSignedResponseAlg = "id_token_signed_response_alg"
         }
 
         /// Written out because a synthesized decoder reads an explicit `null` as an absent member.
@@ -56,6 +59,10 @@ struct ClientAdminRoutes: Sendable {
                     ? nil : try container.decode(Int.self, forKey: .backchannelRequestsPerMinute))
             }
             authorizationDetailsTypes = try container.decodeIfPresent([String].self, forKey: .authorizationDetailsTypes)
+            if container.contains(.idTokenSignedResponseAlg) {
+                idTokenSignedResponseAlg = .some(try container.decodeNil(forKey: .idTokenSignedResponseAlg)
+                    ? nil : try container.decode(String.self, forKey: .idTokenSignedResponseAlg))
+            }
         }
     }
 
@@ -215,7 +222,7 @@ struct ClientAdminRoutes: Sendable {
         return try signing(client, applying: fields)
     }
 
-    /// The fields of client authentication and signed requests.
+    /// The fields of client authentication, signed requests and signed tokens.
     static func signing(_ client: Client, applying fields: ClientFields) throws(AdminError) -> Client {
         var client = client
         if let method = fields.authenticationMethod {
@@ -230,6 +237,12 @@ struct ClientAdminRoutes: Sendable {
             } else {
                 do { client.jwks = try ClientJWKS(validating: jwks) } catch { throw .invalidField("jwks", error.description) }
             }
+        }
+        if let algorithm = fields.idTokenSignedResponseAlg {
+            guard let parsed = algorithm.flatMap(TokenSigningAlgorithm.init(rawValue:)) else {
+                throw .invalidField("id_token_signed_response_alg", "must be ES256 or RS256")
+            }
+            client.idTokenSignedResponseAlg = parsed
         }
         if let required = fields.requireSignedRequestObject { client.requireSignedRequestObject = required }
         if let userCode = fields.backchannelUserCodeParameter { client.backchannelUserCodeParameter = userCode }

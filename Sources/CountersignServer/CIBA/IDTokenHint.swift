@@ -10,14 +10,10 @@ struct IDTokenHint: Sendable, Equatable {
     let subject: String
 
     init(_ token: String, keys: TokenSigningKeySet, issuer: String, clientID: String) throws {
-        let jws: CompactJWS
-        do { jws = try CompactJWS(parsing: token) } catch { throw Self.invalid("is not an ES256 JWS") }
-        guard jws.type?.uppercased() == TokenIssuer.idTokenType else { throw Self.invalid("is not an ID token") }
-        guard let kid = jws.keyID, let key = keys.key(id: kid), let publicKey = try? key.publicKey.signingKey(),
-              jws.isValid(for: publicKey) else {
-            throw Self.invalid("is not signed by a key of this issuer")
-        }
-        guard let claims = try? jws.payloadJSON() else { throw Self.invalid("has no JSON claims") }
+        guard let jwt = TenantSignedJWT(parsing: token) else { throw Self.invalid("is not an ES256 or RS256 JWS") }
+        guard jwt.type?.uppercased() == TokenIssuer.idTokenType else { throw Self.invalid("is not an ID token") }
+        guard jwt.isSigned(by: keys) else { throw Self.invalid("is not signed by a key of this issuer") }
+        guard let claims = jwt.claims else { throw Self.invalid("has no JSON claims") }
         guard claims["iss"]?.stringValue == issuer else { throw Self.invalid("was issued by another issuer") }
         let audience: [String] = switch claims["aud"] {
         case .string(let single): [single]

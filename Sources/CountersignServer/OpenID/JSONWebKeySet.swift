@@ -2,23 +2,31 @@ import CountersignCore
 import Foundation
 
 /// A tenant's published token-signing keys as a JWK Set (RFC 7517 §5), served at
-/// `<issuer>/jwks`: each an ES256 signature key named by its thumbprint.
+/// `<issuer>/jwks`: signature keys named by their thumbprints, ES256 (EC P-256) and RS256
+/// (RSA) alike, each stating its algorithm so that a verifier never tries a key with another.
 struct JSONWebKeySet: Encodable, Sendable {
     struct Key: Encodable, Sendable, Equatable {
         let kty: String
-        let crv: String
-        let x: String
-        let y: String
+        var crv: String? = nil
+        var x: String? = nil
+        var y: String? = nil
+        var n: String? = nil
+        var e: String? = nil
         let kid: String
         let use = "sig"
-        let alg = "ES256"
+        let alg: String
 
         init(_ key: TokenSigningKey) {
-            kty = key.publicKey.kty
-            crv = key.publicKey.crv
-            x = key.publicKey.x
-            y = key.publicKey.y
+            switch key.publicKey {
+            case .ec(let jwk):
+                kty = jwk.kty
+                (crv, x, y) = (jwk.crv, jwk.x, jwk.y)
+            case .rsa(let jwk):
+                kty = jwk.kty
+                (n, e) = (jwk.n, jwk.e)
+            }
             kid = key.id
+            alg = key.algorithm.rawValue
         }
     }
 

@@ -7,6 +7,9 @@ import Foundation
 /// expired (`retirementDelay`, the longest an access or ID token lives; refresh tokens are
 /// opaque and signed by no key), and is then retired from the JWKS.
 ///
+/// Each algorithm's keys (ES256, RS256) form a sequence of their own, rotated by this one
+/// schedule; `needsNewKey` and `retirable` take the keys of one algorithm.
+///
 /// Rotating limits what one key signs and how long a stolen key is worth anything; publishing
 /// before signing and after the last signature means no relying party ever meets a token whose
 /// key it cannot find.
@@ -36,7 +39,11 @@ struct KeyRotationSchedule: Sendable, Equatable {
             .map(\.0)
     }
 
+    /// Whether any algorithm's keys among `keys` (all the tenant publishes) need a new key or a
+    /// retirement at `date`.
     func isDue(_ keys: [StoredTokenSigningKey], at date: Date) -> Bool {
-        needsNewKey(keys, at: date) || !retirable(keys, at: date).isEmpty
+        TokenSigningAlgorithm.allCases.contains { algorithm in
+            needsNewKey(keys.of(algorithm), at: date) || !retirable(keys.of(algorithm), at: date).isEmpty
+        }
     }
 }

@@ -13,6 +13,8 @@ import Foundation
 ///   (which describes that endpoint) is left out rather than filled with untrue values.
 /// - Clients authenticate with their secret or with `private_key_jwt`, and may sign their
 ///   authentication requests (`request`); both with the client's ES256 or RS256 keys.
+/// - ID tokens (and access tokens) are signed with ES256 or RS256, as each client registered
+///   (`id_token_signed_response_alg`); OpenID Connect Core §15.1 makes RS256 mandatory to offer.
 /// - `user_code` is checked for clients registered for it.
 /// - `authorization_details_types_supported` (RFC 9396 §10.1) lists the tenant's registered
 ///   authorization detail types, and is left out while it has none.
@@ -44,7 +46,7 @@ struct ProviderMetadata: Encodable, Sendable {
     let revocationEndpointAuthSigningAlgValuesSupported = clientSigningAlgorithms
     let introspectionEndpointAuthSigningAlgValuesSupported = clientSigningAlgorithms
     let backchannelAuthenticationRequestSigningAlgValuesSupported = clientSigningAlgorithms
-    let idTokenSigningAlgValuesSupported = ["ES256"]
+    let idTokenSigningAlgValuesSupported = TokenSigningAlgorithm.allCases.map(\.rawValue)
     let scopesSupported = [Scope.openID, RefreshTokenFamily.offlineAccessScope, UserInfo.profileScope]
     let subjectTypesSupported = ["public"]
     let acrValuesSupported = AuthenticationContext.supportedClasses

@@ -1,7 +1,9 @@
 import CountersignCore
 import Foundation
 
-/// Mints the tokens of an approval, signed with the tenant's current ES256 key:
+/// Mints the tokens of an approval, signed with the tenant's current key of the algorithm the
+/// client registered (`id_token_signed_response_alg`: ES256 unless it chose RS256), the ID
+/// token and the access token alike, so that the client needs one algorithm only:
 ///
 /// - an access token in the JWT profile of RFC 9068 (`typ` `at+jwt`). Its audience is the
 ///   client itself (`aud` = `client_id`); resource servers verify it against the issuer's JWKS
@@ -46,13 +48,15 @@ struct TokenIssuer: Sendable {
         let refresh = RefreshTokenFamily.isOffered(for: grant, to: client)
             ? NewRefreshToken(in: RefreshTokenFamily(starting: grant, tenantID: transaction.tenantID, at: date), startsFamily: true)
             : nil
-        return try await sign(grant, issuer: issuer, at: date, refresh: refresh, authReqID: authReqID)
+        return try await sign(grant, with: client.idTokenSignedResponseAlg, issuer: issuer, at: date, refresh: refresh,
+                              authReqID: authReqID)
     }
 
-    /// Signs the access token and, when the scope holds `openid`, the ID token of `grant`.
-    func sign(_ grant: TokenGrant, issuer: Issuer, at date: Date, refresh: NewRefreshToken?,
-              authReqID: String? = nil) async throws -> IssuedTokens {
-        let key = try await keys.keySet(for: issuer.tenant).current
+    /// Signs the access token and, when the scope holds `openid`, the ID token of `grant`, with
+    /// the tenant's current key of `algorithm`.
+    func sign(_ grant: TokenGrant, with algorithm: TokenSigningAlgorithm, issuer: Issuer, at date: Date,
+              refresh: NewRefreshToken?, authReqID: String? = nil) async throws -> IssuedTokens {
+        let key = try await keys.keySet(for: issuer.tenant).current(algorithm)
         let issuedAt = Int64(date.timeIntervalSince1970.rounded(.down))
         let scope = grant.scope.joined(separator: " ")
         let common: [String: JSONValue] = [
@@ -69,7 +73,7 @@ struct TokenIssuer: Sendable {
         access["scope"] = .string(scope)
         // RFC 9396 §9.1: a resource server reads what was approved from the token itself.
         if let details = grant.authorizationDetails { access[AuthorizationDetails.claim] = details.json }
-        let accessToken = try Self.sign(access, type: Self.accessTokenType, key: key)
+        let accessToken = try TenantSignedJWT.sign(access, type: Self.accessTokenType, key: key)
 
         var idToken: String?
         if grant.scope.contains(Scope.openID) {
@@ -80,7 +84,7 @@ struct TokenIssuer: Sendable {
                 identity["at_hash"] = .string(TokenHash.of(accessToken))
                 if let refresh { identity[Self.refreshTokenHashClaim] = .string(TokenHash.of(refresh.value)) }
             }
-            idToken = try Self.sign(identity, type: Self.idTokenType, key: key)
+            idToken = try TenantSignedJWT.sign(identity, type: Self.idTokenType, key: key)
         }
         let accessExpiresAt = Date(timeIntervalSince1970: TimeInterval(accessExpiry))
         return IssuedTokens(
@@ -97,13 +101,6 @@ struct TokenIssuer: Sendable {
         guard let refresh = issued.refresh else { return }
         if refresh.token.startsFamily { try await refreshTokens.insert(refresh.token.family, on: executor) }
         try await refreshTokens.insert(refresh.record, on: executor)
-    }
-
-    private static func sign(_ claims: [String: JSONValue], type: String, key: TokenSigningKey) throws -> String {
-        try CompactJWS.sign(
-            header: ["typ": .string(type), "kid": .string(key.id)], payload: JSONValue.object(claims).canonicalData,
-            signer: key.privateKey
-        ).serialized
     }
 }
 

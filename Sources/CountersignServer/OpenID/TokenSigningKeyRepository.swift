@@ -8,10 +8,19 @@ public struct StoredTokenSigningKey: Sendable, Equatable {
     public var id: String
     public var tenantID: String
     public var sealedKey: Data
-    public var publicKey: ECPublicJWK
+    public var publicKey: TokenPublicKey
     public var createdAt: Date
     /// When the key stopped being published; nil while it is.
     public var retiredAt: Date?
+
+    public var algorithm: TokenSigningAlgorithm { publicKey.algorithm }
+}
+
+extension [StoredTokenSigningKey] {
+    /// The keys of one algorithm, in the same order: each algorithm's keys rotate on their own.
+    func of(_ algorithm: TokenSigningAlgorithm) -> [StoredTokenSigningKey] {
+        filter { $0.algorithm == algorithm }
+    }
 }
 
 /// The storage token-signing keys need.
@@ -31,16 +40,19 @@ public struct SQLTokenSigningKeyRepository: TokenSigningKeyRepository {
 
     public func insert(_ key: StoredTokenSigningKey, on executor: any SQLExecutor) async throws {
         try await executor.query(
-            "INSERT INTO token_signing_keys (id, tenant_id, sealed_key, public_jwk, created_at, retired_at) VALUES (?, ?, ?, ?, ?, ?)",
-            .text(key.id), .text(key.tenantID), .blob(key.sealedKey),
-            .text(try JSONValue(encoding: key.publicKey).canonicalString), SQLValue(key.createdAt), SQLValue(key.retiredAt))
+            """
+            INSERT INTO token_signing_keys (id, tenant_id, algorithm, sealed_key, public_jwk, created_at, retired_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?)
+            """,
+            .text(key.id), .text(key.tenantID), .text(key.algorithm.rawValue), .blob(key.sealedKey),
+            .text(try key.publicKey.json.canonicalString), SQLValue(key.createdAt), SQLValue(key.retiredAt))
     }
 
     public func published(tenantID: String, on executor: any SQLExecutor) async throws -> [StoredTokenSigningKey] {
         try await executor.query(
             """
-            SELECT id, tenant_id, sealed_key, public_jwk, created_at, retired_at FROM token_signing_keys
-            WHERE tenant_id = ? AND retired_at IS NULL ORDER BY created_at, id
+            SELECT id, tenant_id, algorithm, sealed_key, public_jwk, created_at, retired_at FROM token_signing_keys
+            WHERE tenant_id = ? AND retired_at IS NULL ORDER BY created_at, algorithm, id
             """,
             [.text(tenantID)]
         ).map(Self.decode)
@@ -59,9 +71,13 @@ public struct SQLTokenSigningKeyRepository: TokenSigningKeyRepository {
     }
 
     static func decode(_ row: SQLRow) throws -> StoredTokenSigningKey {
-        guard let publicKey = try? JSONDecoder().decode(ECPublicJWK.self, from: Data(try row.string("public_jwk").utf8)) else {
-            throw StorageError.corrupt("token signing key \(try row.string("id"))")
+        let jwk = Data(try row.string("public_jwk").utf8)
+        let publicKey: TokenPublicKey? = switch TokenSigningAlgorithm(rawValue: try row.string("algorithm")) {
+        case .es256: (try? JSONDecoder().decode(ECPublicJWK.self, from: jwk)).map(TokenPublicKey.ec)
+        case .rs256: (try? JSONDecoder().decode(RSAPublicJWK.self, from: jwk)).map(TokenPublicKey.rsa)
+        case nil: nil
         }
+        guard let publicKey else { throw StorageError.corrupt("token signing key \(try row.string("id"))") }
         return StoredTokenSigningKey(
             id: try row.string("id"), tenantID: try row.string("tenant_id"), sealedKey: try row.data("sealed_key"),
             publicKey: publicKey, createdAt: try row.date("created_at"), retiredAt: try row.optionalDate("retired_at"))

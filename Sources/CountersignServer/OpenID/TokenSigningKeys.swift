@@ -1,40 +1,55 @@
 import CountersignCore
-import Crypto
 import Foundation
 import Synchronization
 
-/// A tenant's token-signing key, opened: what signs ID tokens and access tokens.
+/// A tenant's token-signing key, opened: what signs ID tokens and access tokens with its
+/// algorithm.
 public struct TokenSigningKey: Sendable {
     /// The RFC 7638 thumbprint of the public key; tokens name it in `kid`.
     public let id: String
-    public let publicKey: ECPublicJWK
-    let privateKey: P256.Signing.PrivateKey
+    public let publicKey: TokenPublicKey
+    let privateKey: TokenPrivateKey
     public let createdAt: Date
+
+    public var algorithm: TokenSigningAlgorithm { publicKey.algorithm }
 }
 
-/// The keys a tenant publishes in its JWKS, and the one that signs now.
+/// The keys a tenant publishes in its JWKS, and the one of each algorithm that signs now.
 public struct TokenSigningKeySet: Sendable {
-    /// Oldest first.
+    /// Oldest first; of a tenant's first keys, the ES256 one first.
     public let published: [TokenSigningKey]
-    public let current: TokenSigningKey
+    private let signing: [TokenSigningAlgorithm: TokenSigningKey]
+
+    init(published: [TokenSigningKey], at date: Date) {
+        self.published = published
+        signing = Dictionary(grouping: published, by: \.algorithm).compactMapValues { TokenSigningKeys.current(of: $0, at: date) }
+    }
 
     public func key(id: String) -> TokenSigningKey? { published.first { $0.id == id } }
+
+    /// The key that signs tokens of `algorithm` now.
+    public func current(_ algorithm: TokenSigningAlgorithm) throws -> TokenSigningKey {
+        guard let key = signing[algorithm] else { throw StorageError.corrupt("no \(algorithm.rawValue) token signing key") }
+        return key
+    }
 }
 
-/// Hands out each tenant's ES256 token-signing keys. A tenant's first key is created on first
-/// use — by whichever node asks first; the others then read it — and sealed under the master
-/// key. Keys are cached in memory for a minute, so issuing a token does not read the database.
+/// Hands out each tenant's token-signing keys: one sequence of ES256 keys and one of RS256
+/// keys (2048-bit RSA), each rotated on its own by the same schedule. A tenant's first keys are
+/// created on first use — by whichever node asks first; the others then read them — and sealed
+/// under the master key. Keys are cached in memory for a minute, so issuing a token does not
+/// read the database.
 ///
 /// Rotation follows `KeyRotationSchedule`, checked whenever the keys are read from the database
 /// (at most once a minute per tenant and node), so no background task is needed: a new key is
-/// added beside the current one when that is `rotationAge` old, published at once but signing
-/// only once it has been published for `activationDelay`, the time relying parties may cache
-/// the JWKS: no one ever receives a token whose key they cannot yet find. The old key is
-/// retired from the JWKS once every token it signed has expired.
+/// added beside the current one of its algorithm when that is `rotationAge` old, published at
+/// once but signing only once it has been published for `activationDelay`, the time relying
+/// parties may cache the JWKS: no one ever receives a token whose key they cannot yet find. The
+/// old key is retired from the JWKS once every token it signed has expired.
 ///
 /// ```swift
-/// let key = try await services.tokenSigningKeys.keySet(for: tenant).current
-/// let jws = try CompactJWS.sign(header: ["kid": .string(key.id)], payload: claims, signer: key.privateKey)
+/// let key = try await services.tokenSigningKeys.keySet(for: tenant).current(.rs256)
+/// let jwt = try TenantSignedJWT.sign(claims, type: "JWT", key: key)
 /// ```
 public final class TokenSigningKeys: Sendable {
     /// How long a tenant's keys are served from memory before they are read again, so that a
@@ -71,39 +86,49 @@ public final class TokenSigningKeys: Sendable {
         let date = now()
         if let entry = cache.withLock({ $0[tenant.id] }),
            date >= entry.loadedAt, date.timeIntervalSince(entry.loadedAt) < Self.cacheLifetime {
-            return TokenSigningKeySet(published: entry.published, current: Self.current(of: entry.published, at: date))
+            return TokenSigningKeySet(published: entry.published, at: date)
         }
         var stored = try await repository.published(tenantID: tenant.id, on: database)
-        if schedule.isDue(stored, at: date) { stored = try await rotate(tenant, at: date) }
+        if schedule.isDue(stored, at: date) { stored = try await rotate(tenant, stored, at: date) }
         let keys = try stored.map(open)
         cache.withLock { $0[tenant.id] = Entry(published: keys, loadedAt: date) }
         // Chosen on every call, not once per load: a key starts signing on time on every node.
-        return TokenSigningKeySet(published: keys, current: Self.current(of: keys, at: date))
+        return TokenSigningKeySet(published: keys, at: date)
     }
 
-    /// The newest key published for at least `activationDelay`; a tenant's very first key
-    /// signs at once, since no one can have cached a JWKS without it.
-    static func current(of keys: [TokenSigningKey], at date: Date) -> TokenSigningKey {
-        keys.last { date.timeIntervalSince($0.createdAt) >= activationDelay } ?? keys[0]
+    /// Of `keys` (one algorithm's, oldest first), the newest published for at least
+    /// `activationDelay`. A tenant's very first key of an algorithm signs at once: no token of
+    /// that algorithm was issued before, and a relying party meeting an unknown `kid` reads the
+    /// JWKS again.
+    static func current(of keys: [TokenSigningKey], at date: Date) -> TokenSigningKey? {
+        keys.last { date.timeIntervalSince($0.createdAt) >= activationDelay } ?? keys.first
     }
 
-    /// Adds the key and retires those the schedule asks for, unless another node did meanwhile;
-    /// returns the published keys.
-    private func rotate(_ tenant: Tenant, at date: Date) async throws -> [StoredTokenSigningKey] {
-        try await database.transaction { executor in
+    /// Adds the keys and retires those the schedule asks for, unless another node did
+    /// meanwhile; returns the published keys. `stored` is what was read before the lock.
+    private func rotate(_ tenant: Tenant, _ stored: [StoredTokenSigningKey], at date: Date) async throws -> [StoredTokenSigningKey] {
+        // Made before the lock is taken: finding an RSA key takes a while, and the lock holds up
+        // the tenant's other writers (on SQLite, every writer). A key another node beat us to
+        // is thrown away unused.
+        let fresh = try TokenSigningAlgorithm.allCases
+            .filter { schedule.needsNewKey(stored.of($0), at: date) }
+            .map(TokenPrivateKey.generate)
+        return try await database.transaction { executor in
             try await repository.lockForKeyCreation(tenantID: tenant.id, on: executor)
             var published = try await repository.published(tenantID: tenant.id, on: executor)
-            if schedule.needsNewKey(published, at: date) {
-                let privateKey = P256.Signing.PrivateKey()
-                let publicKey = ECPublicJWK(privateKey.publicKey)
+            var spare = fresh
+            for algorithm in TokenSigningAlgorithm.allCases where schedule.needsNewKey(published.of(algorithm), at: date) {
+                let privateKey = try spare.firstIndex { $0.algorithm == algorithm }.map { spare.remove(at: $0) }
+                    ?? TokenPrivateKey.generate(algorithm)
+                let publicKey = try privateKey.publicKey
                 let key = StoredTokenSigningKey(
                     id: publicKey.thumbprint, tenantID: tenant.id,
-                    sealedKey: try sealer.seal(privateKey.rawRepresentation, context: Self.sealingContext(tenant.id, publicKey.thumbprint)),
+                    sealedKey: try sealer.seal(privateKey.sealable, context: Self.sealingContext(tenant.id, publicKey.thumbprint)),
                     publicKey: publicKey, createdAt: date, retiredAt: nil)
                 try await repository.insert(key, on: executor)
                 published.append(key)
             }
-            let retiring = Set(schedule.retirable(published, at: date).map(\.id))
+            let retiring = Set(TokenSigningAlgorithm.allCases.flatMap { schedule.retirable(published.of($0), at: date) }.map(\.id))
             for id in retiring { try await repository.retire(id: id, at: date, on: executor) }
             return published.filter { !retiring.contains($0.id) }
         }
@@ -111,8 +136,8 @@ public final class TokenSigningKeys: Sendable {
 
     private func open(_ stored: StoredTokenSigningKey) throws -> TokenSigningKey {
         let raw = try sealer.open(stored.sealedKey, context: Self.sealingContext(stored.tenantID, stored.id))
-        let privateKey = try P256.Signing.PrivateKey(rawRepresentation: raw)
-        guard ECPublicJWK(privateKey.publicKey) == stored.publicKey else {
+        let privateKey = try TokenPrivateKey(algorithm: stored.algorithm, opening: raw)
+        guard try privateKey.publicKey == stored.publicKey else {
             throw StorageError.corrupt("token signing key \(stored.id) does not match its public key")
         }
         return TokenSigningKey(id: stored.id, publicKey: stored.publicKey, privateKey: privateKey, createdAt: stored.createdAt)

@@ -456,6 +456,12 @@ public enum Migrations {
             )
             """,
         ]),
+        Migration(version: 12, name: "rs256-tokens", statements: [
+            // Each tenant signs with an RS256 key beside its ES256 one; the keys there are were
+            // all ES256. Each client chooses the algorithm of its tokens, ES256 unless it says.
+            "ALTER TABLE token_signing_keys ADD COLUMN algorithm TEXT NOT NULL DEFAULT 'ES256'",
+            "ALTER TABLE clients ADD COLUMN id_token_signed_response_alg TEXT NOT NULL DEFAULT 'ES256'",
+        ]),
     ]
 
     /// Applies every migration the database lacks, in order. On PostgreSQL an advisory lock

@@ -32,7 +32,7 @@ enum AccessTokenRejection: Error, Sendable, Equatable, CustomStringConvertible {
 
     var description: String {
         switch self {
-        case .malformed: "the access token is not an ES256 JWT with the claims of an access token"
+        case .malformed: "the access token is not an ES256 or RS256 JWT with the claims of an access token"
         case .notAnAccessToken: "the token is not an access token"
         case .unknownKey: "the access token is not signed by a key of this issuer"
         case .wrongIssuer: "the access token was issued by another issuer"
@@ -44,9 +44,10 @@ enum AccessTokenRejection: Error, Sendable, Equatable, CustomStringConvertible {
 }
 
 /// Checks an access token as a resource server of this tenant would, and then what only the
-/// server knows: the JWS signature with a key of the tenant's JWKS (so another tenant's token
-/// fails here), `typ` `at+jwt` (so an ID token is no access token), `iss`, `exp`, that it was not
-/// revoked, and that its user is still active.
+/// server knows: the JWS signature (ES256 or RS256, as the token's client registered) with a
+/// key of the tenant's JWKS of that algorithm (so another tenant's token fails here), `typ`
+/// `at+jwt` (so an ID token is no access token), `iss`, `exp`, that it was not revoked, and that
+/// its user is still active.
 struct AccessTokenVerifier: Sendable {
     let services: ServerServices
     var revokedAccessTokens: any RevokedAccessTokenRepository = SQLRevokedAccessTokenRepository()
@@ -68,13 +69,10 @@ struct AccessTokenVerifier: Sendable {
     /// What the token proves by itself: signature, type, issuer and expiry.
     static func verify(_ token: String, keys: TokenSigningKeySet, issuer: String,
                        at date: Date) throws(AccessTokenRejection) -> VerifiedAccessToken {
-        guard let jws = try? CompactJWS(parsing: token) else { throw .malformed }
-        guard jws.type?.lowercased() == TokenIssuer.accessTokenType else { throw .notAnAccessToken }
-        guard let kid = jws.keyID, let key = keys.key(id: kid), let publicKey = try? key.publicKey.signingKey(),
-              jws.isValid(for: publicKey) else {
-            throw .unknownKey
-        }
-        guard let claims = try? jws.payloadJSON(),
+        guard let jwt = TenantSignedJWT(parsing: token) else { throw .malformed }
+        guard jwt.type?.lowercased() == TokenIssuer.accessTokenType else { throw .notAnAccessToken }
+        guard jwt.isSigned(by: keys) else { throw .unknownKey }
+        guard let claims = jwt.claims,
               let tokenIssuer = claims["iss"]?.stringValue, let id = claims["jti"]?.stringValue,
               let clientID = claims["client_id"]?.stringValue, let userID = claims["sub"]?.stringValue,
               let audience = claims["aud"]?.stringValue, let scope = claims["scope"]?.stringValue,

@@ -52,8 +52,8 @@ struct RefreshTokenGrant: Sendable {
             throw TokenRequestError.userUnavailable
         }
         let issued = try await tokens.sign(
-            TokenGrant(of: family, scope: scope.values, authorizationDetails: details.details), issuer: issuer, at: now,
-            refresh: NewRefreshToken(in: family, startsFamily: false))
+            TokenGrant(of: family, scope: scope.values, authorizationDetails: details.details),
+            with: client.idTokenSignedResponseAlg, issuer: issuer, at: now, refresh: NewRefreshToken(in: family, startsFamily: false))
         let outcome = try await services.database.transaction { executor -> Outcome in
             guard try await refreshTokens.lockLiveFamily(id: family.id, on: executor) else { return .revoked }
             guard try await refreshTokens.markUsed(id: token.id, at: now, on: executor) else {
