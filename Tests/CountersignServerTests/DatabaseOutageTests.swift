@@ -18,8 +18,9 @@ struct DatabaseOutageTests {
         let url = try #require(Engine.postgresURL)
         let target = try #require(URLComponents(string: url))
         let proxy = try await TCPProxy.start(to: try #require(target.host), port: target.port ?? 5432)
+        let capture = LogCapture()
         do {
-            try await TestServer.with(engine, configure: { configuration in
+            try await TestServer.with(engine, logger: capture.logger(), configure: { configuration in
                 configuration.databaseURL = configuration.databaseURL.map(proxy.route)
                 configuration.databaseConnectionWait = Self.wait
             }) { server in
@@ -51,6 +52,12 @@ struct DatabaseOutageTests {
                 #expect(admin.error == "temporarily_unavailable")
                 #expect(admin.header("Retry-After") != nil)
 
+                // The dispatchers poll every second; an outage is one error line each, not one a round.
+                try await Task.sleep(for: .seconds(3))
+                let outboxErrors = capture.logged(atLeast: .error).filter { $0.message.contains("could not be read") }
+                let messages = outboxErrors.map { String($0.message.prefix { $0 != "[" }) }
+                #expect(Set(messages).count == messages.count, "an outbox read failure is logged at error once: \(messages)")
+
                 proxy.restore()
                 let back = clock.now + .seconds(20)
                 var ready = false
@@ -60,6 +67,13 @@ struct DatabaseOutageTests {
                 }
                 #expect(ready, "/readyz is still 503 20 seconds after the database came back")
                 #expect(try await server.admin("GET", "/admin/v1/tenants").status == 200)
+                let recovered = clock.now + .seconds(10)
+                while clock.now < recovered,
+                      !capture.logged(atLeast: .notice).contains(where: { $0.message.contains("; it works again") }) {
+                    try await Task.sleep(for: .milliseconds(200))
+                }
+                #expect(capture.logged(atLeast: .notice).contains { $0.message.contains("the push outbox could not be read for") },
+                        "the end of the outage is logged")
             }
         } catch {
             await proxy.stop()

@@ -11,6 +11,8 @@ struct ClientNotificationDispatcher: Service, CustomStringConvertible {
     /// Push-mode expiries are looked for every few seconds, not at every poll: the search is a
     /// write on the requests table, and each node makes it.
     let expirySweep = PeriodicSchedule(every: 5)
+    let readFailures = FailureStreak("the client notifications could not be read")
+    let sweepFailures = FailureStreak("expired push-mode requests could not be read")
 
     /// What the service lifecycle logs of it: its name, never the configuration it holds.
     var description: String { "ClientNotificationDispatcher" }
@@ -36,8 +38,9 @@ struct ClientNotificationDispatcher: Service, CustomStringConvertible {
             claimed = try await services.repositories.clientNotifications.claim(
                 limit: configuration.batchSize, at: now, leaseUntil: now.addingTimeInterval(configuration.lease),
                 on: services.database)
+            readFailures.succeeded(logger: services.logger)
         } catch {
-            services.logger.error("the client notifications could not be read", metadata: ["error": "\(error)"])
+            readFailures.failed(error, logger: services.logger)
             return 0
         }
         let sender = ClientNotificationSender(services: services)
@@ -59,8 +62,9 @@ struct ClientNotificationDispatcher: Service, CustomStringConvertible {
                 try await services.repositories.clientNotifications.enqueue(
                     expired.map { .queued(.pushError, error: "expired_token", transaction: $0, at: now) }, on: executor)
             }
+            sweepFailures.succeeded(logger: services.logger)
         } catch {
-            services.logger.error("expired push-mode requests could not be read", metadata: ["error": "\(error)"])
+            sweepFailures.failed(error, logger: services.logger)
         }
     }
 

@@ -10,6 +10,7 @@ import ServiceLifecycle
 struct PushDispatcher: Service, CustomStringConvertible {
     let services: ServerServices
     let senders: PushSenders
+    let readFailures = FailureStreak("the push outbox could not be read")
 
     init(services: ServerServices) {
         self.services = services
@@ -42,6 +43,7 @@ struct PushDispatcher: Service, CustomStringConvertible {
             claimed = try await outbox.claim(
                 limit: configuration.batchSize, at: now, leaseUntil: now.addingTimeInterval(configuration.lease),
                 on: services.database)
+            readFailures.succeeded(logger: services.logger)
             guard !claimed.isEmpty else { return 0 }
             devices = try await services.repositories.devices.find(
                 ids: Array(Set(claimed.map(\.deviceID))), on: services.database)
@@ -50,7 +52,7 @@ struct PushDispatcher: Service, CustomStringConvertible {
             undecided = try await outbox.undecided(
                 transactionIDs: Array(Set(claimed.filter { $0.kind == .request }.map(\.transactionID))), on: services.database)
         } catch {
-            services.logger.error("the push outbox could not be read", metadata: ["error": "\(error)"])
+            readFailures.failed(error, logger: services.logger)
             return 0
         }
         // Each credential's sender is looked up once per batch, before the sends fan out.

@@ -9,6 +9,7 @@ import ServiceLifecycle
 /// A node that stops mid-send leaves its rows leased; they are sent again once the lease passes.
 struct WebhookDispatcher: Service, CustomStringConvertible {
     let services: ServerServices
+    let readFailures = FailureStreak("the webhook outbox could not be read")
 
     /// What the service lifecycle logs of it: its name, never the configuration it holds
     /// (which names the master key).
@@ -32,8 +33,9 @@ struct WebhookDispatcher: Service, CustomStringConvertible {
             claimed = try await services.repositories.webhookOutbox.claim(
                 limit: configuration.batchSize, at: now, leaseUntil: now.addingTimeInterval(configuration.lease),
                 on: services.database)
+            readFailures.succeeded(logger: services.logger)
         } catch {
-            services.logger.error("the webhook outbox could not be read", metadata: ["error": "\(error)"])
+            readFailures.failed(error, logger: services.logger)
             return 0
         }
         guard !claimed.isEmpty else { return 0 }
