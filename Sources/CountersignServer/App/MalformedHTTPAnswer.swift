@@ -33,7 +33,8 @@ final class MalformedHTTPAnswer: ChannelInboundHandler, RemovableChannelHandler 
         head.headers.add(name: "Connection", value: "close")
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
-        context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in context.close(promise: nil) }
+        // Handlers run on their channel's event loop, and so does this completion.
+        context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { _ in context.close(promise: nil) }
     }
 
     static func body(for error: HTTPParserError) -> ByteBuffer {
