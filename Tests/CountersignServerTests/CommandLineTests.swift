@@ -31,23 +31,11 @@ struct CommandLineTests {
     static func run(
         _ arguments: [String], environment: [String: String], input: String? = nil, unset: Set<String> = []
     ) throws -> Run {
-        let process = Process()
-        process.executableURL = try Self.requireExecutable()
-        process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.filter { !unset.contains($0.key) }.merging(environment) { $1 }
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        let typed = input.map { _ in Pipe() }
-        if let typed { process.standardInput = typed }
-        try process.run()
-        if let typed, let input {
-            typed.fileHandleForWriting.write(Data(input.utf8))
-            try typed.fileHandleForWriting.close()
-        }
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Run(status: process.terminationStatus, output: String(decoding: data, as: UTF8.self))
+        let finished = try ChildProcess.result(
+            try Self.requireExecutable(), arguments,
+            environment: ProcessInfo.processInfo.environment.filter { !unset.contains($0.key) }.merging(environment) { $1 },
+            input: input)
+        return Run(status: finished.status, output: finished.output)
     }
 
     @Test("serve, create a user, enroll the terminal authenticator, list, unenroll, stop on SIGTERM",

@@ -68,15 +68,14 @@ struct DocumentationExamplesTests {
 
     /// The compiler and the flags that let it see this build's modules, or nil when the build
     /// products are not where `swift build` puts them.
-    static let compiler: (swiftc: String, flags: [String])? = {
+    static let compiler: (swiftc: URL, flags: [String])? = {
         let manager = FileManager.default
         let modules = root.appendingPathComponent(".build/debug/Modules")
         guard manager.fileExists(atPath: modules.appendingPathComponent("CountersignKit.swiftmodule").path) else {
             FileHandle.standardError.write(Data("note: .build/debug/Modules is missing; the documentation examples are SKIPPED\n".utf8))
             return nil
         }
-        let candidates = (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").map { "\($0)/swiftc" }
-        guard let swiftc = candidates.first(where: manager.isExecutableFile(atPath:)) else {
+        guard let swiftc = ChildProcess.find("swiftc") else {
             FileHandle.standardError.write(Data("note: swiftc is not on PATH; the documentation examples are SKIPPED\n".utf8))
             return nil
         }
@@ -132,15 +131,7 @@ struct DocumentationExamplesTests {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("countersign-example-\(UUID().uuidString).swift")
         try source.write(to: file, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: file) }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: swiftc)
-        process.arguments = flags + [file.path]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "\(example.file):\(example.line) does not compile:\n\(source)\n\(text)")
+        let checked = try ChildProcess.result(swiftc, flags + [file.path])
+        #expect(checked.status == 0, "\(example.file):\(example.line) does not compile:\n\(source)\n\(checked.output)")
     }
 }

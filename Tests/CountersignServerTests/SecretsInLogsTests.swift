@@ -10,30 +10,10 @@ import Testing
 /// calls and client creation, is free of every secret those steps handled.
 @Suite("Secrets stay out of logs")
 struct SecretsInLogsTests {
-    final class Capture: Sendable {
-        let lines = Mutex<[String]>([])
-    }
-
-    struct CapturingHandler: LogHandler {
-        let capture: Capture
-        var metadata: Logger.Metadata = [:]
-        var logLevel: Logger.Level = .trace
-
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { metadata[key] }
-            set { metadata[key] = newValue }
-        }
-
-        func log(event: LogEvent) {
-            let all = metadata.merging(event.metadata ?? [:]) { $1 }
-            capture.lines.withLock { $0.append("\(event.level) \(event.message) \(all)") }
-        }
-    }
-
     @Test("no secret appears in any log line", arguments: Engine.available)
     func noSecretInLogs(engine: Engine) async throws {
-        let capture = Capture()
-        let logger = Logger(label: "countersign") { _ in CapturingHandler(capture: capture) }
+        let capture = LogCapture()
+        let logger = capture.logger(level: .trace)
         let scratch = try await ScratchDatabase.make(engine)
         defer { Task { await scratch.destroy() } }
         let clock = TestClock()
@@ -54,7 +34,7 @@ struct SecretsInLogsTests {
         _ = try await test.call("GET", "/admin/v1/tenants/default/users", key: test.adminKey + "wrong")
         try await running.stop()
 
-        let lines = capture.lines.withLock { $0 }
+        let lines = capture.logged(atLeast: .trace).map(\.message)
         #expect(!lines.isEmpty)
         let adminSecret = String(test.adminKey.split(separator: ".")[1])
         for secret in [adminSecret, ticket, clientSecret, masterKey] {

@@ -294,17 +294,9 @@ enum PythonPeer {
         try Data(token.utf8).write(to: files.token)
         try jwks.write(to: files.jwks)
         try Data(script.utf8).write(to: files.script)
-        let process = Process()
-        process.executableURL = python
-        process.arguments = [files.script.path, files.token.path, files.jwks.path] + arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "\(text)")
-        return text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let verified = try ChildProcess.result(python, [files.script.path, files.token.path, files.jwks.path] + arguments)
+        #expect(verified.status == 0, "\(verified.output)")
+        return verified.output.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 }
 

@@ -8,8 +8,8 @@ import Testing
 struct WebhookLogTests {
     @Test("a verifier without a verdict and an event given up are logged, without the secret, the URL's query or the data")
     func failuresAreLoggedWithoutSecrets() async throws {
-        let capture = SecretsInLogsTests.Capture()
-        let logger = Logger(label: "countersign") { _ in SecretsInLogsTests.CapturingHandler(capture: capture) }
+        let capture = LogCapture()
+        let logger = capture.logger(level: .trace)
         let clock = TestClock()
         let receiver = try await WebhookReceiver.start(now: clock.function)
         let scratch = try await ScratchDatabase.make(.sqlite)
@@ -47,7 +47,7 @@ struct WebhookLogTests {
         try await receiver.stop()
         await scratch.destroy()
 
-        let lines = capture.lines.withLock { $0 }
+        let lines = capture.logged(atLeast: .trace).map(\.message)
         let verifier = lines.first { $0.contains("the custom verifier gave no verdict") }
         #expect(verifier?.contains("answered HTTP 500") == true, "\(verifier ?? "no line")")
         let givenUp = lines.first { $0.contains("a webhook event was given up") }

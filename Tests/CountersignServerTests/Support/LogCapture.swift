@@ -2,10 +2,12 @@ import Foundation
 import Logging
 import Synchronization
 
-/// Keeps what a server logs, for tests that check what it did not log at error level.
+/// Keeps what a server logs, for tests that check what it did not log: nothing at error level
+/// for a client's fault, no secret anywhere.
 final class LogCapture: Sendable {
     struct Entry: Sendable {
         let level: Logger.Level
+        /// The message followed by every metadata value, the logger's and the line's.
         let message: String
     }
 
@@ -38,7 +40,8 @@ final class LogCapture: Sendable {
         }
 
         func log(event: LogEvent) {
-            capture.append(Entry(level: event.level, message: "\(event.message) \(event.metadata ?? [:])"))
+            let all = metadata.merging(event.metadata ?? [:]) { $1 }
+            capture.append(Entry(level: event.level, message: "\(event.message) \(all)"))
         }
     }
 }
