@@ -99,6 +99,21 @@ struct FailedAuthenticationThrottleTests {
         #expect(FailedAuthenticationMiddleware.isThrottled(path) == throttled)
     }
 
+    @Test("past the keys it may track, expired counts are dropped first, and all of them if too many are live")
+    func trackedKeysAreBounded() {
+        let clock = TestClock()
+        let throttle = FailedAuthenticationThrottle(limit: 1, trackedKeys: 3, now: clock.function)
+        throttle.recordFailure("source:a")
+        clock.advance(by: 61)
+        for key in ["source:b", "source:c", "source:d"] { throttle.recordFailure(key) }
+        // Four keys: "a" expired and went; the three live ones stay.
+        #expect(throttle.retryAfter("source:b") != nil)
+        throttle.recordFailure("source:e")
+        // Four live keys: all were forgotten.
+        #expect(throttle.retryAfter("source:b") == nil)
+        #expect(throttle.retryAfter("source:e") == nil)
+    }
+
     @Test("a limit of 0 throttles nothing")
     func zeroSwitchesItOff() {
         let throttle = FailedAuthenticationThrottle(limit: 0, now: { Date() })

@@ -12,7 +12,8 @@ import Synchronization
 ///   name; a wrong one is answered 429 instead of 401 until the window frees.
 ///
 /// Counted per node, in memory: a node forgets on restart, and each node of several counts what
-/// it sees. At most `trackedKeys` sources and credentials are remembered at once.
+/// it sees. At most `trackedKeys` sources and credentials are remembered at once; past that,
+/// the expired are dropped, and if too many are still live, all are.
 public final class FailedAuthenticationThrottle: Sendable {
     /// Failures allowed per source or credential within `window`; 0 switches the throttle off.
     public static let defaultLimit = 30
@@ -20,12 +21,14 @@ public final class FailedAuthenticationThrottle: Sendable {
     static let trackedKeys = 100_000
 
     private let limit: Int
+    private let trackedKeys: Int
     private let now: @Sendable () -> Date
     /// Failure times per key, oldest first, at most `limit` of them.
     private let failures = Mutex<[String: [Date]]>([:])
 
-    init(limit: Int, now: @escaping @Sendable () -> Date) {
+    init(limit: Int, trackedKeys: Int = FailedAuthenticationThrottle.trackedKeys, now: @escaping @Sendable () -> Date) {
         self.limit = limit
+        self.trackedKeys = trackedKeys
         self.now = now
     }
 
@@ -52,8 +55,12 @@ public final class FailedAuthenticationThrottle: Sendable {
             times.append(date)
             if times.count > limit { times.removeFirst(times.count - limit) }
             failures[key] = times
-            if failures.count > Self.trackedKeys {
+            if failures.count > trackedKeys {
                 failures = failures.filter { _, times in times.last.map { date.timeIntervalSince($0) < Self.window } ?? false }
+                // Still full of live counts (failures from that many places within a minute):
+                // forgetting them all keeps each failure's cost constant, where pruning again at
+                // every failure would make the flood itself the expensive part.
+                if failures.count > trackedKeys { failures.removeAll(keepingCapacity: true) }
             }
         }
     }
