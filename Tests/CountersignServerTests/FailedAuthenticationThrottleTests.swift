@@ -90,13 +90,26 @@ struct FailedAuthenticationThrottleTests {
         try await server.rawForm(path, [], authorization: authorization, body: "", source: source, method: "GET")
     }
 
-    @Test("devices and bearer-token callers are neither counted nor refused", arguments: [
-        ("/device/v1/requests", false), ("/userinfo", false), ("/t/acme/device/v1/self", false), ("/healthz", false),
-        ("/token", true), ("/t/acme/token", true), ("/bc-authorize/receipt", true), ("/t/acme/totp/verify", true),
-        ("/admin/v1/tenants", true), ("/t/acme/Mobile/SetApnsCertForClientApp", true), ("/t/acme", false), ("/tokens", false),
-    ])
-    func onlyClientAndAdminEndpointsAreThrottled(path: String, throttled: Bool) {
-        #expect(FailedAuthenticationMiddleware.isThrottled(path) == throttled)
+    @Test("devices and bearer-token callers are neither counted nor refused; every client and admin endpoint is",
+          arguments: Engine.available)
+    func onlyClientAndAdminEndpointsAreThrottled(engine: Engine) async throws {
+        try await TestServer.with(engine, configure: Self.limited(1)) { server in
+            let source = "127.0.0.6"
+            let wrong = "Bearer \(server.adminKey.prefix { $0 != "." }).wrong"
+            #expect(try await Self.rawGet(server, "/admin/v1/tenants", authorization: wrong, source: source).status == 401)
+            let endpoints: [(method: String, path: String, throttled: Bool)] = [
+                ("GET", "/device/v1/requests", false), ("GET", "/userinfo", false), ("GET", "/t/acme/device/v1/self", false),
+                ("GET", "/healthz", false), ("GET", "/t/acme", false), ("POST", "/tokens", false),
+                ("POST", "/token", true), ("POST", "/t/acme/token", true), ("POST", "/bc-authorize/receipt", true),
+                ("POST", "/t/acme/totp/verify", true), ("GET", "/admin/v1/tenants", true),
+                ("POST", "/t/acme/Mobile/SetApnsCertForClientApp", true),
+            ]
+            for endpoint in endpoints {
+                let answer = try await server.rawForm(
+                    endpoint.path, [], authorization: "Bearer x", body: "", source: source, method: endpoint.method)
+                #expect((answer.status == 429) == endpoint.throttled, "\(endpoint.method) \(endpoint.path): \(answer.status)")
+            }
+        }
     }
 
     @Test("past the keys it may track, expired counts are dropped first, and all of them if too many are live")

@@ -30,7 +30,7 @@ struct AdminGuard: Sendable {
         async throws -> (AdminKey, Tenant) {
         let key = try await key(request, holding: right)
         let slug = try context.parameters.require("tenant")
-        let tenant = try await services.repositories.tenants.find(slug: slug, on: services.database)
+        let tenant = try await services.tenantService.resolve(slug: slug)
         if let tenant, key.reaches(tenantID: tenant.id) { return (key, tenant) }
         // A tenant key learns nothing about other tenants, not even whether they exist.
         if key.tenantID != nil { throw AdminError.wrongTenant }
@@ -94,19 +94,9 @@ struct Page<Item: Encodable & Sendable>: Encodable, Sendable {
     }
 }
 
-extension AdminError: HTTPResponseError {
-    public var status: HTTPResponse.Status { apiError.status }
-    public func response(from request: Request, context: some RequestContext) throws -> Response {
-        try apiError.response(from: request, context: context)
-    }
-}
+extension AdminError: APIFailure {}
 
-extension EnrollmentError: HTTPResponseError {
-    public var status: HTTPResponse.Status { apiError.status }
-    public func response(from request: Request, context: some RequestContext) throws -> Response {
-        try apiError.response(from: request, context: context)
-    }
-}
+extension EnrollmentError: APIFailure {}
 
 /// Field rules shared by the administration endpoints (and the command line, which issues keys
 /// directly in `recover-admin-key`).

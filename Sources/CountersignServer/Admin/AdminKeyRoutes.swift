@@ -22,7 +22,7 @@ struct AdminKeyRoutes: Sendable {
         }
     }
 
-    func register(on router: Router<CountersignRequestContext>) {
+    func register(on router: some RouterMethods<CountersignRequestContext>) {
         router.get("/admin/v1/admin-keys") { request, _ in
             _ = try await guardian.systemKey(request, holding: .adminKeysManage)
             return try await list(request, tenantID: nil)

@@ -7,7 +7,7 @@ struct AuditAdminRoutes: Sendable {
     let services: ServerServices
     let guardian: AdminGuard
 
-    func register(on router: Router<CountersignRequestContext>) {
+    func register(on router: some RouterMethods<CountersignRequestContext>) {
         router.get("/admin/v1/audit") { request, _ in
             _ = try await guardian.systemKey(request, holding: .auditRead)
             return try await list(request, tenantID: nil)

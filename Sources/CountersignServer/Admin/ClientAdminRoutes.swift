@@ -76,7 +76,7 @@ struct ClientAdminRoutes: Sendable {
         }
     }
 
-    func register(on router: Router<CountersignRequestContext>) {
+    func register(on router: some RouterMethods<CountersignRequestContext>) {
         let base = "/admin/v1/tenants/{tenant}/clients"
         router.get(RouterPath(base)) { request, context in
             let (_, tenant) = try await guardian.tenant(request, context, holding: .clientsRead)

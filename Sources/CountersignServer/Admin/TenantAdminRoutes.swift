@@ -53,7 +53,7 @@ struct TenantAdminRoutes: Sendable {
         }
     }
 
-    func register(on router: Router<CountersignRequestContext>) {
+    func register(on router: some RouterMethods<CountersignRequestContext>) {
         let limit = services.configuration.maximumBodySize
         router.get("/admin/v1/tenants") { request, _ in
             _ = try await guardian.systemKey(request, holding: .tenantsManage)

@@ -39,7 +39,7 @@ struct UserAdminRoutes: Sendable {
         }
     }
 
-    func register(on router: Router<CountersignRequestContext>) {
+    func register(on router: some RouterMethods<CountersignRequestContext>) {
         let base = "/admin/v1/tenants/{tenant}/users"
         let limit = services.configuration.maximumBodySize
         router.get(RouterPath(base)) { request, context in

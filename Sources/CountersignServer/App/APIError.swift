@@ -3,9 +3,10 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 
-/// An error answered on the wire: a status, an `error` code and a description, as the JSON body
-/// `{"error", "error_description"}`. Every feature error converts to exactly one of these.
-public struct APIError: Error, Sendable, Equatable, HTTPResponseError {
+/// An error of the device and administration APIs: a status, an `error` code and a
+/// description, and the members some codes carry. The API surface writes it as the JSON body
+/// `ErrorBody`; feature errors of these APIs map each case to one of these.
+public struct APIError: Error, Sendable, Equatable, WireFailure {
     public var status: HTTPResponse.Status
     public var code: DeviceErrorCode
     public var message: String
@@ -26,17 +27,22 @@ public struct APIError: Error, Sendable, Equatable, HTTPResponseError {
         self.headers = headers
     }
 
-    public func response(from request: Request, context: some RequestContext) throws -> Response {
-        let body = ErrorBody(error: code.rawValue, errorDescription: message, missingRight: missingRight,
-                             deregistration: deregistration, attemptsRemaining: attemptsRemaining)
-        var fields = headers
-        fields[.contentType] = "application/json"
-        fields[.cacheControl] = "no-store"
-        return Response(status: status, headers: fields, body: .init(byteBuffer: ByteBuffer(data: try JSON.encode(body))))
+    var wireError: WireError {
+        WireError(status, code: code.rawValue, description: message, headers: headers, missingRight: missingRight,
+                  deregistration: deregistration, attemptsRemaining: attemptsRemaining)
     }
 
     public static func badRequest(_ message: String) -> APIError { APIError(.badRequest, .invalidRequest, message) }
     public static func notFound(_ message: String) -> APIError { APIError(.notFound, .notFound, message) }
+}
+
+/// A feature error of the device and administration APIs: each case is one `APIError`.
+protocol APIFailure: WireFailure {
+    var apiError: APIError { get }
+}
+
+extension APIFailure {
+    var wireError: WireError { apiError.wireError }
 }
 
 /// The one JSON encoder and decoder of the HTTP layer: snake_case keys are spelled out in

@@ -98,25 +98,30 @@ public final class CountersignServer: Sendable {
         (listening, listeningContinuation) = AsyncStream.makeStream(of: Int.self, bufferingPolicy: .bufferingNewest(1))
         let router = Router(context: CountersignRequestContext.self)
         router.add(middleware: MetricsMiddleware(metrics: services.metrics))
-        router.add(middleware: ErrorMiddleware(logger: services.logger))
+        router.add(middleware: ErrorMiddleware(surface: .api, logger: services.logger))
         router.add(middleware: NULInPathRefusal())
-        router.add(middleware: FailedAuthenticationMiddleware(throttle: services.authenticationThrottle, metrics: services.metrics))
         HealthRoutes(services: services).register(on: router)
-        DeviceRoutes(services: services).register(on: router)
-        DiscoveryRoutes(services: services).register(on: router)
-        CIBARoutes(services: services).register(on: router)
+        let throttle = FailedAuthenticationMiddleware(throttle: services.authenticationThrottle, metrics: services.metrics)
         let guardian = AdminGuard(services: services)
-        TenantAdminRoutes(services: services, guardian: guardian).register(on: router)
-        AdminKeyRoutes(services: services, guardian: guardian).register(on: router)
-        ClientAdminRoutes(services: services, guardian: guardian).register(on: router)
-        UserAdminRoutes(services: services, guardian: guardian).register(on: router)
-        AuditAdminRoutes(services: services, guardian: guardian).register(on: router)
-        PushAdminRoutes(services: services, guardian: guardian).register(on: router)
-        CyberArkMobileRoutes(services: services, guardian: guardian).register(on: router)
-        DeliveryAdminRoutes(services: services, guardian: guardian).register(on: router)
-        WebhookAdminRoutes(services: services, guardian: guardian).register(on: router)
-        PolicyAdminRoutes(services: services, guardian: guardian).register(on: router)
-        AuthorizationDetailTypeAdminRoutes(services: services, guardian: guardian).register(on: router)
+        let tenantRoutes = TenantRoutes(
+            tenant: TenantMiddleware(tenants: services.tenantService, origin: services.origin), throttle: throttle,
+            logger: services.logger)
+        DiscoveryRoutes(services: services).register(on: tenantRoutes)
+        CIBARoutes(services: services).register(on: tenantRoutes)
+        DeviceRoutes(services: services).register(on: tenantRoutes)
+        CyberArkMobileRoutes(services: services, guardian: guardian).register(on: tenantRoutes)
+        tenantRoutes.mount(on: router)
+        let admin = router.group("").add(middleware: throttle)
+        TenantAdminRoutes(services: services, guardian: guardian).register(on: admin)
+        AdminKeyRoutes(services: services, guardian: guardian).register(on: admin)
+        ClientAdminRoutes(services: services, guardian: guardian).register(on: admin)
+        UserAdminRoutes(services: services, guardian: guardian).register(on: admin)
+        AuditAdminRoutes(services: services, guardian: guardian).register(on: admin)
+        PushAdminRoutes(services: services, guardian: guardian).register(on: admin)
+        DeliveryAdminRoutes(services: services, guardian: guardian).register(on: admin)
+        WebhookAdminRoutes(services: services, guardian: guardian).register(on: admin)
+        PolicyAdminRoutes(services: services, guardian: guardian).register(on: admin)
+        AuthorizationDetailTypeAdminRoutes(services: services, guardian: guardian).register(on: admin)
         let configuration = services.configuration
         let origin = services.origin
         let continuation = listeningContinuation
@@ -165,7 +170,7 @@ public final class CountersignServer: Sendable {
                     try await Bootstrap.withdraw(secret: secret, services: services)
                 } catch {
                     services.logger.error("the bootstrap admin key of a start that failed could not be withdrawn",
-                                          metadata: ["error": "\(ErrorMiddleware<CountersignRequestContext>.describe(error))"])
+                                          metadata: ["error": "\(ErrorMiddleware.describe(error))"])
                 }
             }
             await services.webhookClient.shutdown()

@@ -1,52 +1,47 @@
+import CountersignCore
 import Foundation
 import Hummingbird
 import Logging
 import PostgresNIO
 
-/// The last word on errors: protocol errors pass through as they are; a path with no route
-/// gets the JSON error body every other answer has; a database that cannot be reached is a
-/// 503 with `Retry-After` (an OAuth error body on the OAuth endpoints); anything else is a
-/// fault of the server, logged in full at error level and answered with a bare
-/// `server_error`, so that no internal detail reaches the client and "alert on any 500"
-/// keeps meaning "the server is wrong".
-struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
-    let logger: Logger
+/// The last word on errors, one per surface: a feature's `WireFailure` is written in the
+/// surface's format; a path with no route gets the JSON error body every other answer has; a
+/// database that cannot be reached is a 503 with `Retry-After`; anything else is a fault of
+/// the server, logged in full at error level and answered with a bare `server_error`, so that
+/// no internal detail reaches the client and "alert on any 500" keeps meaning "the server is
+/// wrong".
+struct ErrorMiddleware: RouterMiddleware {
+    typealias Context = CountersignRequestContext
 
-    /// Seconds a client is asked to wait when the database is unreachable: long enough for a
-    /// restart or a failover to finish, short enough that approvals still complete.
-    static var databaseRetryAfter: Int { 5 }
+    let surface: ErrorSurface
+    let logger: Logger
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
             return try await next(request, context)
         } catch let error as HTTPError where error.status == .notFound {
-            throw APIError.notFound("there is nothing at \(request.method.rawValue) \(request.uri.path)")
-        } catch let error as any HTTPResponseError {
+            return surface.response(
+                for: APIError.notFound("there is nothing at \(request.method.rawValue) \(request.uri.path)").wireError)
+        } catch let failure as any WireFailure {
+            let error = failure.wireError
             logger.debug("request refused", metadata: [
                 "method": "\(request.method.rawValue)", "path": "\(request.uri.path)", "status": "\(error.status.code)",
             ])
+            return surface.response(for: error)
+        } catch let error as any HTTPResponseError {
+            // Hummingbird's own refusals (a malformed request it could not route) keep their answer.
             throw error
         } catch StorageError.unavailable(let why) {
             logger.warning("request refused: the database is unavailable", metadata: [
                 "method": "\(request.method.rawValue)", "path": "\(request.uri.path)", "error": "\(why)",
             ])
-            throw Self.unavailable(path: request.uri.path)
+            return surface.response(for: .databaseUnavailable)
         } catch {
             logger.error("request failed", metadata: [
                 "method": "\(request.method.rawValue)", "path": "\(request.uri.path)", "error": "\(Self.describe(error))",
             ])
-            throw APIError(.internalServerError, .serverError, "the server could not answer this request; the cause is logged")
+            return surface.response(for: .serverError)
         }
-    }
-
-    /// The answer while the database is unreachable, in the error format of the endpoint.
-    static func unavailable(path: String) -> any HTTPResponseError {
-        let message = "the server cannot reach its database; try again shortly"
-        if OAuthResponse.isEndpoint(path) {
-            return OAuthError(.temporarilyUnavailable, message, status: .serviceUnavailable, retryAfter: databaseRetryAfter)
-        }
-        return APIError(.serviceUnavailable, .temporarilyUnavailable, message,
-                        headers: [.retryAfter: String(databaseRetryAfter)])
     }
 
     /// What to log of a fault. A PostgreSQL error is reduced to the server's own message and
@@ -59,5 +54,71 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             return "PostgreSQL \(state): \(message)"
         }
         return String(reflecting: error)
+    }
+}
+
+/// The formats failures are written in: each group of routes names its surface.
+enum ErrorSurface: Sendable {
+    /// The OAuth and OpenID endpoints (RFC 6749 §5.2, CIBA §13, RFC 6750 §3): `error` and
+    /// `error_description` only, never cached; a 401 challenges with the tenant's issuer as realm.
+    case oauth
+    /// The device and administration APIs: `ErrorBody`, with `missing_right`, `deregistration`
+    /// and `attempts_remaining` where the code has them.
+    case api
+    /// CyberArk's `/Mobile/…` calls: the status, and `"success": false` with the reason in
+    /// `Message` (`CyberArkMobileRoutes`).
+    case mobileEnvelope
+
+    func response(for error: WireError) -> Response {
+        switch self {
+        case .oauth: Self.oauthResponse(error)
+        case .api: Self.apiResponse(error)
+        case .mobileEnvelope: CyberArkMobileRoutes.failure(error)
+        }
+    }
+
+    private static func oauthResponse(_ error: WireError) -> Response {
+        var fields = OAuthResponse.headers
+        for field in error.headers { fields[field.name] = field.value }
+        let realmAttribute = "realm=\"\(OAuthError.sanitized(error.realm ?? "countersign"))\""
+        switch error.challenge {
+        case .basic:
+            fields[.wwwAuthenticate] = "Basic \(realmAttribute)"
+        case .bearer(let scope):
+            var attributes = [realmAttribute]
+            if let code = error.code { attributes.append("error=\"\(code)\"") }
+            if let description = error.description {
+                attributes.append("error_description=\"\(OAuthError.sanitized(description))\"")
+            }
+            if let scope { attributes.append("scope=\"\(scope)\"") }
+            fields[.wwwAuthenticate] = "Bearer " + attributes.joined(separator: ", ")
+        case nil:
+            // RFC 9110 §15.5.2: a 401 names the scheme the client may authenticate with.
+            if error.status == .unauthorized, fields[.wwwAuthenticate] == nil {
+                fields[.wwwAuthenticate] = "Basic \(realmAttribute)"
+            }
+        }
+        if let retryAfter = error.retryAfter { fields[.retryAfter] = String(retryAfter) }
+        // RFC 6750 §3.1: a request that carried no token gets the bare challenge.
+        guard let code = error.code else { return Response(status: error.status, headers: fields) }
+        var body = ["error": code]
+        if let description = error.description { body["error_description"] = OAuthError.sanitized(description) }
+        return Response(status: error.status, headers: fields, body: encoded(body))
+    }
+
+    private static func apiResponse(_ error: WireError) -> Response {
+        var fields = error.headers
+        fields[.contentType] = "application/json"
+        fields[.cacheControl] = "no-store"
+        if let retryAfter = error.retryAfter { fields[.retryAfter] = String(retryAfter) }
+        let body = ErrorBody(error: error.code ?? "invalid_request", errorDescription: error.description,
+                             missingRight: error.missingRight, deregistration: error.deregistration,
+                             attemptsRemaining: error.attemptsRemaining)
+        return Response(status: error.status, headers: fields, body: encoded(body))
+    }
+
+    private static func encoded(_ body: some Encodable) -> ResponseBody {
+        // These bodies are strings and integers only: encoding them cannot fail.
+        .init(byteBuffer: ByteBuffer(data: (try? JSON.encode(body)) ?? Data(#"{"error":"server_error"}"#.utf8)))
     }
 }

@@ -41,13 +41,30 @@ public struct StartedApproval: Sendable {
     public let transaction: ApprovalTransaction
 }
 
-public enum ApprovalStartError: Error, Sendable, Equatable {
+/// Why a request for the user's approval was not started; each case is one error of CIBA §13.
+public enum ApprovalStartError: Error, Sendable, Equatable, OAuthFailure {
     case userDisabled
     case noActiveDevice
-    /// The user answered "I did not request this"; requests are refused until then.
-    case suppressed(until: Date)
+    /// The user answered "I did not request this"; requests are refused for `retryAfter` seconds.
+    case suppressed(retryAfter: Int)
     /// The user was sent the tenant's limit of requests in the last minute.
     case rateLimited(perMinute: Int, retryAfter: Int)
+
+    var oauthError: OAuthError {
+        switch self {
+        case .userDisabled:
+            OAuthError(.accessDenied, "the user is disabled")
+        case .noActiveDevice:
+            OAuthError(.accessDenied, "the user has no active device to approve on")
+        case .suppressed(let retryAfter):
+            OAuthError(.accessDenied,
+                       "the user reported a request they did not make; new requests are refused for \(retryAfter) more seconds",
+                       retryAfter: retryAfter)
+        case .rateLimited(let limit, let retryAfter):
+            OAuthError(.accessDenied, "the user was sent \(limit) requests in the last minute, the most allowed",
+                       retryAfter: retryAfter)
+        }
+    }
 }
 
 /// The approval loop between relying party and device: creates a request and seals its details
@@ -81,7 +98,7 @@ public struct ApprovalService: Sendable {
     public func start(_ request: NewApproval, tenant: Tenant) async throws -> StartedApproval {
         guard request.user.status == .active else { throw ApprovalStartError.userDisabled }
         if let until = request.user.requestsSuppressedUntil, until > services.now() {
-            throw ApprovalStartError.suppressed(until: until)
+            throw ApprovalStartError.suppressed(retryAfter: max(1, Int(until.timeIntervalSince(services.now()).rounded())))
         }
         let devices = try await services.repositories.devices.list(
             userID: request.user.id, after: nil, limit: Self.maximumDevicesPerUser, on: services.database)
@@ -289,6 +306,7 @@ public struct ApprovalService: Sendable {
         guard recent.count < limit else {
             // A slot frees when the oldest request of the minute leaves it.
             let freed = (recent.oldest ?? now).addingTimeInterval(60)
+            services.metrics.bcAuthorizeRateLimited(limit: "user")
             throw ApprovalStartError.rateLimited(perMinute: limit, retryAfter: max(1, Int(freed.timeIntervalSince(now).rounded(.up))))
         }
     }
@@ -311,7 +329,7 @@ public struct ApprovalService: Sendable {
 }
 
 /// Why a device's call about a request was refused.
-public enum ApprovalError: Error, Sendable, Equatable {
+public enum ApprovalError: Error, Sendable, Equatable, APIFailure {
     case unknownRequest
     case alreadyDecided(ApprovalTransaction.Status)
     case expired

@@ -51,7 +51,7 @@ public struct ClusterRelay: Sendable {
             let payload = String(decoding: try JSONEncoder().encode(message), as: UTF8.self)
             try await database.query("SELECT pg_notify(?, ?) IS NULL AS sent", [.text(Self.channel), .text(payload)])
         } catch {
-            logger.warning("could not announce a request to the other nodes", metadata: ["error": "\(ErrorMiddleware<CountersignRequestContext>.describe(error))"])
+            logger.warning("could not announce a request to the other nodes", metadata: ["error": "\(ErrorMiddleware.describe(error))"])
         }
     }
 
@@ -98,7 +98,7 @@ struct ClusterRelayListener: Service {
                 }
             } catch {
                 if Task.isCancelled || Task.isShuttingDownGracefully { return }
-                relay.logger.warning("lost the notification channel; reconnecting", metadata: ["error": "\(ErrorMiddleware<CountersignRequestContext>.describe(error))"])
+                relay.logger.warning("lost the notification channel; reconnecting", metadata: ["error": "\(ErrorMiddleware.describe(error))"])
                 try? await Task.sleep(for: .seconds(1))
             }
         }

@@ -13,7 +13,7 @@ struct AuthorizationDetailTypeAdminRoutes: Sendable {
     let services: ServerServices
     let guardian: AdminGuard
 
-    func register(on router: Router<CountersignRequestContext>) {
+    func register(on router: some RouterMethods<CountersignRequestContext>) {
         let base = "/admin/v1/tenants/{tenant}/authorization-detail-types"
         router.get(RouterPath(base)) { request, context in
             let (_, tenant) = try await guardian.tenant(request, context, holding: .authenticationPolicyManage)

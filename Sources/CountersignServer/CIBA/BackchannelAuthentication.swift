@@ -47,20 +47,7 @@ struct BackchannelAuthentication: Sendable {
         approval.required = RequiredClass(requested: acrValues?.values, client: client, policy: issuer.tenant.policy).value
         approval.clientNotificationToken = notificationToken?.value
         approval.authorizationDetails = authorizationDetails
-        let started: StartedApproval
-        do {
-            started = try await approvals.start(approval, tenant: issuer.tenant)
-        } catch ApprovalStartError.userDisabled {
-            throw BackchannelAuthenticationError.userDisabled
-        } catch ApprovalStartError.noActiveDevice {
-            throw BackchannelAuthenticationError.noActiveDevice
-        } catch ApprovalStartError.suppressed(let until) {
-            throw BackchannelAuthenticationError.userSuppressed(
-                retryAfter: max(1, Int(until.timeIntervalSince(services.now()).rounded())))
-        } catch ApprovalStartError.rateLimited(let limit, let retryAfter) {
-            services.metrics.bcAuthorizeRateLimited(limit: "user")
-            throw BackchannelAuthenticationError.userRateLimited(perMinute: limit, retryAfter: retryAfter)
-        }
+        let started = try await approvals.start(approval, tenant: issuer.tenant)
         return BackchannelAuthenticationResponse(
             authReqID: started.authReqID, expiresIn: expiry.seconds,
             interval: client.deliveryMode == .push ? nil : Self.pollInterval,

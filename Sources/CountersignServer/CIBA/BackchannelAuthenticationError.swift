@@ -23,10 +23,6 @@ enum BackchannelAuthenticationError: OAuthFailure, Equatable {
     case missingUserCode
     case invalidUserCode
     case userCodeLocked(retryAfter: Int)
-    case userDisabled
-    case noActiveDevice
-    case userSuppressed(retryAfter: Int)
-    case userRateLimited(perMinute: Int, retryAfter: Int)
     case clientRateLimited(perMinute: Int, retryAfter: Int)
 
     var oauthError: OAuthError {
@@ -80,17 +76,6 @@ enum BackchannelAuthenticationError: OAuthFailure, Equatable {
             OAuthError(.invalidUserCode, "user_code is wrong")
         case .userCodeLocked(let retryAfter):
             OAuthError(.accessDenied, "too many wrong user codes; the user code is not checked for \(retryAfter) more seconds",
-                       retryAfter: retryAfter)
-        case .userDisabled:
-            OAuthError(.accessDenied, "the user is disabled")
-        case .noActiveDevice:
-            OAuthError(.accessDenied, "the user has no active device to approve on")
-        case .userSuppressed(let retryAfter):
-            OAuthError(.accessDenied,
-                       "the user reported a request they did not make; new requests are refused for \(retryAfter) more seconds",
-                       retryAfter: retryAfter)
-        case .userRateLimited(let limit, let retryAfter):
-            OAuthError(.accessDenied, "the user was sent \(limit) requests in the last minute, the most allowed",
                        retryAfter: retryAfter)
         case .clientRateLimited(let limit, let retryAfter):
             // 429 (RFC 6585 §4): the client is asked to slow down, not refused for good.

@@ -35,53 +35,51 @@ struct CIBARoutes: Sendable {
         self.clients = ClientAuthentication(services: services)
     }
 
-    func register(on router: Router<CountersignRequestContext>) {
-        for prefix in ["", "/t/{tenant}"] {
-            router.post("\(prefix)/bc-authorize") { request, context in
-                try await self.oauth("bc-authorize", request, context) { form, client, issuer in
-                    let origin = Self.remoteAddress(of: context)
-                    return try OAuthResponse.json(try await backchannel.start(
-                        form, client: client, issuer: issuer,
-                        requestedFrom: BackchannelAuthentication.requestContext(
-                            ipAddress: origin, userAgent: request.headers[.userAgent])))
-                }
-            }
-            router.post("\(prefix)/token") { request, context in
-                try await self.oauth("token", request, context) { form, client, issuer in
-                    try OAuthResponse.json(try await tokenEndpoint.exchange(form, client: client, issuer: issuer))
-                }
-            }
-            router.post("\(prefix)/revoke") { request, context in
-                try await self.oauth("revoke", request, context) { form, client, issuer in
-                    try OAuthResponse.json(try await revocation.revoke(form, client: client, issuer: issuer))
-                }
-            }
-            router.post("\(prefix)/introspect") { request, context in
-                try await self.oauth("introspect", request, context) { form, client, issuer in
-                    try OAuthResponse.json(try await introspection.introspect(form, client: client, issuer: issuer))
-                }
-            }
-            userInfo.register(on: router, prefix: prefix)
-            router.post("\(prefix)/totp/verify") { request, context in
-                try await self.oauth("totp", request, context) { form, client, issuer in
-                    try OAuthResponse.json(try await TOTPVerification(services: services).verify(form, client: client, issuer: issuer))
-                }
-            }
-            router.post("\(prefix)/bc-authorize/receipt") { request, context in
-                try await self.oauth("receipt", request, context) { form, client, _ in
-                    try OAuthResponse.json(try await ApprovalReceipt.of(form, client: client, services: services))
-                }
+    func register(on routes: TenantRoutes) {
+        let oauth = routes.group(surface: .oauth, takesSecret: true)
+        oauth.post("/bc-authorize") { request, context in
+            try await self.oauth("bc-authorize", request, context) { form, client, issuer in
+                let origin = Self.remoteAddress(of: context)
+                return try OAuthResponse.json(try await backchannel.start(
+                    form, client: client, issuer: issuer,
+                    requestedFrom: BackchannelAuthentication.requestContext(
+                        ipAddress: origin, userAgent: request.headers[.userAgent])))
             }
         }
+        oauth.post("/token") { request, context in
+            try await self.oauth("token", request, context) { form, client, issuer in
+                try OAuthResponse.json(try await tokenEndpoint.exchange(form, client: client, issuer: issuer))
+            }
+        }
+        oauth.post("/revoke") { request, context in
+            try await self.oauth("revoke", request, context) { form, client, issuer in
+                try OAuthResponse.json(try await revocation.revoke(form, client: client, issuer: issuer))
+            }
+        }
+        oauth.post("/introspect") { request, context in
+            try await self.oauth("introspect", request, context) { form, client, issuer in
+                try OAuthResponse.json(try await introspection.introspect(form, client: client, issuer: issuer))
+            }
+        }
+        oauth.post("/totp/verify") { request, context in
+            try await self.oauth("totp", request, context) { form, client, issuer in
+                try OAuthResponse.json(try await TOTPVerification(services: services).verify(form, client: client, issuer: issuer))
+            }
+        }
+        oauth.post("/bc-authorize/receipt") { request, context in
+            try await self.oauth("receipt", request, context) { form, client, _ in
+                try OAuthResponse.json(try await ApprovalReceipt.of(form, client: client, services: services))
+            }
+        }
+        userInfo.register(on: routes.group(surface: .oauth))
     }
 
-    /// Resolves the issuer, reads the form, authenticates the client, runs `body`, and turns
-    /// every feature error into its OAuth error, counting outcomes per endpoint.
+    /// Reads the form, authenticates the client and runs `body`, counting outcomes per endpoint.
     private func oauth(
         _ endpoint: String, _ request: Request, _ context: CountersignRequestContext,
         _ body: (FormParameters, Client, Issuer) async throws -> Response
     ) async throws -> Response {
-        let issuer = try await Issuer.of(context, services: services)
+        let issuer = try context.tenantIssuer()
         do {
             let form = try await FormParameters.read(request)
             let client = try await clients.authenticate(
@@ -89,11 +87,9 @@ struct CIBARoutes: Sendable {
             let response = try await body(form, client, issuer)
             services.metrics.oauthOutcome(endpoint: endpoint, outcome: "ok")
             return response
-        } catch let failure as any OAuthFailure {
-            var error = failure.oauthError
-            error.realm = issuer.identifier
-            services.metrics.oauthOutcome(endpoint: endpoint, outcome: error.code.rawValue)
-            throw error
+        } catch let failure as any WireFailure {
+            services.metrics.oauthOutcome(endpoint: endpoint, outcome: failure.wireError.code ?? "missing_token")
+            throw failure
         }
     }
 

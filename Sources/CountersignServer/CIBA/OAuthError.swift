@@ -9,7 +9,7 @@ import Hummingbird
 /// Each feature error of these endpoints (`ClientAuthenticationError`, `FormError`,
 /// `BackchannelAuthenticationError`, `TokenRequestError`) maps every case to exactly one
 /// `OAuthError`.
-public struct OAuthError: Error, Sendable, Equatable, HTTPResponseError {
+public struct OAuthError: Error, Sendable, Equatable, WireFailure {
     public enum Code: String, Sendable, CaseIterable {
         case invalidRequest = "invalid_request"
         case invalidClient = "invalid_client"
@@ -40,8 +40,6 @@ public struct OAuthError: Error, Sendable, Equatable, HTTPResponseError {
     public var status: HTTPResponse.Status
     /// Already restricted to the characters RFC 6749 §5.2 allows.
     public let errorDescription: String
-    /// The realm of the `WWW-Authenticate` challenge a 401 carries: the tenant's issuer.
-    public var realm: String?
     /// Seconds after which the same request may succeed (`Retry-After`, RFC 9110 §10.2.3).
     public var retryAfter: Int?
 
@@ -75,43 +73,24 @@ public struct OAuthError: Error, Sendable, Equatable, HTTPResponseError {
         }))
     }
 
-    public func response(from request: Request, context: some RequestContext) throws -> Response {
-        var fields = OAuthResponse.headers
-        if status == .unauthorized {
-            // RFC 9110 §15.5.2: a 401 names the scheme the client may authenticate with.
-            fields[.wwwAuthenticate] = "Basic realm=\"\(Self.sanitized(realm ?? "countersign"))\""
-        }
-        if let retryAfter { fields[.retryAfter] = String(retryAfter) }
-        let body = ["error": code.rawValue, "error_description": errorDescription]
-        return Response(status: status, headers: fields,
-                        body: .init(byteBuffer: ByteBuffer(data: try JSON.encode(body))))
+    var wireError: WireError {
+        WireError(status, code: code.rawValue, description: errorDescription,
+                  challenge: status == .unauthorized ? .basic : nil, retryAfter: retryAfter)
     }
 }
 
-/// A feature error of the OAuth endpoints, convertible to its one wire error.
-protocol OAuthFailure: Error {
+/// A feature error of the OAuth endpoints: each case is one `OAuthError`.
+protocol OAuthFailure: WireFailure {
     var oauthError: OAuthError { get }
+}
+
+extension OAuthFailure {
+    var wireError: WireError { oauthError.wireError }
 }
 
 /// Answers of the OAuth endpoints, success or failure alike: JSON, not stored by any cache
 /// (RFC 6749 §5.1; OpenID Connect Core §3.1.3.3).
 enum OAuthResponse {
-    /// The paths below a tenant's base that answer with OAuth error bodies.
-    private static let endpointPaths: Set<Substring> = [
-        "/bc-authorize", "/bc-authorize/receipt", "/token", "/revoke", "/introspect", "/userinfo", "/totp/verify",
-    ]
-
-    /// Whether `path` is one of the OAuth endpoints, of the default tenant or below `/t/<slug>`.
-    static func isEndpoint(_ path: String) -> Bool {
-        var rest = Substring(path)
-        if rest.hasPrefix("/t/") {
-            let afterPrefix = rest.dropFirst(3)
-            guard let slash = afterPrefix.firstIndex(of: "/") else { return false }
-            rest = afterPrefix[slash...]
-        }
-        return endpointPaths.contains(rest)
-    }
-
     static var headers: HTTPFields {
         [.contentType: "application/json", .cacheControl: "no-store", pragma: "no-cache"]
     }

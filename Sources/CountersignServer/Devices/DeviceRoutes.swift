@@ -20,104 +20,85 @@ struct DeviceRoutes: Sendable {
         self.approvals = ApprovalService(services: services)
     }
 
-    func register(on router: Router<CountersignRequestContext>) {
-        for prefix in ["/device/v1", "/t/{tenant}/device/v1"] {
-            router.post("\(prefix)/enrollments") { request, context in try await self.enroll(request, context) }
-            router.get("\(prefix)/server-key") { _, context in
-                try JSON.response(ServerKeyResponse(key: try await self.tenant(context).signingKey))
+    func register(on routes: TenantRoutes) {
+        let router = routes.group("/device/v1", surface: .api)
+        router.post("/enrollments") { request, context in try await self.enroll(request, context) }
+        router.get("/server-key") { _, context in
+            try JSON.response(ServerKeyResponse(key: try self.tenant(context).signingKey))
+        }
+        router.get("/self") { request, context in
+            try await self.signed(request, context) { device, tenant, _ in
+                try JSON.response(try await selfService.describe(device, tenant: tenant))
             }
-            router.get("\(prefix)/self") { request, context in
-                try await self.signed(request, context) { device, tenant, _ in
-                    try JSON.response(try await selfService.describe(device, tenant: tenant))
-                }
+        }
+        router.patch("/self") { request, context in
+            try await self.signed(request, context) { device, tenant, body in
+                let rename = try JSON.decode(DeviceRename.self, from: body)
+                return try JSON.response(try await selfService.rename(device, to: rename.name, tenant: tenant))
             }
-            router.patch("\(prefix)/self") { request, context in
-                try await self.signed(request, context) { device, tenant, body in
-                    let rename = try JSON.decode(DeviceRename.self, from: body)
-                    return try JSON.response(try await selfService.rename(device, to: rename.name, tenant: tenant))
-                }
+        }
+        router.delete("/self") { request, context in
+            try await self.signed(request, context) { device, tenant, _ in
+                try await selfService.unenroll(device, tenant: tenant)
+                return Response(status: .noContent, headers: [.cacheControl: "no-store"])
             }
-            router.delete("\(prefix)/self") { request, context in
-                try await self.signed(request, context) { device, tenant, _ in
-                    try await selfService.unenroll(device, tenant: tenant)
-                    return Response(status: .noContent, headers: [.cacheControl: "no-store"])
-                }
+        }
+        router.put("/self/push-token") { request, context in
+            try await self.signed(request, context) { device, tenant, body in
+                let push = try JSON.decode(PushRegistration.self, from: body)
+                return try JSON.response(try await selfService.setPush(device, push, tenant: tenant))
             }
-            router.put("\(prefix)/self/push-token") { request, context in
-                try await self.signed(request, context) { device, tenant, body in
-                    let push = try JSON.decode(PushRegistration.self, from: body)
-                    return try JSON.response(try await selfService.setPush(device, push, tenant: tenant))
-                }
+        }
+        router.delete("/self/push-token") { request, context in
+            try await self.signed(request, context) { device, tenant, _ in
+                try JSON.response(try await selfService.setPush(device, nil, tenant: tenant))
             }
-            router.delete("\(prefix)/self/push-token") { request, context in
-                try await self.signed(request, context) { device, tenant, _ in
-                    try JSON.response(try await selfService.setPush(device, nil, tenant: tenant))
-                }
+        }
+        router.get("/requests") { request, context in
+            try await self.signed(request, context) { device, _, _ in
+                try JSON.response(PendingRequestList(requests: try await approvals.inbox(for: device)))
             }
-            router.get("\(prefix)/requests") { request, context in
-                try await self.signed(request, context) { device, _, _ in
-                    try JSON.response(PendingRequestList(requests: try await approvals.inbox(for: device)))
-                }
+        }
+        router.get("/requests/stream") { request, context in
+            try await self.signed(request, context) { device, _, _ in
+                RequestStream(services: services, approvals: approvals, device: device).response()
             }
-            router.get("\(prefix)/requests/stream") { request, context in
-                try await self.signed(request, context) { device, _, _ in
-                    RequestStream(services: services, approvals: approvals, device: device).response()
-                }
+        }
+        router.get("/requests/{id}") { request, context in
+            try await self.signed(request, context) { device, _, _ in
+                let id = try context.parameters.require("id")
+                return try JSON.response(try await approvals.request(id, for: device))
             }
-            router.get("\(prefix)/requests/{id}") { request, context in
-                try await self.signed(request, context) { device, _, _ in
-                    let id = try context.parameters.require("id")
-                    return try await Self.answering { try JSON.response(try await approvals.request(id, for: device)) }
-                }
+        }
+        router.post("/requests/{id}/response") { request, context in
+            try await self.signed(request, context) { device, tenant, body in
+                let id = try context.parameters.require("id")
+                let submission = try JSON.decode(ApprovalSubmission.self, from: body)
+                return try JSON.response(try await approvals.answer(id, by: device, tenant: tenant, submission: submission))
             }
-            router.post("\(prefix)/requests/{id}/response") { request, context in
-                try await self.signed(request, context) { device, tenant, body in
-                    let id = try context.parameters.require("id")
-                    let submission = try JSON.decode(ApprovalSubmission.self, from: body)
-                    return try await Self.answering {
-                        try JSON.response(try await approvals.answer(id, by: device, tenant: tenant, submission: submission))
-                    }
-                }
-            }
-            router.put("\(prefix)/self/pin") { request, context in
-                try await self.signed(request, context) { device, tenant, body in
-                    let change = try JSON.decode(PINChange.self, from: body)
-                    return try await Self.answering {
-                        try JSON.response(try await selfService.changePIN(device, change, tenant: tenant))
-                    }
-                }
+        }
+        router.put("/self/pin") { request, context in
+            try await self.signed(request, context) { device, tenant, body in
+                let change = try JSON.decode(PINChange.self, from: body)
+                return try JSON.response(try await selfService.changePIN(device, change, tenant: tenant))
             }
         }
     }
 
-    /// Turns an `ApprovalError` or a `FactorError` into its wire error.
-    private static func answering(_ body: () async throws -> Response) async throws -> Response {
-        do { return try await body() } catch let error as ApprovalError { throw error.apiError } catch let error as FactorError {
-            throw error.apiError
-        }
-    }
-
-    private func tenant(_ context: CountersignRequestContext) async throws -> Tenant {
-        let slug = context.parameters.get("tenant")
-        guard let tenant = try await services.tenantService.resolve(slug: slug) else {
-            throw APIError.notFound("tenant \(slug ?? "default") does not exist")
-        }
-        return tenant
+    private func tenant(_ context: CountersignRequestContext) throws -> Tenant {
+        try context.tenantIssuer().tenant
     }
 
     private func enroll(_ request: Request, _ context: CountersignRequestContext) async throws -> Response {
         do {
-            let tenant = try await tenant(context)
+            let tenant = try tenant(context)
             let submission = try await request.decodeJSON(EnrollmentSubmission.self, limit: services.configuration.maximumBodySize)
             let response = try await enrollment.enroll(submission, tenant: tenant)
             services.metrics.enrollment(outcome: "enrolled")
             return try JSON.response(response, status: .created)
-        } catch let error as EnrollmentError {
-            services.metrics.enrollment(outcome: error.apiError.code.rawValue)
-            throw error.apiError
-        } catch let error as APIError {
-            services.metrics.enrollment(outcome: error.code.rawValue)
-            throw error
+        } catch let failure as any WireFailure {
+            services.metrics.enrollment(outcome: failure.wireError.code ?? "invalid_request")
+            throw failure
         }
     }
 
@@ -127,7 +108,7 @@ struct DeviceRoutes: Sendable {
         _ request: Request, _ context: CountersignRequestContext,
         _ body: (Device, Tenant, Data) async throws -> Response
     ) async throws -> Response {
-        let tenant = try await tenant(context)
+        let tenant = try tenant(context)
         let data = try await request.bodyData(limit: services.configuration.maximumBodySize)
         let device: Device
         do {

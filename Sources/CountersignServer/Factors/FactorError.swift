@@ -1,7 +1,7 @@
 import CountersignCore
 
 /// Why an answer's factors were refused. Each case is one error of the device protocol.
-enum FactorError: Error, Sendable, Equatable {
+enum FactorError: Error, Sendable, Equatable, APIFailure {
     /// The answer uses neither the factor the request requires nor one allowed instead.
     case factorRequired(Factor)
     /// A wrong PIN, counted; this many more are allowed.

@@ -23,7 +23,7 @@ struct TOTPVerification: Sendable {
         }
         let user = try await UserHintResolver(services: services).user(for: try UserHint(form), client: client, issuer: issuer)
         let now = services.now()
-        guard user.status == .active else { throw BackchannelAuthenticationError.userDisabled }
+        guard user.status == .active else { throw ApprovalStartError.userDisabled }
         if let until = user.totpLockedUntil, until > now {
             throw TOTPError.locked(retryAfter: max(1, Int(until.timeIntervalSince(now).rounded(.up))))
         }

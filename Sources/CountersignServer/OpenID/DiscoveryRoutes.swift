@@ -9,23 +9,22 @@ struct DiscoveryRoutes: Sendable {
 
     private static var cacheControl: String { "public, max-age=\(Int(TokenSigningKeys.activationDelay))" }
 
-    func register(on router: Router<CountersignRequestContext>) {
-        for prefix in ["", "/t/{tenant}"] {
-            router.get("\(prefix)/.well-known/openid-configuration") { _, context in
-                let issuer = try await Issuer.of(context, services: services)
-                // OpenID Connect Discovery §4.3: the document's issuer must be the URL it was
-                // fetched below. The default tenant's issuer is the root, so it has no
-                // document below /t/<slug>: a client configured with that URL is told where.
-                if context.parameters.get("tenant") != nil, issuer.tenant.isDefault {
-                    throw APIError.notFound(
-                        "the default tenant's issuer is \(issuer.identifier); its metadata is at \(issuer.identifier)/.well-known/openid-configuration")
-                }
-                return try Self.publicJSON(ProviderMetadata(issuer))
+    func register(on routes: TenantRoutes) {
+        let discovery = routes.group(surface: .api)
+        discovery.get("/.well-known/openid-configuration") { _, context in
+            let issuer = try context.tenantIssuer()
+            // OpenID Connect Discovery §4.3: the document's issuer must be the URL it was
+            // fetched below. The default tenant's issuer is the root, so it has no
+            // document below /t/<slug>: a client configured with that URL is told where.
+            if context.parameters.get("tenant") != nil, issuer.tenant.isDefault {
+                throw APIError.notFound(
+                    "the default tenant's issuer is \(issuer.identifier); its metadata is at \(issuer.identifier)/.well-known/openid-configuration")
             }
-            router.get("\(prefix)/jwks") { _, context in
-                let issuer = try await Issuer.of(context, services: services)
-                return try Self.publicJSON(JSONWebKeySet(try await services.tokenSigningKeys.keySet(for: issuer.tenant)))
-            }
+            return try Self.publicJSON(ProviderMetadata(issuer))
+        }
+        discovery.get("/jwks") { _, context in
+            let issuer = try context.tenantIssuer()
+            return try Self.publicJSON(JSONWebKeySet(try await services.tokenSigningKeys.keySet(for: issuer.tenant)))
         }
     }
 

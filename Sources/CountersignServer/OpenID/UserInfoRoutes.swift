@@ -7,13 +7,13 @@ struct UserInfoRoutes: Sendable {
     let services: ServerServices
     let accessTokens: AccessTokenVerifier
 
-    func register(on router: Router<CountersignRequestContext>, prefix: String) {
-        router.get("\(prefix)/userinfo") { request, context in try await answer(request, context) }
-        router.post("\(prefix)/userinfo") { request, context in try await answer(request, context) }
+    func register(on routes: RouterGroup<CountersignRequestContext>) {
+        routes.get("/userinfo") { request, context in try await answer(request, context) }
+        routes.post("/userinfo") { request, context in try await answer(request, context) }
     }
 
     private func answer(_ request: Request, _ context: CountersignRequestContext) async throws -> Response {
-        let issuer = try await Issuer.of(context, services: services)
+        let issuer = try context.tenantIssuer()
         do {
             let presented = try await BearerToken.read(request)
             let (token, user): (VerifiedAccessToken, User)
@@ -25,8 +25,7 @@ struct UserInfoRoutes: Sendable {
             guard token.scope.contains(Scope.openID) else { throw BearerTokenError.insufficientScope(Scope.openID) }
             services.metrics.oauthOutcome(endpoint: "userinfo", outcome: "ok")
             return try OAuthResponse.json(UserInfo(of: user, scope: token.scope))
-        } catch var error as BearerTokenError {
-            error.realm = issuer.identifier
+        } catch let error as BearerTokenError {
             services.metrics.oauthOutcome(endpoint: "userinfo", outcome: error.code?.rawValue ?? "missing_token")
             throw error
         }

@@ -64,62 +64,47 @@ struct CyberArkMobileRoutes: Sendable {
         }
     }
 
-    func register(on router: Router<CountersignRequestContext>) {
-        for prefix in ["", "/t/{tenant}"] {
-            router.post(RouterPath(prefix + "/Mobile/SetApnsCertForClientApp")) { request, context in
-                try await enveloped {
-                    let (key, tenant) = try await authorize(request, context)
-                    let fields = try await request.decodeJSON(SetFields.self, limit: services.configuration.maximumBodySize)
-                    let upload = try PushCredentialService.APNsCertificateUpload(
-                        clientAppKey: fields.clientAppKey, certificate: fields.certificate, password: fields.password,
-                        topic: fields.topic, environment: fields.environment, names: .cyberArk)
-                    let credential = try await credentials.setAPNsCertificate(
-                        upload, tenant: tenant, actor: "admin-key:\(key.id)")
-                    return PushCredentialRecord(credential: credential, active: true)
-                }
-            }
-            router.post(RouterPath(prefix + "/Mobile/DeleteApnsCertForClientApp")) { request, context in
-                try await enveloped { () -> Bool in
-                    let (key, tenant) = try await authorize(request, context)
-                    let fields = try await request.decodeJSON(DeleteFields.self, limit: services.configuration.maximumBodySize)
-                    try await credentials.delete(
-                        .apnsCertificate, clientAppKey: try PushCredentialService.clientAppKey(
-                            fields.clientAppKey, field: "ClientAppKey"),
-                        tenant: tenant, actor: "admin-key:\(key.id)")
-                    return true
-                }
-            }
+    func register(on routes: TenantRoutes) {
+        let mobile = routes.group("/Mobile", surface: .mobileEnvelope, takesSecret: true)
+        mobile.post("/SetApnsCertForClientApp") { request, context in
+            let (key, tenant) = try await authorize(request, context)
+            let fields = try await request.decodeJSON(SetFields.self, limit: services.configuration.maximumBodySize)
+            let upload = try PushCredentialService.APNsCertificateUpload(
+                clientAppKey: fields.clientAppKey, certificate: fields.certificate, password: fields.password,
+                topic: fields.topic, environment: fields.environment, names: .cyberArk)
+            let credential = try await credentials.setAPNsCertificate(upload, tenant: tenant, actor: "admin-key:\(key.id)")
+            return try Self.succeeded(PushCredentialRecord(credential: credential, active: true))
+        }
+        mobile.post("/DeleteApnsCertForClientApp") { request, context in
+            let (key, tenant) = try await authorize(request, context)
+            let fields = try await request.decodeJSON(DeleteFields.self, limit: services.configuration.maximumBodySize)
+            try await credentials.delete(
+                .apnsCertificate, clientAppKey: try PushCredentialService.clientAppKey(fields.clientAppKey, field: "ClientAppKey"),
+                tenant: tenant, actor: "admin-key:\(key.id)")
+            return try Self.succeeded(true)
         }
     }
 
     /// The key, checked for the right, and the tenant of the path (the default one at the root).
     private func authorize(_ request: Request, _ context: CountersignRequestContext) async throws -> (AdminKey, Tenant) {
-        if context.parameters.get("tenant") != nil {
-            return try await guardian.tenant(request, context, holding: .pushCredentialsManage)
-        }
         let key = try await guardian.key(request, holding: .pushCredentialsManage)
-        guard let tenant = try await services.tenantService.resolve(slug: nil) else {
-            throw AdminError.notFound("the default tenant")
-        }
+        let tenant = try context.tenantIssuer().tenant
         guard key.reaches(tenantID: tenant.id) else { throw AdminError.wrongTenant }
         return (key, tenant)
     }
 
-    private func enveloped<Result: Encodable & Sendable>(_ body: () async throws -> Result) async throws -> Response {
-        do {
-            return try JSON.response(Envelope(success: true, result: try await body(), message: nil, errorCode: nil))
-        } catch let error as AdminError {
-            return try failure(error.apiError)
-        } catch let error as APIError {
-            return try failure(error)
-        }
+    private static func succeeded(_ result: some Encodable & Sendable) throws -> Response {
+        try JSON.response(Envelope(success: true, result: result, message: nil, errorCode: nil))
     }
 
-    private func failure(_ error: APIError) throws -> Response {
-        var response = try JSON.response(
-            Envelope<Bool>(success: false, result: nil, message: error.message, errorCode: error.code.rawValue),
-            status: error.status)
-        for field in error.headers { response.headers.append(field) }
-        return response
+    /// A failure in the envelope: its status, `"success": false`, the description in `Message`.
+    static func failure(_ error: WireError) -> Response {
+        var fields = error.headers
+        fields[.contentType] = "application/json"
+        fields[.cacheControl] = "no-store"
+        if let retryAfter = error.retryAfter { fields[.retryAfter] = String(retryAfter) }
+        let envelope = Envelope<Bool>(success: false, result: nil, message: error.description, errorCode: error.code)
+        let body = (try? JSON.encode(envelope)) ?? Data(#"{"success":false}"#.utf8)
+        return Response(status: error.status, headers: fields, body: .init(byteBuffer: ByteBuffer(data: body)))
     }
 }

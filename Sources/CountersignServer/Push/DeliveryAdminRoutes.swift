@@ -83,7 +83,7 @@ struct DeliveryAdminRoutes: Sendable {
         }
     }
 
-    func register(on router: Router<CountersignRequestContext>) {
+    func register(on router: some RouterMethods<CountersignRequestContext>) {
         router.get("/admin/v1/tenants/{tenant}/approvals/{id}/deliveries") { request, context in
             let (_, tenant) = try await guardian.tenant(request, context, holding: .devicesRead)
             let id = try context.parameters.require("id")

@@ -65,7 +65,7 @@ struct WebhookAdminRoutes: Sendable {
         }
     }
 
-    func register(on router: Router<CountersignRequestContext>) {
+    func register(on router: some RouterMethods<CountersignRequestContext>) {
         let base = "/admin/v1/tenants/{tenant}/webhooks"
         router.get(RouterPath(base)) { request, context in
             let (_, tenant) = try await guardian.tenant(request, context, holding: .webhooksManage)
@@ -89,7 +89,7 @@ struct WebhookAdminRoutes: Sendable {
     }
 
     private func register(purpose: @escaping @Sendable (CountersignRequestContext) throws -> WebhookPurpose, at path: String,
-                          on router: Router<CountersignRequestContext>) {
+                          on router: some RouterMethods<CountersignRequestContext>) {
         router.put(RouterPath(path)) { request, context in
             let (key, tenant) = try await guardian.tenant(request, context, holding: .webhooksManage)
             let purpose = try purpose(context)
