@@ -106,8 +106,10 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
-                // The tests' webhook receiver is a small Hummingbird server.
+                // The tests' webhook receiver is a small Hummingbird server; feature tests drive
+                // the server's router in memory with HummingbirdTesting.
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),

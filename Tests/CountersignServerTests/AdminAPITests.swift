@@ -5,9 +5,9 @@ import Testing
 
 @Suite("Administration API")
 struct AdminAPITests {
-    @Test("calls without a valid key get 401 with a Bearer challenge", arguments: Engine.available)
-    func authenticationIsRequired(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("calls without a valid key get 401 with a Bearer challenge")
+    func authenticationIsRequired() async throws {
+        try await TestServer.routed { server in
             let none = try await server.call("GET", "/admin/v1/tenants/default/users")
             #expect(none.status == 401)
             #expect(none.error == "invalid_token")
@@ -21,9 +21,9 @@ struct AdminAPITests {
         }
     }
 
-    @Test("a key without the right gets 403 naming the right", arguments: Engine.available)
-    func missingRightIsNamed(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("a key without the right gets 403 naming the right")
+    func missingRightIsNamed() async throws {
+        try await TestServer.routed { server in
             let created = try await server.admin(
                 "POST", "/admin/v1/tenants/default/admin-keys", json: ["name": "reader", "rights": ["users:read"]])
             #expect(created.status == 201)
@@ -46,9 +46,9 @@ struct AdminAPITests {
         }
     }
 
-    @Test("a tenant key cannot reach another tenant, nor learn whether it exists", arguments: Engine.available)
-    func tenantKeysStayInTheirTenant(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("a tenant key cannot reach another tenant, nor learn whether it exists")
+    func tenantKeysStayInTheirTenant() async throws {
+        try await TestServer.routed { server in
             #expect(try await server.admin("POST", "/admin/v1/tenants", json: ["slug": "acme", "display_name": "Acme"]).status == 201)
             let created = try await server.admin(
                 "POST", "/admin/v1/tenants/acme/admin-keys", json: ["name": "acme-admin", "rights": ["users:read", "users:manage"]])
@@ -63,9 +63,9 @@ struct AdminAPITests {
         }
     }
 
-    @Test("a revoked key stops working", arguments: Engine.available)
-    func revokedKeyIsRefused(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("a revoked key stops working")
+    func revokedKeyIsRefused() async throws {
+        try await TestServer.routed { server in
             let created = try await server.admin("POST", "/admin/v1/admin-keys", json: ["name": "ops", "rights": ["audit:read"]])
             let secret = try #require(created["secret"] as? String)
             let id = try #require((created["admin_key"] as? [String: Any])?["id"] as? String)
@@ -76,9 +76,9 @@ struct AdminAPITests {
         }
     }
 
-    @Test("bad user input gets a precise 400 and creates nothing", arguments: Engine.available)
-    func badUserInput(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("bad user input gets a precise 400 and creates nothing")
+    func badUserInput() async throws {
+        try await TestServer.routed { server in
             let cases: [([String: any Sendable], String)] = [
                 ([:], "username"),
                 (["username": 42], "username"),
@@ -114,9 +114,9 @@ struct AdminAPITests {
         }
     }
 
-    @Test("clients: the secret is shown once, ping needs an https endpoint", arguments: Engine.available)
-    func clients(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("clients: the secret is shown once, ping needs an https endpoint")
+    func clients() async throws {
+        try await TestServer.routed { server in
             let base = "/admin/v1/tenants/default/clients"
             let created = try await server.admin("POST", base, json: ["name": "Bank portal", "scopes": ["openid", "payments"]])
             #expect(created.status == 201)
@@ -155,9 +155,9 @@ struct AdminAPITests {
         }
     }
 
-    @Test("every list pages with limit and cursor", arguments: Engine.available)
-    func listsPage(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("every list pages with limit and cursor")
+    func listsPage() async throws {
+        try await TestServer.routed { server in
             for index in 0..<5 { _ = try await server.createUser("user\(index)") }
             var seen: [String] = []
             var cursor: String?
@@ -177,9 +177,9 @@ struct AdminAPITests {
         }
     }
 
-    @Test("tenants: created with their own device key, the default cannot be deleted", arguments: Engine.available)
-    func tenants(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("tenants: created with their own device key, the default cannot be deleted")
+    func tenants() async throws {
+        try await TestServer.routed { server in
             let created = try await server.admin("POST", "/admin/v1/tenants", json: ["slug": "acme", "display_name": "Acme Bank"])
             #expect(created.status == 201)
             #expect(created["issuer"] as? String == server.base + "/t/acme")
@@ -195,9 +195,9 @@ struct AdminAPITests {
         }
     }
 
-    @Test("an enrollment ticket comes with its URI and QR codes", arguments: Engine.available)
-    func enrollmentTicket(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("an enrollment ticket comes with its URI and QR codes")
+    func enrollmentTicket() async throws {
+        try await TestServer.routed { server in
             let userID = try await server.createUser("judy")
             let answer = try await server.admin("POST", "/admin/v1/tenants/default/users/\(userID)/enrollment-tickets")
             #expect(answer.status == 201)
@@ -222,9 +222,9 @@ struct AdminAPITests {
         }
     }
 
-    @Test("a revoked ticket enrolls nothing; tickets are listed newest first", arguments: Engine.available)
-    func revokedTicket(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("a revoked ticket enrolls nothing; tickets are listed newest first")
+    func revokedTicket() async throws {
+        try await TestServer.routed { server in
             let userID = try await server.createUser("kim")
             let path = "/admin/v1/tenants/default/users/\(userID)/enrollment-tickets"
             let first = try await server.admin("POST", path)

@@ -43,10 +43,9 @@ struct AuthorizationDetailsRefreshTests {
         return tokens
     }
 
-    @Test("a refresh asking for another amount or payee is invalid_authorization_details; the token stays usable",
-          arguments: Engine.available)
-    func otherDetailsAreRefused(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("a refresh asking for another amount or payee is invalid_authorization_details; the token stays usable")
+    func otherDetailsAreRefused() async throws {
+        try await TestServer.routed { server in
             try await server.registerDetailTypes()
             let client = try await server.detailsClient()
             let alice = try await server.enrolledUser("alice")
@@ -74,9 +73,9 @@ struct AuthorizationDetailsRefreshTests {
         }
     }
 
-    @Test("a refresh asking for part of the approved details is granted that part", arguments: Engine.available)
-    func aSubsetIsGranted(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("a refresh asking for part of the approved details is granted that part")
+    func aSubsetIsGranted() async throws {
+        try await TestServer.routed { server in
             try await server.registerDetailTypes()
             let client = try await server.detailsClient()
             let alice = try await server.enrolledUser("alice")
@@ -96,9 +95,9 @@ struct AuthorizationDetailsRefreshTests {
         }
     }
 
-    @Test("a refresh of a grant without details that asks for some is invalid_authorization_details", arguments: Engine.available)
-    func noDetailsGranted(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("a refresh of a grant without details that asks for some is invalid_authorization_details")
+    func noDetailsGranted() async throws {
+        try await TestServer.routed { server in
             try await server.registerDetailTypes()
             let client = try await server.detailsClient()
             let alice = try await server.enrolledUser("alice")

@@ -9,9 +9,9 @@ import Testing
 struct AuthorizationDetailsTypeTests {
     typealias Fixtures = AuthorizationDetailsFixtures
 
-    @Test("a registry put is read back as sent, and an empty one removes every type", arguments: Engine.available)
-    func registryRoundTrip(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("a registry put is read back as sent, and an empty one removes every type")
+    func registryRoundTrip() async throws {
+        try await TestServer.routed { server in
             let empty = try await server.admin("GET", "/admin/v1/tenants/default/authorization-detail-types")
             #expect(empty.status == 200)
             #expect(try JSONValue(parsing: empty.data) == .object(["types": .object([:])]))
@@ -49,9 +49,9 @@ struct AuthorizationDetailsTypeTests {
          "field types.a.fields.actions is invalid: actions is a common field of RFC 9396 and must be of kind string_array"),
     ]
 
-    @Test("every mistake in a registry is a 400 naming the member, and changes nothing", arguments: Engine.available)
-    func badRegistriesAreRefused(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("every mistake in a registry is a 400 naming the member, and changes nothing")
+    func badRegistriesAreRefused() async throws {
+        try await TestServer.routed { server in
             try await server.registerDetailTypes()
             for bad in Self.badRegistries {
                 let answer = try await server.putDetailTypes(bad.body)
@@ -64,9 +64,9 @@ struct AuthorizationDetailsTypeTests {
         }
     }
 
-    @Test("the registry takes authentication-policy:manage", arguments: Engine.available)
-    func registryNeedsItsRight(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("the registry takes authentication-policy:manage")
+    func registryNeedsItsRight() async throws {
+        try await TestServer.routed { server in
             let created = try await server.admin(
                 "POST", "/admin/v1/tenants/default/admin-keys", json: ["name": "clients", "rights": ["clients:manage"]])
             let key = try #require(created["secret"] as? String)
@@ -76,9 +76,9 @@ struct AuthorizationDetailsTypeTests {
         }
     }
 
-    @Test("a client is registered only for types of the tenant's registry", arguments: Engine.available)
-    func clientTypesMustBeRegistered(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("a client is registered only for types of the tenant's registry")
+    func clientTypesMustBeRegistered() async throws {
+        try await TestServer.routed { server in
             let early = try await server.admin("POST", "/admin/v1/tenants/default/clients", json: [
                 "name": "Payments", "authorization_details_types": ["payment_initiation"],
             ])
@@ -102,9 +102,9 @@ struct AuthorizationDetailsTypeTests {
         }
     }
 
-    @Test("discovery lists the tenant's types, and nothing while it has none", arguments: Engine.available)
-    func discoveryListsTypes(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("discovery lists the tenant's types, and nothing while it has none")
+    func discoveryListsTypes() async throws {
+        try await TestServer.routed { server in
             let before = try await server.call("GET", "/.well-known/openid-configuration")
             #expect(before["authorization_details_types_supported"] == nil)
             try await server.registerDetailTypes()

@@ -8,9 +8,9 @@ import Testing
 /// bad request gets 400 `invalid_request` naming the field, and nothing changes.
 @Suite("Bad input")
 struct BadInputTests {
-    @Test("admin key creation", arguments: Engine.available)
-    func adminKeyCreation(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("admin key creation")
+    func adminKeyCreation() async throws {
+        try await TestServer.routed { server in
             let path = "/admin/v1/tenants/default/admin-keys"
             let cases: [([String: any Sendable], String)] = [
                 ([:], "name"),
@@ -32,9 +32,9 @@ struct BadInputTests {
         }
     }
 
-    @Test("tenant, client and user updates", arguments: Engine.available)
-    func updates(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("tenant, client and user updates")
+    func updates() async throws {
+        try await TestServer.routed { server in
             let userID = try await server.createUser("mia")
             let created = try await server.admin("POST", "/admin/v1/tenants/default/clients", json: ["name": "rp"])
             let clientID = try #require((created["client"] as? [String: Any])?["client_id"] as? String)
@@ -63,9 +63,9 @@ struct BadInputTests {
         }
     }
 
-    @Test("push token registration", arguments: Engine.available)
-    func pushToken(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("push token registration")
+    func pushToken() async throws {
+        try await TestServer.routed { server in
             let (device, store) = server.authenticator()
             let enrollment = try await device.enroll(
                 uri: try await server.enrollmentURI(for: try await server.createUser("noah")), deviceName: "phone",

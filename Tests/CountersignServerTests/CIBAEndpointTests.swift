@@ -77,9 +77,9 @@ struct CIBAEndpointTests {
                    error: "access_denied", status: 403),
     ]
 
-    @Test("every malformed or unacceptable bc-authorize request gets its exact error", arguments: Engine.available)
-    func badRequestsGetTheirError(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("every malformed or unacceptable bc-authorize request gets its exact error")
+    func badRequestsGetTheirError() async throws {
+        try await TestServer.routed { server in
             let client = try await server.createClient()
             _ = try await server.enrolledUser("alice")
             _ = try await server.createUser("deviceless")
@@ -94,9 +94,9 @@ struct CIBAEndpointTests {
         }
     }
 
-    @Test("a user without a device is told so in the error description", arguments: Engine.available)
-    func noDeviceIsExplained(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("a user without a device is told so in the error description")
+    func noDeviceIsExplained() async throws {
+        try await TestServer.routed { server in
             let client = try await server.createClient()
             _ = try await server.createUser("deviceless")
             let answer = try await server.bcAuthorize(client, [("scope", "openid"), ("login_hint", "deviceless")])
@@ -105,9 +105,9 @@ struct CIBAEndpointTests {
         }
     }
 
-    @Test("a successful bc-authorize answers auth_req_id, expires_in and interval, never cached", arguments: Engine.available)
-    func acknowledgement(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("a successful bc-authorize answers auth_req_id, expires_in and interval, never cached")
+    func acknowledgement() async throws {
+        try await TestServer.routed { server in
             let client = try await server.createClient()
             let alice = try await server.enrolledUser("alice")
             let byName = try await server.bcAuthorize(client, [("scope", "openid"), ("login_hint", "alice")])
@@ -129,9 +129,9 @@ struct CIBAEndpointTests {
         }
     }
 
-    @Test("binding messages in other scripts are accepted and reach the device verbatim", arguments: Engine.available)
-    func unicodeBindingMessage(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("binding messages in other scripts are accepted and reach the device verbatim")
+    func unicodeBindingMessage() async throws {
+        try await TestServer.routed { server in
             let client = try await server.createClient()
             let alice = try await server.enrolledUser("alice")
             _ = try await server.startApproval(client, user: "alice", bindingMessage: "Überweisung 100,00 EUR #4711")
@@ -142,9 +142,9 @@ struct CIBAEndpointTests {
 
     // MARK: - Client authentication
 
-    @Test("client_secret_basic and client_secret_post both authenticate", arguments: Engine.available)
-    func bothSecretMethodsWork(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("client_secret_basic and client_secret_post both authenticate")
+    func bothSecretMethodsWork() async throws {
+        try await TestServer.routed { server in
             let client = try await server.createClient()
             _ = try await server.enrolledUser("alice")
             let parameters = [("scope", "openid"), ("login_hint", "alice")]
@@ -157,10 +157,9 @@ struct CIBAEndpointTests {
         }
     }
 
-    @Test("failed client authentication is 401 invalid_client with a Basic challenge naming the issuer",
-          arguments: Engine.available)
-    func clientAuthenticationFailures(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("failed client authentication is 401 invalid_client with a Basic challenge naming the issuer")
+    func clientAuthenticationFailures() async throws {
+        try await TestServer.routed { server in
             let client = try await server.createClient()
             #expect(try await server.admin("POST", "/admin/v1/tenants", json: ["slug": "acme", "display_name": "Acme"]).status == 201)
             let foreign = try await server.createClient(tenant: "acme")
@@ -188,9 +187,9 @@ struct CIBAEndpointTests {
         }
     }
 
-    @Test("using Basic and client_secret together is invalid_request", arguments: Engine.available)
-    func twoMethodsAtOnce(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("using Basic and client_secret together is invalid_request")
+    func twoMethodsAtOnce() async throws {
+        try await TestServer.routed { server in
             let client = try await server.createClient()
             let other = try await server.createClient(name: "Other")
             let both = try await server.form(
@@ -203,9 +202,9 @@ struct CIBAEndpointTests {
         }
     }
 
-    @Test("a body that is not a form is invalid_request", arguments: Engine.available)
-    func jsonBodyIsRefused(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("a body that is not a form is invalid_request")
+    func jsonBodyIsRefused() async throws {
+        try await TestServer.routed { server in
             let answer = try await server.call("POST", "/token", json: ["grant_type": Self.grantType])
             #expect(answer.status == 400)
             #expect(answer.error == "invalid_request")
@@ -216,9 +215,9 @@ struct CIBAEndpointTests {
 
     // MARK: - Token endpoint
 
-    @Test("token requests without a usable grant get their exact error", arguments: Engine.available)
-    func tokenRequestErrors(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("token requests without a usable grant get their exact error")
+    func tokenRequestErrors() async throws {
+        try await TestServer.routed { server in
             let client = try await server.createClient()
             let other = try await server.createClient(name: "Other")
             _ = try await server.enrolledUser("alice")
@@ -241,9 +240,9 @@ struct CIBAEndpointTests {
         }
     }
 
-    @Test("the first poll is never slow_down; polling early is, and the interval grows by 5", arguments: Engine.available)
-    func pollingRate(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("the first poll is never slow_down; polling early is, and the interval grows by 5")
+    func pollingRate() async throws {
+        try await TestServer.routed { server in
             let client = try await server.createClient()
             _ = try await server.enrolledUser("alice")
             let authReqID = try await server.startApproval(client, user: "alice")
@@ -260,9 +259,9 @@ struct CIBAEndpointTests {
         }
     }
 
-    @Test("a denied request is access_denied with 400 at the token endpoint", arguments: Engine.available)
-    func deniedIsAccessDenied(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("a denied request is access_denied with 400 at the token endpoint")
+    func deniedIsAccessDenied() async throws {
+        try await TestServer.routed { server in
             let client = try await server.createClient()
             let alice = try await server.enrolledUser("alice")
             let authReqID = try await server.startApproval(client, user: "alice")
@@ -273,9 +272,9 @@ struct CIBAEndpointTests {
         }
     }
 
-    @Test("an undecided request past its expiry is expired_token", arguments: Engine.available)
-    func expiryIsExpiredToken(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("an undecided request past its expiry is expired_token")
+    func expiryIsExpiredToken() async throws {
+        try await TestServer.routed { server in
             let client = try await server.createClient()
             _ = try await server.enrolledUser("alice")
             let authReqID = try await server.startApproval(client, user: "alice", extra: [("requested_expiry", "10")])
@@ -288,9 +287,9 @@ struct CIBAEndpointTests {
         }
     }
 
-    @Test("an approval given just before expiry can be collected for one more poll interval", arguments: Engine.available)
-    func approvalNearExpiry(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("an approval given just before expiry can be collected for one more poll interval")
+    func approvalNearExpiry() async throws {
+        try await TestServer.routed { server in
             let client = try await server.createClient()
             let alice = try await server.enrolledUser("alice")
             let onTime = try await server.startApproval(client, user: "alice", extra: [("requested_expiry", "10")])
@@ -305,9 +304,9 @@ struct CIBAEndpointTests {
         }
     }
 
-    @Test("an approved request gives tokens once, with the claims relying parties check", arguments: Engine.available)
-    func approvedRequestGivesTokens(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("an approved request gives tokens once, with the claims relying parties check")
+    func approvedRequestGivesTokens() async throws {
+        try await TestServer.routed { server in
             let client = try await server.createClient(scopes: ["openid", "payments"])
             let alice = try await server.enrolledUser("alice")
             let started = try await server.bcAuthorize(client, [
@@ -353,9 +352,9 @@ struct CIBAEndpointTests {
         }
     }
 
-    @Test("a user disabled after approving gets no tokens", arguments: Engine.available)
-    func disabledAfterApproval(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("a user disabled after approving gets no tokens")
+    func disabledAfterApproval() async throws {
+        try await TestServer.routed { server in
             let client = try await server.createClient()
             let alice = try await server.enrolledUser("alice")
             let authReqID = try await server.startApproval(client, user: "alice")
@@ -366,10 +365,9 @@ struct CIBAEndpointTests {
         }
     }
 
-    @Test("an ID token this tenant issued to the client names the user as id_token_hint, even expired",
-          arguments: Engine.available)
-    func idTokenHint(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("an ID token this tenant issued to the client names the user as id_token_hint, even expired")
+    func idTokenHint() async throws {
+        try await TestServer.routed { server in
             let client = try await server.createClient()
             let other = try await server.createClient(name: "Other")
             let alice = try await server.enrolledUser("alice")
@@ -398,9 +396,9 @@ struct CIBAEndpointTests {
         }
     }
 
-    @Test("a tenant's endpoints live below /t/<slug> with that tenant as issuer", arguments: Engine.available)
-    func tenantEndpoints(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("a tenant's endpoints live below /t/<slug> with that tenant as issuer")
+    func tenantEndpoints() async throws {
+        try await TestServer.routed { server in
             #expect(try await server.admin("POST", "/admin/v1/tenants", json: ["slug": "acme", "display_name": "Acme"]).status == 201)
             let client = try await server.createClient(tenant: "acme")
             let bob = try await server.enrolledUser("bob", tenant: "acme")
@@ -418,10 +416,9 @@ struct CIBAEndpointTests {
         }
     }
 
-    @Test("the receipt of an undecided request is authorization_pending, of an unknown one invalid_grant",
-          arguments: Engine.available)
-    func receiptBeforeDecision(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("the receipt of an undecided request is authorization_pending, of an unknown one invalid_grant")
+    func receiptBeforeDecision() async throws {
+        try await TestServer.routed { server in
             let client = try await server.createClient()
             let alice = try await server.enrolledUser("alice")
             let authReqID = try await server.startApproval(client, user: "alice")
@@ -483,6 +480,22 @@ extension TestServer {
             head += "Authorization: Basic \(Data(credentials.utf8).base64EncodedString())\r\n"
         } else if let authorization {
             head += "Authorization: \(authorization)\r\n"
+        }
+        if let router {
+            // In memory there is no socket to come from: a test that needs its own source address
+            // runs on a listening server.
+            precondition(source == "127.0.0.1", "a source address needs a listening server: start it with TestServer.with")
+            var request = URLRequest(url: try #require(URL(string: base + path)))
+            request.httpMethod = method
+            request.httpBody = Data(body.utf8)
+            request.setValue(contentType, forHTTPHeaderField: "Content-Type")
+            if let client {
+                let credentials = "\(Self.formComponent(client.id)):\(Self.formComponent(client.secret))"
+                request.setValue("Basic \(Data(credentials.utf8).base64EncodedString())", forHTTPHeaderField: "Authorization")
+            } else if let authorization {
+                request.setValue(authorization, forHTTPHeaderField: "Authorization")
+            }
+            return try await Self.route(request, path: path, through: router)
         }
         let port = running.port
         let request = Array((head + "\r\n" + body).utf8)

@@ -5,10 +5,9 @@ import Testing
 /// What the provider metadata says about client authentication, signed requests and user codes.
 @Suite("Discovery of client authentication and signed requests")
 struct ClientAuthDiscoveryTests {
-    @Test("discovery lists private_key_jwt, the signing algorithms, the request parameter and user codes",
-          arguments: Engine.available)
-    func discoveryListsMethodsAndAlgorithms(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("discovery lists private_key_jwt, the signing algorithms, the request parameter and user codes")
+    func discoveryListsMethodsAndAlgorithms() async throws {
+        try await TestServer.routed { server in
             let metadata = try await server.call("GET", "/.well-known/openid-configuration")
             #expect(metadata.status == 200)
             #expect(metadata["token_endpoint_auth_methods_supported"] as? [String]

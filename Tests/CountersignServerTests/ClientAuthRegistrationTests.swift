@@ -90,9 +90,9 @@ struct ClientAuthRegistrationTests {
         #expect(throws: AdminError.invalidField(bad.field, bad.reason)) { try ClientAdminRoutes.validated(client, applying: fields) }
     }
 
-    @Test("a refused key set is a 400 naming the field and the key", arguments: Engine.available)
-    func refusedOverHTTP(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("a refused key set is a 400 naming the field and the key")
+    func refusedOverHTTP() async throws {
+        try await TestServer.routed { server in
             let answer = try await server.admin("POST", "/admin/v1/tenants/default/clients", json: [
                 "name": "Bank", "token_endpoint_auth_method": "private_key_jwt", "jwks": ["keys": [Self.ecJWK(["crv": "P-521"])]],
             ])
@@ -101,9 +101,9 @@ struct ClientAuthRegistrationTests {
         }
     }
 
-    @Test("a private_key_jwt client is created without a secret and shows only its public keys", arguments: Engine.available)
-    func keyClientRegistration(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("a private_key_jwt client is created without a secret and shows only its public keys")
+    func keyClientRegistration() async throws {
+        try await TestServer.routed { server in
             let rsa = ClientSigningKey.rs256()
             let created = try await server.admin("POST", "/admin/v1/tenants/default/clients", json: [
                 "name": "Bank", "token_endpoint_auth_method": "private_key_jwt", "require_signed_request_object": true,
@@ -125,9 +125,9 @@ struct ClientAuthRegistrationTests {
         }
     }
 
-    @Test("a secret client is created with token_endpoint_auth_method client_secret_basic and no keys", arguments: Engine.available)
-    func defaultRegistration(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("a secret client is created with token_endpoint_auth_method client_secret_basic and no keys")
+    func defaultRegistration() async throws {
+        try await TestServer.routed { server in
             let created = try await server.admin("POST", "/admin/v1/tenants/default/clients", json: ["name": "Bank"])
             let client = try #require(created["client"] as? [String: any Sendable])
             #expect(client["token_endpoint_auth_method"] as? String == "client_secret_basic")
@@ -138,10 +138,9 @@ struct ClientAuthRegistrationTests {
         }
     }
 
-    @Test("an empty key set removes a secret client's keys but is refused for a private_key_jwt client",
-          arguments: Engine.available)
-    func removingKeys(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("an empty key set removes a secret client's keys but is refused for a private_key_jwt client")
+    func removingKeys() async throws {
+        try await TestServer.routed { server in
             let keyClient = try await server.keyClient()
             let refused = try await server.admin(
                 "PATCH", "/admin/v1/tenants/default/clients/\(keyClient.id)", json: ["jwks": ["keys": [String]()]])
@@ -168,10 +167,9 @@ struct ClientAuthRegistrationTests {
         (#"["RS256"]"#, "field id_token_signed_response_alg has the wrong type"),
     ]
 
-    @Test("an id_token_signed_response_alg other than ES256 or RS256 is a 400 naming the field, and changes nothing",
-          arguments: Engine.available)
-    func badTokenSigningAlgorithm(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("an id_token_signed_response_alg other than ES256 or RS256 is a 400 naming the field, and changes nothing")
+    func badTokenSigningAlgorithm() async throws {
+        try await TestServer.routed { server in
             let existing = try await server.createClient(name: "Bank")
             let path = "/admin/v1/tenants/default/clients"
             for bad in Self.badAlgorithms {
@@ -194,9 +192,9 @@ struct ClientAuthRegistrationTests {
         }
     }
 
-    @Test("id_token_signed_response_alg is ES256 unless set; create, update and show state it", arguments: Engine.available)
-    func tokenSigningAlgorithmRegistration(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("id_token_signed_response_alg is ES256 unless set; create, update and show state it")
+    func tokenSigningAlgorithmRegistration() async throws {
+        try await TestServer.routed { server in
             let path = "/admin/v1/tenants/default/clients"
             let plain = try await server.admin("POST", path, json: ["name": "Bank"])
             #expect((plain["client"] as? [String: any Sendable])?["id_token_signed_response_alg"] as? String == "ES256")

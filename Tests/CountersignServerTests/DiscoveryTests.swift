@@ -8,9 +8,9 @@ import _CryptoExtras
 /// OpenID Provider metadata, the JWKS, and the token-signing keys behind them.
 @Suite("Discovery and token-signing keys")
 struct DiscoveryTests {
-    @Test("the discovery document describes the CIBA provider at the issuer", arguments: Engine.available)
-    func discoveryDocument(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("the discovery document describes the CIBA provider at the issuer")
+    func discoveryDocument() async throws {
+        try await TestServer.routed { server in
             #expect(try await server.admin("POST", "/admin/v1/tenants", json: ["slug": "acme", "display_name": "Acme"]).status == 201)
             for (path, issuer) in [("", server.base), ("/t/acme", server.base + "/t/acme")] {
                 let answer = try await server.call("GET", "\(path)/.well-known/openid-configuration")
@@ -43,9 +43,9 @@ struct DiscoveryTests {
         }
     }
 
-    @Test("the default tenant's document is at its issuer only, never below /t/default", arguments: Engine.available)
-    func defaultTenantDocumentOnlyAtItsIssuer(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("the default tenant's document is at its issuer only, never below /t/default")
+    func defaultTenantDocumentOnlyAtItsIssuer() async throws {
+        try await TestServer.routed { server in
             let alias = try await server.call("GET", "/t/default/.well-known/openid-configuration")
             #expect(alias.status == 404)
             #expect(alias.error == "not_found")
@@ -55,9 +55,9 @@ struct DiscoveryTests {
         }
     }
 
-    @Test("an unknown tenant has no discovery document and no JWKS", arguments: Engine.available)
-    func unknownTenant(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("an unknown tenant has no discovery document and no JWKS")
+    func unknownTenant() async throws {
+        try await TestServer.routed { server in
             let discovery = try await server.call("GET", "/t/nowhere/.well-known/openid-configuration")
             #expect(discovery.status == 404)
             let jwks = try await server.call("GET", "/t/nowhere/jwks")
@@ -65,10 +65,9 @@ struct DiscoveryTests {
         }
     }
 
-    @Test("the JWKS publishes one ES256 and one RS256 signature key per tenant, each named by its thumbprint",
-          arguments: Engine.available)
-    func jwksShape(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("the JWKS publishes one ES256 and one RS256 signature key per tenant, each named by its thumbprint")
+    func jwksShape() async throws {
+        try await TestServer.routed { server in
             #expect(try await server.admin("POST", "/admin/v1/tenants", json: ["slug": "acme", "display_name": "Acme"]).status == 201)
             var kids: [String] = []
             for path in ["/jwks", "/t/acme/jwks"] {
@@ -109,8 +108,7 @@ struct DiscoveryTests {
         }
     }
 
-    @Test("nodes creating a tenant's first keys at once agree on one key per algorithm, each sealed to its row",
-          arguments: Engine.available)
+    @Test("nodes creating a tenant's first keys at once agree on one key per algorithm, each sealed to its row", arguments: Engine.available)
     func concurrentFirstUse(engine: Engine) async throws {
         try await TestServer.with(engine) { server in
             let services = server.services

@@ -33,7 +33,7 @@ struct ErrorRow<Fixture: Sendable>: Sendable, CustomTestStringConvertible {
 }
 
 /// The rows of `bc-authorize`'s error table, of its request rules and of client authentication
-/// that no other table covers: each provoked once, on one server per engine.
+/// that no other table covers: each provoked once, on one server.
 @Suite("Error table: bc-authorize")
 struct ErrorTableBackchannelTests {
     /// A poll client and `alice`, who has one device and no user code.
@@ -170,9 +170,9 @@ struct ErrorTableBackchannelTests {
         },
     ]
 
-    @Test("every row of the bc-authorize error table no other table covers gets its exact answer", arguments: Engine.available)
-    func backchannelRows(engine: Engine) async throws {
-        try await TestServer.with(engine, clock: ClientRateLimitTests.minuteClock()) { server in
+    @Test("every row of the bc-authorize error table no other table covers gets its exact answer")
+    func backchannelRows() async throws {
+        try await TestServer.routed(clock: ClientRateLimitTests.minuteClock()) { server in
             let fixture = Fixture(server: server, client: try await server.createClient())
             _ = try await server.enrolledUser("alice")
             for row in Self.rows {
@@ -234,10 +234,9 @@ struct ErrorTableBackchannelTests {
         },
     ]
 
-    @Test("every client authentication error is answered alike at bc-authorize and the token endpoint",
-          arguments: Engine.available)
-    func authenticationRows(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("every client authentication error is answered alike at bc-authorize and the token endpoint")
+    func authenticationRows() async throws {
+        try await TestServer.routed { server in
             let client = try await server.createClient()
             for path in ["/bc-authorize", "/token"] {
                 for row in Self.authenticationRows {

@@ -139,10 +139,9 @@ struct ErrorTableTokenTests {
         },
     ]
 
-    @Test("every row of the token endpoint's error tables no other table covers gets its exact answer",
-          arguments: Engine.available)
-    func tokenRows(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("every row of the token endpoint's error tables no other table covers gets its exact answer")
+    func tokenRows() async throws {
+        try await TestServer.routed { server in
             try await server.setPolicy(["user_requests_per_minute": 0])
             let fixture = Fixture(server: server, client: try await server.offlineClient(), alice: try await server.enrolledUser("alice"))
             for row in Self.rows {

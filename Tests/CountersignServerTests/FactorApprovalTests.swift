@@ -16,9 +16,9 @@ struct FactorApprovalTests {
         return try server.verifiedClaims(try #require(tokens["id_token"] as? String), keys: try await server.jwks()).claims
     }
 
-    @Test("without acr_values a request requires a tap, and the token says so", arguments: Engine.available)
-    func confirmByDefault(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("without acr_values a request requires a tap, and the token says so")
+    func confirmByDefault() async throws {
+        try await TestServer.routed { server in
             let client = try await server.createClient()
             let userID = try await server.createUser("ada")
             let device = try await server.enrollFactorDevice(for: userID)
@@ -33,9 +33,9 @@ struct FactorApprovalTests {
         }
     }
 
-    @Test("the class follows acr_values, the client's minimum and the tenant's default", arguments: Engine.available)
-    func requiredClassSelection(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("the class follows acr_values, the client's minimum and the tenant's default")
+    func requiredClassSelection() async throws {
+        try await TestServer.routed { server in
             let client = try await server.createClient()
             let userID = try await server.createUser("ada")
             let device = try await server.enrollFactorDevice(for: userID, pin: true)
@@ -55,10 +55,9 @@ struct FactorApprovalTests {
         }
     }
 
-    @Test("number matching: the relying party gets the number, the device the choices, the answer must match",
-          arguments: Engine.available)
-    func numberMatching(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("number matching: the relying party gets the number, the device the choices, the answer must match")
+    func numberMatching() async throws {
+        try await TestServer.routed { server in
             let client = try await server.createClient()
             let userID = try await server.createUser("ada")
             let device = try await server.enrollFactorDevice(for: userID)
@@ -87,9 +86,9 @@ struct FactorApprovalTests {
         }
     }
 
-    @Test("number matching without choices when the tenant wants the number typed", arguments: Engine.available)
-    func numberTyped(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("number matching without choices when the tenant wants the number typed")
+    func numberTyped() async throws {
+        try await TestServer.routed { server in
             try await server.setPolicy(["number_match_choices": false])
             let client = try await server.createClient()
             let device = try await server.enrollFactorDevice(for: try await server.createUser("ada"))
@@ -99,9 +98,9 @@ struct FactorApprovalTests {
         }
     }
 
-    @Test("a right PIN approves; the token says pin and mfa", arguments: Engine.available)
-    func rightPIN(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("a right PIN approves; the token says pin and mfa")
+    func rightPIN() async throws {
+        try await TestServer.routed { server in
             let client = try await server.createClient()
             let device = try await server.enrollFactorDevice(for: try await server.createUser("ada"), pin: true)
             let authReqID = try await server.startApproval(client, user: "ada", extra: [("acr_values", "urn:countersign:acr:pin")])
@@ -113,10 +112,9 @@ struct FactorApprovalTests {
         }
     }
 
-    @Test("a wrong PIN is counted by the server, leaves the request pending, and a right one resets the count",
-          arguments: Engine.available)
-    func wrongPINCounted(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("a wrong PIN is counted by the server, leaves the request pending, and a right one resets the count")
+    func wrongPINCounted() async throws {
+        try await TestServer.routed { server in
             let client = try await server.createClient()
             let device = try await server.enrollFactorDevice(for: try await server.createUser("ada"), pin: true)
             _ = try await server.startApproval(client, user: "ada", extra: [("acr_values", "urn:countersign:acr:pin")])
@@ -133,9 +131,9 @@ struct FactorApprovalTests {
         }
     }
 
-    @Test("the last wrong PIN removes the enrollment; the device is then told why", arguments: Engine.available)
-    func pinLimitDeregisters(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("the last wrong PIN removes the enrollment; the device is then told why")
+    func pinLimitDeregisters() async throws {
+        try await TestServer.routed { server in
             try await server.setPolicy(["pin_attempt_limit": 2])
             let client = try await server.createClient()
             let device = try await server.enrollFactorDevice(for: try await server.createUser("ada"), pin: true)
@@ -154,9 +152,9 @@ struct FactorApprovalTests {
         }
     }
 
-    @Test("a tap does not answer a PIN request, and a PIN proof needs an enrolled PIN key", arguments: Engine.available)
-    func pinRequirementEnforced(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("a tap does not answer a PIN request, and a PIN proof needs an enrolled PIN key")
+    func pinRequirementEnforced() async throws {
+        try await TestServer.routed { server in
             let client = try await server.createClient()
             let device = try await server.enrollFactorDevice(for: try await server.createUser("ada"))
             _ = try await server.startApproval(client, user: "ada", extra: [("acr_values", "urn:countersign:acr:pin")])
@@ -170,9 +168,9 @@ struct FactorApprovalTests {
         }
     }
 
-    @Test("a biometric answer is checked against the biometric key; the token names the kind", arguments: Engine.available)
-    func biometric(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("a biometric answer is checked against the biometric key; the token names the kind")
+    func biometric() async throws {
+        try await TestServer.routed { server in
             let client = try await server.createClient()
             let device = try await server.enrollFactorDevice(for: try await server.createUser("ada"), pin: true, biometric: true)
             let authReqID = try await server.startApproval(
@@ -188,9 +186,9 @@ struct FactorApprovalTests {
         }
     }
 
-    @Test("a PIN stands in for a biometric check only where the policy allows it", arguments: Engine.available)
-    func biometricFallback(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("a PIN stands in for a biometric check only where the policy allows it")
+    func biometricFallback() async throws {
+        try await TestServer.routed { server in
             let client = try await server.createClient()
             let device = try await server.enrollFactorDevice(for: try await server.createUser("ada"), pin: true, biometric: true)
             let authReqID = try await server.startApproval(
@@ -207,9 +205,9 @@ struct FactorApprovalTests {
         }
     }
 
-    @Test("a new PIN key, a key of its own, replaces the old one only with the old PIN", arguments: Engine.available)
-    func pinChange(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("a new PIN key, a key of its own, replaces the old one only with the old PIN")
+    func pinChange() async throws {
+        try await TestServer.routed { server in
             let client = try await server.createClient()
             let device = try await server.enrollFactorDevice(for: try await server.createUser("ada"), pin: true)
             let newPIN = P256.Signing.PrivateKey()
@@ -235,9 +233,9 @@ struct FactorApprovalTests {
         }
     }
 
-    @Test("enrollment refuses a factor key that is no key, or the device key again", arguments: Engine.available)
-    func badFactorKeys(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("enrollment refuses a factor key that is no key, or the device key again")
+    func badFactorKeys() async throws {
+        try await TestServer.routed { server in
             let userID = try await server.createUser("ada")
             let uri = try EnrollmentURI(parsing: try await server.enrollmentURI(for: userID))
             let signing = P256.Signing.PrivateKey()

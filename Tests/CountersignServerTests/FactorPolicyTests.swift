@@ -8,10 +8,9 @@ import Testing
 /// tenant's policy as the administration API sets it.
 @Suite("Deny reasons, fatigue, rate limit, TOTP")
 struct FactorPolicyTests {
-    @Test("a denial carries the device's signed reason; the server's own reasons cannot be claimed",
-          arguments: Engine.available)
-    func denyReasons(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("a denial carries the device's signed reason; the server's own reasons cannot be claimed")
+    func denyReasons() async throws {
+        try await TestServer.routed { server in
             let client = try await server.createClient()
             let device = try await server.enrollFactorDevice(for: try await server.createUser("ada"))
             _ = try await server.startApproval(client, user: "ada")
@@ -25,10 +24,9 @@ struct FactorPolicyTests {
         }
     }
 
-    @Test("'I did not request this' is audited and keeps new requests away for the tenant's period",
-          arguments: Engine.available)
-    func notRequestedSuppresses(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("'I did not request this' is audited and keeps new requests away for the tenant's period")
+    func notRequestedSuppresses() async throws {
+        try await TestServer.routed { server in
             try await server.setPolicy(["not_requested_suppression_seconds": 600])
             let client = try await server.createClient()
             let device = try await server.enrollFactorDevice(for: try await server.createUser("ada"))
@@ -45,9 +43,9 @@ struct FactorPolicyTests {
         }
     }
 
-    @Test("an administrator lifts the pause", arguments: Engine.available)
-    func suppressionLifted(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("an administrator lifts the pause")
+    func suppressionLifted() async throws {
+        try await TestServer.routed { server in
             let client = try await server.createClient()
             let userID = try await server.createUser("ada")
             let device = try await server.enrollFactorDevice(for: userID)
@@ -60,9 +58,9 @@ struct FactorPolicyTests {
         }
     }
 
-    @Test("one user is sent at most the tenant's requests per minute; Retry-After says when a slot frees", arguments: Engine.available)
-    func perUserRateLimit(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("one user is sent at most the tenant's requests per minute; Retry-After says when a slot frees")
+    func perUserRateLimit() async throws {
+        try await TestServer.routed { server in
             let client = try await server.createClient()
             _ = try await server.enrollFactorDevice(for: try await server.createUser("ada"))
             _ = try await server.enrollFactorDevice(for: try await server.createUser("bob"))
@@ -80,9 +78,9 @@ struct FactorPolicyTests {
         }
     }
 
-    @Test("a TOTP seed reaches the device sealed and signed for; its codes verify once each", arguments: Engine.available)
-    func totpCodes(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("a TOTP seed reaches the device sealed and signed for; its codes verify once each")
+    func totpCodes() async throws {
+        try await TestServer.routed { server in
             let client = try await server.createClient()
             let device = try await server.enrollFactorDevice(for: try await server.createUser("ada"), totp: true)
             let enrollment = try #require(device.totp)
@@ -110,9 +108,9 @@ struct FactorPolicyTests {
         }
     }
 
-    @Test("wrong TOTP codes lock the user's codes after five in a row", arguments: Engine.available)
-    func totpLockout(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("wrong TOTP codes lock the user's codes after five in a row")
+    func totpLockout() async throws {
+        try await TestServer.routed { server in
             let client = try await server.createClient()
             _ = try await server.enrollFactorDevice(for: try await server.createUser("ada"), totp: true)
             _ = try await server.enrollFactorDevice(for: try await server.createUser("bob"))
@@ -127,9 +125,9 @@ struct FactorPolicyTests {
         }
     }
 
-    @Test("the tenant's policy is read and replaced whole, with each bad member refused by name", arguments: Engine.available)
-    func policyAdministration(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("the tenant's policy is read and replaced whole, with each bad member refused by name")
+    func policyAdministration() async throws {
+        try await TestServer.routed { server in
             let path = "/admin/v1/tenants/default/authentication-policy"
             let defaults = try await server.admin("GET", path)
             #expect(defaults["pin_attempt_limit"] as? Int == 3 && defaults["user_requests_per_minute"] as? Int == 5)

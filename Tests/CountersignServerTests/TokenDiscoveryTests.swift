@@ -5,10 +5,9 @@ import Testing
 /// The discovery members of the token endpoints.
 @Suite("Token endpoints in discovery")
 struct TokenDiscoveryTests {
-    @Test("discovery names the revocation, introspection and UserInfo endpoints and their methods",
-          arguments: Engine.available)
-    func discoveryNamesTokenEndpoints(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("discovery names the revocation, introspection and UserInfo endpoints and their methods")
+    func discoveryNamesTokenEndpoints() async throws {
+        try await TestServer.routed { server in
             #expect(try await server.admin("POST", "/admin/v1/tenants", json: ["slug": "acme", "display_name": "Acme"]).status == 201)
             for issuer in [server.base, server.base + "/t/acme"] {
                 let path = String(issuer.dropFirst(server.base.count)) + "/.well-known/openid-configuration"

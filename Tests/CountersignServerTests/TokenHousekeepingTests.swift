@@ -5,10 +5,9 @@ import Testing
 /// What the token tables keep, and for how long.
 @Suite("Token housekeeping")
 struct TokenHousekeepingTests {
-    @Test("ended families go a week after their end; revocation records once their token expired",
-          arguments: Engine.available)
-    func housekeepingForgetsWhatNoCheckNeeds(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("ended families go a week after their end; revocation records once their token expired")
+    func housekeepingForgetsWhatNoCheckNeeds() async throws {
+        try await TestServer.routed { server in
             let client = try await server.offlineClient()
             let alice = try await server.enrolledUser("alice")
             let tokens = try await server.approvedTokens(client, user: alice)
@@ -31,9 +30,9 @@ struct TokenHousekeepingTests {
         }
     }
 
-    @Test("a revoked access token is remembered until it expires", arguments: Engine.available)
-    func revocationIsKeptUntilExpiry(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("a revoked access token is remembered until it expires")
+    func revocationIsKeptUntilExpiry() async throws {
+        try await TestServer.routed { server in
             let services = server.services
             let tenant = try #require(try await services.tenantService.resolve(slug: nil))
             let repository = SQLRevokedAccessTokenRepository()

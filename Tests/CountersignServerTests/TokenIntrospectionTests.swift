@@ -6,9 +6,9 @@ import Testing
 /// `POST /introspect` (RFC 7662).
 @Suite("Token introspection")
 struct TokenIntrospectionTests {
-    @Test("a valid access token is active, with its claims, to any client of the tenant", arguments: Engine.available)
-    func validAccessTokenIsActive(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("a valid access token is active, with its claims, to any client of the tenant")
+    func validAccessTokenIsActive() async throws {
+        try await TestServer.routed { server in
             let client = try await server.offlineClient()
             let resourceServer = try await server.createClient(name: "Payments API")
             let alice = try await server.enrolledUser("alice")
@@ -32,9 +32,9 @@ struct TokenIntrospectionTests {
         }
     }
 
-    @Test("anything but a valid token is {\"active\": false} and nothing more", arguments: Engine.available)
-    func invalidTokensAreInactive(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("anything but a valid token is {\"active\": false} and nothing more")
+    func invalidTokensAreInactive() async throws {
+        try await TestServer.routed { server in
             #expect(try await server.admin("POST", "/admin/v1/tenants", json: ["slug": "acme", "display_name": "Acme"]).status == 201)
             let client = try await server.offlineClient()
             let alice = try await server.enrolledUser("alice")
@@ -67,9 +67,9 @@ struct TokenIntrospectionTests {
         }
     }
 
-    @Test("a refresh token is active to its client only", arguments: Engine.available)
-    func refreshTokenIsActiveToItsClient(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("a refresh token is active to its client only")
+    func refreshTokenIsActiveToItsClient() async throws {
+        try await TestServer.routed { server in
             let client = try await server.offlineClient()
             let other = try await server.offlineClient(name: "Other")
             let alice = try await server.enrolledUser("alice")
@@ -92,9 +92,9 @@ struct TokenIntrospectionTests {
         }
     }
 
-    @Test("introspection needs client authentication and a token", arguments: Engine.available)
-    func introspectionRequestErrors(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("introspection needs client authentication and a token")
+    func introspectionRequestErrors() async throws {
+        try await TestServer.routed { server in
             let client = try await server.offlineClient()
             #expect(try await server.rawForm("/introspect", [("token", "x")]).status == 401)
             let missing = try await server.form("/introspect", [], basic: client)

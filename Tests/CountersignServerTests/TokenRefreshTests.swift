@@ -7,9 +7,9 @@ import Testing
 /// `offline_access` and `grant_type=refresh_token`: rotation, reuse, scope, expiry.
 @Suite("Refresh tokens")
 struct TokenRefreshTests {
-    @Test("a refresh token comes only with offline_access", arguments: Engine.available)
-    func refreshTokenOnlyWithOfflineAccess(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("a refresh token comes only with offline_access")
+    func refreshTokenOnlyWithOfflineAccess() async throws {
+        try await TestServer.routed { server in
             let client = try await server.offlineClient()
             let alice = try await server.enrolledUser("alice")
             let plain = try await server.approvedTokens(client, user: alice, scope: "openid")
@@ -20,9 +20,9 @@ struct TokenRefreshTests {
         }
     }
 
-    @Test("a client whose registration lost offline_access gets no refresh token", arguments: Engine.available)
-    func noRefreshTokenAfterOfflineAccessWithdrawn(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("a client whose registration lost offline_access gets no refresh token")
+    func noRefreshTokenAfterOfflineAccessWithdrawn() async throws {
+        try await TestServer.routed { server in
             let client = try await server.offlineClient()
             let alice = try await server.enrolledUser("alice")
             let started = try await server.bcAuthorize(client, [("scope", "openid offline_access"), ("login_hint", "alice")])
@@ -37,9 +37,9 @@ struct TokenRefreshTests {
         }
     }
 
-    @Test("a refresh rotates: a new refresh token, access token and ID token of the same approval", arguments: Engine.available)
-    func refreshRotates(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("a refresh rotates: a new refresh token, access token and ID token of the same approval")
+    func refreshRotates() async throws {
+        try await TestServer.routed { server in
             let client = try await server.offlineClient()
             let alice = try await server.enrolledUser("alice")
             let first = try await server.approvedTokens(client, user: alice)
@@ -73,9 +73,9 @@ struct TokenRefreshTests {
         }
     }
 
-    @Test("a used refresh token presented again revokes its whole family", arguments: Engine.available)
-    func reuseRevokesTheFamily(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("a used refresh token presented again revokes its whole family")
+    func reuseRevokesTheFamily() async throws {
+        try await TestServer.routed { server in
             let client = try await server.offlineClient()
             let alice = try await server.enrolledUser("alice")
             let first = try await server.approvedTokens(client, user: alice)
@@ -114,9 +114,9 @@ struct TokenRefreshTests {
         }
     }
 
-    @Test("a refresh may narrow the scope; the refresh token keeps the grant's scope", arguments: Engine.available)
-    func narrowingScope(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("a refresh may narrow the scope; the refresh token keeps the grant's scope")
+    func narrowingScope() async throws {
+        try await TestServer.routed { server in
             let client = try await server.offlineClient(extraScopes: ["payments"])
             let alice = try await server.enrolledUser("alice")
             let first = try await server.approvedTokens(client, user: alice, scope: "openid offline_access payments")
@@ -132,9 +132,9 @@ struct TokenRefreshTests {
         }
     }
 
-    @Test("a refresh may not widen the scope: invalid_scope, and the token stays usable", arguments: Engine.available)
-    func wideningScopeIsRefused(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("a refresh may not widen the scope: invalid_scope, and the token stays usable")
+    func wideningScopeIsRefused() async throws {
+        try await TestServer.routed { server in
             let client = try await server.offlineClient(extraScopes: ["payments"])
             let alice = try await server.enrolledUser("alice")
             let token = try await server.approvedTokens(client, user: alice).string("refresh_token")
@@ -147,9 +147,9 @@ struct TokenRefreshTests {
         }
     }
 
-    @Test("another client's refresh token is invalid_grant and stays usable by its client", arguments: Engine.available)
-    func otherClientsTokenIsInvalidGrant(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("another client's refresh token is invalid_grant and stays usable by its client")
+    func otherClientsTokenIsInvalidGrant() async throws {
+        try await TestServer.routed { server in
             let client = try await server.offlineClient()
             let other = try await server.offlineClient(name: "Other")
             let alice = try await server.enrolledUser("alice")
@@ -162,9 +162,9 @@ struct TokenRefreshTests {
         }
     }
 
-    @Test("refresh requests without a usable token get their exact error", arguments: Engine.available)
-    func refreshRequestErrors(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("refresh requests without a usable token get their exact error")
+    func refreshRequestErrors() async throws {
+        try await TestServer.routed { server in
             let client = try await server.offlineClient()
             let cases: [(String, [(String, String)], String)] = [
                 ("no refresh_token", [("grant_type", "refresh_token")], "invalid_request"),
@@ -181,9 +181,9 @@ struct TokenRefreshTests {
         }
     }
 
-    @Test("a refresh token unused for 14 days has expired", arguments: Engine.available)
-    func idleExpiry(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("a refresh token unused for 14 days has expired")
+    func idleExpiry() async throws {
+        try await TestServer.routed { server in
             let client = try await server.offlineClient()
             let alice = try await server.enrolledUser("alice")
             let token = try await server.approvedTokens(client, user: alice).string("refresh_token")
@@ -195,9 +195,9 @@ struct TokenRefreshTests {
         }
     }
 
-    @Test("a family ends 30 days after the approval, however often it is refreshed", arguments: Engine.available)
-    func absoluteExpiry(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("a family ends 30 days after the approval, however often it is refreshed")
+    func absoluteExpiry() async throws {
+        try await TestServer.routed { server in
             let client = try await server.offlineClient()
             let alice = try await server.enrolledUser("alice")
             var token = try await server.approvedTokens(client, user: alice).string("refresh_token")
@@ -214,9 +214,9 @@ struct TokenRefreshTests {
         }
     }
 
-    @Test("a refresh for a disabled or deleted user is invalid_grant", arguments: Engine.available)
-    func unavailableUserIsInvalidGrant(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("a refresh for a disabled or deleted user is invalid_grant")
+    func unavailableUserIsInvalidGrant() async throws {
+        try await TestServer.routed { server in
             let client = try await server.offlineClient()
             let alice = try await server.enrolledUser("alice")
             let bob = try await server.enrolledUser("bob")

@@ -6,9 +6,9 @@ import Testing
 /// `POST /revoke` (RFC 7009).
 @Suite("Token revocation")
 struct TokenRevocationTests {
-    @Test("revoking a refresh token ends its family and the access tokens issued with it", arguments: Engine.available)
-    func revokingRefreshTokenEndsFamily(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("revoking a refresh token ends its family and the access tokens issued with it")
+    func revokingRefreshTokenEndsFamily() async throws {
+        try await TestServer.routed { server in
             let client = try await server.offlineClient()
             let alice = try await server.enrolledUser("alice")
             let first = try await server.approvedTokens(client, user: alice)
@@ -28,9 +28,9 @@ struct TokenRevocationTests {
         }
     }
 
-    @Test("a revoked access token is inactive at introspection and refused at UserInfo", arguments: Engine.available)
-    func revokingAccessToken(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("a revoked access token is inactive at introspection and refused at UserInfo")
+    func revokingAccessToken() async throws {
+        try await TestServer.routed { server in
             let client = try await server.offlineClient()
             let alice = try await server.enrolledUser("alice")
             let tokens = try await server.approvedTokens(client, user: alice, scope: "openid")
@@ -45,10 +45,9 @@ struct TokenRevocationTests {
         }
     }
 
-    @Test("unknown tokens, other clients' tokens and unknown hints are answered 200 and change nothing",
-          arguments: Engine.available)
-    func invalidTokensAreAnswered200(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("unknown tokens, other clients' tokens and unknown hints are answered 200 and change nothing")
+    func invalidTokensAreAnswered200() async throws {
+        try await TestServer.routed { server in
             let client = try await server.offlineClient()
             let other = try await server.offlineClient(name: "Other")
             let alice = try await server.enrolledUser("alice")
@@ -70,9 +69,9 @@ struct TokenRevocationTests {
         }
     }
 
-    @Test("revocation needs client authentication and a token", arguments: Engine.available)
-    func revocationRequestErrors(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("revocation needs client authentication and a token")
+    func revocationRequestErrors() async throws {
+        try await TestServer.routed { server in
             let client = try await server.offlineClient()
             let anonymous = try await server.rawForm("/revoke", [("token", "csr_x")])
             #expect(anonymous.status == 401)
@@ -84,9 +83,9 @@ struct TokenRevocationTests {
         }
     }
 
-    @Test("another tenant's endpoint is at /t/<slug>/revoke", arguments: Engine.available)
-    func tenantRevocationEndpoint(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("another tenant's endpoint is at /t/<slug>/revoke")
+    func tenantRevocationEndpoint() async throws {
+        try await TestServer.routed { server in
             #expect(try await server.admin("POST", "/admin/v1/tenants", json: ["slug": "acme", "display_name": "Acme"]).status == 201)
             let client = try await server.createClient(scopes: ["openid", "offline_access"], tenant: "acme")
             let answer = try await server.form("/t/acme/revoke", [("token", "csr_unknown")], basic: client)

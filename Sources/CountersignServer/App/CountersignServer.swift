@@ -19,7 +19,9 @@ public final class CountersignServer: Sendable {
     public let defaultTenant: Tenant
     /// The bootstrap admin key, on the very first start only; shown once, stored as a hash.
     public let bootstrapAdminKey: String?
-    private let application: Application<RouterResponder<CountersignRequestContext>>
+    /// The HTTP application: the router with its middleware, served on a socket by `run()` and
+    /// `start()`, and driven in memory by the feature tests.
+    let application: Application<RouterResponder<CountersignRequestContext>>
     /// The open HTTP connections, under the cap.
     let connections: ConnectionRegistry
     private let listening: AsyncStream<Int>
@@ -177,6 +179,12 @@ public final class CountersignServer: Sendable {
             await services.database.close()
             throw error
         }
+        await services.webhookClient.shutdown()
+        await services.database.close()
+    }
+
+    /// Closes what `make` opened, for a server that was never run (its router driven in memory).
+    func close() async {
         await services.webhookClient.shutdown()
         await services.database.close()
     }

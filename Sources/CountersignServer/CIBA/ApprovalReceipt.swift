@@ -28,8 +28,9 @@ struct ApprovalReceipt: Encodable, Sendable {
         case decidedAt = "decided_at"
     }
 
-    static func of(_ form: FormParameters, client: Client, services: ServerServices) async throws -> ApprovalReceipt {
-        let transaction = try await CIBAGrant.transaction(form, client: client, services: services)
+    static func of(_ form: FormParameters, client: Client, requests: any CIBAGrantStore, services: ServerServices)
+        async throws -> ApprovalReceipt {
+        let transaction = try await CIBAGrant.transaction(form, client: client, store: requests)
         guard transaction.status != .pending else {
             throw transaction.isExpired(at: services.now()) ? TokenRequestError.expired : TokenRequestError.pending
         }

@@ -13,50 +13,50 @@ import Foundation
 ///   a client polling on time never misses an approval given in the last seconds.
 /// - unknown, or started by another client: `invalid_grant`.
 struct CIBAGrant: Sendable {
-    let services: ServerServices
+    let store: any CIBAGrantStore
     let tokens: TokenIssuer
+    let pollingRate: PollingRate
+    let now: @Sendable () -> Date
+
+    init(store: any CIBAGrantStore, tokens: TokenIssuer, now: @escaping @Sendable () -> Date) {
+        self.store = store
+        self.tokens = tokens
+        self.pollingRate = PollingRate(store: store)
+        self.now = now
+    }
 
     func exchange(_ form: FormParameters, client: Client, issuer: Issuer) async throws -> TokenResponse {
         guard client.deliveryMode != .push else { throw TokenRequestError.pushClient }
-        let transaction = try await Self.transaction(form, client: client, services: services)
-        let now = services.now()
+        let transaction = try await Self.transaction(form, client: client, store: store)
+        let now = now()
         switch transaction.status {
         case .denied:
             throw TokenRequestError.denied
         case .pending:
             guard !transaction.isExpired(at: now) else { throw TokenRequestError.expired }
-            try await PollingRate(services: services).record(transaction, at: now)
+            try await pollingRate.record(transaction, at: now)
             throw TokenRequestError.pending
         case .approved:
             guard transaction.exchangedAt == nil else { throw TokenRequestError.alreadyExchanged }
             let collectBy = transaction.expiresAt.addingTimeInterval(TimeInterval(transaction.pollInterval))
             guard now < collectBy else { throw TokenRequestError.expired }
-            guard let user = try await services.repositories.users.find(
-                id: transaction.userID, tenantID: transaction.tenantID, on: services.database), user.status == .active else {
+            guard let user = try await store.user(id: transaction.userID, tenantID: transaction.tenantID),
+                  user.status == .active else {
                 throw TokenRequestError.userUnavailable
             }
             let issued = try await tokens.mint(for: transaction, client: client, issuer: issuer, at: now)
-            let exchanged = try await services.database.transaction { executor in
-                guard try await services.repositories.approvals.markExchanged(id: transaction.id, at: now, on: executor) else {
-                    return false
-                }
-                try await tokens.store(issued, on: executor)
-                try await services.audit.record(
-                    "approval.exchanged", actor: "client:\(client.id)", tenantID: transaction.tenantID,
-                    target: ("approval", transaction.id), details: ["user_id": transaction.userID], at: now, on: executor)
-                return true
+            guard try await store.exchange(transaction, for: issued, byClient: client.id, at: now) else {
+                throw TokenRequestError.alreadyExchanged
             }
-            guard exchanged else { throw TokenRequestError.alreadyExchanged }
             return issued.response
         }
     }
 
     /// The request `auth_req_id` names, if this client started it in this tenant.
-    static func transaction(_ form: FormParameters, client: Client, services: ServerServices) async throws -> ApprovalTransaction {
+    static func transaction(_ form: FormParameters, client: Client, store: any CIBAGrantStore) async throws -> ApprovalTransaction {
         guard let authReqID = form["auth_req_id"] else { throw TokenRequestError.missingAuthReqID }
-        guard let transaction = try await services.repositories.approvals.find(
-            authReqIDHash: ApprovalService.hash(authReqID: authReqID), on: services.database),
-            transaction.clientID == client.id, transaction.tenantID == client.tenantID else {
+        guard let transaction = try await store.request(authReqIDHash: ApprovalService.hash(authReqID: authReqID)),
+              transaction.clientID == client.id, transaction.tenantID == client.tenantID else {
             throw TokenRequestError.unknownAuthReqID
         }
         return transaction

@@ -68,7 +68,8 @@ struct CIBARoutes: Sendable {
         }
         oauth.post("/bc-authorize/receipt") { request, context in
             try await self.oauth("receipt", request, context) { form, client, _ in
-                try OAuthResponse.json(try await ApprovalReceipt.of(form, client: client, services: services))
+                try OAuthResponse.json(try await ApprovalReceipt.of(
+                    form, client: client, requests: tokenEndpoint.ciba.store, services: services))
             }
         }
         userInfo.register(on: routes.group(surface: .oauth))

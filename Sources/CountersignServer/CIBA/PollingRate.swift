@@ -10,21 +10,18 @@ import Foundation
 struct PollingRate: Sendable {
     static let slowDownIncrement = 5
 
-    let services: ServerServices
+    let store: any CIBAGrantStore
 
     /// Records this poll of a pending request; throws `slow_down` if it came too early.
     func record(_ transaction: ApprovalTransaction, at date: Date) async throws {
-        let approvals = services.repositories.approvals
         if let previous = transaction.lastPolledAt,
            Self.milliseconds(date) - Self.milliseconds(previous) < Int64(transaction.pollInterval) * 1000 {
             let interval = transaction.pollInterval + Self.slowDownIncrement
-            _ = try await approvals.recordPoll(
-                id: transaction.id, previous: previous, at: date, interval: interval, on: services.database)
+            _ = try await store.recordPoll(requestID: transaction.id, previous: previous, at: date, interval: interval)
             throw TokenRequestError.slowDown(interval: interval)
         }
-        guard try await approvals.recordPoll(
-            id: transaction.id, previous: transaction.lastPolledAt, at: date, interval: transaction.pollInterval,
-            on: services.database) else {
+        guard try await store.recordPoll(
+            requestID: transaction.id, previous: transaction.lastPolledAt, at: date, interval: transaction.pollInterval) else {
             throw TokenRequestError.slowDown(interval: transaction.pollInterval)
         }
     }

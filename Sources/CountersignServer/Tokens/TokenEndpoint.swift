@@ -6,7 +6,10 @@ struct TokenEndpoint: Sendable {
 
     init(services: ServerServices, housekeeping: TokenHousekeeping) {
         let tokens = TokenIssuer(keys: services.tokenSigningKeys)
-        ciba = CIBAGrant(services: services, tokens: tokens)
+        let store = SQLCIBAGrantStore(
+            database: services.database, approvals: services.repositories.approvals, users: services.repositories.users,
+            tokens: tokens, audit: services.audit)
+        ciba = CIBAGrant(store: store, tokens: tokens, now: services.configuration.now)
         refresh = RefreshTokenGrant(services: services, tokens: tokens, housekeeping: housekeeping)
     }
 

@@ -101,7 +101,12 @@ extension TestServer {
         return try await send(request)
     }
 
+    /// Sends `request`: through the router in memory when the server is routed and the request
+    /// is for it, else over HTTP.
     func send(_ request: URLRequest) async throws -> Answer {
+        if let router, let url = request.url?.absoluteString, url.hasPrefix(base) {
+            return try await Self.route(request, path: String(url.dropFirst(base.count)), through: router)
+        }
         let (data, response) = try await URLSession.shared.data(for: request)
         let http = try #require(response as? HTTPURLResponse)
         var fields: [String: String] = [:]

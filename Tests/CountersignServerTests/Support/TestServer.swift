@@ -1,23 +1,60 @@
 import CountersignCore
 import CountersignKit
 import Foundation
+import HTTPTypes
+import HummingbirdTesting
 import Logging
+import NIOCore
 import Testing
 @testable import CountersignServer
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
 
-/// The real server on a free port, on a scratch database, with a clock the test moves.
+/// The real server on a scratch database, with a clock the test moves: listening on a free port
+/// (`with`, for end-to-end tests with the SDK, raw connections and several nodes), or with its
+/// router driven in memory (`routed`, for feature tests that only send requests).
 struct TestServer: Sendable {
-    let running: CountersignServer.Running
+    let server: CountersignServer
+    /// The server listening on its port; nil when the router is driven in memory.
+    let listening: CountersignServer.Running?
+    /// The in-memory client of the router; nil when the server listens.
+    let router: (any TestClientProtocol)?
     let scratch: ScratchDatabase
     let clock: TestClock
     /// The bootstrap system key, holding every right.
     let adminKey: String
 
-    var base: String { running.baseURL }
-    var services: ServerServices { running.server.services }
+    init(running: CountersignServer.Running, scratch: ScratchDatabase, clock: TestClock, adminKey: String) {
+        self.server = running.server
+        self.listening = running
+        self.router = nil
+        self.scratch = scratch
+        self.clock = clock
+        self.adminKey = adminKey
+    }
+
+    private init(routing server: CountersignServer, client: any TestClientProtocol, scratch: ScratchDatabase,
+                 clock: TestClock, adminKey: String) {
+        self.server = server
+        self.listening = nil
+        self.router = client
+        self.scratch = scratch
+        self.clock = clock
+        self.adminKey = adminKey
+    }
+
+    /// The listening server, for the tests that need its socket (made with `with`, never `routed`).
+    var running: CountersignServer.Running {
+        guard let listening else { preconditionFailure("this test needs a listening server: start it with TestServer.with") }
+        return listening
+    }
+
+    var base: String { server.services.origin.base }
+    var services: ServerServices { server.services }
+
+    /// The public URL of a server driven in memory: its issuer and the base of its endpoints.
+    static let routedBase = "https://countersign.test"
 
     static func configuration(_ scratch: ScratchDatabase, clock: TestClock, masterKey: String) -> ServerConfiguration {
         var configuration = ServerConfiguration(dataDirectory: scratch.directory.appendingPathComponent("data"))
@@ -74,10 +111,49 @@ struct TestServer: Sendable {
         await scratch.destroy()
     }
 
+    /// Runs `body` against a fresh server on a scratch SQLite database whose router is driven
+    /// in memory: no socket, no port, no dispatchers (nothing is pushed or called back).
+    static func routed(clock: TestClock = TestClock(), logger: Logger = testLogger,
+                       configure: (inout ServerConfiguration) -> Void = { _ in },
+                       _ body: @Sendable (TestServer) async throws -> Void) async throws {
+        try await ServerSlots.run { try await routedWithoutSlot(clock: clock, logger: logger, configure: configure, body) }
+    }
+
+    private static func routedWithoutSlot(clock: TestClock, logger: Logger, configure: (inout ServerConfiguration) -> Void,
+                                          _ body: @Sendable (TestServer) async throws -> Void) async throws {
+        let scratch = try await ScratchDatabase.make(.sqlite)
+        let server: CountersignServer
+        do {
+            var configuration = configuration(scratch, clock: clock, masterKey: randomMasterKey())
+            configuration.publicURL = URL(string: routedBase)
+            configure(&configuration)
+            server = try await CountersignServer.make(configuration: configuration, logger: logger)
+        } catch {
+            await scratch.destroy()
+            throw error
+        }
+        let adminKey = server.bootstrapAdminKey ?? ""
+        do {
+            try await server.application.test(.router) { client in
+                try await body(TestServer(routing: server, client: client, scratch: scratch, clock: clock, adminKey: adminKey))
+            }
+        } catch {
+            await server.close()
+            await scratch.destroy()
+            throw error
+        }
+        await server.close()
+        await scratch.destroy()
+    }
+
     /// A device on this machine: CountersignKit with a file key store in a scratch directory,
     /// dating its signatures by the test clock.
     func authenticator() -> (CountersignAuthenticator, FileKeyStore) {
         let store = FileKeyStore(root: scratch.directory.appendingPathComponent("device-\(UUID().uuidString)"))
+        if let router {
+            let transport = RouterTransport(client: router, base: base)
+            return (CountersignAuthenticator(keyStore: store, transport: transport, now: clock.function), store)
+        }
         return (CountersignAuthenticator(keyStore: store, now: clock.function), store)
     }
 
@@ -115,13 +191,21 @@ struct TestServer: Sendable {
             request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         }
         for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
-        let (data, response) = try await URLSession.shared.data(for: request)
-        let http = try #require(response as? HTTPURLResponse)
-        var fields: [String: String] = [:]
-        for (name, value) in http.allHeaderFields {
-            if let name = name as? String, let value = value as? String { fields[name] = value }
+        return try await send(request)
+    }
+
+    /// Sends `request` through the router in memory.
+    static func route(_ request: URLRequest, path: String, through router: any TestClientProtocol) async throws -> Answer {
+        var fields = HTTPFields()
+        for (name, value) in request.allHTTPHeaderFields ?? [:] {
+            fields.append(HTTPField(name: try #require(HTTPField.Name(name)), value: value))
         }
-        return Answer(status: http.statusCode, data: data, headers: fields)
+        let response = try await router.executeRequest(
+            uri: path, method: HTTPRequest.Method(rawValue: request.httpMethod ?? "GET") ?? .get, headers: fields,
+            body: request.httpBody.map { ByteBuffer(data: $0) })
+        var headers: [String: String] = [:]
+        for field in response.headers { headers[field.name.canonicalName] = field.value }
+        return Answer(status: response.status.code, data: Data(buffer: response.body), headers: headers)
     }
 
     /// An admin call with the bootstrap key.

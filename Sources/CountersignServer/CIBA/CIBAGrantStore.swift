@@ -1,0 +1,51 @@
+import Foundation
+
+/// What the CIBA grant (`CIBAGrant`) and its poll-rate rule (`PollingRate`) read and write, and
+/// nothing else: the request an `auth_req_id` names, its polls, the user it is for, and the one
+/// exchange of an approval for tokens.
+protocol CIBAGrantStore: Sendable {
+    /// The request whose `auth_req_id` hashes to `authReqIDHash`.
+    func request(authReqIDHash: Data) async throws -> ApprovalTransaction?
+    /// Records a poll made at `date` if the previous one is still `previous`; false if another
+    /// poll was recorded in between.
+    func recordPoll(requestID: String, previous: Date?, at date: Date, interval: Int) async throws -> Bool
+    /// The user, if it still exists in the tenant.
+    func user(id: String, tenantID: String) async throws -> User?
+    /// Marks the approved request exchanged, stores the tokens minted for it and records who
+    /// collected them, all in one transaction; false if it was exchanged already.
+    func exchange(_ request: ApprovalTransaction, for tokens: IssuedTokens, byClient clientID: String, at date: Date)
+        async throws -> Bool
+}
+
+/// The CIBA grant's store on the server's database (SQLite or PostgreSQL).
+struct SQLCIBAGrantStore: CIBAGrantStore {
+    let database: any Database
+    let approvals: any ApprovalTransactionRepository
+    let users: any UserRepository
+    let tokens: TokenIssuer
+    let audit: AuditLog
+
+    func request(authReqIDHash: Data) async throws -> ApprovalTransaction? {
+        try await approvals.find(authReqIDHash: authReqIDHash, on: database)
+    }
+
+    func recordPoll(requestID: String, previous: Date?, at date: Date, interval: Int) async throws -> Bool {
+        try await approvals.recordPoll(id: requestID, previous: previous, at: date, interval: interval, on: database)
+    }
+
+    func user(id: String, tenantID: String) async throws -> User? {
+        try await users.find(id: id, tenantID: tenantID, on: database)
+    }
+
+    func exchange(_ request: ApprovalTransaction, for tokens: IssuedTokens, byClient clientID: String, at date: Date)
+        async throws -> Bool {
+        try await database.transaction { executor in
+            guard try await approvals.markExchanged(id: request.id, at: date, on: executor) else { return false }
+            try await self.tokens.store(tokens, on: executor)
+            try await audit.record(
+                "approval.exchanged", actor: "client:\(clientID)", tenantID: request.tenantID,
+                target: ("approval", request.id), details: ["user_id": request.userID], at: date, on: executor)
+            return true
+        }
+    }
+}
