@@ -3,36 +3,24 @@ import Crypto
 import Foundation
 
 /// What a relying party asks a user to approve, once `bc-authorize` has checked it.
-public struct NewApproval: Sendable {
-    public var client: Client
-    public var user: User
-    public var scope: [String]
-    public var acrValues: [String]?
-    public var bindingMessage: String?
+struct NewApproval: Sendable {
+    let client: Client
+    let user: User
+    let scope: Scope
+    let acrValues: AcrValues?
+    let bindingMessage: BindingMessage?
     /// The requesting IP address and User-Agent, shown on the device.
-    public var context: TransactionDetails.Context
-    public var lifetime: TimeInterval
+    let context: TransactionDetails.Context
+    let expiry: RequestedExpiry
     /// Seconds the client must wait between token requests.
-    public var interval: Int
+    let interval: Int
     /// The class the request requires (from `acr_values` and the policies).
-    var required: AuthenticationClass = .confirm
+    let required: RequiredClass
     /// For ping and push clients: the bearer token the server presents when it calls the
     /// client's notification endpoint about this request (CIBA §7.1).
-    var clientNotificationToken: String? = nil
+    let clientNotificationToken: ClientNotificationToken?
     /// RFC 9396 details, checked: shown on the device, signed with the rest, granted in the tokens.
-    var authorizationDetails: AuthorizationDetails? = nil
-
-    public init(client: Client, user: User, scope: [String], acrValues: [String]?, bindingMessage: String?,
-                context: TransactionDetails.Context, lifetime: TimeInterval, interval: Int) {
-        self.client = client
-        self.user = user
-        self.scope = scope
-        self.acrValues = acrValues
-        self.bindingMessage = bindingMessage
-        self.context = context
-        self.lifetime = lifetime
-        self.interval = interval
-    }
+    let authorizationDetails: AuthorizationDetails?
 }
 
 /// A request stored and sealed to every device; `authReqID` is shown to the client once.
@@ -95,7 +83,7 @@ public struct ApprovalService: Sendable {
     // MARK: - Relying-party side
 
     /// Stores a new request and seals its details to each active device of the user.
-    public func start(_ request: NewApproval, tenant: Tenant) async throws -> StartedApproval {
+    func start(_ request: NewApproval, tenant: Tenant) async throws -> StartedApproval {
         guard request.user.status == .active else { throw ApprovalStartError.userDisabled }
         if let until = request.user.requestsSuppressedUntil, until > services.now() {
             throw ApprovalStartError.suppressed(retryAfter: max(1, Int(until.timeIntervalSince(services.now()).rounded())))
@@ -106,16 +94,16 @@ public struct ApprovalService: Sendable {
 
         let now = services.now()
         let created = Date(timeIntervalSince1970: (now.timeIntervalSince1970 * 1000).rounded(.down) / 1000)
-        let expires = created.addingTimeInterval(request.lifetime)
+        let expires = created.addingTimeInterval(TimeInterval(request.expiry.seconds))
         let id = Identifier.make("txn", at: created)
         let authReqID = Secrets.randomBytes(32).base64URLEncodedString
-        let matchNumber = request.required.factor == .numberMatch ? NumberMatching.number() : nil
+        let matchNumber = request.required.value.factor == .numberMatch ? NumberMatching.number() : nil
         let verification = tenant.policy.verification(
-            for: request.required, choices: matchNumber.map(NumberMatching.choices(including:)))
+            for: request.required.value, choices: matchNumber.map(NumberMatching.choices(including:)))
         let details = TransactionDetails(
             requestID: id, tenant: tenant.slug, user: .init(id: request.user.id, name: request.user.username),
-            client: .init(id: request.client.id, name: request.client.name), bindingMessage: request.bindingMessage,
-            scope: request.scope, acrValues: request.acrValues, context: request.context,
+            client: .init(id: request.client.id, name: request.client.name), bindingMessage: request.bindingMessage?.text,
+            scope: request.scope.values, acrValues: request.acrValues?.values, context: request.context,
             requestedAt: Int64(created.timeIntervalSince1970), expiresAt: Int64(expires.timeIntervalSince1970.rounded(.down)),
             challenge: Secrets.randomBytes(32).base64URLEncodedString, verification: verification,
             authorizationDetails: request.authorizationDetails?.elements)
@@ -128,8 +116,8 @@ public struct ApprovalService: Sendable {
         }
         var stored = ApprovalTransaction(
             id: id, authReqIDHash: Self.hash(authReqID: authReqID), tenantID: tenant.id, clientID: request.client.id,
-            userID: request.user.id, scope: request.scope, acrValues: request.acrValues,
-            bindingMessage: request.bindingMessage, details: String(decoding: plaintext, as: UTF8.self),
+            userID: request.user.id, scope: request.scope.values, acrValues: request.acrValues?.values,
+            bindingMessage: request.bindingMessage?.text, details: String(decoding: plaintext, as: UTF8.self),
             detailsDigest: TransactionDetails.digest(of: plaintext), challenge: details.challenge, status: .pending,
             pollInterval: request.interval, lastPolledAt: nil, createdAt: created, expiresAt: expires, decidedAt: nil,
             decidedByDevice: nil, response: nil, factors: nil, exchangedAt: nil, verification: verification,
@@ -140,7 +128,7 @@ public struct ApprovalService: Sendable {
             stored.authReqIDSealed = try services.sealer.seal(
                 Data(authReqID.utf8), context: ClientNotificationSecrets.authReqIDContext(id))
             stored.notificationTokenSealed = try request.clientNotificationToken.map {
-                try services.sealer.seal(Data($0.utf8), context: ClientNotificationSecrets.tokenContext(id))
+                try services.sealer.seal(Data($0.value.utf8), context: ClientNotificationSecrets.tokenContext(id))
             }
         }
         let transaction = stored

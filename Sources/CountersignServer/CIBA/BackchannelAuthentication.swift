@@ -40,13 +40,11 @@ struct BackchannelAuthentication: Sendable {
         let hint = try UserHint(parameters)
         let user = try await UserHintResolver(services: services).user(for: hint, client: client, issuer: issuer)
         try await UserCodeCheck(services: services).verify(userCode, user: user, client: client)
-        var approval = NewApproval(
-            client: client, user: user, scope: scope.values, acrValues: acrValues?.values,
-            bindingMessage: bindingMessage?.text, context: context, lifetime: TimeInterval(expiry.seconds),
-            interval: Self.pollInterval)
-        approval.required = RequiredClass(requested: acrValues?.values, client: client, policy: issuer.tenant.policy).value
-        approval.clientNotificationToken = notificationToken?.value
-        approval.authorizationDetails = authorizationDetails
+        let approval = NewApproval(
+            client: client, user: user, scope: scope, acrValues: acrValues, bindingMessage: bindingMessage,
+            context: context, expiry: expiry, interval: Self.pollInterval,
+            required: RequiredClass(requested: acrValues?.values, client: client, policy: issuer.tenant.policy),
+            clientNotificationToken: notificationToken, authorizationDetails: authorizationDetails)
         let started = try await approvals.start(approval, tenant: issuer.tenant)
         return BackchannelAuthenticationResponse(
             authReqID: started.authReqID, expiresIn: expiry.seconds,
