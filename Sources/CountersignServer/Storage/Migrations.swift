@@ -464,16 +464,16 @@ public enum Migrations {
         ]),
     ]
 
-    /// Applies every migration the database lacks, in order. On PostgreSQL an advisory lock
-    /// keeps several nodes starting at once from racing.
-    public static func migrate(_ database: any Database) async throws {
+    /// Applies every migration the database lacks, in order, up to `version` (nil: all of
+    /// them). On PostgreSQL an advisory lock keeps several nodes starting at once from racing.
+    public static func migrate(_ database: any Database, through version: Int64? = nil) async throws {
         try await database.transaction { executor in
             try await executor.lockForStartup()
             try await executor.query(
                 "CREATE TABLE IF NOT EXISTS schema_migrations (version BIGINT PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)",
                 [])
         }
-        for migration in all {
+        for migration in all where migration.version <= version ?? .max {
             try await database.transaction { executor in
                 try await executor.lockForStartup()
                 let applied = try await executor.query(
