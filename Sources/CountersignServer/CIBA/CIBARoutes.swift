@@ -23,9 +23,9 @@ struct CIBARoutes: Sendable {
     let userInfo: UserInfoRoutes
     let clients: ClientAuthentication
 
-    init(services: ServerServices) {
+    init(services: ServerServices, features: Features) {
         self.services = services
-        self.backchannel = BackchannelAuthentication(services: services, approvals: ApprovalService(services: services))
+        self.backchannel = BackchannelAuthentication(services: services, approvals: features.approvals)
         let housekeeping = TokenHousekeeping(services: services)
         let accessTokens = AccessTokenVerifier(services: services)
         self.tokenEndpoint = TokenEndpoint(services: services, housekeeping: housekeeping)
