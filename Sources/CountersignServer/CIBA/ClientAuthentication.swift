@@ -67,7 +67,7 @@ struct ClientAuthentication: Sendable {
             throw ClientAuthenticationError.assertion(.unknownKey)
         }
         do {
-            try assertion.jwt.verify(with: client.jwks)
+            try await assertion.jwt.verify(with: client.jwks)
         } catch .unknownKey {
             throw ClientAuthenticationError.assertion(.unknownKey)
         } catch {

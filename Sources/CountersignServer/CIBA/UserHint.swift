@@ -37,10 +37,10 @@ struct UserHintResolver: Sendable {
             found = try await user(named: hint, tenantID: issuer.tenant.id)
         case .idTokenHint(let token):
             let keys = try await services.tokenSigningKeys.keySet(for: issuer.tenant)
-            let subject = try IDTokenHint(token, keys: keys, issuer: issuer.identifier, clientID: client.id).subject
+            let subject = try await IDTokenHint(token, keys: keys, issuer: issuer.identifier, clientID: client.id).subject
             found = try await services.repositories.users.find(id: subject, tenantID: issuer.tenant.id, on: services.database)
         case .loginHintToken(let token):
-            switch try LoginHintToken(token, client: client, issuer: issuer.identifier, at: services.now()).subject {
+            switch try await LoginHintToken(token, client: client, issuer: issuer.identifier, at: services.now()).subject {
             case .loginHint(let hint):
                 found = try await user(named: hint, tenantID: issuer.tenant.id)
             case .userID(let id):

@@ -33,7 +33,7 @@ struct TokenRevocation: Sendable {
                 .revoke(found.family, cause: .revocationRequest, client: client, at: now)
         case .jws(let value):
             let keys = try await services.tokenSigningKeys.keySet(for: issuer.tenant)
-            guard let token = try? AccessTokenVerifier.verify(value, keys: keys, issuer: issuer.identifier, at: now),
+            guard let token = try? await AccessTokenVerifier.verify(value, keys: keys, issuer: issuer.identifier, at: now),
                   token.clientID == client.id else { return Answer() }
             try await services.database.transaction { executor in
                 guard try await revokedAccessTokens.revoke(
