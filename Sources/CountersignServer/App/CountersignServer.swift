@@ -109,8 +109,8 @@ public final class CountersignServer: Sendable {
             tenant: TenantMiddleware(tenants: services.tenantService, origin: services.origin), throttle: throttle,
             logger: services.logger)
         let features = Features(services: services)
-        DiscoveryRoutes(services: services).register(on: tenantRoutes)
-        CIBARoutes(services: services, features: features).register(on: tenantRoutes)
+        DiscoveryRoutes(signingKeys: services.tokenSigningKeys).register(on: tenantRoutes)
+        CIBARoutes(features: features, metrics: services.metrics, now: services.configuration.now).register(on: tenantRoutes)
         DeviceRoutes(services: services, features: features).register(on: tenantRoutes)
         CyberArkMobileRoutes(services: services, guardian: guardian).register(on: tenantRoutes)
         tenantRoutes.mount(on: router)

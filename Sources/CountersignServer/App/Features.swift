@@ -7,6 +7,13 @@ struct Features: Sendable {
     let approvals: ApprovalService
     let deviceAuthenticator: DeviceAuthenticator
     let deviceSelfService: DeviceSelfService
+    let clientAuthentication: ClientAuthentication
+    let backchannel: BackchannelAuthentication
+    let tokenEndpoint: TokenEndpoint
+    let revocation: TokenRevocation
+    let introspection: TokenIntrospection
+    let accessTokens: AccessTokenVerifier
+    let totp: TOTPVerification
 
     init(services: ServerServices) {
         let database = services.database
@@ -33,5 +40,36 @@ struct Features: Sendable {
         deviceSelfService = DeviceSelfService(
             database: database, devices: repositories.devices, users: repositories.users, audit: services.audit,
             pins: pins, now: now)
+
+        let signingKeys = services.tokenSigningKeys
+        let jwtIDs = JWTIDLedger(database: database, now: now)
+        clientAuthentication = ClientAuthentication(
+            database: database, clients: repositories.clients, origin: services.origin,
+            throttle: services.authenticationThrottle, metrics: services.metrics, jwtIDs: jwtIDs, now: now)
+        let userHints = UserHintResolver(database: database, users: repositories.users, signingKeys: signingKeys, now: now)
+        backchannel = BackchannelAuthentication(
+            rateLimit: ClientRateLimit(
+                database: database, windows: repositories.clientRequestWindows, metrics: services.metrics, now: now),
+            jwtIDs: jwtIDs, userHints: userHints,
+            userCodes: UserCodeCheck(database: database, sealer: services.sealer, audit: services.audit, now: now),
+            approvals: approvals)
+        let tokens = TokenIssuer(keys: signingKeys)
+        let housekeeping = TokenHousekeeping(database: database, logger: services.logger)
+        tokenEndpoint = TokenEndpoint(
+            ciba: CIBAGrant(
+                store: SQLCIBAGrantStore(
+                    database: database, approvals: repositories.approvals, users: repositories.users,
+                    devices: repositories.devices, tokens: tokens, audit: services.audit),
+                tokens: tokens, now: now),
+            refresh: RefreshTokenGrant(
+                database: database, users: repositories.users, audit: services.audit, now: now, tokens: tokens,
+                housekeeping: housekeeping))
+        revocation = TokenRevocation(
+            database: database, audit: services.audit, signingKeys: signingKeys, now: now, housekeeping: housekeeping)
+        accessTokens = AccessTokenVerifier(database: database, users: repositories.users, signingKeys: signingKeys, now: now)
+        introspection = TokenIntrospection(database: database, users: repositories.users, now: now, accessTokens: accessTokens)
+        totp = TOTPVerification(
+            database: database, devices: repositories.devices, users: repositories.users, sealer: services.sealer,
+            audit: services.audit, userHints: userHints, now: now)
     }
 }

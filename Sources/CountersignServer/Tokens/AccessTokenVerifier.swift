@@ -50,18 +50,21 @@ enum AccessTokenRejection: Error, Sendable, Equatable, CustomStringConvertible {
 /// `at+jwt` (so an ID token is no access token), `iss`, `exp`, that it was not revoked, and that
 /// its user is still active.
 struct AccessTokenVerifier: Sendable {
-    let services: ServerServices
+    let database: any Database
+    let users: any UserRepository
+    let signingKeys: TokenSigningKeys
+    let now: @Sendable () -> Date
     var revokedAccessTokens: any RevokedAccessTokenRepository = SQLRevokedAccessTokenRepository()
 
     /// The token and its user, if the token is valid now.
     func validate(_ token: String, issuer: Issuer) async throws -> (token: VerifiedAccessToken, user: User) {
-        let keys = try await services.tokenSigningKeys.keySet(for: issuer.tenant)
-        let verified = try await Self.verify(token, keys: keys, issuer: issuer.identifier, at: services.now())
-        guard !(try await revokedAccessTokens.isRevoked(jti: verified.id, tenantID: issuer.tenant.id, on: services.database)) else {
+        let keys = try await signingKeys.keySet(for: issuer.tenant)
+        let verified = try await Self.verify(token, keys: keys, issuer: issuer.identifier, at: now())
+        guard !(try await revokedAccessTokens.isRevoked(jti: verified.id, tenantID: issuer.tenant.id, on: database)) else {
             throw AccessTokenRejection.revoked
         }
-        guard let user = try await services.repositories.users.find(
-            id: verified.userID, tenantID: issuer.tenant.id, on: services.database), user.status == .active else {
+        guard let user = try await users.find(
+            id: verified.userID, tenantID: issuer.tenant.id, on: database), user.status == .active else {
             throw AccessTokenRejection.userUnavailable
         }
         return (verified, user)
