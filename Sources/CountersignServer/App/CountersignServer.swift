@@ -116,7 +116,11 @@ public final class CountersignServer: Sendable {
         let features = Features(services: services)
         DiscoveryRoutes(signingKeys: services.tokenSigningKeys).register(on: tenantRoutes)
         CIBARoutes(features: features, metrics: services.metrics, now: services.configuration.now).register(on: tenantRoutes)
-        DeviceRoutes(services: services, features: features).register(on: tenantRoutes)
+        DeviceRoutes(
+            features: features, tenants: services.tenantService, origin: services.origin, metrics: services.metrics,
+            maximumBodySize: services.configuration.maximumBodySize, now: services.configuration.now,
+            liveStreamKeepalive: services.configuration.liveStreamKeepalive
+        ).register(on: tenantRoutes)
         let pushCredentials = PushCredentialService(services: services)
         let (now, bodyLimit) = (services.configuration.now, services.configuration.maximumBodySize)
         CyberArkMobileRoutes(credentials: pushCredentials, guardian: guardian, maximumBodySize: bodyLimit)
@@ -142,7 +146,7 @@ public final class CountersignServer: Sendable {
             store: SQLUserAdminStore(
                 database: database, users: repositories.users, userCodes: SQLUserCodeRepository(), tickets: repositories.tickets,
                 devices: repositories.devices, audit: audit, masterKey: services.sealer.masterKey),
-            guardian: guardian, enrollment: EnrollmentService(services: services), maximumBodySize: bodyLimit, now: now
+            guardian: guardian, enrollment: features.enrollment, maximumBodySize: bodyLimit, now: now
         ).register(on: admin)
         AuditAdminRoutes(store: SQLAuditAdminStore(database: database, audit: repositories.audit), guardian: guardian)
             .register(on: admin)
