@@ -10,7 +10,7 @@ struct AuthorizationDetailsValidatorTests {
     typealias Fixtures = AuthorizationDetailsFixtures
 
     func check(_ text: String, allowed: [String] = ["payment_initiation"]) throws -> AuthorizationDetails {
-        try AuthorizationDetails(parameter: text, allowedTypes: allowed, registry: try Fixtures.parsedRegistry)
+        try AuthorizationDetails(parameter: .text(text), allowedTypes: allowed, registry: try Fixtures.parsedRegistry)
     }
 
     @Test("RFC 9396's payment passes unchanged")

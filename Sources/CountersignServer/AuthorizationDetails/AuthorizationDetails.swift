@@ -28,14 +28,20 @@ struct AuthorizationDetails: Sendable, Equatable {
         return elements.compactMap { $0["type"]?.stringValue }.filter { seen.insert($0).inserted }
     }
 
-    /// Parses the parameter (form: JSON text; signed request: the claim, canonicalised) and
-    /// checks every element against `registry`, for a client allowed `allowedTypes`.
-    init(parameter text: String, allowedTypes: [String], registry: AuthorizationDetailTypes)
+    /// Parses the parameter (form: JSON text; signed request: the claim, already parsed with
+    /// the JWT) and checks every element against `registry`, for a client allowed `allowedTypes`.
+    init(parameter: AuthorizationDetailsParameter, allowedTypes: [String], registry: AuthorizationDetailTypes)
         throws(AuthorizationDetailsError) {
-        guard text.utf8.count <= Self.maximumSize else { throw .tooLarge(limit: Self.maximumSize) }
         let value: JSONValue
-        do { value = try JSONValue(parsing: Data(text.utf8)) } catch {
-            throw error.kind == .syntax ? .notJSON(error.reason) : .unsupportedJSON(path: error.path, error.reason)
+        switch parameter {
+        case .text(let text):
+            guard text.utf8.count <= Self.maximumSize else { throw .tooLarge(limit: Self.maximumSize) }
+            do { value = try JSONValue(parsing: Data(text.utf8)) } catch {
+                throw error.kind == .syntax ? .notJSON(error.reason) : .unsupportedJSON(path: error.path, error.reason)
+            }
+        case .json(let json):
+            guard json.canonicalData.count <= Self.maximumSize else { throw .tooLarge(limit: Self.maximumSize) }
+            value = json
         }
         guard case .array(let elements) = value else { throw .notArray }
         guard !elements.isEmpty else { throw .empty }
@@ -153,4 +159,11 @@ extension AuthorizationDetailField.Kind {
 
 extension Character {
     fileprivate var isASCIIDigit: Bool { isASCII && isNumber }
+}
+
+/// `authorization_details` as a request carries it: JSON text in a form body, or a JSON value
+/// among the claims of a signed request.
+enum AuthorizationDetailsParameter: Sendable, Equatable {
+    case text(String)
+    case json(JSONValue)
 }

@@ -26,21 +26,26 @@ struct AuthenticationParameters: RequestParameters {
     ]
 
     private let values: [String: String]
+    /// `authorization_details` as it came: JSON text in a form, a JSON value in a signed
+    /// request, so that it is parsed once either way.
+    let authorizationDetails: AuthorizationDetailsParameter?
 
     init(form: FormParameters) {
         var values: [String: String] = [:]
-        for name in Self.names { values[name] = form[name] }
+        for name in Self.names where name != AuthorizationDetails.claim { values[name] = form[name] }
         self.values = values
+        self.authorizationDetails = form[AuthorizationDetails.claim].map(AuthorizationDetailsParameter.text)
     }
 
     init(claims: JWTClaims) throws(RequestObjectError) {
         var values: [String: String] = [:]
+        var details: AuthorizationDetailsParameter?
         for name in Self.names {
             switch claims[name] {
             case nil:
                 continue
-            case let details? where name == "authorization_details":
-                values[name] = details.canonicalString
+            case let value? where name == AuthorizationDetails.claim:
+                details = .json(value)
             case .string(let text)?:
                 if !text.isEmpty { values[name] = text }
             case .integer(let number)? where name == "requested_expiry":
@@ -50,6 +55,7 @@ struct AuthenticationParameters: RequestParameters {
             }
         }
         self.values = values
+        self.authorizationDetails = details
     }
 
     subscript(name: String) -> String? { values[name] }

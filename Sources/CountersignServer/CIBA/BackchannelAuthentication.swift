@@ -30,7 +30,7 @@ struct BackchannelAuthentication: Sendable {
         }
         if form.contains("request_uri") { throw BackchannelAuthenticationError.parameterUnsupported("request_uri") }
         let parameters = try await RequestObject.parameters(of: form, client: client, issuer: issuer, jwtIDs: jwtIDs)
-        let authorizationDetails = try parameters[AuthorizationDetails.claim].map {
+        let authorizationDetails = try parameters.authorizationDetails.map {
             try AuthorizationDetails(
                 parameter: $0, allowedTypes: client.authorizationDetailsTypes, registry: issuer.tenant.authorizationDetailTypes)
         }
