@@ -149,12 +149,45 @@ public final class CountersignServer: Sendable {
     private var serviceList: [any Service] {
         // Shut down in reverse order: the dispatchers last, so that what the final requests queued
         // is still sent.
-        var list: [any Service] = services.configuration.push.dispatch
-            ? [PushDispatcher(services: services), WebhookDispatcher(services: services),
-               ClientNotificationDispatcher(services: services)] : []
+        var list: [any Service] = services.configuration.push.dispatch ? dispatchers : []
         list += [application, ClusterRelayListener(relay: services.clusterRelay, approvals: services.repositories.approvals),
                  LiveStreamCloser(events: services.approvalEvents)]
         return list
+    }
+
+    /// The push, webhook and client-notification dispatchers, each given what it reads and writes.
+    private var dispatchers: [any Service] {
+        let configuration = services.configuration
+        let repositories = services.repositories
+        let push = PushDispatcher(
+            store: SQLPushDeliveryStore(
+                database: services.database, outbox: repositories.pushOutbox, devices: repositories.devices,
+                approvals: repositories.approvals, audit: services.audit),
+            senders: PushSenders(
+                credentials: SQLActivePushCredentials(database: services.database, credentials: repositories.pushCredentials),
+                sealer: services.sealer, configuration: configuration.push,
+                providerTokens: SQLAPNsProviderTokenStore(database: services.database, sealer: services.sealer),
+                now: configuration.now, logger: services.logger),
+            configuration: configuration.push, wakeup: services.pushWakeup, metrics: services.metrics,
+            logger: services.logger, now: configuration.now)
+        let webhooks = WebhookDispatcher(
+            store: SQLWebhookDeliveryStore(
+                database: services.database, outbox: repositories.webhookOutbox,
+                targets: SQLWebhookTargets(database: services.database, webhooks: repositories.webhooks, sealer: services.sealer)),
+            client: services.webhookClient, configuration: configuration.webhooks, wakeup: services.webhookWakeup,
+            logger: services.logger, now: configuration.now)
+        let store = SQLClientNotificationStore(
+            database: services.database, notifications: repositories.clientNotifications, approvals: repositories.approvals,
+            clients: repositories.clients, tenants: repositories.tenants)
+        let notifications = ClientNotificationDispatcher(
+            store: store,
+            sender: ClientNotificationSender(
+                store: store, sealer: services.sealer, tokens: TokenIssuer(keys: services.tokenSigningKeys),
+                http: services.webhookClient, origin: services.origin, timeout: configuration.clientNotifications.timeout,
+                now: configuration.now),
+            configuration: configuration.clientNotifications, wakeup: services.clientNotificationWakeup,
+            logger: services.logger, now: configuration.now)
+        return [push, webhooks, notifications]
     }
 
     /// Serves until `signals` arrive (SIGINT and SIGTERM by default) or the task is cancelled;

@@ -23,7 +23,11 @@ struct AnswerCheck: Sendable {
     init(services: ServerServices) {
         self.services = services
         self.pins = PINVerifier(services: services)
-        self.verifier = CustomVerifier(services: services)
+        self.verifier = CustomVerifier(
+            targets: SQLWebhookTargets(
+                database: services.database, webhooks: services.repositories.webhooks, sealer: services.sealer),
+            client: services.webhookClient, timeout: services.configuration.webhooks.verifierTimeout,
+            logger: services.logger, now: services.configuration.now)
     }
 
     func evaluate(

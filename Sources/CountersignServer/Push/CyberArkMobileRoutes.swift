@@ -15,7 +15,9 @@ struct CyberArkMobileRoutes: Sendable {
     init(services: ServerServices, guardian: AdminGuard) {
         self.services = services
         self.guardian = guardian
-        self.credentials = PushCredentialService(services: services)
+        self.credentials = PushCredentialService(
+            database: services.database, credentials: services.repositories.pushCredentials, sealer: services.sealer,
+            audit: services.audit, now: services.configuration.now)
     }
 
     struct SetFields: Decodable {

@@ -12,7 +12,9 @@ struct PushAdminRoutes: Sendable {
     init(services: ServerServices, guardian: AdminGuard) {
         self.services = services
         self.guardian = guardian
-        self.credentials = PushCredentialService(services: services)
+        self.credentials = PushCredentialService(
+            database: services.database, credentials: services.repositories.pushCredentials, sealer: services.sealer,
+            audit: services.audit, now: services.configuration.now)
     }
 
     struct APNsCertificateFields: Decodable {

@@ -12,7 +12,9 @@ struct WebhookAdminRoutes: Sendable {
     init(services: ServerServices, guardian: AdminGuard) {
         self.services = services
         self.guardian = guardian
-        self.webhooks = TenantWebhookService(services: services)
+        self.webhooks = TenantWebhookService(
+            database: services.database, webhooks: services.repositories.webhooks, sealer: services.sealer,
+            audit: services.audit, now: services.configuration.now)
     }
 
     struct SetFields: Decodable {
