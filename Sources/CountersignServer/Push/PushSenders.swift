@@ -3,22 +3,6 @@ import Foundation
 import Logging
 import Synchronization
 
-/// Where `PushSenders` finds the credential a tenant sends with through a provider.
-protocol ActivePushCredentials: Sendable {
-    /// The tenant's active credential for `provider` and its sealed secret; nil if it has none.
-    func active(tenantID: String, provider: PushRegistration.Provider) async throws -> (PushCredential, Data)?
-}
-
-/// The active credentials on the server's database.
-struct SQLActivePushCredentials: ActivePushCredentials {
-    let database: any Database
-    let credentials: any PushCredentialRepository
-
-    func active(tenantID: String, provider: PushRegistration.Provider) async throws -> (PushCredential, Data)? {
-        try await credentials.active(tenantID: tenantID, provider: provider, on: database)
-    }
-}
-
 /// The senders of every tenant's active credentials, each with its own connection pool, made
 /// on first use and replaced when the credential changes. A credential is looked up again at
 /// most every few seconds, so a new one is picked up without a restart. Lookups of one tenant
