@@ -25,6 +25,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-http2.git", exact: "1.46.0"),
         .package(url: "https://github.com/apple/swift-certificates.git", exact: "1.21.1"),
         .package(url: "https://github.com/apple/swift-asn1.git", exact: "1.7.4"),
+        .package(url: "https://github.com/vapor/jwt-kit.git", exact: "5.8.0"),
     ],
     targets: [
         .target(
@@ -59,6 +60,7 @@ let package = Package(
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "JWTKit", package: "jwt-kit"),
             ]
         ),
         // Local HTTP/2 endpoints that speak the APNs provider API and FCM HTTP v1 (with its
@@ -111,7 +113,9 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            ]
+            ],
+            // The schema snapshots the migration tests compare against, read by path.
+            exclude: ["Fixtures"]
         ),
     ]
 )

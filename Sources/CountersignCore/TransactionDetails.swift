@@ -141,14 +141,15 @@ public struct TransactionDetails: Codable, Sendable, Equatable {
     /// object, or version 2 with authorization details, since the digest is taken over them
     /// exactly as received.
     public init(canonicalBytes: Data) throws(ApprovalMessageError) {
-        guard let value = try? JSONValue(parsing: canonicalBytes), case .object = value,
-              !JSONValue.hasDuplicateMemberNames(canonicalBytes) else {
+        // One strict parse (which refuses a member named twice), one comparison with the
+        // canonical form, then the members are read from the same bytes.
+        guard let value = try? JSONValue(parsing: canonicalBytes), case .object = value else {
             throw .malformed("the request details are not a JSON object")
         }
         guard value.canonicalData == canonicalBytes else {
             throw .malformed("the request details are not in canonical form")
         }
-        guard let details = try? value.decode(as: TransactionDetails.self) else {
+        guard let details = try? JSONDecoder().decode(TransactionDetails.self, from: canonicalBytes) else {
             throw .malformed("the request details lack a required member")
         }
         let expected = details.authorizationDetails == nil ? Self.currentVersion : Self.authorizationDetailsVersion

@@ -100,7 +100,7 @@ public struct SQLAdminKeyRepository: AdminKeyRepository {
     static func decode(_ row: SQLRow) throws -> AdminKey {
         AdminKey(
             id: try row.string("id"), tenantID: try row.optionalString("tenant_id"), name: try row.string("name"),
-            rights: try row.string("rights").split(separator: " ").compactMap { AdminRight(rawValue: String($0)) },
+            rights: try row.words("rights", as: AdminRight.self),
             createdBy: try row.optionalString("created_by"), createdAt: try row.date("created_at"),
             lastUsedAt: try row.optionalDate("last_used_at"), revokedAt: try row.optionalDate("revoked_at"))
     }

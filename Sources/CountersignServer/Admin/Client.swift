@@ -168,12 +168,11 @@ public struct SQLClientRepository: ClientRepository {
         Client(
             id: try row.string("id"), tenantID: try row.string("tenant_id"), name: try row.string("name"),
             scopes: try row.string("scopes").split(separator: " ").map(String.init),
-            deliveryMode: Client.DeliveryMode(rawValue: try row.string("delivery_mode")) ?? .poll,
+            deliveryMode: try row.string("delivery_mode", as: Client.DeliveryMode.self),
             notificationEndpoint: try row.optionalString("notification_endpoint"),
             createdAt: try row.date("created_at"), updatedAt: try row.date("updated_at"),
             defaultAcr: try row.optionalString("default_acr"), minimumAcr: try row.optionalString("minimum_acr"),
-            authenticationMethod: Client.AuthenticationMethod(rawValue: try row.string("token_endpoint_auth_method"))
-                ?? .clientSecretBasic,
+            authenticationMethod: try row.string("token_endpoint_auth_method", as: Client.AuthenticationMethod.self),
             jwks: try row.optionalString("jwks").map(decodeJWKS),
             requireSignedRequestObject: try row.bool("require_signed_request_object"),
             backchannelUserCodeParameter: try row.bool("backchannel_user_code_parameter"),

@@ -138,7 +138,7 @@ public struct SQLUserRepository: UserRepository {
         User(
             id: try row.string("id"), tenantID: try row.string("tenant_id"), username: try row.string("username"),
             displayName: try row.optionalString("display_name"),
-            status: User.Status(rawValue: try row.string("status")) ?? .disabled,
+            status: try row.string("status", as: User.Status.self),
             createdAt: try row.date("created_at"), updatedAt: try row.date("updated_at"),
             requestsSuppressedUntil: try row.optionalDate("requests_suppressed_until"),
             totpLockedUntil: try row.optionalDate("totp_locked_until"), hasUserCode: try row.bool("has_user_code"),

@@ -108,9 +108,10 @@ public final class CountersignServer: Sendable {
         let tenantRoutes = TenantRoutes(
             tenant: TenantMiddleware(tenants: services.tenantService, origin: services.origin), throttle: throttle,
             logger: services.logger)
-        DiscoveryRoutes(services: services).register(on: tenantRoutes)
-        CIBARoutes(services: services).register(on: tenantRoutes)
-        DeviceRoutes(services: services).register(on: tenantRoutes)
+        let features = Features(services: services)
+        DiscoveryRoutes(signingKeys: services.tokenSigningKeys).register(on: tenantRoutes)
+        CIBARoutes(features: features, metrics: services.metrics, now: services.configuration.now).register(on: tenantRoutes)
+        DeviceRoutes(services: services, features: features).register(on: tenantRoutes)
         CyberArkMobileRoutes(services: services, guardian: guardian).register(on: tenantRoutes)
         tenantRoutes.mount(on: router)
         let admin = router.group("").add(middleware: throttle)

@@ -54,9 +54,6 @@ public struct ServerServices: Sendable {
     public let clusterRelay: ClusterRelay
     /// Each tenant's keys for the ID tokens and access tokens it issues.
     public let tokenSigningKeys: TokenSigningKeys
-    /// When expired approval requests were last swept.
-    /// Expired approval requests are swept at most once a minute per node.
-    let approvalSweep = PeriodicSchedule(every: 60)
 
     init(configuration: ServerConfiguration, origin: PublicOrigin, database: any Database, sealer: SecretSealer,
          metrics: ServerMetrics, logger: Logger) {

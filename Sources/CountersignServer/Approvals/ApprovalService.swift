@@ -1,38 +1,27 @@
 import CountersignCore
 import Crypto
 import Foundation
+import Logging
 
 /// What a relying party asks a user to approve, once `bc-authorize` has checked it.
-public struct NewApproval: Sendable {
-    public var client: Client
-    public var user: User
-    public var scope: [String]
-    public var acrValues: [String]?
-    public var bindingMessage: String?
+struct NewApproval: Sendable {
+    let client: Client
+    let user: User
+    let scope: Scope
+    let acrValues: AcrValues?
+    let bindingMessage: BindingMessage?
     /// The requesting IP address and User-Agent, shown on the device.
-    public var context: TransactionDetails.Context
-    public var lifetime: TimeInterval
+    let context: TransactionDetails.Context
+    let expiry: RequestedExpiry
     /// Seconds the client must wait between token requests.
-    public var interval: Int
+    let interval: Int
     /// The class the request requires (from `acr_values` and the policies).
-    var required: AuthenticationClass = .confirm
+    let required: RequiredClass
     /// For ping and push clients: the bearer token the server presents when it calls the
     /// client's notification endpoint about this request (CIBA §7.1).
-    var clientNotificationToken: String? = nil
+    let clientNotificationToken: ClientNotificationToken?
     /// RFC 9396 details, checked: shown on the device, signed with the rest, granted in the tokens.
-    var authorizationDetails: AuthorizationDetails? = nil
-
-    public init(client: Client, user: User, scope: [String], acrValues: [String]?, bindingMessage: String?,
-                context: TransactionDetails.Context, lifetime: TimeInterval, interval: Int) {
-        self.client = client
-        self.user = user
-        self.scope = scope
-        self.acrValues = acrValues
-        self.bindingMessage = bindingMessage
-        self.context = context
-        self.lifetime = lifetime
-        self.interval = interval
-    }
+    let authorizationDetails: AuthorizationDetails?
 }
 
 /// A request stored and sealed to every device; `authReqID` is shown to the client once.
@@ -81,11 +70,15 @@ public struct ApprovalService: Sendable {
     /// How long a decided request (and its receipt) is kept after it expired.
     static let decidedRetention: TimeInterval = 30 * 86400
 
-    let services: ServerServices
-
-    init(services: ServerServices) {
-        self.services = services
-    }
+    let store: any ApprovalStore
+    let signals: ApprovalSignals
+    let answers: AnswerCheck
+    let sealer: SecretSealer
+    let metrics: ServerMetrics
+    let logger: Logger
+    let now: @Sendable () -> Date
+    /// Expired approval requests are swept at most once a minute per node.
+    let sweep = PeriodicSchedule(every: 60)
 
     /// The stored form of an `auth_req_id`.
     public static func hash(authReqID: String) -> Data {
@@ -95,27 +88,26 @@ public struct ApprovalService: Sendable {
     // MARK: - Relying-party side
 
     /// Stores a new request and seals its details to each active device of the user.
-    public func start(_ request: NewApproval, tenant: Tenant) async throws -> StartedApproval {
+    func start(_ request: NewApproval, tenant: Tenant) async throws -> StartedApproval {
         guard request.user.status == .active else { throw ApprovalStartError.userDisabled }
-        if let until = request.user.requestsSuppressedUntil, until > services.now() {
-            throw ApprovalStartError.suppressed(retryAfter: max(1, Int(until.timeIntervalSince(services.now()).rounded())))
+        let now = now()
+        if let until = request.user.requestsSuppressedUntil, until > now {
+            throw ApprovalStartError.suppressed(retryAfter: max(1, Int(until.timeIntervalSince(now).rounded())))
         }
-        let devices = try await services.repositories.devices.list(
-            userID: request.user.id, after: nil, limit: Self.maximumDevicesPerUser, on: services.database)
+        let devices = try await store.devices(userID: request.user.id, limit: Self.maximumDevicesPerUser)
         guard !devices.isEmpty else { throw ApprovalStartError.noActiveDevice }
 
-        let now = services.now()
         let created = Date(timeIntervalSince1970: (now.timeIntervalSince1970 * 1000).rounded(.down) / 1000)
-        let expires = created.addingTimeInterval(request.lifetime)
+        let expires = created.addingTimeInterval(TimeInterval(request.expiry.seconds))
         let id = Identifier.make("txn", at: created)
         let authReqID = Secrets.randomBytes(32).base64URLEncodedString
-        let matchNumber = request.required.factor == .numberMatch ? NumberMatching.number() : nil
+        let matchNumber = request.required.value.factor == .numberMatch ? NumberMatching.number() : nil
         let verification = tenant.policy.verification(
-            for: request.required, choices: matchNumber.map(NumberMatching.choices(including:)))
+            for: request.required.value, choices: matchNumber.map(NumberMatching.choices(including:)))
         let details = TransactionDetails(
             requestID: id, tenant: tenant.slug, user: .init(id: request.user.id, name: request.user.username),
-            client: .init(id: request.client.id, name: request.client.name), bindingMessage: request.bindingMessage,
-            scope: request.scope, acrValues: request.acrValues, context: request.context,
+            client: .init(id: request.client.id, name: request.client.name), bindingMessage: request.bindingMessage?.text,
+            scope: request.scope.values, acrValues: request.acrValues?.values, context: request.context,
             requestedAt: Int64(created.timeIntervalSince1970), expiresAt: Int64(expires.timeIntervalSince1970.rounded(.down)),
             challenge: Secrets.randomBytes(32).base64URLEncodedString, verification: verification,
             authorizationDetails: request.authorizationDetails?.elements)
@@ -128,8 +120,8 @@ public struct ApprovalService: Sendable {
         }
         var stored = ApprovalTransaction(
             id: id, authReqIDHash: Self.hash(authReqID: authReqID), tenantID: tenant.id, clientID: request.client.id,
-            userID: request.user.id, scope: request.scope, acrValues: request.acrValues,
-            bindingMessage: request.bindingMessage, details: String(decoding: plaintext, as: UTF8.self),
+            userID: request.user.id, scope: request.scope.values, acrValues: request.acrValues?.values,
+            bindingMessage: request.bindingMessage?.text, details: String(decoding: plaintext, as: UTF8.self),
             detailsDigest: TransactionDetails.digest(of: plaintext), challenge: details.challenge, status: .pending,
             pollInterval: request.interval, lastPolledAt: nil, createdAt: created, expiresAt: expires, decidedAt: nil,
             decidedByDevice: nil, response: nil, factors: nil, exchangedAt: nil, verification: verification,
@@ -137,10 +129,10 @@ public struct ApprovalService: Sendable {
         stored.authorizationDetails = request.authorizationDetails
         if request.client.deliveryMode != .poll {
             // Ping and push clients are called back with both, so they are kept, sealed.
-            stored.authReqIDSealed = try services.sealer.seal(
+            stored.authReqIDSealed = try sealer.seal(
                 Data(authReqID.utf8), context: ClientNotificationSecrets.authReqIDContext(id))
             stored.notificationTokenSealed = try request.clientNotificationToken.map {
-                try services.sealer.seal(Data($0.utf8), context: ClientNotificationSecrets.tokenContext(id))
+                try sealer.seal(Data($0.value.utf8), context: ClientNotificationSecrets.tokenContext(id))
             }
         }
         let transaction = stored
@@ -150,21 +142,20 @@ public struct ApprovalService: Sendable {
             return .queued(.request, transactionID: id, tenantID: tenant.id, deviceID: device.id, provider: push.provider,
                            expiresAt: expires, at: created)
         }
-        try await services.database.transaction { executor in
-            try await checkRate(of: request.user, policy: tenant.policy, now: now, on: executor)
-            try await services.repositories.approvals.insert(transaction, deliveries: deliveries, on: executor)
-            try await services.repositories.pushOutbox.enqueue(pushes, on: executor)
+        let limit = tenant.policy.userRequestsPerMinute
+        if case .limited(let retryAfter) = try await store.start(
+            transaction, deliveries: deliveries, pushes: pushes, userID: request.user.id, perMinute: limit, at: now) {
+            metrics.bcAuthorizeRateLimited(limit: "user")
+            throw ApprovalStartError.rateLimited(perMinute: limit, retryAfter: retryAfter)
         }
-        if !pushes.isEmpty { services.pushWakeup.signal() }
-        for (device, delivery) in zip(devices, deliveries) {
-            let notification = RequestNotification(
+        let notifications = zip(devices, deliveries).map { device, delivery in
+            RequestNotification(
                 device: device,
                 envelope: PendingRequestEnvelope(id: id, createdAt: created, expiresAt: expires, details: delivery.sealed),
                 push: PushPayload(deviceID: device.id, requestID: id, expiresAt: details.expiresAt))
-            for notifier in services.notifiers { await notifier.notify(notification) }
         }
-        await services.clusterRelay.announceRequest(id, deviceIDs: devices.map(\.id))
-        services.metrics.approvalStarted(devices: deliveries.count)
+        await signals.started(id, notifications: notifications, pushesQueued: !pushes.isEmpty)
+        metrics.approvalStarted(devices: deliveries.count)
         try await sweepIfDue(now: now)
         return StartedApproval(authReqID: authReqID, transaction: transaction)
     }
@@ -173,8 +164,7 @@ public struct ApprovalService: Sendable {
 
     /// The device's undecided, unexpired requests, newest first.
     public func inbox(for device: Device) async throws -> [PendingRequestEnvelope] {
-        try await services.repositories.approvals.pending(
-            deviceID: device.id, at: services.now(), limit: Self.inboxLimit, on: services.database)
+        try await store.inbox(deviceID: device.id, at: now(), limit: Self.inboxLimit)
     }
 
     /// One request sealed for this device, if it can still be answered.
@@ -227,66 +217,37 @@ public struct ApprovalService: Sendable {
         guard !response.factors.isEmpty, response.factors.allSatisfy(Self.isFactorName) else {
             throw ApprovalError.invalidResponse("factors must list how the user was verified, e.g. [\"confirm\"]")
         }
-        try Self.checkIssuedAt(response.issuedAt, of: transaction, now: services.now())
-        let outcome = try await AnswerCheck(services: services).evaluate(
+        try Self.checkIssuedAt(response.issuedAt, of: transaction, now: now())
+        let outcome = try await answers.evaluate(
             response, submission: submission, transaction: transaction, device: device, tenant: tenant)
-        let now = services.now()
+        let now = now()
         let (status, factors, reason, detail): (ApprovalTransaction.Status, [String], DenyReason?, String?) = switch outcome {
         case .approve(let factors): (.approved, factors, nil, nil)
         case .deny(let reason, let detail): (.denied, response.factors, reason, detail)
         }
-        let recorded = try await services.database.transaction { executor in
-            guard try await services.repositories.approvals.decide(
-                id: transaction.id, status: status, deviceID: device.id, response: submission.response,
-                factors: factors, reason: reason, at: now, on: executor) else { return false }
-            // The other devices' alerts are taken down; pushes not yet sent are not sent.
-            let alerted = try await services.repositories.pushOutbox.cancelRequests(
-                transactionID: transaction.id, decidingDevice: device.id, at: now, on: executor)
-            try await services.repositories.pushOutbox.enqueue(alerted.map { other in
-                .queued(.withdraw, transactionID: transaction.id, tenantID: transaction.tenantID, deviceID: other.deviceID,
-                        provider: other.provider, expiresAt: transaction.expiresAt, at: now)
-            }, on: executor)
-            try await services.audit.record(
-                status == .approved ? "approval.approved" : "approval.denied", actor: "device:\(device.id)",
-                tenantID: transaction.tenantID, target: ("approval", transaction.id),
-                details: ["client_id": transaction.clientID, "user_id": transaction.userID, "factors": factors.joined(separator: " "),
-                          "reason": reason?.rawValue ?? "", "verifier_reason": detail ?? ""].filter { !$0.value.isEmpty },
-                at: now, on: executor)
-            if let notification = ClientNotification.announcing(transaction, status: status, at: now) {
-                try await services.repositories.clientNotifications.enqueue([notification], on: executor)
-            }
-            if reason == .notRequested {
-                try await NotRequestedReport(services: services).record(
-                    transaction, device: device, policy: tenant.policy, at: now, on: executor)
-            }
-            return true
-        }
+        let recorded = try await store.decide(ApprovalDecision(
+            transaction: transaction, status: status, device: device, response: submission.response, factors: factors,
+            reason: reason, verifierReason: detail, policy: tenant.policy, at: now))
         guard recorded else {
             // Lost the race, or expired meanwhile: say which.
-            let current = try await services.repositories.approvals.find(id: transaction.id, on: services.database)
+            let current = try await store.request(id: transaction.id)
             if let current, current.status != .pending { throw ApprovalError.alreadyDecided(current.status) }
             throw ApprovalError.expired
         }
-        services.pushWakeup.signal()
-        if transaction.deliveryMode != .poll { services.clientNotificationWakeup.signal() }
-        services.metrics.approvalDecided(status.rawValue)
-        let closed = RequestClosed(id: transaction.id, status: status.rawValue)
-        let deviceIDs = try await services.repositories.approvals.deviceIDs(transactionID: transaction.id, on: services.database)
-        for deviceID in deviceIDs {
-            services.approvalEvents.publish(.closed(closed), to: deviceID)
-        }
-        await services.clusterRelay.announceClosed(closed, deviceIDs: deviceIDs)
+        metrics.approvalDecided(status.rawValue)
+        let deviceIDs = try await store.deviceIDs(requestID: transaction.id)
+        await signals.closed(RequestClosed(id: transaction.id, status: status.rawValue), deviceIDs: deviceIDs,
+                             callsBackClient: transaction.deliveryMode != .poll)
         return ApprovalAcknowledgement(requestID: transaction.id, status: status.rawValue, decidedAt: now, reason: reason)
     }
 
     /// The delivery of `id` to this device, if the request is still pending and unexpired.
     private func answerable(_ id: String, by device: Device) async throws -> (ApprovalDelivery, ApprovalTransaction) {
-        guard let (delivery, transaction) = try await services.repositories.approvals.delivery(
-            transactionID: id, deviceID: device.id, on: services.database) else {
+        guard let (delivery, transaction) = try await store.delivery(requestID: id, deviceID: device.id) else {
             throw ApprovalError.unknownRequest
         }
         guard transaction.status == .pending else { throw ApprovalError.alreadyDecided(transaction.status) }
-        guard !transaction.isExpired(at: services.now()) else { throw ApprovalError.expired }
+        guard !transaction.isExpired(at: now()) else { throw ApprovalError.expired }
         return (delivery, transaction)
     }
 
@@ -295,36 +256,18 @@ public struct ApprovalService: Sendable {
         (1...32).contains(name.utf8.count) && name.utf8.allSatisfy { (0x61...0x7a).contains($0) || $0 == 0x5f }
     }
 
-    /// Refuses a request past the tenant's per-user limit. The user's row is locked first, so
-    /// that two nodes counting at once cannot both let the sixth request through.
-    private func checkRate(of user: User, policy: AuthenticationPolicy, now: Date, on executor: any SQLExecutor) async throws {
-        let limit = policy.userRequestsPerMinute
-        guard limit > 0 else { return }
-        try await services.repositories.users.lockForRequest(userID: user.id, on: executor)
-        let since = now.addingTimeInterval(-60)
-        let recent = try await services.repositories.approvals.countRequests(userID: user.id, since: since, on: executor)
-        guard recent.count < limit else {
-            // A slot frees when the oldest request of the minute leaves it.
-            let freed = (recent.oldest ?? now).addingTimeInterval(60)
-            services.metrics.bcAuthorizeRateLimited(limit: "user")
-            throw ApprovalStartError.rateLimited(perMinute: limit, retryAfter: max(1, Int(freed.timeIntervalSince(now).rounded(.up))))
-        }
-    }
-
     // MARK: - Clean-up
 
     /// Deletes expired requests and the clients' request counts of past minutes, at most once a
     /// minute, by whichever request comes first; the deletes go through the expiry and window
     /// indexes, so their cost follows what expired, not what is stored.
     private func sweepIfDue(now: Date) async throws {
-        guard services.approvalSweep.isDue(at: now) else { return }
-        let deleted = try await services.repositories.approvals.purge(
-            undecidedBefore: now.addingTimeInterval(-Self.expiredRetention),
-            decidedBefore: now.addingTimeInterval(-Self.decidedRetention), on: services.database)
-        if deleted > 0 { services.logger.debug("removed expired approval requests", metadata: ["count": "\(deleted)"]) }
+        guard sweep.isDue(at: now) else { return }
         // Only the current and the previous minute count towards a client's rate limit.
-        try await services.repositories.clientRequestWindows.purge(
-            startedBefore: now.addingTimeInterval(-2 * 60), on: services.database)
+        let deleted = try await store.sweep(
+            undecidedBefore: now.addingTimeInterval(-Self.expiredRetention),
+            decidedBefore: now.addingTimeInterval(-Self.decidedRetention), windowsBefore: now.addingTimeInterval(-2 * 60))
+        if deleted > 0 { logger.debug("removed expired approval requests", metadata: ["count": "\(deleted)"]) }
     }
 }
 

@@ -275,7 +275,7 @@ public struct SQLApprovalTransactionRepository: ApprovalTransactionRepository {
             scope: words(try row.string("scope")) ?? [], acrValues: words(try row.optionalString("acr_values")),
             bindingMessage: try row.optionalString("binding_message"), details: try row.string("details"),
             detailsDigest: try row.string("details_sha256"), challenge: try row.string("challenge"),
-            status: ApprovalTransaction.Status(rawValue: try row.string("status")) ?? .denied,
+            status: try row.string("status", as: ApprovalTransaction.Status.self),
             pollInterval: Int(try row.int("poll_interval")), lastPolledAt: try row.optionalDate("last_polled_at"),
             createdAt: try row.date("created_at"), expiresAt: try row.date("expires_at"),
             decidedAt: try row.optionalDate("decided_at"), decidedByDevice: try row.optionalString("decided_by_device"),
@@ -285,8 +285,8 @@ public struct SQLApprovalTransactionRepository: ApprovalTransactionRepository {
                 try JSONDecoder().decode(TransactionDetails.Verification.self, from: Data($0.utf8))
             },
             matchNumber: try row.optionalInt("match_number"),
-            denyReason: try row.optionalString("deny_reason").flatMap(DenyReason.init(rawValue:)),
-            deliveryMode: try row.optionalString("delivery_mode").flatMap(Client.DeliveryMode.init(rawValue:)) ?? .poll,
+            denyReason: try row.optionalString("deny_reason", as: DenyReason.self),
+            deliveryMode: try row.optionalString("delivery_mode", as: Client.DeliveryMode.self) ?? .poll,
             authReqIDSealed: try row.optionalData("auth_req_id_sealed"),
             notificationTokenSealed: try row.optionalData("notification_token_sealed"),
             authorizationDetails: try row.optionalString("authorization_details").map(AuthorizationDetails.init(stored:)))

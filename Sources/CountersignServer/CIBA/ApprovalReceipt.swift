@@ -28,18 +28,18 @@ struct ApprovalReceipt: Encodable, Sendable {
         case decidedAt = "decided_at"
     }
 
-    static func of(_ form: FormParameters, client: Client, requests: any CIBAGrantStore, services: ServerServices)
+    static func of(_ form: FormParameters, client: Client, requests: any CIBAGrantStore, at now: Date)
         async throws -> ApprovalReceipt {
         let transaction = try await CIBAGrant.transaction(form, client: client, store: requests)
         guard transaction.status != .pending else {
-            throw transaction.isExpired(at: services.now()) ? TokenRequestError.expired : TokenRequestError.pending
+            throw transaction.isExpired(at: now) ? TokenRequestError.expired : TokenRequestError.pending
         }
         guard let response = transaction.response, let deviceID = transaction.decidedByDevice,
               let decidedAt = transaction.decidedAt else {
             throw StorageError.corrupt("approval \(transaction.id) is decided but lacks its receipt")
         }
         // A removed device keeps its row; only deleting the user takes it away.
-        guard let device = try await services.repositories.devices.find(id: deviceID, on: services.database) else {
+        guard let device = try await requests.device(id: deviceID) else {
             throw TokenRequestError.userUnavailable
         }
         return ApprovalReceipt(

@@ -16,17 +16,20 @@ struct BackchannelAuthentication: Sendable {
     /// The longest User-Agent kept in the request's details.
     static let maximumUserAgentLength = 200
 
-    let services: ServerServices
+    let rateLimit: ClientRateLimit
+    let jwtIDs: JWTIDLedger
+    let userHints: UserHintResolver
+    let userCodes: UserCodeCheck
     let approvals: ApprovalService
 
     func start(_ form: FormParameters, client: Client, issuer: Issuer,
                requestedFrom context: TransactionDetails.Context) async throws -> BackchannelAuthenticationResponse {
-        try await ClientRateLimit(services: services).admit(client, policy: issuer.tenant.policy)
+        try await rateLimit.admit(client, policy: issuer.tenant.policy)
         guard client.deliveryMode != .push || issuer.tenant.policy.pushDeliveryAllowed else {
             throw BackchannelAuthenticationError.deliveryModeUnsupported(client.deliveryMode)
         }
         if form.contains("request_uri") { throw BackchannelAuthenticationError.parameterUnsupported("request_uri") }
-        let parameters = try await RequestObject.parameters(of: form, client: client, issuer: issuer, services: services)
+        let parameters = try await RequestObject.parameters(of: form, client: client, issuer: issuer, jwtIDs: jwtIDs)
         let authorizationDetails = try parameters[AuthorizationDetails.claim].map {
             try AuthorizationDetails(
                 parameter: $0, allowedTypes: client.authorizationDetailsTypes, registry: issuer.tenant.authorizationDetailTypes)
@@ -38,15 +41,13 @@ struct BackchannelAuthentication: Sendable {
         let notificationToken = try ClientNotificationToken.of(parameters["client_notification_token"], client: client)
         let userCode = try UserCodeCheck.parameter(parameters["user_code"], client: client)
         let hint = try UserHint(parameters)
-        let user = try await UserHintResolver(services: services).user(for: hint, client: client, issuer: issuer)
-        try await UserCodeCheck(services: services).verify(userCode, user: user, client: client)
-        var approval = NewApproval(
-            client: client, user: user, scope: scope.values, acrValues: acrValues?.values,
-            bindingMessage: bindingMessage?.text, context: context, lifetime: TimeInterval(expiry.seconds),
-            interval: Self.pollInterval)
-        approval.required = RequiredClass(requested: acrValues?.values, client: client, policy: issuer.tenant.policy).value
-        approval.clientNotificationToken = notificationToken?.value
-        approval.authorizationDetails = authorizationDetails
+        let user = try await userHints.user(for: hint, client: client, issuer: issuer)
+        try await userCodes.verify(userCode, user: user, client: client)
+        let approval = NewApproval(
+            client: client, user: user, scope: scope, acrValues: acrValues, bindingMessage: bindingMessage,
+            context: context, expiry: expiry, interval: Self.pollInterval,
+            required: RequiredClass(requested: acrValues?.values, client: client, policy: issuer.tenant.policy),
+            clientNotificationToken: notificationToken, authorizationDetails: authorizationDetails)
         let started = try await approvals.start(approval, tenant: issuer.tenant)
         return BackchannelAuthenticationResponse(
             authReqID: started.authReqID, expiresIn: expiry.seconds,

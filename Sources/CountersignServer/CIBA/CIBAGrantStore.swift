@@ -1,8 +1,8 @@
 import Foundation
 
 /// What the CIBA grant (`CIBAGrant`) and its poll-rate rule (`PollingRate`) read and write, and
-/// nothing else: the request an `auth_req_id` names, its polls, the user it is for, and the one
-/// exchange of an approval for tokens.
+/// nothing else: the request an `auth_req_id` names, its polls, the user it is for, the device
+/// that decided it (for the receipt), and the one exchange of an approval for tokens.
 protocol CIBAGrantStore: Sendable {
     /// The request whose `auth_req_id` hashes to `authReqIDHash`.
     func request(authReqIDHash: Data) async throws -> ApprovalTransaction?
@@ -11,6 +11,8 @@ protocol CIBAGrantStore: Sendable {
     func recordPoll(requestID: String, previous: Date?, at date: Date, interval: Int) async throws -> Bool
     /// The user, if it still exists in the tenant.
     func user(id: String, tenantID: String) async throws -> User?
+    /// The device that decided a request, for its receipt (`ApprovalReceipt`).
+    func device(id: String) async throws -> Device?
     /// Marks the approved request exchanged, stores the tokens minted for it and records who
     /// collected them, all in one transaction; false if it was exchanged already.
     func exchange(_ request: ApprovalTransaction, for tokens: IssuedTokens, byClient clientID: String, at date: Date)
@@ -22,6 +24,7 @@ struct SQLCIBAGrantStore: CIBAGrantStore {
     let database: any Database
     let approvals: any ApprovalTransactionRepository
     let users: any UserRepository
+    let devices: any DeviceRepository
     let tokens: TokenIssuer
     let audit: AuditLog
 
@@ -35,6 +38,10 @@ struct SQLCIBAGrantStore: CIBAGrantStore {
 
     func user(id: String, tenantID: String) async throws -> User? {
         try await users.find(id: id, tenantID: tenantID, on: database)
+    }
+
+    func device(id: String) async throws -> Device? {
+        try await devices.find(id: id, on: database)
     }
 
     func exchange(_ request: ApprovalTransaction, for tokens: IssuedTokens, byClient clientID: String, at date: Date)

@@ -15,32 +15,16 @@ import Hummingbird
 /// JSON that no cache stores, and fail with OAuth error bodies (`OAuthError`). `/userinfo`,
 /// which takes the user's access token instead, is `UserInfoRoutes`.
 struct CIBARoutes: Sendable {
-    let services: ServerServices
-    let backchannel: BackchannelAuthentication
-    let tokenEndpoint: TokenEndpoint
-    let revocation: TokenRevocation
-    let introspection: TokenIntrospection
-    let userInfo: UserInfoRoutes
-    let clients: ClientAuthentication
-
-    init(services: ServerServices) {
-        self.services = services
-        self.backchannel = BackchannelAuthentication(services: services, approvals: ApprovalService(services: services))
-        let housekeeping = TokenHousekeeping(services: services)
-        let accessTokens = AccessTokenVerifier(services: services)
-        self.tokenEndpoint = TokenEndpoint(services: services, housekeeping: housekeeping)
-        self.revocation = TokenRevocation(services: services, housekeeping: housekeeping)
-        self.introspection = TokenIntrospection(services: services, accessTokens: accessTokens)
-        self.userInfo = UserInfoRoutes(services: services, accessTokens: accessTokens)
-        self.clients = ClientAuthentication(services: services)
-    }
+    let features: Features
+    let metrics: ServerMetrics
+    let now: @Sendable () -> Date
 
     func register(on routes: TenantRoutes) {
         let oauth = routes.group(surface: .oauth, takesSecret: true)
         oauth.post("/bc-authorize") { request, context in
             try await self.oauth("bc-authorize", request, context) { form, client, issuer in
                 let origin = Self.remoteAddress(of: context)
-                return try OAuthResponse.json(try await backchannel.start(
+                return try OAuthResponse.json(try await features.backchannel.start(
                     form, client: client, issuer: issuer,
                     requestedFrom: BackchannelAuthentication.requestContext(
                         ipAddress: origin, userAgent: request.headers[.userAgent])))
@@ -48,31 +32,31 @@ struct CIBARoutes: Sendable {
         }
         oauth.post("/token") { request, context in
             try await self.oauth("token", request, context) { form, client, issuer in
-                try OAuthResponse.json(try await tokenEndpoint.exchange(form, client: client, issuer: issuer))
+                try OAuthResponse.json(try await features.tokenEndpoint.exchange(form, client: client, issuer: issuer))
             }
         }
         oauth.post("/revoke") { request, context in
             try await self.oauth("revoke", request, context) { form, client, issuer in
-                try OAuthResponse.json(try await revocation.revoke(form, client: client, issuer: issuer))
+                try OAuthResponse.json(try await features.revocation.revoke(form, client: client, issuer: issuer))
             }
         }
         oauth.post("/introspect") { request, context in
             try await self.oauth("introspect", request, context) { form, client, issuer in
-                try OAuthResponse.json(try await introspection.introspect(form, client: client, issuer: issuer))
+                try OAuthResponse.json(try await features.introspection.introspect(form, client: client, issuer: issuer))
             }
         }
         oauth.post("/totp/verify") { request, context in
             try await self.oauth("totp", request, context) { form, client, issuer in
-                try OAuthResponse.json(try await TOTPVerification(services: services).verify(form, client: client, issuer: issuer))
+                try OAuthResponse.json(try await features.totp.verify(form, client: client, issuer: issuer))
             }
         }
         oauth.post("/bc-authorize/receipt") { request, context in
             try await self.oauth("receipt", request, context) { form, client, _ in
                 try OAuthResponse.json(try await ApprovalReceipt.of(
-                    form, client: client, requests: tokenEndpoint.ciba.store, services: services))
+                    form, client: client, requests: features.tokenEndpoint.ciba.store, at: now()))
             }
         }
-        userInfo.register(on: routes.group(surface: .oauth))
+        UserInfoRoutes(metrics: metrics, accessTokens: features.accessTokens).register(on: routes.group(surface: .oauth))
     }
 
     /// Reads the form, authenticates the client and runs `body`, counting outcomes per endpoint.
@@ -83,13 +67,13 @@ struct CIBARoutes: Sendable {
         let issuer = try context.tenantIssuer()
         do {
             let form = try await FormParameters.read(request)
-            let client = try await clients.authenticate(
+            let client = try await features.clientAuthentication.authenticate(
                 authorization: request.headers[.authorization], form: form, tenant: issuer.tenant)
             let response = try await body(form, client, issuer)
-            services.metrics.oauthOutcome(endpoint: endpoint, outcome: "ok")
+            metrics.oauthOutcome(endpoint: endpoint, outcome: "ok")
             return response
         } catch let failure as any WireFailure {
-            services.metrics.oauthOutcome(endpoint: endpoint, outcome: failure.wireError.code ?? "missing_token")
+            metrics.oauthOutcome(endpoint: endpoint, outcome: failure.wireError.code ?? "missing_token")
             throw failure
         }
     }

@@ -12,7 +12,7 @@ import Foundation
 ///
 /// ```swift
 /// let assertion = try ClientAssertion(form["client_assertion"]!, audiences: issuer.clientAssertionAudiences, at: now)
-/// try assertion.jwt.verify(with: client.jwks)
+/// try await assertion.jwt.verify(with: client.jwks)
 /// ```
 struct ClientAssertion: Sendable {
     static let type = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"

@@ -15,7 +15,13 @@ import HTTPTypes
 /// tenant whose endpoint was called. Secrets are compared with their stored hash in constant
 /// time.
 struct ClientAuthentication: Sendable {
-    let services: ServerServices
+    let database: any Database
+    let clients: any ClientRepository
+    let origin: PublicOrigin
+    let throttle: FailedAuthenticationThrottle
+    let metrics: ServerMetrics
+    let jwtIDs: JWTIDLedger
+    let now: @Sendable () -> Date
 
     /// The credentials a request carries, before they are checked.
     enum Credentials: Equatable {
@@ -31,23 +37,23 @@ struct ClientAuthentication: Sendable {
         case .basic(let id, let secret), .post(let id, let secret):
             return try await client(id: id, secret: secret, tenant: tenant)
         case .assertion(let text, let postedID):
-            let issuer = Issuer(tenant: tenant, origin: services.origin)
+            let issuer = Issuer(tenant: tenant, origin: origin)
             return try await client(asserting: text, postedID: postedID, audiences: issuer.clientAssertionAudiences, tenant: tenant)
         }
     }
 
     private func client(id: String, secret: String, tenant: Tenant) async throws -> Client {
-        guard let (client, storedHash) = try await services.repositories.clients.findWithSecretHash(
-            id: id, tenantID: tenant.id, on: services.database),
+        guard let (client, storedHash) = try await clients.findWithSecretHash(
+            id: id, tenantID: tenant.id, on: database),
             Secrets.matches(secret, storedHash: storedHash), client.authenticationMethod.usesSecret else {
             // Counted by the id presented, known or not, so that the answer says nothing more
             // about an unknown id than about a wrong secret.
             let key = FailedAuthenticationThrottle.client(tenantID: tenant.id, clientID: id)
-            if let wait = services.authenticationThrottle.retryAfter(key) {
-                services.metrics.authenticationThrottled(limit: "client")
+            if let wait = throttle.retryAfter(key) {
+                metrics.authenticationThrottled(limit: "client")
                 throw ClientAuthenticationError.throttled(retryAfter: wait)
             }
-            services.authenticationThrottle.recordFailure(key)
+            throttle.recordFailure(key)
             throw ClientAuthenticationError.failed
         }
         return client
@@ -56,24 +62,24 @@ struct ClientAuthentication: Sendable {
     private func client(asserting text: String, postedID: String?, audiences: Set<String>, tenant: Tenant) async throws -> Client {
         let assertion: ClientAssertion
         do {
-            assertion = try ClientAssertion(text, audiences: audiences, at: services.now())
+            assertion = try ClientAssertion(text, audiences: audiences, at: now())
         } catch {
             throw ClientAuthenticationError.assertion(error)
         }
         if let postedID, postedID != assertion.clientID { throw ClientAuthenticationError.conflictingClientID }
-        guard let client = try await services.repositories.clients.find(
-            id: assertion.clientID, tenantID: tenant.id, on: services.database),
+        guard let client = try await clients.find(
+            id: assertion.clientID, tenantID: tenant.id, on: database),
             client.authenticationMethod == .privateKeyJWT else {
             throw ClientAuthenticationError.assertion(.unknownKey)
         }
         do {
-            try assertion.jwt.verify(with: client.jwks)
+            try await assertion.jwt.verify(with: client.jwks)
         } catch .unknownKey {
             throw ClientAuthenticationError.assertion(.unknownKey)
         } catch {
             throw ClientAuthenticationError.assertion(.badSignature)
         }
-        guard try await JWTIDLedger(services: services).use(
+        guard try await jwtIDs.use(
             assertion.jwtID, clientID: client.id, purpose: .clientAssertion, expiresAt: assertion.expiresAt) else {
             throw ClientAuthenticationError.assertion(.replayed)
         }

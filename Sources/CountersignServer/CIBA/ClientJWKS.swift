@@ -1,7 +1,6 @@
 import CountersignCore
-import Crypto
 import Foundation
-import _CryptoExtras
+import JWTKit
 
 /// The algorithms a client may sign its JWTs with. Each kind of key signs with exactly one of
 /// them, so a key never verifies a signature made with an algorithm its owner did not choose
@@ -127,24 +126,18 @@ struct ClientJWK: Sendable, Equatable, Codable {
             guard exponent.count <= 8, exponent.last.map({ $0 & 1 == 1 }) == true, Self.bitLength(exponent) > 1 else {
                 throw .malformedRSA(kid)
             }
-            guard (try? _RSA.Signing.PublicKey(n: modulus, e: exponent)) != nil else { throw .malformedRSA(kid) }
-            (self.n, self.e) = (members["n"]?.stringValue, members["e"]?.stringValue)
+            guard let n = members["n"]?.stringValue, let e = members["e"]?.stringValue,
+                  (try? JWTKit.Insecure.RSA.PublicKey(modulus: n, exponent: e)) != nil else { throw .malformedRSA(kid) }
+            (self.n, self.e) = (n, e)
         }
     }
 
-    /// Whether this key made `signature` over `input`: ES256 as the 64-byte `r ‖ s` of JWS
+    /// The key as jwt-kit verifies with it: ES256 signatures as the 64-byte `r ‖ s` of JWS
     /// (RFC 7518 §3.4), RS256 as RSASSA-PKCS1-v1_5 with SHA-256 (§3.3).
-    func isValidSignature(_ signature: Data, for input: Data) -> Bool {
+    var jwk: JWK {
         switch algorithm {
-        case .es256:
-            guard let x, let y, let key = try? ECPublicJWK(x: x, y: y).signingKey(), signature.count == 64,
-                  let ecdsa = try? P256.Signing.ECDSASignature(rawRepresentation: signature) else { return false }
-            return key.isValidSignature(ecdsa, for: input)
-        case .rs256:
-            guard let modulus = n.flatMap({ Data(base64URLEncoded: $0) }), let exponent = e.flatMap({ Data(base64URLEncoded: $0) }),
-                  let key = try? _RSA.Signing.PublicKey(n: modulus, e: exponent) else { return false }
-            return key.isValidSignature(
-                _RSA.Signing.RSASignature(rawRepresentation: signature), for: input, padding: .insecurePKCS1v1_5)
+        case .es256: .ecdsa(.es256, identifier: JWKIdentifier(string: kid), x: x, y: y, curve: .p256)
+        case .rs256: .rsa(.rs256, identifier: JWKIdentifier(string: kid), modulus: n, exponent: e)
         }
     }
 

@@ -10,22 +10,24 @@ import Foundation
 /// requests let through are counted, so a client that ignores `Retry-After` still gets its
 /// limit's worth of requests through, and a refused request never prolongs the wait.
 struct ClientRateLimit: Sendable {
-    let services: ServerServices
+    let database: any Database
+    let windows: any ClientRequestWindowRepository
+    let metrics: ServerMetrics
+    let now: @Sendable () -> Date
 
     /// Counts the request, or throws `clientRateLimited` with the seconds until one fits.
     func admit(_ client: Client, policy: AuthenticationPolicy) async throws {
         let limit = client.backchannelRequestsPerMinute ?? policy.clientRequestsPerMinute
         guard limit > 0 else { return }
-        let minute = SlidingMinute(at: services.now())
-        let windows = services.repositories.clientRequestWindows
-        let counts = try await windows.counts(
-            clientID: client.id, previous: minute.previousStart, current: minute.currentStart, on: services.database)
+        let minute = SlidingMinute(at: now())
+                let counts = try await windows.counts(
+            clientID: client.id, previous: minute.previousStart, current: minute.currentStart, on: database)
         let capacity = minute.capacity(limit: limit, previous: counts.previous)
         if counts.current < capacity,
-           try await windows.count(clientID: client.id, window: minute.currentStart, capacity: capacity, on: services.database) {
+           try await windows.count(clientID: client.id, window: minute.currentStart, capacity: capacity, on: database) {
             return
         }
-        services.metrics.bcAuthorizeRateLimited(limit: "client")
+        metrics.bcAuthorizeRateLimited(limit: "client")
         // Another node may have taken the last place since the counts were read.
         let current = max(counts.current, capacity)
         throw BackchannelAuthenticationError.clientRateLimited(

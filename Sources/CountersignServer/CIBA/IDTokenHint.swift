@@ -1,5 +1,6 @@
 import CountersignCore
 import Foundation
+import JWTKit
 
 /// An `id_token_hint` (CIBA §7.1): an ID token this tenant issued to this client, naming the
 /// user by `sub`. Its signature must verify with one of the tenant's published keys, its `typ`
@@ -9,20 +10,32 @@ import Foundation
 struct IDTokenHint: Sendable, Equatable {
     let subject: String
 
-    init(_ token: String, keys: TokenSigningKeySet, issuer: String, clientID: String) throws {
-        guard let jwt = TenantSignedJWT(parsing: token) else { throw Self.invalid("is not an ES256 or RS256 JWS") }
-        guard jwt.type?.uppercased() == TokenIssuer.idTokenType else { throw Self.invalid("is not an ID token") }
-        guard jwt.isSigned(by: keys) else { throw Self.invalid("is not signed by a key of this issuer") }
-        guard let claims = jwt.claims else { throw Self.invalid("has no JSON claims") }
-        guard claims["iss"]?.stringValue == issuer else { throw Self.invalid("was issued by another issuer") }
-        let audience: [String] = switch claims["aud"] {
-        case .string(let single): [single]
-        case .array(let values): values.compactMap(\.stringValue)
-        default: []
+    init(_ token: String, keys: TokenSigningKeySet, issuer: String, clientID: String) async throws {
+        guard let header = TenantJWTHeader(of: token) else { throw Self.invalid("is not an ES256 or RS256 JWS") }
+        guard header.type?.uppercased() == TokenIssuer.idTokenType else { throw Self.invalid("is not an ID token") }
+        let claims: Claims
+        do {
+            claims = try await keys.verify(token, header: header, as: Claims.self)
+        } catch TenantJWTError.notSigned {
+            throw Self.invalid("is not signed by a key of this issuer")
+        } catch {
+            throw Self.invalid("has no JSON claims")
         }
-        guard audience.contains(clientID) else { throw Self.invalid("was issued to another client") }
-        guard let subject = claims["sub"]?.stringValue, !subject.isEmpty else { throw Self.invalid("names no subject") }
+        guard claims.iss?.value == issuer else { throw Self.invalid("was issued by another issuer") }
+        guard let audience = claims.aud, (try? audience.verifyIntendedAudience(includes: clientID)) != nil else {
+            throw Self.invalid("was issued to another client")
+        }
+        guard let subject = claims.sub?.value, !subject.isEmpty else { throw Self.invalid("names no subject") }
         self.subject = subject
+    }
+
+    /// The claims a hint is read for; `exp` is not among them.
+    struct Claims: JWTPayload {
+        let iss: IssuerClaim?
+        let aud: AudienceClaim?
+        let sub: SubjectClaim?
+
+        func verify(using _: some JWTAlgorithm) {}
     }
 
     private static func invalid(_ why: String) -> BackchannelAuthenticationError {

@@ -1,5 +1,6 @@
 import CountersignCore
 import Foundation
+import JWTKit
 
 /// The claims of a client's JWT, read strictly: a registered claim of RFC 7519 §4.1 that is
 /// present must have its registered type, or the JWT is refused rather than the claim ignored.
@@ -43,6 +44,21 @@ struct JWTClaims: Sendable {
         default: throw .wrongType("aud", "a string or an array of strings")
         }
     }
+}
+
+/// To jwt-kit a claim set is the JSON object it is: the tenant's tokens are signed from one and
+/// a client's JWT is verified as one. What the claims must hold is checked by each use, with its
+/// own rules and the server's clock (`JWTTimeRules`), not by jwt-kit's `verify(using:)`.
+extension JWTClaims: JWTPayload {
+    init(from decoder: any Decoder) throws {
+        self.init(try [String: JSONValue](from: decoder))
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        try members.encode(to: encoder)
+    }
+
+    func verify(using _: some JWTAlgorithm) {}
 }
 
 /// A claim that is missing or of the wrong type. The description continues the name of the

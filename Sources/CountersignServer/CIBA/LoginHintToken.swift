@@ -24,12 +24,12 @@ struct LoginHintToken: Sendable, Equatable {
 
     let subject: Subject
 
-    init(_ token: String, client: Client, issuer: String, at now: Date) throws(BackchannelAuthenticationError) {
+    init(_ token: String, client: Client, issuer: String, at now: Date) async throws(BackchannelAuthenticationError) {
         guard client.jwks != nil else { throw Self.invalid(" must be signed with a key the client registered, and it has none (jwks)") }
         let jwt: ClientSignedJWT
         do {
             jwt = try ClientSignedJWT(parsing: token)
-            try jwt.verify(with: client.jwks)
+            try await jwt.verify(with: client.jwks)
         } catch ClientJWTError.algorithmRefused(let alg) {
             throw Self.invalid(" must be signed with ES256 or RS256, not \(alg)")
         } catch ClientJWTError.unknownKey {

@@ -20,12 +20,12 @@ struct RequestObject: Sendable {
     let jwtID: String
     let expiresAt: Date
 
-    init(_ text: String, client: Client, issuer: String, at now: Date) throws(RequestObjectError) {
+    init(_ text: String, client: Client, issuer: String, at now: Date) async throws(RequestObjectError) {
         guard let keys = client.jwks else { throw .noKeys }
         let jwt: ClientSignedJWT
         do {
             jwt = try ClientSignedJWT(parsing: text)
-            try jwt.verify(with: keys)
+            try await jwt.verify(with: keys)
         } catch ClientJWTError.algorithmRefused(let alg) {
             throw .algorithmRefused(alg)
         } catch ClientJWTError.unknownKey {
@@ -56,8 +56,8 @@ struct RequestObject: Sendable {
 
     /// The authentication request parameters of `form`: the claims of its signed request when it
     /// sends one, its own parameters when it does not and the client may send them unsigned.
-    static func parameters(of form: FormParameters, client: Client, issuer: Issuer,
-                           services: ServerServices) async throws -> AuthenticationParameters {
+    static func parameters(of form: FormParameters, client: Client, issuer: Issuer, jwtIDs: JWTIDLedger)
+        async throws -> AuthenticationParameters {
         guard let text = form["request"] else {
             guard !client.requireSignedRequestObject else { throw RequestObjectError.required }
             return AuthenticationParameters(form: form)
@@ -65,8 +65,8 @@ struct RequestObject: Sendable {
         if let outside = AuthenticationParameters.names.sorted().first(where: { form.contains($0) }) {
             throw RequestObjectError.parameterOutside(outside)
         }
-        let object = try RequestObject(text, client: client, issuer: issuer.identifier, at: services.now())
-        guard try await JWTIDLedger(services: services).use(
+        let object = try await RequestObject(text, client: client, issuer: issuer.identifier, at: jwtIDs.now())
+        guard try await jwtIDs.use(
             object.jwtID, clientID: client.id, purpose: .requestObject, expiresAt: object.expiresAt) else {
             throw RequestObjectError.replayed
         }

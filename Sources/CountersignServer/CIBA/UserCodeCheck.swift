@@ -21,7 +21,10 @@ struct UserCodeCheck: Sendable {
     /// Longer than any code an administrator can set; a longer value is malformed, not wrong.
     static let maximumLength = 256
 
-    let services: ServerServices
+    let database: any Database
+    let sealer: SecretSealer
+    let audit: AuditLog
+    let now: @Sendable () -> Date
     var repository: any UserCodeRepository = SQLUserCodeRepository()
 
     /// The code a request of `client` carries.
@@ -34,27 +37,27 @@ struct UserCodeCheck: Sendable {
 
     func verify(_ code: String?, user: User, client: Client) async throws {
         guard client.backchannelUserCodeParameter else { return }
-        guard let stored = try await repository.find(userID: user.id, on: services.database) else {
+        guard let stored = try await repository.find(userID: user.id, on: database) else {
             if code != nil { throw BackchannelAuthenticationError.userCodeNotSet }
             return
         }
-        let now = services.now()
+        let now = now()
         if let until = stored.lockedUntil, until > now {
             throw BackchannelAuthenticationError.userCodeLocked(retryAfter: max(1, Int(until.timeIntervalSince(now).rounded(.up))))
         }
         guard let code else { throw BackchannelAuthenticationError.missingUserCode }
-        if Secrets.constantTimeEqual(UserCode.hash(code, userID: user.id, masterKey: services.sealer.masterKey), stored.hash) {
-            try await repository.resetFailures(userID: user.id, on: services.database)
+        if Secrets.constantTimeEqual(UserCode.hash(code, userID: user.id, masterKey: sealer.masterKey), stored.hash) {
+            try await repository.resetFailures(userID: user.id, on: database)
             return
         }
         // Whole milliseconds, as stored: the lock ends exactly `lockout` after this failure.
         let lockUntil = Date(timeIntervalSince1970: (now.timeIntervalSince1970 * 1000).rounded(.down) / 1000 + Self.lockout)
-        let locked = try await services.database.transaction { executor in
+        let locked = try await database.transaction { executor in
             guard let until = try await repository.recordFailure(
                 userID: user.id, limit: Self.failureLimit, lockUntil: lockUntil, on: executor) else {
                 return false
             }
-            try await services.audit.record(
+            try await audit.record(
                 "user_code.locked", actor: "client:\(client.id)", tenantID: user.tenantID, target: ("user", user.id),
                 details: ["locked_until": Timestamps.format(until)], at: now, on: executor)
             return true

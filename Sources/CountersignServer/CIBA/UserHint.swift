@@ -28,7 +28,10 @@ enum UserHint: Sendable, Equatable {
 
 /// Finds the user a hint names, within the tenant.
 struct UserHintResolver: Sendable {
-    let services: ServerServices
+    let database: any Database
+    let users: any UserRepository
+    let signingKeys: TokenSigningKeys
+    let now: @Sendable () -> Date
 
     func user(for hint: UserHint, client: Client, issuer: Issuer) async throws -> User {
         let found: User?
@@ -36,15 +39,15 @@ struct UserHintResolver: Sendable {
         case .loginHint(let hint):
             found = try await user(named: hint, tenantID: issuer.tenant.id)
         case .idTokenHint(let token):
-            let keys = try await services.tokenSigningKeys.keySet(for: issuer.tenant)
-            let subject = try IDTokenHint(token, keys: keys, issuer: issuer.identifier, clientID: client.id).subject
-            found = try await services.repositories.users.find(id: subject, tenantID: issuer.tenant.id, on: services.database)
+            let keys = try await signingKeys.keySet(for: issuer.tenant)
+            let subject = try await IDTokenHint(token, keys: keys, issuer: issuer.identifier, clientID: client.id).subject
+            found = try await users.find(id: subject, tenantID: issuer.tenant.id, on: database)
         case .loginHintToken(let token):
-            switch try LoginHintToken(token, client: client, issuer: issuer.identifier, at: services.now()).subject {
+            switch try await LoginHintToken(token, client: client, issuer: issuer.identifier, at: now()).subject {
             case .loginHint(let hint):
                 found = try await user(named: hint, tenantID: issuer.tenant.id)
             case .userID(let id):
-                found = try await services.repositories.users.find(id: id, tenantID: issuer.tenant.id, on: services.database)
+                found = try await users.find(id: id, tenantID: issuer.tenant.id, on: database)
             }
         }
         guard let found else { throw BackchannelAuthenticationError.unknownUser }
@@ -53,8 +56,7 @@ struct UserHintResolver: Sendable {
 
     /// A user by id, or failing that by username.
     private func user(named hint: String, tenantID: String) async throws -> User? {
-        let users = services.repositories.users
-        if let user = try await users.find(id: hint, tenantID: tenantID, on: services.database) { return user }
-        return try await users.find(username: hint, tenantID: tenantID, on: services.database)
+                if let user = try await users.find(id: hint, tenantID: tenantID, on: database) { return user }
+        return try await users.find(username: hint, tenantID: tenantID, on: database)
     }
 }

@@ -282,17 +282,17 @@ public struct SQLDeviceRepository: DeviceRepository {
     static func decode(_ row: SQLRow) throws -> Device {
         let decoder = JSONDecoder()
         let push: PushRegistration? = try {
-            guard let provider = try row.optionalString("push_provider").flatMap(PushRegistration.Provider.init(rawValue:)),
+            guard let provider = try row.optionalString("push_provider", as: PushRegistration.Provider.self),
                   let token = try row.optionalString("push_token") else { return nil }
             return PushRegistration(provider: provider, token: token)
         }()
         return Device(
             id: try row.string("id"), tenantID: try row.string("tenant_id"), userID: try row.string("user_id"),
-            name: try row.string("name"), platform: DevicePlatform(rawValue: try row.string("platform")) ?? .other,
+            name: try row.string("name"), platform: try row.string("platform", as: DevicePlatform.self),
             signingKey: try decoder.decode(ECPublicJWK.self, from: Data(try row.string("signing_key_jwk").utf8)),
             encryptionKey: try decoder.decode(ECPublicJWK.self, from: Data(try row.string("encryption_key_jwk").utf8)),
             push: push, pushTokenValid: try row.bool("push_token_valid"),
-            status: Device.Status(rawValue: try row.string("status")) ?? .deleted,
+            status: try row.string("status", as: Device.Status.self),
             createdAt: try row.date("created_at"), updatedAt: try row.date("updated_at"),
             lastSeenAt: try row.optionalDate("last_seen_at"), deletedAt: try row.optionalDate("deleted_at"),
             pushTokenUpdatedAt: try row.optionalDate("push_token_updated_at"),
@@ -303,7 +303,7 @@ public struct SQLDeviceRepository: DeviceRepository {
                 try decoder.decode(ECPublicJWK.self, from: Data($0.utf8))
             },
             hasTOTP: try row.bool("has_totp"),
-            deregisteredReason: try row.optionalString("deregistered_reason").flatMap(DeregistrationNotice.Reason.init(rawValue:)))
+            deregisteredReason: try row.optionalString("deregistered_reason", as: DeregistrationNotice.Reason.self))
     }
 }
 

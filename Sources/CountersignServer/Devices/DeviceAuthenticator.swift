@@ -6,11 +6,20 @@ import Foundation
 /// window, and the nonce has not been seen. The nonce is recorded only after the signature
 /// verifies, so nobody but the device can burn its nonces.
 public struct DeviceAuthenticator: Sendable {
-    let services: ServerServices
+    let store: any DeviceSignatureStore
+    /// How far a signature's `iat` may be from now, either way.
+    let window: TimeInterval
+    let metrics: ServerMetrics
+    let now: @Sendable () -> Date
     /// Expired nonces are swept at most once a minute, by whichever request comes first.
     private let lastPurge = PeriodicSchedule(every: 60)
 
-    init(services: ServerServices) { self.services = services }
+    init(store: any DeviceSignatureStore, window: TimeInterval, metrics: ServerMetrics, now: @escaping @Sendable () -> Date) {
+        self.store = store
+        self.window = window
+        self.metrics = metrics
+        self.now = now
+    }
 
     public func authenticate(
         authorization: String?, method: String, url: String, body: Data, tenant: Tenant
@@ -18,16 +27,15 @@ public struct DeviceAuthenticator: Sendable {
         do {
             return try await check(authorization: authorization, method: method, url: url, body: body, tenant: tenant)
         } catch let error as DeviceRequestError {
-            services.metrics.deviceSignatureRejected(code: error.code.rawValue)
+            metrics.deviceSignatureRejected(code: error.code.rawValue)
             throw error
         }
     }
 
     private func check(authorization: String?, method: String, url: String, body: Data, tenant: Tenant) async throws -> Device {
-        let now = services.now()
+        let now = now()
         let signature = try DeviceRequestSignature.parse(authorizationHeader: authorization)
-        let devices = services.repositories.devices
-        guard let device = try await devices.find(id: signature.deviceID, on: services.database),
+        guard let device = try await store.device(id: signature.deviceID),
               device.tenantID == tenant.id else {
             throw DeviceRequestError.unknownDevice
         }
@@ -38,23 +46,22 @@ public struct DeviceAuthenticator: Sendable {
             throw DeviceRequestError.deviceDeregistered
         }
         try signature.verify(key: try device.signingKey.signingKey(), method: method, url: url, body: body, now: now,
-                             window: services.configuration.signatureWindow)
+                             window: window)
         // A nonce only needs remembering while its iat is inside the window.
-        let expiry = Date(timeIntervalSince1970: TimeInterval(signature.issuedAt) + services.configuration.signatureWindow)
-        guard try await devices.recordNonce(deviceID: device.id, nonce: signature.nonce, expiresAt: expiry,
-                                            on: services.database) else {
+        let expiry = Date(timeIntervalSince1970: TimeInterval(signature.issuedAt) + window)
+        guard try await store.recordNonce(deviceID: device.id, nonce: signature.nonce, expiresAt: expiry) else {
             throw DeviceRequestError.replayed
         }
         try await purgeExpiredNonces(now: now)
         var seen = device
         if device.lastSeenAt.map({ now.timeIntervalSince($0) > 60 }) ?? true {
-            try await devices.touch(id: device.id, at: now, on: services.database)
+            try await store.touch(deviceID: device.id, at: now)
             seen.lastSeenAt = now
         }
         return seen
     }
 
     private func purgeExpiredNonces(now: Date) async throws {
-        if lastPurge.isDue(at: now) { try await services.repositories.devices.purgeNonces(before: now, on: services.database) }
+        if lastPurge.isDue(at: now) { try await store.purgeNonces(before: now) }
     }
 }

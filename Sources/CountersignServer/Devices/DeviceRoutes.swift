@@ -12,12 +12,12 @@ struct DeviceRoutes: Sendable {
     let selfService: DeviceSelfService
     let approvals: ApprovalService
 
-    init(services: ServerServices) {
+    init(services: ServerServices, features: Features) {
         self.services = services
         self.enrollment = EnrollmentService(services: services)
-        self.authenticator = DeviceAuthenticator(services: services)
-        self.selfService = DeviceSelfService(services: services)
-        self.approvals = ApprovalService(services: services)
+        self.authenticator = features.deviceAuthenticator
+        self.selfService = features.deviceSelfService
+        self.approvals = features.approvals
     }
 
     func register(on routes: TenantRoutes) {

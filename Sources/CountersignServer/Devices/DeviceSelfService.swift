@@ -4,15 +4,18 @@ import Foundation
 /// What a device may do to its own enrollment: read it, rename itself, change its push token,
 /// and unenroll.
 public struct DeviceSelfService: Sendable {
-    let services: ServerServices
-
-    private var devices: any DeviceRepository { services.repositories.devices }
+    let database: any Database
+    let devices: any DeviceRepository
+    let users: any UserRepository
+    let audit: AuditLog
+    let pins: PINVerifier
+    let now: @Sendable () -> Date
 
     /// The device as the server holds it; `device` is the row the request's authentication just
     /// read, so no second read is needed.
     public func describe(_ device: Device, tenant: Tenant) async throws -> DeviceDescription {
-        guard let user = try await services.repositories.users.find(id: device.userID, tenantID: tenant.id,
-                                                                   on: services.database) else {
+        guard let user = try await users.find(id: device.userID, tenantID: tenant.id,
+                                                                   on: database) else {
             throw DeviceRequestError.unknownDevice
         }
         let current = device
@@ -33,13 +36,13 @@ public struct DeviceSelfService: Sendable {
         guard ![device.signingKey, device.encryptionKey, device.biometricKey].contains(change.pinKey) else {
             throw APIError(.badRequest, .invalidKey, "pin_key must be a key of its own, not another key of this device")
         }
-        try await PINVerifier(services: services).check(
+        try await pins.check(
             change.pinSignature, over: FactorProof.pinChangeMessage(deviceID: device.id, newKey: change.pinKey),
             device: device, tenant: tenant)
-        let date = services.now()
-        try await services.database.transaction { executor in
+        let date = now()
+        try await database.transaction { executor in
             try await devices.setPINKey(id: device.id, change.pinKey, at: date, on: executor)
-            try await services.audit.record(
+            try await audit.record(
                 "device.pin_changed", actor: "device:\(device.id)", tenantID: tenant.id, target: ("device", device.id),
                 at: date, on: executor)
         }
@@ -50,10 +53,10 @@ public struct DeviceSelfService: Sendable {
         guard let name = DeviceName.validate(rawName) else {
             throw APIError.badRequest("name must be 1 to \(DeviceName.maximumLength) characters without control characters")
         }
-        let date = services.now()
-        try await services.database.transaction { executor in
+        let date = now()
+        try await database.transaction { executor in
             try await devices.rename(id: device.id, to: name, at: date, on: executor)
-            try await services.audit.record(
+            try await audit.record(
                 "device.renamed", actor: "device:\(device.id)", tenantID: tenant.id, target: ("device", device.id),
                 details: ["name": name], at: date, on: executor)
         }
@@ -64,10 +67,10 @@ public struct DeviceSelfService: Sendable {
         if let push, push.token.isEmpty || push.token.unicodeScalars.count > PushRegistration.maximumTokenLength {
             throw APIError.badRequest("token must be 1 to \(PushRegistration.maximumTokenLength) characters")
         }
-        let date = services.now()
-        try await services.database.transaction { executor in
+        let date = now()
+        try await database.transaction { executor in
             try await devices.setPush(id: device.id, push, at: date, on: executor)
-            try await services.audit.record(
+            try await audit.record(
                 push == nil ? "device.push_token_removed" : "device.push_token_updated", actor: "device:\(device.id)",
                 tenantID: tenant.id, target: ("device", device.id),
                 details: push.map { ["provider": $0.provider.rawValue] } ?? [:], at: date, on: executor)
@@ -76,19 +79,19 @@ public struct DeviceSelfService: Sendable {
     }
 
     private func reloaded(_ device: Device) async throws -> Device {
-        guard let current = try await devices.find(id: device.id, on: services.database) else {
+        guard let current = try await devices.find(id: device.id, on: database) else {
             throw DeviceRequestError.unknownDevice
         }
         return current
     }
 
     public func unenroll(_ device: Device, tenant: Tenant) async throws {
-        let date = services.now()
-        try await services.database.transaction { executor in
+        let date = now()
+        try await database.transaction { executor in
             guard try await devices.markDeleted(id: device.id, at: date, on: executor) else {
                 throw DeviceRequestError.deviceDeregistered
             }
-            try await services.audit.record(
+            try await audit.record(
                 "device.unenrolled", actor: "device:\(device.id)", tenantID: tenant.id, target: ("device", device.id),
                 at: date, on: executor)
         }

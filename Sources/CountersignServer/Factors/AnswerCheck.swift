@@ -16,19 +16,11 @@ enum AnswerOutcome: Sendable, Equatable {
 /// biometric key's signature, the PIN (which counts), and last the custom verifier (a call
 /// out).
 struct AnswerCheck: Sendable {
-    let services: ServerServices
+    let database: any Database
+    let users: any UserRepository
+    let approvals: any ApprovalTransactionRepository
     let pins: PINVerifier
     let verifier: CustomVerifier
-
-    init(services: ServerServices) {
-        self.services = services
-        self.pins = PINVerifier(services: services)
-        self.verifier = CustomVerifier(
-            targets: SQLWebhookTargets(
-                database: services.database, webhooks: services.repositories.webhooks, sealer: services.sealer),
-            client: services.webhookClient, timeout: services.configuration.webhooks.verifierTimeout,
-            logger: services.logger, now: services.configuration.now)
-    }
 
     func evaluate(
         _ response: ApprovalResponse, submission: ApprovalSubmission, transaction: ApprovalTransaction, device: Device,
@@ -109,7 +101,7 @@ struct AnswerCheck: Sendable {
         guard data.utf8.count <= ApprovalResponse.maximumCustomDataLength else {
             throw ApprovalError.invalidResponse("custom_data is longer than \(ApprovalResponse.maximumCustomDataLength) bytes")
         }
-        let user = try await services.repositories.users.find(id: transaction.userID, tenantID: tenant.id, on: services.database)
+        let user = try await users.find(id: transaction.userID, tenantID: tenant.id, on: database)
         let call = CustomVerification(
             tenant: tenant.slug, requestID: transaction.id, clientID: transaction.clientID, userID: transaction.userID,
             username: user?.username ?? "", deviceID: device.id, data: data, bindingMessage: transaction.bindingMessage)
@@ -119,8 +111,8 @@ struct AnswerCheck: Sendable {
         case .reject(let why):
             return .deny(.customRejected, detail: why)
         case .pinFallback:
-            try await services.repositories.approvals.allowPINFallback(
-                id: transaction.id, verification: verification, on: services.database)
+            try await approvals.allowPINFallback(
+                id: transaction.id, verification: verification, on: database)
             throw FactorError.pinFallbackRequired
         case .unavailable:
             throw FactorError.verifierUnavailable

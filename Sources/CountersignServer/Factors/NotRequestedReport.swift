@@ -8,20 +8,22 @@ import Foundation
 struct NotRequestedReport: Sendable {
     static let event = "approval.not_requested"
 
-    let services: ServerServices
+    let users: any UserRepository
+    let audit: AuditLog
+    let events: TenantEvents
 
     func record(_ transaction: ApprovalTransaction, device: Device, policy: AuthenticationPolicy, at date: Date,
                 on executor: any SQLExecutor) async throws {
         var details = ["client_id": transaction.clientID, "user_id": transaction.userID, "device_id": device.id]
         if policy.notRequestedSuppressionSeconds > 0 {
             let until = date.addingTimeInterval(TimeInterval(policy.notRequestedSuppressionSeconds))
-            try await services.repositories.users.suppressRequests(userID: transaction.userID, until: until, on: executor)
+            try await users.suppressRequests(userID: transaction.userID, until: until, on: executor)
             details["requests_suppressed_until"] = Timestamps.format(until)
         }
-        try await services.audit.record(
+        try await audit.record(
             Self.event, actor: "device:\(device.id)", tenantID: transaction.tenantID, target: ("approval", transaction.id),
             details: details, at: date, on: executor)
-        let user = try await services.repositories.users.find(id: transaction.userID, tenantID: transaction.tenantID,
+        let user = try await users.find(id: transaction.userID, tenantID: transaction.tenantID,
                                                               on: executor)
         var data: [String: JSONValue] = [
             "request_id": .string(transaction.id), "user_id": .string(transaction.userID),
@@ -30,7 +32,7 @@ struct NotRequestedReport: Sendable {
         ]
         if let user { data["username"] = .string(user.username) }
         if let until = details["requests_suppressed_until"] { data["requests_suppressed_until"] = .string(until) }
-        try await services.tenantEvents.enqueue(
+        try await events.enqueue(
             event: Self.event, payload: JSONValue.object(data), tenantID: transaction.tenantID, at: date, on: executor)
     }
 }

@@ -7,26 +7,28 @@ import Foundation
 /// though the answer fails), a right one clears the count, and the tenant's limit removes the
 /// enrollment.
 struct PINVerifier: Sendable {
-    let services: ServerServices
+    let database: any Database
+    let devices: any DeviceRepository
+    let audit: AuditLog
+    let now: @Sendable () -> Date
 
     func check(_ signature: String, over message: Data, device: Device, tenant: Tenant) async throws {
         guard let key = device.pinKey else { throw FactorError.factorNotEnrolled(.pin) }
-        let devices = services.repositories.devices
-        if FactorProof.isValid(signature, of: message, by: try key.signingKey()) {
-            if device.pinFailures > 0 { try await devices.resetPINFailures(id: device.id, on: services.database) }
+                if FactorProof.isValid(signature, of: message, by: try key.signingKey()) {
+            if device.pinFailures > 0 { try await devices.resetPINFailures(id: device.id, on: database) }
             return
         }
-        let now = services.now()
-        let outcome = try await services.database.transaction { executor -> PINFailure? in
+        let now = now()
+        let outcome = try await database.transaction { executor -> PINFailure? in
             let outcome = try await devices.recordPINFailure(
                 id: device.id, limit: tenant.policy.pinAttemptLimit, at: now, on: executor)
             switch outcome {
             case .wrong(let remaining):
-                try await services.audit.record(
+                try await audit.record(
                     "device.pin_failed", actor: "device:\(device.id)", tenantID: tenant.id, target: ("device", device.id),
                     details: ["attempts_remaining": String(remaining)], at: now, on: executor)
             case .limitReached:
-                try await services.audit.record(
+                try await audit.record(
                     "device.deregistered", actor: "device:\(device.id)", tenantID: tenant.id, target: ("device", device.id),
                     details: ["user_id": device.userID, "reason": DeregistrationNotice.Reason.pinAttemptsExceeded.rawValue],
                     at: now, on: executor)

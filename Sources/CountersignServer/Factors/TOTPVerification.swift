@@ -14,39 +14,44 @@ struct TOTPVerification: Sendable {
     static let failureLimit = 5
     static let lockout: TimeInterval = 900
 
-    let services: ServerServices
+    let database: any Database
+    let devices: any DeviceRepository
+    let users: any UserRepository
+    let sealer: SecretSealer
+    let audit: AuditLog
+    let userHints: UserHintResolver
+    let now: @Sendable () -> Date
 
     func verify(_ form: FormParameters, client: Client, issuer: Issuer) async throws -> TOTPVerified {
         guard let code = form["code"] else { throw TOTPError.missingCode }
         guard code.utf8.count == Self.digits, code.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else {
             throw TOTPError.malformedCode
         }
-        let user = try await UserHintResolver(services: services).user(for: try UserHint(form), client: client, issuer: issuer)
-        let now = services.now()
+        let user = try await userHints.user(for: try UserHint(form), client: client, issuer: issuer)
+        let now = now()
         guard user.status == .active else { throw ApprovalStartError.userDisabled }
         if let until = user.totpLockedUntil, until > now {
             throw TOTPError.locked(retryAfter: max(1, Int(until.timeIntervalSince(now).rounded(.up))))
         }
-        let devices = services.repositories.devices
-        let seeds = try await devices.totpSeeds(userID: user.id, on: services.database)
+                let seeds = try await devices.totpSeeds(userID: user.id, on: database)
         guard !seeds.isEmpty else { throw TOTPError.noSeed }
         for seed in seeds {
-            let secret = try services.sealer.open(seed.sealed, context: EnrollmentService.totpContext(seed.deviceID))
+            let secret = try sealer.open(seed.sealed, context: EnrollmentService.totpContext(seed.deviceID))
             let totp = TOTP(secret: secret, digits: Self.digits, period: Self.period)
             guard let step = totp.matchingStep(of: code, at: now),
-                  try await devices.acceptTOTPStep(id: seed.deviceID, step: step, on: services.database) else { continue }
-            try await services.database.transaction { executor in
-                try await services.repositories.users.resetTOTPFailures(userID: user.id, on: executor)
-                try await services.audit.record(
+                  try await devices.acceptTOTPStep(id: seed.deviceID, step: step, on: database) else { continue }
+            try await database.transaction { executor in
+                try await users.resetTOTPFailures(userID: user.id, on: executor)
+                try await audit.record(
                     "totp.verified", actor: "client:\(client.id)", tenantID: issuer.tenant.id, target: ("user", user.id),
                     details: ["device_id": seed.deviceID], at: now, on: executor)
             }
             return TOTPVerified(sub: user.id, deviceID: seed.deviceID)
         }
-        let lockedUntil = try await services.database.transaction { executor in
-            let locked = try await services.repositories.users.recordTOTPFailure(
+        let lockedUntil = try await database.transaction { executor in
+            let locked = try await users.recordTOTPFailure(
                 userID: user.id, limit: Self.failureLimit, lockUntil: now.addingTimeInterval(Self.lockout), on: executor)
-            try await services.audit.record(
+            try await audit.record(
                 "totp.failed", actor: "client:\(client.id)", tenantID: issuer.tenant.id, target: ("user", user.id),
                 details: locked.map { ["locked_until": Timestamps.format($0)] } ?? [:], at: now, on: executor)
             return locked

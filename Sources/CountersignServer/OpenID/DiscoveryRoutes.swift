@@ -5,7 +5,7 @@ import Hummingbird
 /// and for every tenant below `/t/<slug>`. Both are public and may be cached for
 /// `TokenSigningKeys.activationDelay`: a new key signs only after that long in the JWKS.
 struct DiscoveryRoutes: Sendable {
-    let services: ServerServices
+    let signingKeys: TokenSigningKeys
 
     private static var cacheControl: String { "public, max-age=\(Int(TokenSigningKeys.activationDelay))" }
 
@@ -24,7 +24,7 @@ struct DiscoveryRoutes: Sendable {
         }
         discovery.get("/jwks") { _, context in
             let issuer = try context.tenantIssuer()
-            return try Self.publicJSON(JSONWebKeySet(try await services.tokenSigningKeys.keySet(for: issuer.tenant)))
+            return try Self.publicJSON(JSONWebKeySet(try await signingKeys.keySet(for: issuer.tenant)))
         }
     }
 

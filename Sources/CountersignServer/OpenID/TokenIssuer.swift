@@ -56,7 +56,8 @@ struct TokenIssuer: Sendable {
     /// the tenant's current key of `algorithm`.
     func sign(_ grant: TokenGrant, with algorithm: TokenSigningAlgorithm, issuer: Issuer, at date: Date,
               refresh: NewRefreshToken?, authReqID: String? = nil) async throws -> IssuedTokens {
-        let key = try await keys.keySet(for: issuer.tenant).current(algorithm)
+        let keySet = try await keys.keySet(for: issuer.tenant)
+        let key = try keySet.current(algorithm)
         let issuedAt = Int64(date.timeIntervalSince1970.rounded(.down))
         let scope = grant.scope.joined(separator: " ")
         let common: [String: JSONValue] = [
@@ -73,7 +74,7 @@ struct TokenIssuer: Sendable {
         access["scope"] = .string(scope)
         // RFC 9396 §9.1: a resource server reads what was approved from the token itself.
         if let details = grant.authorizationDetails { access[AuthorizationDetails.claim] = details.json }
-        let accessToken = try TenantSignedJWT.sign(access, type: Self.accessTokenType, key: key)
+        let accessToken = try await keySet.sign(access, type: Self.accessTokenType, with: key)
 
         var idToken: String?
         if grant.scope.contains(Scope.openID) {
@@ -84,7 +85,7 @@ struct TokenIssuer: Sendable {
                 identity["at_hash"] = .string(TokenHash.of(accessToken))
                 if let refresh { identity[Self.refreshTokenHashClaim] = .string(TokenHash.of(refresh.value)) }
             }
-            idToken = try TenantSignedJWT.sign(identity, type: Self.idTokenType, key: key)
+            idToken = try await keySet.sign(identity, type: Self.idTokenType, with: key)
         }
         let accessExpiresAt = Date(timeIntervalSince1970: TimeInterval(accessExpiry))
         return IssuedTokens(

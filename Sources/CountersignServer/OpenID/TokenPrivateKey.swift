@@ -1,6 +1,7 @@
 import CountersignCore
 import Crypto
 import Foundation
+import JWTKit
 import _CryptoExtras
 
 /// A token-signing key's public half, as published in the JWKS and stored beside the sealed
@@ -35,9 +36,9 @@ public enum TokenPublicKey: Sendable, Hashable {
     }
 }
 
-/// A token-signing private key of either algorithm, and the signatures it makes in the form
-/// JWS carries them: ES256 as the 64-byte `r ‖ s` (RFC 7518 §3.4), RS256 as RSASSA-PKCS1-v1_5
-/// with SHA-256 (§3.3).
+/// A token-signing private key of either algorithm, as it is generated, sealed and opened. The
+/// signatures are jwt-kit's (`add(to:kid:)`): ES256 as the 64-byte `r ‖ s` (RFC 7518 §3.4),
+/// RS256 as RSASSA-PKCS1-v1_5 with SHA-256 (§3.3).
 enum TokenPrivateKey: Sendable {
     case es256(P256.Signing.PrivateKey)
     case rs256(_RSA.Signing.PrivateKey)
@@ -87,24 +88,13 @@ enum TokenPrivateKey: Sendable {
         }
     }
 
-    func signature(for input: Data) throws -> Data {
+    /// Adds this key to `keys` under `kid`, where it signs tokens with its algorithm and verifies
+    /// the tokens it signed.
+    func add(to keys: JWTKeyCollection, kid: String) async throws {
         switch self {
-        case .es256(let key): try key.signature(for: input).rawRepresentation
-        case .rs256(let key): try key.signature(for: input, padding: .insecurePKCS1v1_5).rawRepresentation
-        }
-    }
-
-    /// Whether this key's public half verifies `signature` over `input`.
-    func isValidSignature(_ signature: Data, for input: Data) -> Bool {
-        switch self {
-        case .es256(let key):
-            guard signature.count == 64, let ecdsa = try? P256.Signing.ECDSASignature(rawRepresentation: signature) else {
-                return false
-            }
-            return key.publicKey.isValidSignature(ecdsa, for: input)
+        case .es256(let key): await keys.add(ecdsa: try ES256PrivateKey(backing: key), kid: JWKIdentifier(string: kid))
         case .rs256(let key):
-            return key.publicKey.isValidSignature(
-                _RSA.Signing.RSASignature(rawRepresentation: signature), for: input, padding: .insecurePKCS1v1_5)
+            await keys.add(rsa: try JWTKit.Insecure.RSA.PrivateKey(backing: key), digestAlgorithm: .sha256, kid: JWKIdentifier(string: kid))
         }
     }
 }

@@ -1,9 +1,10 @@
 import CountersignCore
 import Foundation
+import JWTKit
 import Synchronization
 
 /// A tenant's token-signing key, opened: what signs ID tokens and access tokens with its
-/// algorithm.
+/// algorithm, from the key set's `jwtKeys`.
 public struct TokenSigningKey: Sendable {
     /// The RFC 7638 thumbprint of the public key; tokens name it in `kid`.
     public let id: String
@@ -18,10 +19,14 @@ public struct TokenSigningKey: Sendable {
 public struct TokenSigningKeySet: Sendable {
     /// Oldest first; of a tenant's first keys, the ES256 one first.
     public let published: [TokenSigningKey]
+    /// The private keys of `published`, each under its `kid`: they sign and verify the tenant's
+    /// tokens (`TenantJWT`).
+    let jwtKeys: JWTKeyCollection
     private let signing: [TokenSigningAlgorithm: TokenSigningKey]
 
-    init(published: [TokenSigningKey], at date: Date) {
+    init(published: [TokenSigningKey], jwtKeys: JWTKeyCollection, at date: Date) {
         self.published = published
+        self.jwtKeys = jwtKeys
         signing = Dictionary(grouping: published, by: \.algorithm).compactMapValues { TokenSigningKeys.current(of: $0, at: date) }
     }
 
@@ -48,8 +53,9 @@ public struct TokenSigningKeySet: Sendable {
 /// old key is retired from the JWKS once every token it signed has expired.
 ///
 /// ```swift
-/// let key = try await services.tokenSigningKeys.keySet(for: tenant).current(.rs256)
-/// let jwt = try TenantSignedJWT.sign(claims, type: "JWT", key: key)
+/// let keys = try await services.tokenSigningKeys.keySet(for: tenant)
+/// let key = try keys.current(.rs256)
+/// let jwt = try await keys.sign(claims, type: TokenIssuer.idTokenType, with: key)
 /// ```
 public final class TokenSigningKeys: Sendable {
     /// How long a tenant's keys are served from memory before they are read again, so that a
@@ -60,6 +66,7 @@ public final class TokenSigningKeys: Sendable {
 
     private struct Entry {
         let published: [TokenSigningKey]
+        let jwtKeys: JWTKeyCollection
         let loadedAt: Date
     }
 
@@ -86,14 +93,16 @@ public final class TokenSigningKeys: Sendable {
         let date = now()
         if let entry = cache.withLock({ $0[tenant.id] }),
            date >= entry.loadedAt, date.timeIntervalSince(entry.loadedAt) < Self.cacheLifetime {
-            return TokenSigningKeySet(published: entry.published, at: date)
+            return TokenSigningKeySet(published: entry.published, jwtKeys: entry.jwtKeys, at: date)
         }
         var stored = try await repository.published(tenantID: tenant.id, on: database)
         if schedule.isDue(stored, at: date) { stored = try await rotate(tenant, stored, at: date) }
         let keys = try stored.map(open)
-        cache.withLock { $0[tenant.id] = Entry(published: keys, loadedAt: date) }
+        let jwtKeys = JWTKeyCollection()
+        for key in keys { try await key.privateKey.add(to: jwtKeys, kid: key.id) }
+        cache.withLock { $0[tenant.id] = Entry(published: keys, jwtKeys: jwtKeys, loadedAt: date) }
         // Chosen on every call, not once per load: a key starts signing on time on every node.
-        return TokenSigningKeySet(published: keys, at: date)
+        return TokenSigningKeySet(published: keys, jwtKeys: jwtKeys, at: date)
     }
 
     /// Of `keys` (one algorithm's, oldest first), the newest published for at least

@@ -4,7 +4,7 @@ import Hummingbird
 /// The UserInfo endpoint's routes, for the default tenant at the root and every tenant below
 /// `/t/<slug>`. Answers are never cached; errors are bearer-token errors (`BearerTokenError`).
 struct UserInfoRoutes: Sendable {
-    let services: ServerServices
+    let metrics: ServerMetrics
     let accessTokens: AccessTokenVerifier
 
     func register(on routes: RouterGroup<CountersignRequestContext>) {
@@ -23,10 +23,10 @@ struct UserInfoRoutes: Sendable {
                 throw BearerTokenError.invalidToken(rejection.description)
             }
             guard token.scope.contains(Scope.openID) else { throw BearerTokenError.insufficientScope(Scope.openID) }
-            services.metrics.oauthOutcome(endpoint: "userinfo", outcome: "ok")
+            metrics.oauthOutcome(endpoint: "userinfo", outcome: "ok")
             return try OAuthResponse.json(UserInfo(of: user, scope: token.scope))
         } catch let error as BearerTokenError {
-            services.metrics.oauthOutcome(endpoint: "userinfo", outcome: error.code?.rawValue ?? "missing_token")
+            metrics.oauthOutcome(endpoint: "userinfo", outcome: error.code?.rawValue ?? "missing_token")
             throw error
         }
     }

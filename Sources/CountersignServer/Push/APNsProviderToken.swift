@@ -1,6 +1,6 @@
 import CountersignCore
-import Crypto
 import Foundation
+import JWTKit
 import Synchronization
 
 /// The provider token (an ES256 JWT with `kid`, `iss` = team id, `iat`) that authenticates
@@ -80,7 +80,7 @@ final class APNsProviderToken: Sendable {
     /// Signs a token and stores it in place of `shared`; if another node got there first, uses
     /// the token it stored.
     private func replace(_ shared: StoredProviderToken?, at date: Date) async throws -> String {
-        let made = try make(at: date)
+        let made = try await make(at: date)
         if try await store.replace(shared, with: made, for: fingerprint) { return adopt(made) }
         guard let winner = try await store.current(for: fingerprint) else {
             throw StorageError.unavailable("the APNs provider token was removed while it was being renewed")
@@ -88,10 +88,12 @@ final class APNsProviderToken: Sendable {
         return adopt(winner)
     }
 
-    private func make(at date: Date) throws -> StoredProviderToken {
+    /// Signed once per renewal, so the key collection is made for it and dropped.
+    private func make(at date: Date) async throws -> StoredProviderToken {
         let issuedAt = Date(timeIntervalSince1970: date.timeIntervalSince1970.rounded(.down))
-        let claims = JSONValue.object(["iss": .string(key.teamID), "iat": .integer(Int64(issuedAt.timeIntervalSince1970))])
-        let jws = try CompactJWS.sign(header: ["kid": .string(key.keyID)], payload: claims.canonicalData, signer: key.key)
-        return StoredProviderToken(jwt: jws.serialized, issuedAt: issuedAt)
+        let claims = JWTClaims(["iss": .string(key.teamID), "iat": .integer(Int64(issuedAt.timeIntervalSince1970))])
+        let keyID = JWKIdentifier(string: key.keyID)
+        let keys = await JWTKeyCollection().add(ecdsa: try ES256PrivateKey(backing: key.key), kid: keyID)
+        return StoredProviderToken(jwt: try await keys.sign(claims, kid: keyID), issuedAt: issuedAt)
     }
 }

@@ -1,7 +1,7 @@
 import AsyncHTTPClient
 import CountersignCore
-import _CryptoExtras
 import Foundation
+import JWTKit
 import NIOCore
 import NIOHTTP1
 import Synchronization
@@ -149,15 +149,14 @@ final class FCMSender: PushSender {
     /// The JWT-bearer grant: an RS256 assertion signed by the service account's key.
     private func exchange() async throws -> (String, Date) {
         let issued = Int64(now().timeIntervalSince1970.rounded(.down))
-        var header: [String: JSONValue] = ["alg": .string("RS256"), "typ": .string("JWT")]
-        if let keyID = account.privateKeyID { header["kid"] = .string(keyID) }
-        let claims = JSONValue.object([
+        let claims = JWTClaims([
             "iss": .string(account.clientEmail), "scope": .string(Self.scope), "aud": .string(tokenURL),
             "iat": .integer(issued), "exp": .integer(issued + 3600),
         ])
-        let input = JSONValue.object(header).canonicalData.base64URLEncodedString + "." + claims.canonicalData.base64URLEncodedString
-        let signature = try account.key.signature(for: Data(input.utf8), padding: .insecurePKCS1v1_5)
-        let assertion = input + "." + signature.rawRepresentation.base64URLEncodedString
+        let keyID = account.privateKeyID.map(JWKIdentifier.init(string:))
+        let keys = await JWTKeyCollection().add(
+            rsa: try JWTKit.Insecure.RSA.PrivateKey(backing: account.key), digestAlgorithm: .sha256, kid: keyID)
+        let assertion = try await keys.sign(claims, kid: keyID)
 
         var request = HTTPClientRequest(url: tokenURL)
         request.method = .POST

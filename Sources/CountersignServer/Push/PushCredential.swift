@@ -189,7 +189,7 @@ public struct SQLPushCredentialRepository: PushCredentialRepository {
         return PushCredential(
             id: try row.string("id"), tenantID: try row.string("tenant_id"), kind: kind,
             clientAppKey: try row.string("client_app_key"),
-            environment: try row.optionalString("environment").flatMap(PushCredential.Environment.init(rawValue:)),
+            environment: try row.optionalString("environment", as: PushCredential.Environment.self),
             topic: try row.optionalString("topic"), summary: summary, createdAt: try row.date("created_at"),
             updatedAt: try row.date("updated_at"))
     }

@@ -145,10 +145,7 @@ public struct SQLPushOutboxRepository: PushOutboxRepository {
             WHERE transaction_id = ? AND kind = 'request' AND status IN ('sent', 'sending') AND device_id <> ?
             """,
             [.text(transactionID), .text(decidingDevice)]
-        ).compactMap { row in
-            guard let provider = PushRegistration.Provider(rawValue: try row.string("provider")) else { return nil }
-            return (try row.string("device_id"), provider)
-        }
+        ).map { row in (try row.string("device_id"), try row.string("provider", as: PushRegistration.Provider.self)) }
     }
 
     public func entries(transactionID: String, on executor: any SQLExecutor) async throws -> [PushOutboxEntry] {

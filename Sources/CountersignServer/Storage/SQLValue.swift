@@ -71,6 +71,30 @@ public struct SQLRow: Sendable {
         }
     }
 
+    /// A stored enumeration value. A value the code does not know was not written by it (or was
+    /// written by a newer release): the row is `StorageError.corrupt`, never read as some case.
+    public func string<Value: RawRepresentable>(_ column: String, as type: Value.Type) throws(StorageError) -> Value
+    where Value.RawValue == String {
+        guard let value = try optionalString(column, as: type) else { throw .unexpectedNull(column) }
+        return value
+    }
+
+    public func optionalString<Value: RawRepresentable>(_ column: String, as type: Value.Type) throws(StorageError) -> Value?
+    where Value.RawValue == String {
+        guard let text = try optionalString(column) else { return nil }
+        guard let value = Value(rawValue: text) else { throw .corrupt("column \(column) holds no \(Value.self)") }
+        return value
+    }
+
+    /// A space-separated list of enumeration values, each of which must be known.
+    public func words<Value: RawRepresentable>(_ column: String, as type: Value.Type) throws(StorageError) -> [Value]
+    where Value.RawValue == String {
+        try string(column).split(separator: " ").map { (word) throws(StorageError) -> Value in
+            guard let value = Value(rawValue: String(word)) else { throw .corrupt("column \(column) holds no \(Value.self)") }
+            return value
+        }
+    }
+
     public func date(_ column: String) throws(StorageError) -> Date {
         Date(timeIntervalSince1970: TimeInterval(try int(column)) / 1000)
     }

@@ -9,6 +9,6 @@ enum PresentedToken: Sendable {
 
     init(_ form: FormParameters) throws(TokenManagementError) {
         guard let token = form["token"] else { throw .missingToken }
-        self = TenantSignedJWT(parsing: token) != nil ? .jws(token) : .opaque(token)
+        self = TenantJWTHeader(of: token) != nil ? .jws(token) : .opaque(token)
     }
 }

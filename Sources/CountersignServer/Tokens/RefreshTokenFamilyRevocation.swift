@@ -18,7 +18,8 @@ struct RefreshTokenFamilyRevocation: Sendable {
         }
     }
 
-    let services: ServerServices
+    let database: any Database
+    let audit: AuditLog
     var refreshTokens: any RefreshTokenRepository = SQLRefreshTokenRepository()
 
     /// Revokes `family` within the transaction of `executor`; a family revoked already is left
@@ -28,14 +29,14 @@ struct RefreshTokenFamilyRevocation: Sendable {
         guard try await refreshTokens.revokeFamily(id: family.id, tenantID: family.tenantID, at: date, on: executor) else {
             return
         }
-        try await services.audit.record(
+        try await audit.record(
             cause.action, actor: "client:\(client.id)", tenantID: family.tenantID, target: ("refresh_token_family", family.id),
             details: ["user_id": family.userID, "client_id": family.clientID, "cause": cause.rawValue], at: date, on: executor)
     }
 
     /// The same in a transaction of its own.
     func revoke(_ family: RefreshTokenFamily, cause: Cause, client: Client, at date: Date) async throws {
-        try await services.database.transaction { executor in
+        try await database.transaction { executor in
             try await revoke(family, cause: cause, client: client, at: date, on: executor)
         }
     }

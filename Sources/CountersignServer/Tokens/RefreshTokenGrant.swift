@@ -17,7 +17,10 @@ import Foundation
 struct RefreshTokenGrant: Sendable {
     static let grantType = "refresh_token"
 
-    let services: ServerServices
+    let database: any Database
+    let users: any UserRepository
+    let audit: AuditLog
+    let now: @Sendable () -> Date
     let tokens: TokenIssuer
     let housekeeping: TokenHousekeeping
     var refreshTokens: any RefreshTokenRepository = SQLRefreshTokenRepository()
@@ -28,14 +31,14 @@ struct RefreshTokenGrant: Sendable {
 
     func exchange(_ form: FormParameters, client: Client, issuer: Issuer) async throws -> TokenResponse {
         guard let value = form["refresh_token"] else { throw TokenRequestError.missingRefreshToken }
-        let now = services.now()
+        let now = now()
         try await housekeeping.runIfDue(at: now)
-        guard let found = try await refreshTokens.find(tokenHash: Secrets.hash(value), on: services.database),
+        guard let found = try await refreshTokens.find(tokenHash: Secrets.hash(value), on: database),
               found.family.clientID == client.id, found.family.tenantID == client.tenantID else {
             throw TokenRequestError.unknownRefreshToken
         }
         let (token, family) = found
-        let revocation = RefreshTokenFamilyRevocation(services: services, refreshTokens: refreshTokens)
+        let revocation = RefreshTokenFamilyRevocation(database: database, audit: audit, refreshTokens: refreshTokens)
         guard family.revokedAt == nil, token.revokedAt == nil else { throw TokenRequestError.refreshTokenRevoked }
         guard token.usedAt == nil else {
             try await revocation.revoke(family, cause: .reuse, client: client, at: now)
@@ -47,14 +50,14 @@ struct RefreshTokenGrant: Sendable {
         }
         let scope = try RefreshScope(form["scope"], granted: family.scope, allowedFor: client)
         let details = try RefreshAuthorizationDetails(form[AuthorizationDetails.claim], granted: family.authorizationDetails)
-        guard let user = try await services.repositories.users.find(
-            id: family.userID, tenantID: family.tenantID, on: services.database), user.status == .active else {
+        guard let user = try await users.find(
+            id: family.userID, tenantID: family.tenantID, on: database), user.status == .active else {
             throw TokenRequestError.userUnavailable
         }
         let issued = try await tokens.sign(
             TokenGrant(of: family, scope: scope.values, authorizationDetails: details.details),
             with: client.idTokenSignedResponseAlg, issuer: issuer, at: now, refresh: NewRefreshToken(in: family, startsFamily: false))
-        let outcome = try await services.database.transaction { executor -> Outcome in
+        let outcome = try await database.transaction { executor -> Outcome in
             guard try await refreshTokens.lockLiveFamily(id: family.id, on: executor) else { return .revoked }
             guard try await refreshTokens.markUsed(id: token.id, at: now, on: executor) else {
                 try await revocation.revoke(family, cause: .reuse, client: client, at: now, on: executor)

@@ -4,14 +4,6 @@ struct TokenEndpoint: Sendable {
     let ciba: CIBAGrant
     let refresh: RefreshTokenGrant
 
-    init(services: ServerServices, housekeeping: TokenHousekeeping) {
-        let tokens = TokenIssuer(keys: services.tokenSigningKeys)
-        let store = SQLCIBAGrantStore(
-            database: services.database, approvals: services.repositories.approvals, users: services.repositories.users,
-            tokens: tokens, audit: services.audit)
-        ciba = CIBAGrant(store: store, tokens: tokens, now: services.configuration.now)
-        refresh = RefreshTokenGrant(services: services, tokens: tokens, housekeeping: housekeeping)
-    }
 
     func exchange(_ form: FormParameters, client: Client, issuer: Issuer) async throws -> TokenResponse {
         guard let grantType = form["grant_type"] else { throw TokenRequestError.missingGrantType }

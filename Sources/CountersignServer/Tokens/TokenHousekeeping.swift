@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 
 /// Deletes what no check of a token needs any more: refresh token families a week past their
 /// absolute expiry (kept that long so that a late client is told its token expired rather than
@@ -8,20 +9,22 @@ import Foundation
 struct TokenHousekeeping: Sendable {
     static let expiredFamilyRetention: TimeInterval = 7 * 86_400
 
-    let services: ServerServices
+    let database: any Database
+    let logger: Logger
     var refreshTokens: any RefreshTokenRepository = SQLRefreshTokenRepository()
     var revokedAccessTokens: any RevokedAccessTokenRepository = SQLRevokedAccessTokenRepository()
     private let schedule = PeriodicSchedule(every: 3600)
 
-    init(services: ServerServices) {
-        self.services = services
+    init(database: any Database, logger: Logger) {
+        self.database = database
+        self.logger = logger
     }
 
     func runIfDue(at date: Date) async throws {
         guard schedule.isDue(at: date) else { return }
         let families = try await refreshTokens.purge(
-            expiredBefore: date.addingTimeInterval(-Self.expiredFamilyRetention), on: services.database)
-        try await revokedAccessTokens.purge(expiredBefore: date, on: services.database)
-        if families > 0 { services.logger.debug("removed expired refresh token families", metadata: ["count": "\(families)"]) }
+            expiredBefore: date.addingTimeInterval(-Self.expiredFamilyRetention), on: database)
+        try await revokedAccessTokens.purge(expiredBefore: date, on: database)
+        if families > 0 { logger.debug("removed expired refresh token families", metadata: ["count": "\(families)"]) }
     }
 }

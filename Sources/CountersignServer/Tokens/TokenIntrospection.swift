@@ -11,7 +11,9 @@ import Foundation
 ///   unexpired and its user is active; to any other client it does not exist.
 /// - anything else: `{"active": false}`, and nothing more (RFC 7662 §2.2).
 struct TokenIntrospection: Sendable {
-    let services: ServerServices
+    let database: any Database
+    let users: any UserRepository
+    let now: @Sendable () -> Date
     let accessTokens: AccessTokenVerifier
     var refreshTokens: any RefreshTokenRepository = SQLRefreshTokenRepository()
 
@@ -24,13 +26,13 @@ struct TokenIntrospection: Sendable {
                 return .inactive
             }
         case .opaque(let value):
-            let now = services.now()
-            guard let found = try await refreshTokens.find(tokenHash: Secrets.hash(value), on: services.database),
+            let now = now()
+            guard let found = try await refreshTokens.find(tokenHash: Secrets.hash(value), on: database),
                   found.family.clientID == client.id, found.family.tenantID == client.tenantID,
                   found.family.revokedAt == nil, found.token.revokedAt == nil, found.token.usedAt == nil,
                   !found.token.isExpired(at: now, in: found.family),
-                  let user = try await services.repositories.users.find(
-                      id: found.family.userID, tenantID: found.family.tenantID, on: services.database),
+                  let user = try await users.find(
+                      id: found.family.userID, tenantID: found.family.tenantID, on: database),
                   user.status == .active else {
                 return .inactive
             }

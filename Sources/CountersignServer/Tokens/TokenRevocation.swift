@@ -13,7 +13,10 @@ import Foundation
 ///
 /// No token type is refused, so `unsupported_token_type` is never answered.
 struct TokenRevocation: Sendable {
-    let services: ServerServices
+    let database: any Database
+    let audit: AuditLog
+    let signingKeys: TokenSigningKeys
+    let now: @Sendable () -> Date
     let housekeeping: TokenHousekeeping
     var refreshTokens: any RefreshTokenRepository = SQLRefreshTokenRepository()
     var revokedAccessTokens: any RevokedAccessTokenRepository = SQLRevokedAccessTokenRepository()
@@ -23,23 +26,23 @@ struct TokenRevocation: Sendable {
 
     func revoke(_ form: FormParameters, client: Client, issuer: Issuer) async throws -> Answer {
         let presented = try PresentedToken(form)
-        let now = services.now()
+        let now = now()
         try await housekeeping.runIfDue(at: now)
         switch presented {
         case .opaque(let value):
-            guard let found = try await refreshTokens.find(tokenHash: Secrets.hash(value), on: services.database),
+            guard let found = try await refreshTokens.find(tokenHash: Secrets.hash(value), on: database),
                   found.family.clientID == client.id, found.family.tenantID == client.tenantID else { return Answer() }
-            try await RefreshTokenFamilyRevocation(services: services, refreshTokens: refreshTokens)
+            try await RefreshTokenFamilyRevocation(database: database, audit: audit, refreshTokens: refreshTokens)
                 .revoke(found.family, cause: .revocationRequest, client: client, at: now)
         case .jws(let value):
-            let keys = try await services.tokenSigningKeys.keySet(for: issuer.tenant)
-            guard let token = try? AccessTokenVerifier.verify(value, keys: keys, issuer: issuer.identifier, at: now),
+            let keys = try await signingKeys.keySet(for: issuer.tenant)
+            guard let token = try? await AccessTokenVerifier.verify(value, keys: keys, issuer: issuer.identifier, at: now),
                   token.clientID == client.id else { return Answer() }
-            try await services.database.transaction { executor in
+            try await database.transaction { executor in
                 guard try await revokedAccessTokens.revoke(
                     jti: token.id, tenantID: issuer.tenant.id,
                     expiresAt: Date(timeIntervalSince1970: TimeInterval(token.expiresAt)), at: now, on: executor) else { return }
-                try await services.audit.record(
+                try await audit.record(
                     "access_token.revoked", actor: "client:\(client.id)", tenantID: issuer.tenant.id,
                     target: ("access_token", token.id), details: ["user_id": token.userID], at: now, on: executor)
             }

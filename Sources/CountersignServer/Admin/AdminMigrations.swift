@@ -1,0 +1,104 @@
+/// The tables this feature owns: the administration API's `admin_keys` (with the rights that system
+/// keys gained as rights were added), `clients` and `users`. Each change runs in the schema version
+/// it names, in the order `Migrations.features` gives the features.
+extension FeatureMigrations {
+    static let admin = FeatureMigrations(feature: "Admin", changes: [
+        SchemaChange(.foundation, [
+            """
+            CREATE TABLE admin_keys (
+                id TEXT PRIMARY KEY,
+                tenant_id TEXT REFERENCES tenants(id) ON DELETE CASCADE,
+                name TEXT NOT NULL,
+                secret_hash BLOB NOT NULL,
+                rights TEXT NOT NULL,
+                created_by TEXT,
+                created_at BIGINT NOT NULL,
+                last_used_at BIGINT,
+                revoked_at BIGINT
+            )
+            """,
+            """
+            CREATE TABLE clients (
+                id TEXT PRIMARY KEY,
+                tenant_id TEXT NOT NULL REFERENCES tenants(id) ON DELETE CASCADE,
+                name TEXT NOT NULL,
+                secret_hash BLOB NOT NULL,
+                scopes TEXT NOT NULL,
+                delivery_mode TEXT NOT NULL,
+                notification_endpoint TEXT,
+                created_at BIGINT NOT NULL,
+                updated_at BIGINT NOT NULL
+            )
+            """,
+            "CREATE INDEX clients_tenant ON clients (tenant_id, id)",
+            """
+            CREATE TABLE users (
+                id TEXT PRIMARY KEY,
+                tenant_id TEXT NOT NULL REFERENCES tenants(id) ON DELETE CASCADE,
+                username TEXT NOT NULL,
+                display_name TEXT,
+                status TEXT NOT NULL,
+                created_at BIGINT NOT NULL,
+                updated_at BIGINT NOT NULL,
+                UNIQUE (tenant_id, username)
+            )
+            """,
+        ]),
+        SchemaChange(.push, [
+            // System keys that manage tenants (the bootstrap key among them) could set a
+            // tenant's push credentials through tenants:manage before the right existed.
+            """
+            UPDATE admin_keys SET rights = rights || ' push-credentials:manage'
+            WHERE tenant_id IS NULL AND revoked_at IS NULL AND (' ' || rights || ' ') LIKE '% tenants:manage %'
+            """,
+        ]),
+        SchemaChange(.factors, [
+            // A client's default and minimum authentication context class.
+            "ALTER TABLE clients ADD COLUMN default_acr TEXT",
+            "ALTER TABLE clients ADD COLUMN minimum_acr TEXT",
+            // A user who said "I did not request this" gets no new requests until then; wrong
+            // TOTP codes in a row, and until when TOTP is locked for the user.
+            "ALTER TABLE users ADD COLUMN requests_suppressed_until BIGINT",
+            "ALTER TABLE users ADD COLUMN totp_failures BIGINT NOT NULL DEFAULT 0",
+            "ALTER TABLE users ADD COLUMN totp_locked_until BIGINT",
+            // System keys that manage tenants could change everything about a tenant before
+            // its authentication policy had a right of its own.
+            """
+            UPDATE admin_keys SET rights = rights || ' authentication-policy:manage'
+            WHERE tenant_id IS NULL AND revoked_at IS NULL AND (' ' || rights || ' ') LIKE '% tenants:manage %'
+            """,
+        ]),
+        SchemaChange(.webhooks, [
+            // System keys that manage tenants (the bootstrap key among them) hold every right
+            // that existed when they were made; without this no key could set a webhook.
+            """
+            UPDATE admin_keys SET rights = rights || ' webhooks:manage'
+            WHERE tenant_id IS NULL AND revoked_at IS NULL AND (' ' || rights || ' ') LIKE '% tenants:manage %'
+            """,
+        ]),
+        SchemaChange(.clientKeys, [
+            // How each client authenticates (RFC 7591's default for the clients there are), its
+            // public keys (JSON Web Key Set) and whether it must sign its requests or name
+            // users with a user code.
+            "ALTER TABLE clients ADD COLUMN token_endpoint_auth_method TEXT NOT NULL DEFAULT 'client_secret_basic'",
+            "ALTER TABLE clients ADD COLUMN jwks TEXT",
+            "ALTER TABLE clients ADD COLUMN require_signed_request_object BIGINT NOT NULL DEFAULT 0",
+            "ALTER TABLE clients ADD COLUMN backchannel_user_code_parameter BIGINT NOT NULL DEFAULT 0",
+            // A user's code (HMAC under a key derived from the master key), wrong codes in a
+            // row, and until when the code is locked.
+            "ALTER TABLE users ADD COLUMN user_code_hash BLOB",
+            "ALTER TABLE users ADD COLUMN user_code_failures BIGINT NOT NULL DEFAULT 0",
+            "ALTER TABLE users ADD COLUMN user_code_locked_until BIGINT",
+        ]),
+        SchemaChange(.authorizationDetails, [
+            "ALTER TABLE clients ADD COLUMN authorization_details_types TEXT",
+        ]),
+        SchemaChange(.clientRateLimit, [
+            // A client's own limit of bc-authorize requests a minute (NULL: the tenant's, 0: none).
+            "ALTER TABLE clients ADD COLUMN backchannel_requests_per_minute BIGINT",
+        ]),
+        SchemaChange(.rs256Tokens, [
+            "ALTER TABLE clients ADD COLUMN id_token_signed_response_alg TEXT NOT NULL DEFAULT 'ES256'",
+        ]),
+    ])
+}

@@ -1,0 +1,31 @@
+import CountersignCore
+import Foundation
+
+/// Who is told, once a request is stored or decided: this node's push and client-notification
+/// dispatchers (woken to send what was queued with it), the devices' live streams on this node,
+/// and the other nodes, which hold the rest of the streams.
+struct ApprovalSignals: Sendable {
+    let pushWakeup: PushWakeup
+    let clientNotificationWakeup: PushWakeup
+    let notifiers: [any RequestNotifier]
+    let events: ApprovalEvents
+    let cluster: ClusterRelay
+
+    /// A new request, sealed for each device.
+    func started(_ id: String, notifications: [RequestNotification], pushesQueued: Bool) async {
+        if pushesQueued { pushWakeup.signal() }
+        for notification in notifications {
+            for notifier in notifiers { await notifier.notify(notification) }
+        }
+        await cluster.announceRequest(id, deviceIDs: notifications.map(\.device.id))
+    }
+
+    /// A decided request: its alerts come down, a ping or push client is called back, and every
+    /// device's stream drops it.
+    func closed(_ closed: RequestClosed, deviceIDs: [String], callsBackClient: Bool) async {
+        pushWakeup.signal()
+        if callsBackClient { clientNotificationWakeup.signal() }
+        for deviceID in deviceIDs { events.publish(.closed(closed), to: deviceID) }
+        await cluster.announceClosed(closed, deviceIDs: deviceIDs)
+    }
+}

@@ -1,0 +1,140 @@
+import CountersignCore
+import Foundation
+
+/// What the approval loop (`ApprovalService`) reads and writes, and nothing else: a user's
+/// devices, the request with what was sealed for each device and the pushes that announce it,
+/// a device's inbox, the one recorded decision with everything that must happen with it, and
+/// the sweep of expired requests.
+protocol ApprovalStore: Sendable {
+    /// The user's active devices, at most `limit`.
+    func devices(userID: String, limit: Int) async throws -> [Device]
+    /// Stores the request, its deliveries and its pushes in one transaction, if the user has
+    /// been sent fewer than `perMinute` requests in the minute before `date` (0: no limit).
+    func start(_ transaction: ApprovalTransaction, deliveries: [ApprovalDelivery], pushes: [PushOutboxEntry],
+               userID: String, perMinute: Int, at date: Date) async throws -> ApprovalAdmission
+    /// The device's undecided, unexpired requests, newest first.
+    func inbox(deviceID: String, at date: Date, limit: Int) async throws -> [PendingRequestEnvelope]
+    /// What was sealed for the device, with its request.
+    func delivery(requestID: String, deviceID: String) async throws -> (ApprovalDelivery, ApprovalTransaction)?
+    func request(id: String) async throws -> ApprovalTransaction?
+    /// The devices a request was sealed for.
+    func deviceIDs(requestID: String) async throws -> [String]
+    /// Records the decision if the request is still pending and unexpired, in one transaction
+    /// with the withdrawal of the other devices' alerts, the audit record, the relying party's
+    /// notification and, for "I did not request this", the report; false if it was not pending.
+    func decide(_ decision: ApprovalDecision) async throws -> Bool
+    /// Deletes what has expired; returns how many requests went.
+    func sweep(undecidedBefore: Date, decidedBefore: Date, windowsBefore: Date) async throws -> Int
+}
+
+/// Whether a new request was let through the user's per-minute limit.
+enum ApprovalAdmission: Sendable, Equatable {
+    case admitted
+    /// `retryAfter` seconds until the oldest request of the minute leaves it.
+    case limited(retryAfter: Int)
+}
+
+/// A device's decision on a request, as it is recorded.
+struct ApprovalDecision: Sendable {
+    let transaction: ApprovalTransaction
+    let status: ApprovalTransaction.Status
+    let device: Device
+    /// The device's signed response, kept as the receipt.
+    let response: String
+    let factors: [String]
+    let reason: DenyReason?
+    /// What the custom verifier said, for the audit record.
+    let verifierReason: String?
+    /// The tenant's policy, for the "I did not request this" report.
+    let policy: AuthenticationPolicy
+    let at: Date
+}
+
+/// The approval loop's store on the server's database (SQLite or PostgreSQL).
+struct SQLApprovalStore: ApprovalStore {
+    let database: any Database
+    let approvals: any ApprovalTransactionRepository
+    let devices: any DeviceRepository
+    let users: any UserRepository
+    let pushOutbox: any PushOutboxRepository
+    let clientNotifications: any ClientNotificationRepository
+    let clientRequestWindows: any ClientRequestWindowRepository
+    let audit: AuditLog
+    let notRequested: NotRequestedReport
+
+    func devices(userID: String, limit: Int) async throws -> [Device] {
+        try await devices.list(userID: userID, after: nil, limit: limit, on: database)
+    }
+
+    func start(_ transaction: ApprovalTransaction, deliveries: [ApprovalDelivery], pushes: [PushOutboxEntry],
+               userID: String, perMinute: Int, at date: Date) async throws -> ApprovalAdmission {
+        try await database.transaction { executor in
+            if perMinute > 0 {
+                // The user's row is locked first, so that two nodes counting at once cannot both
+                // let the request over the limit through.
+                try await users.lockForRequest(userID: userID, on: executor)
+                let recent = try await approvals.countRequests(userID: userID, since: date.addingTimeInterval(-60), on: executor)
+                if recent.count >= perMinute {
+                    let freed = (recent.oldest ?? date).addingTimeInterval(60)
+                    return .limited(retryAfter: max(1, Int(freed.timeIntervalSince(date).rounded(.up))))
+                }
+            }
+            try await approvals.insert(transaction, deliveries: deliveries, on: executor)
+            try await pushOutbox.enqueue(pushes, on: executor)
+            return .admitted
+        }
+    }
+
+    func inbox(deviceID: String, at date: Date, limit: Int) async throws -> [PendingRequestEnvelope] {
+        try await approvals.pending(deviceID: deviceID, at: date, limit: limit, on: database)
+    }
+
+    func delivery(requestID: String, deviceID: String) async throws -> (ApprovalDelivery, ApprovalTransaction)? {
+        try await approvals.delivery(transactionID: requestID, deviceID: deviceID, on: database)
+    }
+
+    func request(id: String) async throws -> ApprovalTransaction? {
+        try await approvals.find(id: id, on: database)
+    }
+
+    func deviceIDs(requestID: String) async throws -> [String] {
+        try await approvals.deviceIDs(transactionID: requestID, on: database)
+    }
+
+    func decide(_ decision: ApprovalDecision) async throws -> Bool {
+        let transaction = decision.transaction
+        let now = decision.at
+        return try await database.transaction { executor in
+            guard try await approvals.decide(
+                id: transaction.id, status: decision.status, deviceID: decision.device.id, response: decision.response,
+                factors: decision.factors, reason: decision.reason, at: now, on: executor) else { return false }
+            // The other devices' alerts are taken down; pushes not yet sent are not sent.
+            let alerted = try await pushOutbox.cancelRequests(
+                transactionID: transaction.id, decidingDevice: decision.device.id, at: now, on: executor)
+            try await pushOutbox.enqueue(alerted.map { other in
+                .queued(.withdraw, transactionID: transaction.id, tenantID: transaction.tenantID, deviceID: other.deviceID,
+                        provider: other.provider, expiresAt: transaction.expiresAt, at: now)
+            }, on: executor)
+            try await audit.record(
+                decision.status == .approved ? "approval.approved" : "approval.denied", actor: "device:\(decision.device.id)",
+                tenantID: transaction.tenantID, target: ("approval", transaction.id),
+                details: ["client_id": transaction.clientID, "user_id": transaction.userID,
+                          "factors": decision.factors.joined(separator: " "), "reason": decision.reason?.rawValue ?? "",
+                          "verifier_reason": decision.verifierReason ?? ""].filter { !$0.value.isEmpty },
+                at: now, on: executor)
+            if let notification = ClientNotification.announcing(transaction, status: decision.status, at: now) {
+                try await clientNotifications.enqueue([notification], on: executor)
+            }
+            if decision.reason == .notRequested {
+                try await notRequested.record(transaction, device: decision.device, policy: decision.policy, at: now, on: executor)
+            }
+            return true
+        }
+    }
+
+    func sweep(undecidedBefore: Date, decidedBefore: Date, windowsBefore: Date) async throws -> Int {
+        let deleted = try await approvals.purge(undecidedBefore: undecidedBefore, decidedBefore: decidedBefore, on: database)
+        try await clientRequestWindows.purge(startedBefore: windowsBefore, on: database)
+        return deleted
+    }
+}
