@@ -4,11 +4,14 @@ import Hummingbird
 /// The checks in front of every administration call: a valid key (401), the right (403), a
 /// tenant the key reaches (403) and that exists (404).
 struct AdminGuard: Sendable {
-    let services: ServerServices
+    let authenticator: AdminAuthenticator
+    /// Resolves the tenant a path names; the same cache the tenant middleware answers from, so a
+    /// rename made here is seen there at once.
+    let tenants: TenantService
+    let now: @Sendable () -> Date
 
     func key(_ request: Request) async throws -> AdminKey {
-        try await services.adminAuthenticator.authenticate(
-            authorization: request.headers[.authorization], at: services.now())
+        try await authenticator.authenticate(authorization: request.headers[.authorization], at: now())
     }
 
     /// The key, checked for `right`.
@@ -30,7 +33,7 @@ struct AdminGuard: Sendable {
         async throws -> (AdminKey, Tenant) {
         let key = try await key(request, holding: right)
         let slug = try context.parameters.require("tenant")
-        let tenant = try await services.tenantService.resolve(slug: slug)
+        let tenant = try await tenants.resolve(slug: slug)
         if let tenant, key.reaches(tenantID: tenant.id) { return (key, tenant) }
         // A tenant key learns nothing about other tenants, not even whether they exist.
         if key.tenantID != nil { throw AdminError.wrongTenant }

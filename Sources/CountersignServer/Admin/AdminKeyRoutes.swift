@@ -4,8 +4,10 @@ import Hummingbird
 /// Admin keys: `/admin/v1/admin-keys` for system keys, `/admin/v1/tenants/{tenant}/admin-keys`
 /// for a tenant's. A key grants only rights it holds, and `tenants:manage` only to system keys.
 struct AdminKeyRoutes: Sendable {
-    let services: ServerServices
+    let store: any AdminKeyStore
     let guardian: AdminGuard
+    let maximumBodySize: Int
+    let now: @Sendable () -> Date
 
     struct CreateKey: Decodable {
         var name: String
@@ -51,13 +53,12 @@ struct AdminKeyRoutes: Sendable {
 
     private func list(_ request: Request, tenantID: String?) async throws -> Response {
         let page = try PageRequest(request)
-        let keys = try await services.repositories.adminKeys.list(
-            tenantID: tenantID, after: page.cursor, limit: page.fetchLimit, on: services.database)
+        let keys = try await store.keys(tenantID: tenantID, after: page.cursor, limit: page.fetchLimit)
         return try JSON.response(page.page(keys, cursor: \.id))
     }
 
     private func create(_ request: Request, by creator: AdminKey, tenantID: String?) async throws -> Response {
-        let body = try await request.decodeJSON(CreateKey.self, limit: services.configuration.maximumBodySize)
+        let body = try await request.decodeJSON(CreateKey.self, limit: maximumBodySize)
         let name = try AdminFields.name(body.name)
         guard !body.rights.isEmpty else { throw AdminError.invalidField("rights", "at least one right is required") }
         var rights: [AdminRight] = []
@@ -72,31 +73,20 @@ struct AdminKeyRoutes: Sendable {
             }
             rights.append(right)
         }
-        let granted = rights
-        let (key, secret) = try await services.database.transaction { executor in
-            try await services.adminAuthenticator.issue(
-                tenantID: tenantID, name: name, rights: granted, createdBy: "admin-key:\(creator.id)",
-                at: services.now(), on: executor)
-        }
+        let (key, secret) = try await store.issue(
+            tenantID: tenantID, name: name, rights: rights, createdBy: "admin-key:\(creator.id)", at: now())
         return try JSON.response(CreatedKey(adminKey: key, secret: secret), status: .created)
     }
 
     private func revoke(_ id: String, by revoker: AdminKey, tenantID: String?) async throws -> Response {
-        guard let (key, _) = try await services.repositories.adminKeys.find(id: id, on: services.database),
-              key.tenantID == tenantID else {
+        guard let key = try await store.key(id: id), key.tenantID == tenantID else {
             throw AdminError.notFound("admin key \(id)")
         }
         // Revoking is held to the same rule as granting: a key cannot take away a key that can
         // do more than it can (the bootstrap key, say).
         if let right = key.rights.first(where: { !revoker.holds($0) }) { throw AdminError.cannotRevoke(right) }
-        let date = services.now()
-        try await services.database.transaction { executor in
-            guard try await services.repositories.adminKeys.revoke(id: id, at: date, on: executor) else {
-                throw AdminError.conflict("admin key \(id) is already revoked")
-            }
-            try await services.audit.record(
-                "admin_key.revoked", actor: "admin-key:\(revoker.id)", tenantID: tenantID, target: ("admin_key", id),
-                at: date, on: executor)
+        guard try await store.revoke(id: id, tenantID: tenantID, actor: "admin-key:\(revoker.id)", at: now()) else {
+            throw AdminError.conflict("admin key \(id) is already revoked")
         }
         return Response(status: .noContent)
     }

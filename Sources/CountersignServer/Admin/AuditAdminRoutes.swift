@@ -4,7 +4,7 @@ import Hummingbird
 /// The audit log, newest first: a tenant's at `/admin/v1/tenants/{tenant}/audit`, every
 /// tenant's (system keys) at `/admin/v1/audit`.
 struct AuditAdminRoutes: Sendable {
-    let services: ServerServices
+    let store: any AuditAdminStore
     let guardian: AdminGuard
 
     func register(on router: some RouterMethods<CountersignRequestContext>) {
@@ -20,8 +20,7 @@ struct AuditAdminRoutes: Sendable {
 
     private func list(_ request: Request, tenantID: String?) async throws -> Response {
         let page = try PageRequest(request)
-        let events = try await services.repositories.audit.list(
-            tenantID: tenantID, before: page.cursor, limit: page.fetchLimit, on: services.database)
+        let events = try await store.events(tenantID: tenantID, before: page.cursor, limit: page.fetchLimit)
         return try JSON.response(page.page(events, cursor: \.id))
     }
 }

@@ -4,8 +4,10 @@ import Hummingbird
 
 /// `/admin/v1/tenants/{tenant}/clients`: the relying parties of a tenant.
 struct ClientAdminRoutes: Sendable {
-    let services: ServerServices
+    let store: any ClientAdminStore
     let guardian: AdminGuard
+    let maximumBodySize: Int
+    let now: @Sendable () -> Date
 
     struct ClientFields: Decodable {
         var name: String?
@@ -81,15 +83,14 @@ struct ClientAdminRoutes: Sendable {
         router.get(RouterPath(base)) { request, context in
             let (_, tenant) = try await guardian.tenant(request, context, holding: .clientsRead)
             let page = try PageRequest(request)
-            let clients = try await services.repositories.clients.list(
-                tenantID: tenant.id, after: page.cursor, limit: page.fetchLimit, on: services.database)
+            let clients = try await store.clients(tenantID: tenant.id, after: page.cursor, limit: page.fetchLimit)
             return try JSON.response(page.page(clients, cursor: \.id))
         }
         router.post(RouterPath(base)) { request, context in
             let (key, tenant) = try await guardian.tenant(request, context, holding: .clientsManage)
-            let fields = try await request.decodeJSON(ClientFields.self, limit: services.configuration.maximumBodySize)
+            let fields = try await request.decodeJSON(ClientFields.self, limit: maximumBodySize)
             guard let rawName = fields.name else { throw AdminError.missingField("name") }
-            let date = services.now()
+            let date = now()
             let client = try Self.detailTypes(
                 Self.validated(
                     Client(id: Identifier.make("cli", at: date), tenantID: tenant.id, name: try AdminFields.name(rawName),
@@ -99,14 +100,7 @@ struct ClientAdminRoutes: Sendable {
             // A private_key_jwt client gets a secret nobody is shown: the column holds a hash, and
             // switching the client to a secret method later takes a rotation.
             let secret = Secrets.generate(prefix: "css_")
-            try await services.database.transaction { executor in
-                try await services.repositories.clients.insert(client, secretHash: Secrets.hash(secret), on: executor)
-                try await services.audit.record(
-                    "client.created", actor: "admin-key:\(key.id)", tenantID: tenant.id, target: ("client", client.id),
-                    details: ["name": client.name, "token_delivery_mode": client.deliveryMode.rawValue,
-                              "token_endpoint_auth_method": client.authenticationMethod.rawValue],
-                    at: date, on: executor)
-            }
+            try await store.create(client, secretHash: Secrets.hash(secret), actor: "admin-key:\(key.id)")
             return try JSON.response(
                 ClientWithSecret(client: client, clientSecret: client.authenticationMethod.usesSecret ? secret : nil),
                 status: .created)
@@ -121,29 +115,17 @@ struct ClientAdminRoutes: Sendable {
         router.delete(RouterPath(base + "/{id}")) { request, context in
             let (key, tenant) = try await guardian.tenant(request, context, holding: .clientsManage)
             let client = try await find(context, tenant: tenant)
-            try await services.database.transaction { executor in
-                try await services.repositories.clients.delete(id: client.id, on: executor)
-                try await services.audit.record(
-                    "client.deleted", actor: "admin-key:\(key.id)", tenantID: tenant.id, target: ("client", client.id),
-                    at: services.now(), on: executor)
-            }
+            try await store.delete(client, actor: "admin-key:\(key.id)", at: now())
             return Response(status: .noContent)
         }
         router.post(RouterPath(base + "/{id}/secret")) { request, context in
             let (key, tenant) = try await guardian.tenant(request, context, holding: .clientsManage)
-            let date = services.now()
-            let client = Self.touched(try await find(context, tenant: tenant), at: date)
+            let client = Self.touched(try await find(context, tenant: tenant), at: now())
             guard client.authenticationMethod.usesSecret else {
                 throw AdminError.conflict("client \(client.id) authenticates with private_key_jwt and has no secret")
             }
             let secret = Secrets.generate(prefix: "css_")
-            try await services.database.transaction { executor in
-                try await services.repositories.clients.replaceSecret(
-                    id: client.id, secretHash: Secrets.hash(secret), at: date, on: executor)
-                try await services.audit.record(
-                    "client.secret_rotated", actor: "admin-key:\(key.id)", tenantID: tenant.id,
-                    target: ("client", client.id), at: date, on: executor)
-            }
+            try await store.rotateSecret(of: client, to: Secrets.hash(secret), actor: "admin-key:\(key.id)")
             return try JSON.response(ClientWithSecret(client: client, clientSecret: secret))
         }
     }
@@ -151,27 +133,20 @@ struct ClientAdminRoutes: Sendable {
     private func update(_ request: Request, _ context: CountersignRequestContext) async throws -> Response {
         let (key, tenant) = try await guardian.tenant(request, context, holding: .clientsManage)
         let existing = try await find(context, tenant: tenant)
-        let fields = try await request.decodeJSON(ClientFields.self, limit: services.configuration.maximumBodySize)
+        let fields = try await request.decodeJSON(ClientFields.self, limit: maximumBodySize)
         let client = try Self.detailTypes(
-            Self.patched(existing, applying: fields, at: services.now()), applying: fields,
+            Self.patched(existing, applying: fields, at: now()), applying: fields,
             registry: tenant.authorizationDetailTypes)
-        try await services.database.transaction { executor in
-            try await services.repositories.clients.update(client, on: executor)
-            // The old secret must not come back to life if the client is switched back later.
-            if existing.authenticationMethod.usesSecret, !client.authenticationMethod.usesSecret {
-                try await services.repositories.clients.replaceSecret(
-                    id: client.id, secretHash: Secrets.hash(Secrets.generate(prefix: "css_")), at: client.updatedAt, on: executor)
-            }
-            try await services.audit.record(
-                "client.updated", actor: "admin-key:\(key.id)", tenantID: tenant.id, target: ("client", client.id),
-                at: client.updatedAt, on: executor)
-        }
+        // The old secret must not come back to life if the client is switched back later.
+        let forgottenSecret = existing.authenticationMethod.usesSecret && !client.authenticationMethod.usesSecret
+            ? Secrets.hash(Secrets.generate(prefix: "css_")) : nil
+        try await store.update(client, replacingSecretWith: forgottenSecret, actor: "admin-key:\(key.id)")
         return try JSON.response(client)
     }
 
     private func find(_ context: CountersignRequestContext, tenant: Tenant) async throws -> Client {
         let id = try context.parameters.require("id")
-        guard let client = try await services.repositories.clients.find(id: id, tenantID: tenant.id, on: services.database) else {
+        guard let client = try await store.client(id: id, tenantID: tenant.id) else {
             throw AdminError.notFound("client \(id)")
         }
         return client

@@ -5,8 +5,12 @@ import Hummingbird
 /// `/admin/v1/tenants`: system keys with `tenants:manage` create, list, rename and delete
 /// tenants; any key of a tenant may read that tenant.
 struct TenantAdminRoutes: Sendable {
-    let services: ServerServices
+    let store: any TenantAdminStore
     let guardian: AdminGuard
+    /// Each tenant's issuer is shown under this server's public URL.
+    let origin: PublicOrigin
+    let maximumBodySize: Int
+    let now: @Sendable () -> Date
 
     struct CreateTenant: Decodable {
         var slug: String
@@ -54,34 +58,29 @@ struct TenantAdminRoutes: Sendable {
     }
 
     func register(on router: some RouterMethods<CountersignRequestContext>) {
-        let limit = services.configuration.maximumBodySize
+        let limit = maximumBodySize
         router.get("/admin/v1/tenants") { request, _ in
             _ = try await guardian.systemKey(request, holding: .tenantsManage)
             let page = try PageRequest(request)
-            let tenants = try await services.repositories.tenants.list(
-                after: page.cursor, limit: page.fetchLimit, on: services.database)
-            return try JSON.response(page.page(tenants.map { TenantView($0, origin: services.origin) }, cursor: \.id))
+            let tenants = try await store.tenants(after: page.cursor, limit: page.fetchLimit)
+            return try JSON.response(page.page(tenants.map { TenantView($0, origin: origin) }, cursor: \.id))
         }
         router.post("/admin/v1/tenants") { request, _ in
             let key = try await guardian.systemKey(request, holding: .tenantsManage)
             let body = try await request.decodeJSON(CreateTenant.self, limit: limit)
             let slug = try TenantSlug(body.slug)
             let displayName = try AdminFields.name(body.displayName, field: "display_name")
-            let tenant = try await services.database.transaction { executor in
-                try await services.tenantService.create(
-                    slug: slug, displayName: displayName, isDefault: false, actor: "admin-key:\(key.id)",
-                    at: services.now(), on: executor)
-            }
-            return try JSON.response(TenantView(tenant, origin: services.origin), status: .created)
+            let tenant = try await store.create(
+                slug: slug, displayName: displayName, actor: "admin-key:\(key.id)", at: now())
+            return try JSON.response(TenantView(tenant, origin: origin), status: .created)
         }
         router.get("/admin/v1/tenants/{tenant}") { request, context in
             let key = try await guardian.key(request)
             let slug = try context.parameters.require("tenant")
-            guard let tenant = try await services.repositories.tenants.find(slug: slug, on: services.database),
-                  key.reaches(tenantID: tenant.id) else {
+            guard let tenant = try await store.tenant(slug: slug), key.reaches(tenantID: tenant.id) else {
                 throw key.tenantID == nil ? AdminError.notFound("tenant \(slug)") : AdminError.wrongTenant
             }
-            return try JSON.response(TenantView(tenant, origin: services.origin))
+            return try JSON.response(TenantView(tenant, origin: origin))
         }
         router.patch("/admin/v1/tenants/{tenant}") { request, context in
             try await rename(request, context)
@@ -90,13 +89,7 @@ struct TenantAdminRoutes: Sendable {
             let (key, tenant) = try await guardian.tenant(request, context, holding: .tenantsManage)
             guard key.tenantID == nil else { throw AdminError.wrongTenant }
             guard !tenant.isDefault else { throw AdminError.conflict("the default tenant cannot be deleted") }
-            try await services.database.transaction { executor in
-                try await services.repositories.tenants.delete(id: tenant.id, on: executor)
-                try await services.audit.record(
-                    "tenant.deleted", actor: "admin-key:\(key.id)", tenantID: nil, target: ("tenant", tenant.id),
-                    details: ["slug": tenant.slug], at: services.now(), on: executor)
-            }
-            services.tenantService.forget()
+            try await store.delete(tenant, actor: "admin-key:\(key.id)", at: now())
             return Response(status: .noContent)
         }
     }
@@ -104,18 +97,11 @@ struct TenantAdminRoutes: Sendable {
     private func rename(_ request: Request, _ context: CountersignRequestContext) async throws -> Response {
         let (key, tenant) = try await guardian.tenant(request, context, holding: .tenantsManage)
         guard key.tenantID == nil else { throw AdminError.wrongTenant }
-        let body = try await request.decodeJSON(UpdateTenant.self, limit: services.configuration.maximumBodySize)
+        let body = try await request.decodeJSON(UpdateTenant.self, limit: maximumBodySize)
         var updated = tenant
         if let name = try AdminFields.optionalName(body.displayName, field: "display_name") { updated.displayName = name }
-        updated.updatedAt = services.now()
-        let renamed = updated
-        try await services.database.transaction { executor in
-            try await services.repositories.tenants.update(renamed, on: executor)
-            try await services.audit.record(
-                "tenant.updated", actor: "admin-key:\(key.id)", tenantID: tenant.id, target: ("tenant", tenant.id),
-                details: ["display_name": renamed.displayName], at: renamed.updatedAt, on: executor)
-        }
-        services.tenantService.forget()
-        return try JSON.response(TenantView(renamed, origin: services.origin))
+        updated.updatedAt = now()
+        try await store.rename(updated, actor: "admin-key:\(key.id)")
+        return try JSON.response(TenantView(updated, origin: origin))
     }
 }

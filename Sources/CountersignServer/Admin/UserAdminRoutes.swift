@@ -4,8 +4,12 @@ import Hummingbird
 
 /// `/admin/v1/tenants/{tenant}/users`: users, their enrollment tickets and their devices.
 struct UserAdminRoutes: Sendable {
-    let services: ServerServices
+    let store: any UserAdminStore
     let guardian: AdminGuard
+    /// Issues enrollment tickets, the same way for every caller.
+    let enrollment: EnrollmentService
+    let maximumBodySize: Int
+    let now: @Sendable () -> Date
 
     struct UserFields: Decodable {
         var username: String?
@@ -41,33 +45,23 @@ struct UserAdminRoutes: Sendable {
 
     func register(on router: some RouterMethods<CountersignRequestContext>) {
         let base = "/admin/v1/tenants/{tenant}/users"
-        let limit = services.configuration.maximumBodySize
+        let limit = maximumBodySize
         router.get(RouterPath(base)) { request, context in
             let (_, tenant) = try await guardian.tenant(request, context, holding: .usersRead)
             let page = try PageRequest(request)
-            let users = try await services.repositories.users.list(
-                tenantID: tenant.id, after: page.cursor, limit: page.fetchLimit, on: services.database)
+            let users = try await store.users(tenantID: tenant.id, after: page.cursor, limit: page.fetchLimit)
             return try JSON.response(page.page(users, cursor: \.id))
         }
         router.post(RouterPath(base)) { request, context in
             let (key, tenant) = try await guardian.tenant(request, context, holding: .usersManage)
             let fields = try await request.decodeJSON(UserFields.self, limit: limit)
             guard let username = fields.username else { throw AdminError.missingField("username") }
-            let date = services.now()
+            let date = now()
             let user = User(
                 id: Identifier.make("usr", at: date), tenantID: tenant.id, username: try Self.username(username),
                 displayName: try AdminFields.optionalName(fields.displayName, field: "display_name"),
                 status: try Self.status(fields.status) ?? .active, createdAt: date, updatedAt: date)
-            try await services.database.transaction { executor in
-                do {
-                    try await services.repositories.users.insert(user, on: executor)
-                } catch StorageError.uniqueViolation {
-                    throw AdminError.conflict("a user named \(user.username) already exists in this tenant")
-                }
-                try await services.audit.record(
-                    "user.created", actor: "admin-key:\(key.id)", tenantID: tenant.id, target: ("user", user.id),
-                    details: ["username": user.username], at: date, on: executor)
-            }
+            try await store.create(user, actor: "admin-key:\(key.id)")
             return try JSON.response(user, status: .created)
         }
         router.get(RouterPath(base + "/{id}")) { request, context in
@@ -89,7 +83,7 @@ struct UserAdminRoutes: Sendable {
             if let lifetime, !(60...86_400).contains(lifetime) {
                 throw AdminError.invalidField("lifetime_seconds", "must be from 60 to 86400")
             }
-            let issued = try await EnrollmentService(services: services).issueTicket(
+            let issued = try await enrollment.issueTicket(
                 for: user, tenant: tenant, lifetime: lifetime.map(TimeInterval.init), actor: "admin-key:\(key.id)")
             let qr = try QRCode(encoding: issued.uri.description)
             return try JSON.response(
@@ -101,26 +95,18 @@ struct UserAdminRoutes: Sendable {
             let (_, tenant) = try await guardian.tenant(request, context, holding: .usersRead)
             let user = try await find(context, tenant: tenant)
             let page = try PageRequest(request)
-            let tickets = try await services.repositories.tickets.list(
-                userID: user.id, before: page.cursor, limit: page.fetchLimit, on: services.database)
+            let tickets = try await store.tickets(userID: user.id, before: page.cursor, limit: page.fetchLimit)
             return try JSON.response(page.page(tickets, cursor: \.id))
         }
         router.delete(RouterPath(base + "/{id}/enrollment-tickets/{ticket}")) { request, context in
             let (key, tenant) = try await guardian.tenant(request, context, holding: .enrollmentsCreate)
             let user = try await find(context, tenant: tenant)
             let ticketID = try context.parameters.require("ticket")
-            guard let ticket = try await services.repositories.tickets.find(id: ticketID, on: services.database),
-                  ticket.userID == user.id else {
+            guard let ticket = try await store.ticket(id: ticketID), ticket.userID == user.id else {
                 throw AdminError.notFound("enrollment ticket \(ticketID)")
             }
-            let date = services.now()
-            try await services.database.transaction { executor in
-                guard try await services.repositories.tickets.revoke(id: ticket.id, at: date, on: executor) else {
-                    throw AdminError.conflict("enrollment ticket \(ticket.id) is already used or revoked")
-                }
-                try await services.audit.record(
-                    "enrollment_ticket.revoked", actor: "admin-key:\(key.id)", tenantID: tenant.id, target: ("user", user.id),
-                    details: ["ticket_id": ticket.id], at: date, on: executor)
+            guard try await store.revoke(ticket, actor: "admin-key:\(key.id)", at: now()) else {
+                throw AdminError.conflict("enrollment ticket \(ticket.id) is already used or revoked")
             }
             return Response(status: .noContent)
         }
@@ -128,8 +114,7 @@ struct UserAdminRoutes: Sendable {
             let (_, tenant) = try await guardian.tenant(request, context, holding: .devicesRead)
             let user = try await find(context, tenant: tenant)
             let page = try PageRequest(request)
-            let devices = try await services.repositories.devices.list(
-                userID: user.id, after: page.cursor, limit: page.fetchLimit, on: services.database)
+            let devices = try await store.devices(userID: user.id, after: page.cursor, limit: page.fetchLimit)
             return try JSON.response(page.page(devices.map(DeviceRecord.init), cursor: \.id))
         }
         router.get("/admin/v1/tenants/{tenant}/devices/{id}") { request, context in
@@ -139,14 +124,8 @@ struct UserAdminRoutes: Sendable {
         router.delete("/admin/v1/tenants/{tenant}/devices/{id}") { request, context in
             let (key, tenant) = try await guardian.tenant(request, context, holding: .devicesManage)
             let device = try await device(context, tenant: tenant)
-            let date = services.now()
-            try await services.database.transaction { executor in
-                guard try await services.repositories.devices.markDeleted(id: device.id, at: date, on: executor) else {
-                    throw AdminError.conflict("device \(device.id) is already deleted")
-                }
-                try await services.audit.record(
-                    "device.deleted", actor: "admin-key:\(key.id)", tenantID: tenant.id, target: ("device", device.id),
-                    details: ["user_id": device.userID], at: date, on: executor)
+            guard try await store.delete(device, actor: "admin-key:\(key.id)", at: now()) else {
+                throw AdminError.conflict("device \(device.id) is already deleted")
             }
             return Response(status: .noContent)
         }
@@ -157,33 +136,15 @@ struct UserAdminRoutes: Sendable {
     private func delete(_ request: Request, _ context: CountersignRequestContext) async throws -> Response {
         let (key, tenant) = try await guardian.tenant(request, context, holding: .usersManage)
         let user = try await find(context, tenant: tenant)
-        let date = services.now()
-        try await services.database.transaction { executor in
-            var devices: [Device] = []
-            var page: [Device]
-            repeat {
-                page = try await services.repositories.devices.list(
-                    userID: user.id, after: devices.last?.id, limit: 200, on: executor)
-                devices += page
-            } while page.count == 200
-            for device in devices {
-                try await services.audit.record(
-                    "device.deleted", actor: "admin-key:\(key.id)", tenantID: tenant.id, target: ("device", device.id),
-                    details: ["user_id": user.id, "reason": "user deleted"], at: date, on: executor)
-            }
-            try await services.repositories.users.delete(id: user.id, on: executor)
-            try await services.audit.record(
-                "user.deleted", actor: "admin-key:\(key.id)", tenantID: tenant.id, target: ("user", user.id),
-                details: ["username": user.username, "devices": String(devices.count)], at: date, on: executor)
-        }
+        try await store.delete(user, actor: "admin-key:\(key.id)", at: now())
         return Response(status: .noContent)
     }
 
     private func update(_ request: Request, _ context: CountersignRequestContext) async throws -> Response {
         let (key, tenant) = try await guardian.tenant(request, context, holding: .usersManage)
         let existing = try await find(context, tenant: tenant)
-        let fields = try await request.decodeJSON(UserFields.self, limit: services.configuration.maximumBodySize)
-        var user = try Self.patched(existing, applying: fields, at: services.now())
+        let fields = try await request.decodeJSON(UserFields.self, limit: maximumBodySize)
+        var user = try Self.patched(existing, applying: fields, at: now())
         // Outer nil: not sent; inner nil: removed.
         let userCode = try fields.userCode.map { raw -> UserCode? in
             guard !raw.isEmpty else { return nil }
@@ -193,29 +154,13 @@ struct UserAdminRoutes: Sendable {
             user.hasUserCode = userCode != nil
             user.userCodeLockedUntil = nil
         }
-        var details = ["username": user.username, "status": user.status.rawValue]
-        if let userCode { details["user_code"] = userCode == nil ? "removed" : "set" }
-        try await services.database.transaction { [user, details] executor in
-            do {
-                try await services.repositories.users.update(user, on: executor)
-            } catch StorageError.uniqueViolation {
-                throw AdminError.conflict("a user named \(user.username) already exists in this tenant")
-            }
-            if let userCode {
-                try await SQLUserCodeRepository().set(
-                    userID: user.id, hash: userCode.map { UserCode.hash($0.text, userID: user.id, masterKey: services.sealer.masterKey) },
-                    on: executor)
-            }
-            try await services.audit.record(
-                "user.updated", actor: "admin-key:\(key.id)", tenantID: tenant.id, target: ("user", user.id),
-                details: details, at: user.updatedAt, on: executor)
-        }
+        try await store.update(user, userCode: userCode, actor: "admin-key:\(key.id)")
         return try JSON.response(user)
     }
 
     private func find(_ context: CountersignRequestContext, tenant: Tenant) async throws -> User {
         let id = try context.parameters.require("id")
-        guard let user = try await services.repositories.users.find(id: id, tenantID: tenant.id, on: services.database) else {
+        guard let user = try await store.user(id: id, tenantID: tenant.id) else {
             throw AdminError.notFound("user \(id)")
         }
         return user
@@ -223,8 +168,7 @@ struct UserAdminRoutes: Sendable {
 
     private func device(_ context: CountersignRequestContext, tenant: Tenant) async throws -> Device {
         let id = try context.parameters.require("id")
-        guard let device = try await services.repositories.devices.find(id: id, on: services.database),
-              device.tenantID == tenant.id else {
+        guard let device = try await store.device(id: id), device.tenantID == tenant.id else {
             throw AdminError.notFound("device \(id)")
         }
         return device

@@ -6,41 +6,51 @@ import Foundation
 /// A start that fails before the server listens withdraws the key it made (`withdraw`), so
 /// the secret of a server that never ran is shown nowhere; the next start, finding no key at
 /// all, makes a new one.
-enum Bootstrap {
+struct Bootstrap: Sendable {
     struct Result: Sendable {
         let tenant: Tenant
         let adminKeySecret: String?
     }
 
-    static func run(services: ServerServices) async throws -> Result {
-        let date = services.now()
-        return try await services.database.transaction { executor in
+    let database: any Database
+    let tenants: any TenantRepository
+    let adminKeys: any AdminKeyRepository
+    /// Makes the default tenant the way every tenant is made.
+    let tenantService: TenantService
+    /// Issues the bootstrap key the way every key is issued.
+    let authenticator: AdminAuthenticator
+    let audit: AuditLog
+    let now: @Sendable () -> Date
+
+    func run() async throws -> Result {
+        let date = now()
+        return try await database.transaction { executor in
             try await executor.lockForStartup()
             let tenant: Tenant
-            if let existing = try await services.repositories.tenants.defaultTenant(on: executor) {
+            if let existing = try await tenants.defaultTenant(on: executor) {
                 tenant = existing
-                guard try await !services.repositories.adminKeys.anyIssued(on: executor) else {
+                guard try await !adminKeys.anyIssued(on: executor) else {
                     return Result(tenant: existing, adminKeySecret: nil)
                 }
             } else {
-                tenant = try await services.tenantService.create(
+                tenant = try await tenantService.create(
                     slug: try TenantSlug("default"), displayName: "Default", isDefault: true, actor: "system", at: date,
                     on: executor)
             }
-            let (_, secret) = try await services.adminAuthenticator.issue(
+            let (_, secret) = try await authenticator.issue(
                 tenantID: nil, name: "bootstrap", rights: AdminRight.allCases, createdBy: nil, at: date, on: executor)
             return Result(tenant: tenant, adminKeySecret: secret)
         }
     }
 
     /// Removes the bootstrap key whose secret is `secret`, recording why in the audit log.
-    static func withdraw(secret: String, services: ServerServices) async throws {
+    func withdraw(secret: String) async throws {
         guard let id = secret.split(separator: ".").first.map(String.init) else { return }
-        try await services.database.transaction { executor in
-            guard try await services.repositories.adminKeys.withdraw(id: id, on: executor) else { return }
-            try await services.audit.record(
+        try await database.transaction { executor in
+            guard try await adminKeys.withdraw(id: id, on: executor) else { return }
+            try await audit.record(
                 "admin_key.withdrawn", actor: "system", tenantID: nil, target: ("admin_key", id),
-                details: ["reason": "the server did not start"], at: services.now(), on: executor)
+                details: ["reason": "the server did not start"], at: now(), on: executor)
         }
     }
 }

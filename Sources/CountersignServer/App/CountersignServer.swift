@@ -85,7 +85,11 @@ public final class CountersignServer: Sendable {
             let services = ServerServices(
                 configuration: configuration, origin: PublicOrigin(configuration.publicURL), database: database,
                 sealer: sealer, metrics: ServerMetrics(), logger: logger)
-            let bootstrap = try await Bootstrap.run(services: services)
+            let bootstrap = try await Bootstrap(
+                database: database, tenants: services.repositories.tenants, adminKeys: services.repositories.adminKeys,
+                tenantService: services.tenantService, authenticator: services.adminAuthenticator, audit: services.audit,
+                now: configuration.now
+            ).run()
             return CountersignServer(services: services, bootstrap: bootstrap, connectionCap: connectionCap)
         } catch {
             await database.close()
@@ -102,29 +106,76 @@ public final class CountersignServer: Sendable {
         router.add(middleware: MetricsMiddleware(metrics: services.metrics))
         router.add(middleware: ErrorMiddleware(surface: .api, logger: services.logger))
         router.add(middleware: NULInPathRefusal())
-        HealthRoutes(services: services).register(on: router)
+        HealthRoutes(database: services.database, metrics: services.metrics).register(on: router)
         let throttle = FailedAuthenticationMiddleware(throttle: services.authenticationThrottle, metrics: services.metrics)
-        let guardian = AdminGuard(services: services)
+        let guardian = AdminGuard(
+            authenticator: services.adminAuthenticator, tenants: services.tenantService, now: services.configuration.now)
         let tenantRoutes = TenantRoutes(
             tenant: TenantMiddleware(tenants: services.tenantService, origin: services.origin), throttle: throttle,
             logger: services.logger)
         let features = Features(services: services)
         DiscoveryRoutes(signingKeys: services.tokenSigningKeys).register(on: tenantRoutes)
         CIBARoutes(features: features, metrics: services.metrics, now: services.configuration.now).register(on: tenantRoutes)
-        DeviceRoutes(services: services, features: features).register(on: tenantRoutes)
-        CyberArkMobileRoutes(services: services, guardian: guardian).register(on: tenantRoutes)
+        DeviceRoutes(
+            features: features, tenants: services.tenantService, origin: services.origin, metrics: services.metrics,
+            maximumBodySize: services.configuration.maximumBodySize, now: services.configuration.now,
+            liveStreamKeepalive: services.configuration.liveStreamKeepalive
+        ).register(on: tenantRoutes)
+        let pushCredentials = PushCredentialService(
+            database: services.database, credentials: services.repositories.pushCredentials, sealer: services.sealer,
+            audit: services.audit, now: services.configuration.now)
+        let (now, bodyLimit) = (services.configuration.now, services.configuration.maximumBodySize)
+        CyberArkMobileRoutes(credentials: pushCredentials, guardian: guardian, maximumBodySize: bodyLimit)
+            .register(on: tenantRoutes)
         tenantRoutes.mount(on: router)
         let admin = router.group("").add(middleware: throttle)
-        TenantAdminRoutes(services: services, guardian: guardian).register(on: admin)
-        AdminKeyRoutes(services: services, guardian: guardian).register(on: admin)
-        ClientAdminRoutes(services: services, guardian: guardian).register(on: admin)
-        UserAdminRoutes(services: services, guardian: guardian).register(on: admin)
-        AuditAdminRoutes(services: services, guardian: guardian).register(on: admin)
-        PushAdminRoutes(services: services, guardian: guardian).register(on: admin)
-        DeliveryAdminRoutes(services: services, guardian: guardian).register(on: admin)
-        WebhookAdminRoutes(services: services, guardian: guardian).register(on: admin)
-        PolicyAdminRoutes(services: services, guardian: guardian).register(on: admin)
-        AuthorizationDetailTypeAdminRoutes(services: services, guardian: guardian).register(on: admin)
+        let (database, repositories, audit) = (services.database, services.repositories, services.audit)
+        TenantAdminRoutes(
+            store: SQLTenantAdminStore(
+                database: database, tenants: repositories.tenants, tenantService: services.tenantService, audit: audit),
+            guardian: guardian, origin: services.origin, maximumBodySize: bodyLimit, now: now
+        ).register(on: admin)
+        AdminKeyRoutes(
+            store: SQLAdminKeyStore(
+                database: database, keys: repositories.adminKeys, authenticator: services.adminAuthenticator, audit: audit),
+            guardian: guardian, maximumBodySize: bodyLimit, now: now
+        ).register(on: admin)
+        ClientAdminRoutes(
+            store: SQLClientAdminStore(database: database, clients: repositories.clients, audit: audit),
+            guardian: guardian, maximumBodySize: bodyLimit, now: now
+        ).register(on: admin)
+        UserAdminRoutes(
+            store: SQLUserAdminStore(
+                database: database, users: repositories.users, userCodes: SQLUserCodeRepository(), tickets: repositories.tickets,
+                devices: repositories.devices, audit: audit, masterKey: services.sealer.masterKey),
+            guardian: guardian, enrollment: features.enrollment, maximumBodySize: bodyLimit, now: now
+        ).register(on: admin)
+        AuditAdminRoutes(store: SQLAuditAdminStore(database: database, audit: repositories.audit), guardian: guardian)
+            .register(on: admin)
+        PushAdminRoutes(credentials: pushCredentials, guardian: guardian, maximumBodySize: bodyLimit).register(on: admin)
+        DeliveryAdminRoutes(
+            store: SQLDeliveryAdminStore(
+                database: database, approvals: repositories.approvals, devices: repositories.devices,
+                pushOutbox: repositories.pushOutbox, clientNotifications: repositories.clientNotifications),
+            guardian: guardian, now: now
+        ).register(on: admin)
+        WebhookAdminRoutes(
+            webhooks: TenantWebhookService(
+                database: database, webhooks: repositories.webhooks, sealer: services.sealer, audit: audit, now: now),
+            store: SQLWebhookAdminStore(database: database, outbox: repositories.webhookOutbox),
+            guardian: guardian, maximumBodySize: bodyLimit
+        ).register(on: admin)
+        PolicyAdminRoutes(
+            store: SQLPolicyAdminStore(
+                database: database, tenants: repositories.tenants, users: repositories.users, audit: audit,
+                tenantService: services.tenantService),
+            guardian: guardian, maximumBodySize: bodyLimit, now: now
+        ).register(on: admin)
+        AuthorizationDetailTypeAdminRoutes(
+            store: SQLAuthorizationDetailTypeAdminStore(
+                database: database, tenants: repositories.tenants, audit: audit, tenantService: services.tenantService),
+            guardian: guardian, maximumBodySize: bodyLimit, now: now
+        ).register(on: admin)
         let configuration = services.configuration
         let origin = services.origin
         let continuation = listeningContinuation
@@ -203,7 +254,11 @@ public final class CountersignServer: Sendable {
         } catch {
             if let secret = bootstrapAdminKey, !listened.isSet {
                 do {
-                    try await Bootstrap.withdraw(secret: secret, services: services)
+                    try await Bootstrap(
+                        database: services.database, tenants: services.repositories.tenants,
+                        adminKeys: services.repositories.adminKeys, tenantService: services.tenantService,
+                        authenticator: services.adminAuthenticator, audit: services.audit, now: services.configuration.now
+                    ).withdraw(secret: secret)
                 } catch {
                     services.logger.error("the bootstrap admin key of a start that failed could not be withdrawn",
                                           metadata: ["error": "\(ErrorMiddleware.describe(error))"])

@@ -14,11 +14,20 @@ struct Features: Sendable {
     let introspection: TokenIntrospection
     let accessTokens: AccessTokenVerifier
     let totp: TOTPVerification
+    let enrollment: EnrollmentService
+    /// Wakes the live streams of connected devices.
+    let approvalEvents: ApprovalEvents
 
     init(services: ServerServices) {
         let database = services.database
         let repositories = services.repositories
         let now = services.configuration.now
+        approvalEvents = services.approvalEvents
+        enrollment = EnrollmentService(
+            database: database, tickets: repositories.tickets, users: repositories.users, devices: repositories.devices,
+            audit: services.audit, sealer: services.sealer, tenants: services.tenantService, origin: services.origin,
+            ticketLifetime: services.configuration.enrollmentTicketLifetime,
+            signatureWindow: services.configuration.signatureWindow, now: now)
         let pins = PINVerifier(database: database, devices: repositories.devices, audit: services.audit, now: now)
         approvals = ApprovalService(
             store: SQLApprovalStore(

@@ -3,20 +3,22 @@ import Hummingbird
 
 /// Liveness, readiness and metrics, for load balancers and Prometheus.
 struct HealthRoutes: Sendable {
-    let services: ServerServices
+    /// Ready means the database answers.
+    let database: any Database
+    let metrics: ServerMetrics
 
     func register(on router: Router<CountersignRequestContext>) {
         router.get("/healthz") { _, _ in
             try JSON.response(["status": "ok"])
         }
         router.get("/readyz") { _, _ in
-            let ready = await services.database.ping()
+            let ready = await database.ping()
             return try JSON.response(["status": ready ? "ready" : "database unavailable"],
                                      status: ready ? .ok : .serviceUnavailable)
         }
         router.get("/metrics") { _, _ in
             Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
-                     body: .init(byteBuffer: ByteBuffer(string: services.metrics.exposition())))
+                     body: .init(byteBuffer: ByteBuffer(string: metrics.exposition())))
         }
     }
 }

@@ -14,24 +14,29 @@ import Synchronization
 struct RequestStream: Sendable {
     static let maximumDuration: Duration = .seconds(1800)
 
-    let services: ServerServices
+    let events: ApprovalEvents
+    /// How often an idle stream sends a keepalive comment.
+    let keepalive: Duration
+    let metrics: ServerMetrics
+    let now: @Sendable () -> Date
     let approvals: ApprovalService
     let device: Device
 
     func response() -> Response {
         // Subscribe before reading the inbox, so that a request created in between is not
         // missed (it may arrive twice; devices key requests by id).
-        let events = services.approvalEvents.subscribe(deviceID: device.id)
+        let subscription = events.subscribe(deviceID: device.id)
         let shown = ShownRequests()
-        let keepalive = services.configuration.liveStreamKeepalive
-        let services = services
+        let keepalive = keepalive
+        let metrics = metrics
+        let now = now
         let approvals = approvals
         let device = device
         return Response(
             status: .ok,
             headers: [.contentType: "text/event-stream", .cacheControl: "no-store", .init("X-Accel-Buffering")!: "no"],
             body: ResponseBody { writer in
-                let gauge = services.metrics.liveStreams
+                let gauge = metrics.liveStreams
                 gauge.increment()
                 defer { gauge.decrement() }
                 let (lines, output) = AsyncStream.makeStream(of: ByteBuffer.self)
@@ -41,7 +46,7 @@ struct RequestStream: Sendable {
                             shown.add(envelope)
                             output.yield(try Self.frame(RequestStreamEvent.request, envelope))
                         }
-                        for await event in events {
+                        for await event in subscription {
                             switch event {
                             case .request(let envelope):
                                 shown.add(envelope)
@@ -62,11 +67,11 @@ struct RequestStream: Sendable {
                         while clock.now < end {
                             var wake = min(nextKeepalive, end)
                             if let expiry = shown.earliestExpiry() {
-                                let left = max(0, expiry.timeIntervalSince(services.now()))
+                                let left = max(0, expiry.timeIntervalSince(now()))
                                 wake = min(wake, clock.now.advanced(by: .milliseconds(Int64((left * 1000).rounded(.up)))))
                             }
                             try await Task.sleep(until: wake, clock: clock)
-                            for id in shown.removeExpired(at: services.now()) {
+                            for id in shown.removeExpired(at: now()) {
                                 output.yield(try Self.frame(RequestStreamEvent.closed, RequestClosed(id: id, status: "expired")))
                             }
                             if clock.now >= nextKeepalive {

@@ -10,8 +10,10 @@ import Hummingbird
 /// Replacing the registry does not touch client registrations: a type removed here is refused
 /// at `bc-authorize` as unknown until it is registered again.
 struct AuthorizationDetailTypeAdminRoutes: Sendable {
-    let services: ServerServices
+    let store: any AuthorizationDetailTypeAdminStore
     let guardian: AdminGuard
+    let maximumBodySize: Int
+    let now: @Sendable () -> Date
 
     func register(on router: some RouterMethods<CountersignRequestContext>) {
         let base = "/admin/v1/tenants/{tenant}/authorization-detail-types"
@@ -21,22 +23,13 @@ struct AuthorizationDetailTypeAdminRoutes: Sendable {
         }
         router.put(RouterPath(base)) { request, context in
             let (key, tenant) = try await guardian.tenant(request, context, holding: .authenticationPolicyManage)
-            let body = try await request.bodyData(limit: services.configuration.maximumBodySize)
+            let body = try await request.bodyData(limit: maximumBodySize)
             let json: JSONValue
             do { json = try JSONValue(parsing: body) } catch let error as JSONParseError {
                 throw AdminError.invalidField("types", "the body is not JSON (\(error.reason))")
             }
             let types = try AuthorizationDetailTypes(schema: json)
-            let date = services.now()
-            try await services.database.transaction { executor in
-                try await services.repositories.tenants.setAuthorizationDetailTypes(
-                    tenantID: tenant.id, types, at: date, on: executor)
-                try await services.audit.record(
-                    "tenant.authorization_detail_types_set", actor: "admin-key:\(key.id)", tenantID: tenant.id,
-                    target: ("tenant", tenant.id), details: ["types": types.names.joined(separator: " ")],
-                    at: date, on: executor)
-            }
-            services.tenantService.forget()
+            try await store.setTypes(types, tenantID: tenant.id, actor: "admin-key:\(key.id)", at: now())
             return try JSON.response(types)
         }
     }

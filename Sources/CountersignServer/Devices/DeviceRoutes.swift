@@ -6,19 +6,19 @@ import Hummingbird
 /// The device protocol's HTTP endpoints (`docs/protocol.md`), served for the default tenant at
 /// `/device/v1/…` and for every tenant at `/t/<slug>/device/v1/…`.
 struct DeviceRoutes: Sendable {
-    let services: ServerServices
-    let enrollment: EnrollmentService
-    let authenticator: DeviceAuthenticator
-    let selfService: DeviceSelfService
-    let approvals: ApprovalService
+    let features: Features
+    let tenants: TenantService
+    let origin: PublicOrigin
+    let metrics: ServerMetrics
+    let maximumBodySize: Int
+    let now: @Sendable () -> Date
+    /// How often an idle live stream sends a keepalive comment.
+    let liveStreamKeepalive: Duration
 
-    init(services: ServerServices, features: Features) {
-        self.services = services
-        self.enrollment = EnrollmentService(services: services)
-        self.authenticator = features.deviceAuthenticator
-        self.selfService = features.deviceSelfService
-        self.approvals = features.approvals
-    }
+    private var enrollment: EnrollmentService { features.enrollment }
+    private var authenticator: DeviceAuthenticator { features.deviceAuthenticator }
+    private var selfService: DeviceSelfService { features.deviceSelfService }
+    private var approvals: ApprovalService { features.approvals }
 
     func register(on routes: TenantRoutes) {
         let router = routes.group("/device/v1", surface: .api)
@@ -61,7 +61,10 @@ struct DeviceRoutes: Sendable {
         }
         router.get("/requests/stream") { request, context in
             try await self.signed(request, context) { device, _, _ in
-                RequestStream(services: services, approvals: approvals, device: device).response()
+                RequestStream(
+                    events: features.approvalEvents, keepalive: liveStreamKeepalive, metrics: metrics, now: now,
+                    approvals: approvals, device: device
+                ).response()
             }
         }
         router.get("/requests/{id}") { request, context in
@@ -92,12 +95,12 @@ struct DeviceRoutes: Sendable {
     private func enroll(_ request: Request, _ context: CountersignRequestContext) async throws -> Response {
         do {
             let tenant = try tenant(context)
-            let submission = try await request.decodeJSON(EnrollmentSubmission.self, limit: services.configuration.maximumBodySize)
+            let submission = try await request.decodeJSON(EnrollmentSubmission.self, limit: maximumBodySize)
             let response = try await enrollment.enroll(submission, tenant: tenant)
-            services.metrics.enrollment(outcome: "enrolled")
+            metrics.enrollment(outcome: "enrolled")
             return try JSON.response(response, status: .created)
         } catch let failure as any WireFailure {
-            services.metrics.enrollment(outcome: failure.wireError.code ?? "invalid_request")
+            metrics.enrollment(outcome: failure.wireError.code ?? "invalid_request")
             throw failure
         }
     }
@@ -109,12 +112,12 @@ struct DeviceRoutes: Sendable {
         _ body: (Device, Tenant, Data) async throws -> Response
     ) async throws -> Response {
         let tenant = try tenant(context)
-        let data = try await request.bodyData(limit: services.configuration.maximumBodySize)
+        let data = try await request.bodyData(limit: maximumBodySize)
         let device: Device
         do {
             device = try await authenticator.authenticate(
                 authorization: request.headers[.authorization], method: request.method.rawValue,
-                url: services.origin.base + request.uri.description, body: data, tenant: tenant)
+                url: origin.base + request.uri.description, body: data, tenant: tenant)
         } catch let error as DeviceRequestError {
             throw try await unauthorized(error, request: request, tenant: tenant)
         }
@@ -132,13 +135,13 @@ struct DeviceRoutes: Sendable {
         if error == .unknownDevice || error == .deviceDeregistered,
            let signature = try? DeviceRequestSignature.parse(authorizationHeader: request.headers[.authorization]) {
             let reason: DeregistrationNotice.Reason? = if error == .deviceDeregistered {
-                try await services.repositories.devices.find(id: signature.deviceID, on: services.database)?
+                try await authenticator.store.device(id: signature.deviceID)?
                     .deregisteredReason ?? .deviceRemoved
             } else { nil }
             notice = try DeregistrationNotice(
                 deviceID: signature.deviceID, status: error == .unknownDevice ? .unknown : .deleted,
-                requestNonce: signature.nonce, issuedAt: Int64(services.now().timeIntervalSince1970), reason: reason
-            ).sign(with: try await services.tenantService.signingKey(for: tenant))
+                requestNonce: signature.nonce, issuedAt: Int64(now().timeIntervalSince1970), reason: reason
+            ).sign(with: try await tenants.signingKey(for: tenant))
         }
         return APIError(.unauthorized, error.code, error.description, deregistration: notice,
                         headers: [.wwwAuthenticate: "\(DeviceRequestSignature.scheme) error=\"\(error.code.rawValue)\""])

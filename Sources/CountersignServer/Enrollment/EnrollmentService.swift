@@ -4,9 +4,19 @@ import Foundation
 
 /// Issues enrollment tickets and redeems them for devices.
 public struct EnrollmentService: Sendable {
-    let services: ServerServices
-
-    private var repositories: Repositories { services.repositories }
+    let database: any Database
+    let tickets: any EnrollmentTicketRepository
+    let users: any UserRepository
+    let devices: any DeviceRepository
+    let audit: AuditLog
+    let sealer: SecretSealer
+    let tenants: TenantService
+    let origin: PublicOrigin
+    /// How long a ticket is valid when its issuer names no lifetime.
+    let ticketLifetime: TimeInterval
+    /// How far an enrollment request's `iat` may be from now.
+    let signatureWindow: TimeInterval
+    let now: @Sendable () -> Date
 
     /// A new ticket, the URI that carries it and the secret itself (shown once).
     public struct IssuedTicket: Sendable {
@@ -15,20 +25,20 @@ public struct EnrollmentService: Sendable {
     }
 
     public func issueTicket(for user: User, tenant: Tenant, lifetime: TimeInterval?, actor: String) async throws -> IssuedTicket {
-        let date = services.now()
-        let lifetime = lifetime ?? services.configuration.enrollmentTicketLifetime
+        let date = now()
+        let lifetime = lifetime ?? ticketLifetime
         let secret = Secrets.generate(prefix: EnrollmentTicket.secretPrefix)
         let ticket = EnrollmentTicket(
             id: Identifier.make("tkt", at: date), tenantID: tenant.id, userID: user.id, createdBy: actor,
             createdAt: date, expiresAt: date.addingTimeInterval(lifetime))
-        try await services.database.transaction { executor in
-            try await repositories.tickets.insert(ticket, secretHash: Secrets.hash(secret), on: executor)
-            try await services.audit.record(
+        try await database.transaction { executor in
+            try await tickets.insert(ticket, secretHash: Secrets.hash(secret), on: executor)
+            try await audit.record(
                 "enrollment_ticket.created", actor: actor, tenantID: tenant.id, target: ("user", user.id),
                 details: ["ticket_id": ticket.id, "expires_at": Timestamps.format(ticket.expiresAt)],
                 at: date, on: executor)
         }
-        guard let server = URL(string: services.origin.tenantBase(tenant)) else {
+        guard let server = URL(string: origin.tenantBase(tenant)) else {
             throw StorageError.corrupt("the public URL is not a URL")
         }
         return IssuedTicket(
@@ -38,12 +48,12 @@ public struct EnrollmentService: Sendable {
     /// Checks an enrollment request completely, then — in one transaction — redeems the ticket,
     /// stores the device and records the enrollment. A refused request changes nothing.
     public func enroll(_ submission: EnrollmentSubmission, tenant: Tenant) async throws -> EnrollmentResponse {
-        let date = services.now()
+        let date = now()
         let (request, proof) = try parseProof(submission.enrollmentRequest)
-        guard services.origin.tenantBases(tenant).contains(request.audience) else {
-            throw EnrollmentError.invalidRequest("aud must be this server's URL, \(services.origin.tenantBase(tenant))")
+        guard origin.tenantBases(tenant).contains(request.audience) else {
+            throw EnrollmentError.invalidRequest("aud must be this server's URL, \(origin.tenantBase(tenant))")
         }
-        guard abs(date.timeIntervalSince1970 - TimeInterval(request.issuedAt)) <= services.configuration.signatureWindow else {
+        guard abs(date.timeIntervalSince1970 - TimeInterval(request.issuedAt)) <= signatureWindow else {
             throw EnrollmentError.invalidProof("iat is outside the accepted window; check the device clock")
         }
         let encryptionKey: ECPublicJWK = request.encryptionKey
@@ -61,7 +71,7 @@ public struct EnrollmentService: Sendable {
             }
         }
         let ticket = try await findTicket(request.ticket, tenant: tenant, at: date)
-        guard let user = try await repositories.users.find(id: ticket.userID, tenantID: tenant.id, on: services.database),
+        guard let user = try await users.find(id: ticket.userID, tenantID: tenant.id, on: database),
               user.status == .active else {
             throw EnrollmentError.userNotActive
         }
@@ -73,21 +83,21 @@ public struct EnrollmentService: Sendable {
         // The seed goes to the device sealed to its HPKE key, and is kept here sealed under the
         // master key: the server must recompute codes, so it cannot keep a hash.
         let totpSeed = device.hasTOTP ? Secrets.randomBytes(20) : nil
-        let sealedSeed = try totpSeed.map { try services.sealer.seal($0, context: Self.totpContext(device.id)) }
-        try await services.database.transaction { executor in
-            guard try await repositories.tickets.redeem(id: ticket.id, deviceID: device.id, at: date, on: executor) else {
+        let sealedSeed = try totpSeed.map { try sealer.seal($0, context: Self.totpContext(device.id)) }
+        try await database.transaction { executor in
+            guard try await tickets.redeem(id: ticket.id, deviceID: device.id, at: date, on: executor) else {
                 // Another redemption or a revocation came first: say which.
-                let current = try await repositories.tickets.find(id: ticket.id, on: executor)
+                let current = try await tickets.find(id: ticket.id, on: executor)
                 if current?.revokedAt != nil { throw EnrollmentError.ticketRevoked }
                 if current?.usedAt == nil { throw EnrollmentError.ticketExpired }
                 throw EnrollmentError.ticketUsed
             }
             do {
-                try await repositories.devices.insert(device, totpSeed: sealedSeed, on: executor)
+                try await devices.insert(device, totpSeed: sealedSeed, on: executor)
             } catch StorageError.uniqueViolation {
                 throw EnrollmentError.invalidKey("this signing key is already enrolled; generate a new key for each enrollment")
             }
-            try await services.audit.record(
+            try await audit.record(
                 "device.enrolled", actor: "device:\(device.id)", tenantID: tenant.id, target: ("device", device.id),
                 details: ["user_id": user.id, "ticket_id": ticket.id, "platform": device.platform.rawValue, "name": name,
                           "factors": Self.factorNames(device)],
@@ -104,7 +114,7 @@ public struct EnrollmentService: Sendable {
             deviceName: name, platform: device.platform,
             requestDigest: Data(SHA256.hash(data: Data(proof.serialized.utf8))).base64URLEncodedString,
             issuedAt: Int64(date.timeIntervalSince1970), totpDigest: try totp?.digest())
-        let key = try await services.tenantService.signingKey(for: tenant)
+        let key = try await tenants.signingKey(for: tenant)
         let signed = try CompactJWS.sign(
             header: ["typ": .string(EnrollmentReceipt.type), "jwk": try JSONValue(encoding: tenant.signingKey)],
             payload: try JSONValue(encoding: receipt).canonicalData, signer: key)
@@ -160,7 +170,7 @@ public struct EnrollmentService: Sendable {
 
     private func findTicket(_ secret: String, tenant: Tenant, at date: Date) async throws -> EnrollmentTicket {
         guard secret.hasPrefix(EnrollmentTicket.secretPrefix), secret.count < 100,
-              let ticket = try await repositories.tickets.find(secretHash: Secrets.hash(secret), on: services.database),
+              let ticket = try await tickets.find(secretHash: Secrets.hash(secret), on: database),
               ticket.tenantID == tenant.id else {
             throw EnrollmentError.invalidTicket
         }

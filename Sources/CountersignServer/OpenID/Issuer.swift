@@ -20,13 +20,4 @@ struct Issuer: Sendable {
     var revocationEndpoint: String { identifier + "/revoke" }
     var introspectionEndpoint: String { identifier + "/introspect" }
     var userInfoEndpoint: String { identifier + "/userinfo" }
-
-    /// The issuer of a request's path: `/t/{tenant}/…`, or the default tenant at the root.
-    static func of(_ context: CountersignRequestContext, services: ServerServices) async throws -> Issuer {
-        let slug = context.parameters.get("tenant")
-        guard let tenant = try await services.tenantService.resolve(slug: slug) else {
-            throw APIError.notFound("tenant \(slug ?? "default") does not exist")
-        }
-        return Issuer(tenant: tenant, origin: services.origin)
-    }
 }

@@ -8,17 +8,9 @@ import Hummingbird
 /// holds `push-credentials:manage`. Errors keep their HTTP status and also say
 /// `"success": false` with the reason in `Message`.
 struct CyberArkMobileRoutes: Sendable {
-    let services: ServerServices
-    let guardian: AdminGuard
     let credentials: PushCredentialService
-
-    init(services: ServerServices, guardian: AdminGuard) {
-        self.services = services
-        self.guardian = guardian
-        self.credentials = PushCredentialService(
-            database: services.database, credentials: services.repositories.pushCredentials, sealer: services.sealer,
-            audit: services.audit, now: services.configuration.now)
-    }
+    let guardian: AdminGuard
+    let maximumBodySize: Int
 
     struct SetFields: Decodable {
         var clientAppKey: String?
@@ -70,7 +62,7 @@ struct CyberArkMobileRoutes: Sendable {
         let mobile = routes.group("/Mobile", surface: .mobileEnvelope, takesSecret: true)
         mobile.post("/SetApnsCertForClientApp") { request, context in
             let (key, tenant) = try await authorize(request, context)
-            let fields = try await request.decodeJSON(SetFields.self, limit: services.configuration.maximumBodySize)
+            let fields = try await request.decodeJSON(SetFields.self, limit: maximumBodySize)
             let upload = try PushCredentialService.APNsCertificateUpload(
                 clientAppKey: fields.clientAppKey, certificate: fields.certificate, password: fields.password,
                 topic: fields.topic, environment: fields.environment, names: .cyberArk)
@@ -79,7 +71,7 @@ struct CyberArkMobileRoutes: Sendable {
         }
         mobile.post("/DeleteApnsCertForClientApp") { request, context in
             let (key, tenant) = try await authorize(request, context)
-            let fields = try await request.decodeJSON(DeleteFields.self, limit: services.configuration.maximumBodySize)
+            let fields = try await request.decodeJSON(DeleteFields.self, limit: maximumBodySize)
             try await credentials.delete(
                 .apnsCertificate, clientAppKey: try PushCredentialService.clientAppKey(fields.clientAppKey, field: "ClientAppKey"),
                 tenant: tenant, actor: "admin-key:\(key.id)")

@@ -6,8 +6,9 @@ import Hummingbird
 /// was sealed to, the device's push-token state and when it was last seen, and every
 /// notification sent to it (queued, sent, failed with the provider's reason, cancelled).
 struct DeliveryAdminRoutes: Sendable {
-    let services: ServerServices
+    let store: any DeliveryAdminStore
     let guardian: AdminGuard
+    let now: @Sendable () -> Date
 
     struct Notification: Encodable, Sendable {
         let entry: PushOutboxEntry
@@ -87,13 +88,12 @@ struct DeliveryAdminRoutes: Sendable {
         router.get("/admin/v1/tenants/{tenant}/approvals/{id}/deliveries") { request, context in
             let (_, tenant) = try await guardian.tenant(request, context, holding: .devicesRead)
             let id = try context.parameters.require("id")
-            guard let transaction = try await services.repositories.approvals.find(id: id, on: services.database),
-                  transaction.tenantID == tenant.id else {
+            guard let transaction = try await store.request(id: id), transaction.tenantID == tenant.id else {
                 throw AdminError.notFound("approval request \(id)")
             }
-            let deviceIDs = try await services.repositories.approvals.deviceIDs(transactionID: id, on: services.database)
-            let devices = try await services.repositories.devices.find(ids: deviceIDs, on: services.database)
-            let entries = try await services.repositories.pushOutbox.entries(transactionID: id, on: services.database)
+            let deviceIDs = try await store.deviceIDs(requestID: id)
+            let devices = try await store.devices(ids: deviceIDs)
+            let entries = try await store.pushNotifications(requestID: id)
             let grouped = Dictionary(grouping: entries, by: \.deviceID)
             let deliveries = deviceIDs.sorted().map { deviceID in
                 let device = devices[deviceID]
@@ -103,10 +103,9 @@ struct DeliveryAdminRoutes: Sendable {
             }
             return try JSON.response(Deliveries(
                 requestID: id, status: transaction.status,
-                expired: transaction.status == .pending && transaction.isExpired(at: services.now()),
+                expired: transaction.status == .pending && transaction.isExpired(at: now()),
                 expiresAt: transaction.expiresAt, decidedByDevice: transaction.decidedByDevice, devices: deliveries,
-                clientNotifications: try await services.repositories.clientNotifications.list(
-                    transactionID: id, on: services.database).map(ClientCall.init)))
+                clientNotifications: try await store.clientNotifications(requestID: id).map(ClientCall.init)))
         }
     }
 }

@@ -5,17 +5,9 @@ import Hummingbird
 /// right `push-credentials:manage`. Reading them needs the same right: even the summary tells
 /// which apps a tenant can reach.
 struct PushAdminRoutes: Sendable {
-    let services: ServerServices
-    let guardian: AdminGuard
     let credentials: PushCredentialService
-
-    init(services: ServerServices, guardian: AdminGuard) {
-        self.services = services
-        self.guardian = guardian
-        self.credentials = PushCredentialService(
-            database: services.database, credentials: services.repositories.pushCredentials, sealer: services.sealer,
-            audit: services.audit, now: services.configuration.now)
-    }
+    let guardian: AdminGuard
+    let maximumBodySize: Int
 
     struct APNsCertificateFields: Decodable {
         var certificate: String?
@@ -65,7 +57,7 @@ struct PushAdminRoutes: Sendable {
         }
         router.put(RouterPath(base + "/apns-certificates/{client_app_key}")) { request, context in
             let (key, tenant) = try await guardian.tenant(request, context, holding: .pushCredentialsManage)
-            let fields = try await request.decodeJSON(APNsCertificateFields.self, limit: services.configuration.maximumBodySize)
+            let fields = try await request.decodeJSON(APNsCertificateFields.self, limit: maximumBodySize)
             let upload = try PushCredentialService.APNsCertificateUpload(
                 clientAppKey: try context.parameters.require("client_app_key"), certificate: fields.certificate,
                 password: fields.password, topic: fields.topic, environment: fields.environment, names: .rest)
@@ -82,7 +74,7 @@ struct PushAdminRoutes: Sendable {
         }
         router.put(RouterPath(base + "/apns-token")) { request, context in
             let (key, tenant) = try await guardian.tenant(request, context, holding: .pushCredentialsManage)
-            let fields = try await request.decodeJSON(APNsTokenFields.self, limit: services.configuration.maximumBodySize)
+            let fields = try await request.decodeJSON(APNsTokenFields.self, limit: maximumBodySize)
             guard let keyID = fields.keyID else { throw AdminError.missingField("key_id") }
             guard let teamID = fields.teamID else { throw AdminError.missingField("team_id") }
             guard let pem = fields.privateKey else { throw AdminError.missingField("private_key") }
@@ -94,7 +86,7 @@ struct PushAdminRoutes: Sendable {
         }
         router.put(RouterPath(base + "/fcm")) { request, context in
             let (key, tenant) = try await guardian.tenant(request, context, holding: .pushCredentialsManage)
-            let fields = try await request.decodeJSON(FCMFields.self, limit: services.configuration.maximumBodySize)
+            let fields = try await request.decodeJSON(FCMFields.self, limit: maximumBodySize)
             guard let account = fields.serviceAccount else { throw AdminError.missingField("service_account") }
             let credential = try await credentials.setFCM(serviceAccountJSON: account, tenant: tenant, actor: "admin-key:\(key.id)")
             return try JSON.response(PushCredentialRecord(credential: credential, active: true))

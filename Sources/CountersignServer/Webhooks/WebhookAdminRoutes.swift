@@ -5,17 +5,10 @@ import Hummingbird
 /// right `webhooks:manage`. Reading needs the same right: a custom verifier's URL tells where a
 /// tenant's approvals are decided, and the events tell who approved what.
 struct WebhookAdminRoutes: Sendable {
-    let services: ServerServices
-    let guardian: AdminGuard
     let webhooks: TenantWebhookService
-
-    init(services: ServerServices, guardian: AdminGuard) {
-        self.services = services
-        self.guardian = guardian
-        self.webhooks = TenantWebhookService(
-            database: services.database, webhooks: services.repositories.webhooks, sealer: services.sealer,
-            audit: services.audit, now: services.configuration.now)
-    }
+    let store: any WebhookAdminStore
+    let guardian: AdminGuard
+    let maximumBodySize: Int
 
     struct SetFields: Decodable {
         var url: String?
@@ -84,8 +77,7 @@ struct WebhookAdminRoutes: Sendable {
         router.get(RouterPath(base + "/events/deliveries")) { request, context in
             let (_, tenant) = try await guardian.tenant(request, context, holding: .webhooksManage)
             let page = try PageRequest(request)
-            let entries = try await services.repositories.webhookOutbox.recent(
-                tenantID: tenant.id, before: page.cursor, limit: page.fetchLimit, on: services.database)
+            let entries = try await store.events(tenantID: tenant.id, before: page.cursor, limit: page.fetchLimit)
             return try JSON.response(page.page(entries.map(DeliveryRecord.init), cursor: \.entry.id))
         }
     }
@@ -95,7 +87,7 @@ struct WebhookAdminRoutes: Sendable {
         router.put(RouterPath(path)) { request, context in
             let (key, tenant) = try await guardian.tenant(request, context, holding: .webhooksManage)
             let purpose = try purpose(context)
-            let fields = try await request.decodeJSON(SetFields.self, limit: services.configuration.maximumBodySize)
+            let fields = try await request.decodeJSON(SetFields.self, limit: maximumBodySize)
             guard let raw = fields.url else { throw AdminError.missingField("url") }
             let outcome = try await webhooks.set(
                 purpose, url: try WebhookURL(raw), rotateSecret: fields.rotateSecret ?? false, tenant: tenant,

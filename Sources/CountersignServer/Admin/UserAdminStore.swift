@@ -1,0 +1,138 @@
+import Foundation
+
+/// What the user routes (`UserAdminRoutes`) read and write, and nothing else: users, their
+/// enrollment tickets and their devices. Each write is one transaction with its audit.
+protocol UserAdminStore: Sendable {
+    /// The tenant's users after `cursor`, by id.
+    func users(tenantID: String, after cursor: String?, limit: Int) async throws -> [User]
+    /// The user, if it belongs to the tenant.
+    func user(id: String, tenantID: String) async throws -> User?
+    /// Adds the user, as of its `createdAt`; `AdminError.conflict` if the tenant has a user of that name.
+    func create(_ user: User, actor: String) async throws
+    /// Stores the changed user, as of its `updatedAt`, and its code when `userCode` is given (an
+    /// inner nil removes it); `AdminError.conflict` if the tenant has another user of that name.
+    func update(_ user: User, userCode: UserCode??, actor: String) async throws
+    /// Deletes the user with its tickets and devices, each device recorded as deleted.
+    func delete(_ user: User, actor: String, at date: Date) async throws
+
+    /// The user's tickets before `cursor`, newest first.
+    func tickets(userID: String, before cursor: String?, limit: Int) async throws -> [EnrollmentTicket]
+    func ticket(id: String) async throws -> EnrollmentTicket?
+    /// Revokes the ticket; false if it was used or revoked already.
+    func revoke(_ ticket: EnrollmentTicket, actor: String, at date: Date) async throws -> Bool
+
+    /// The user's devices after `cursor`, by id.
+    func devices(userID: String, after cursor: String?, limit: Int) async throws -> [Device]
+    func device(id: String) async throws -> Device?
+    /// Marks the device deleted; false if it was deleted already.
+    func delete(_ device: Device, actor: String, at date: Date) async throws -> Bool
+}
+
+/// The user routes' store on the server's database (SQLite or PostgreSQL).
+struct SQLUserAdminStore: UserAdminStore {
+    let database: any Database
+    let users: any UserRepository
+    let userCodes: any UserCodeRepository
+    let tickets: any EnrollmentTicketRepository
+    let devices: any DeviceRepository
+    let audit: AuditLog
+    /// User codes are stored as hashes keyed by the master key, never as typed.
+    let masterKey: MasterKey
+
+    func users(tenantID: String, after cursor: String?, limit: Int) async throws -> [User] {
+        try await users.list(tenantID: tenantID, after: cursor, limit: limit, on: database)
+    }
+
+    func user(id: String, tenantID: String) async throws -> User? {
+        try await users.find(id: id, tenantID: tenantID, on: database)
+    }
+
+    func create(_ user: User, actor: String) async throws {
+        try await database.transaction { executor in
+            do {
+                try await users.insert(user, on: executor)
+            } catch StorageError.uniqueViolation {
+                throw AdminError.conflict("a user named \(user.username) already exists in this tenant")
+            }
+            try await audit.record(
+                "user.created", actor: actor, tenantID: user.tenantID, target: ("user", user.id),
+                details: ["username": user.username], at: user.createdAt, on: executor)
+        }
+    }
+
+    func update(_ user: User, userCode: UserCode??, actor: String) async throws {
+        var details = ["username": user.username, "status": user.status.rawValue]
+        if let userCode { details["user_code"] = userCode == nil ? "removed" : "set" }
+        try await database.transaction { [details] executor in
+            do {
+                try await users.update(user, on: executor)
+            } catch StorageError.uniqueViolation {
+                throw AdminError.conflict("a user named \(user.username) already exists in this tenant")
+            }
+            if let userCode {
+                try await userCodes.set(
+                    userID: user.id, hash: userCode.map { UserCode.hash($0.text, userID: user.id, masterKey: masterKey) },
+                    on: executor)
+            }
+            try await audit.record(
+                "user.updated", actor: actor, tenantID: user.tenantID, target: ("user", user.id),
+                details: details, at: user.updatedAt, on: executor)
+        }
+    }
+
+    func delete(_ user: User, actor: String, at date: Date) async throws {
+        try await database.transaction { executor in
+            var found: [Device] = []
+            var page: [Device]
+            repeat {
+                page = try await devices.list(userID: user.id, after: found.last?.id, limit: 200, on: executor)
+                found += page
+            } while page.count == 200
+            for device in found {
+                try await audit.record(
+                    "device.deleted", actor: actor, tenantID: user.tenantID, target: ("device", device.id),
+                    details: ["user_id": user.id, "reason": "user deleted"], at: date, on: executor)
+            }
+            try await users.delete(id: user.id, on: executor)
+            try await audit.record(
+                "user.deleted", actor: actor, tenantID: user.tenantID, target: ("user", user.id),
+                details: ["username": user.username, "devices": String(found.count)], at: date, on: executor)
+        }
+    }
+
+    func tickets(userID: String, before cursor: String?, limit: Int) async throws -> [EnrollmentTicket] {
+        try await tickets.list(userID: userID, before: cursor, limit: limit, on: database)
+    }
+
+    func ticket(id: String) async throws -> EnrollmentTicket? {
+        try await tickets.find(id: id, on: database)
+    }
+
+    func revoke(_ ticket: EnrollmentTicket, actor: String, at date: Date) async throws -> Bool {
+        try await database.transaction { executor in
+            guard try await tickets.revoke(id: ticket.id, at: date, on: executor) else { return false }
+            try await audit.record(
+                "enrollment_ticket.revoked", actor: actor, tenantID: ticket.tenantID, target: ("user", ticket.userID),
+                details: ["ticket_id": ticket.id], at: date, on: executor)
+            return true
+        }
+    }
+
+    func devices(userID: String, after cursor: String?, limit: Int) async throws -> [Device] {
+        try await devices.list(userID: userID, after: cursor, limit: limit, on: database)
+    }
+
+    func device(id: String) async throws -> Device? {
+        try await devices.find(id: id, on: database)
+    }
+
+    func delete(_ device: Device, actor: String, at date: Date) async throws -> Bool {
+        try await database.transaction { executor in
+            guard try await devices.markDeleted(id: device.id, at: date, on: executor) else { return false }
+            try await audit.record(
+                "device.deleted", actor: actor, tenantID: device.tenantID, target: ("device", device.id),
+                details: ["user_id": device.userID], at: date, on: executor)
+            return true
+        }
+    }
+}
