@@ -121,7 +121,9 @@ public final class CountersignServer: Sendable {
             maximumBodySize: services.configuration.maximumBodySize, now: services.configuration.now,
             liveStreamKeepalive: services.configuration.liveStreamKeepalive
         ).register(on: tenantRoutes)
-        let pushCredentials = PushCredentialService(services: services)
+        let pushCredentials = PushCredentialService(
+            database: services.database, credentials: services.repositories.pushCredentials, sealer: services.sealer,
+            audit: services.audit, now: services.configuration.now)
         let (now, bodyLimit) = (services.configuration.now, services.configuration.maximumBodySize)
         CyberArkMobileRoutes(credentials: pushCredentials, guardian: guardian, maximumBodySize: bodyLimit)
             .register(on: tenantRoutes)
@@ -158,7 +160,8 @@ public final class CountersignServer: Sendable {
             guardian: guardian, now: now
         ).register(on: admin)
         WebhookAdminRoutes(
-            webhooks: TenantWebhookService(services: services),
+            webhooks: TenantWebhookService(
+                database: database, webhooks: repositories.webhooks, sealer: services.sealer, audit: audit, now: now),
             store: SQLWebhookAdminStore(database: database, outbox: repositories.webhookOutbox),
             guardian: guardian, maximumBodySize: bodyLimit
         ).register(on: admin)
@@ -198,12 +201,45 @@ public final class CountersignServer: Sendable {
     private var serviceList: [any Service] {
         // Shut down in reverse order: the dispatchers last, so that what the final requests queued
         // is still sent.
-        var list: [any Service] = services.configuration.push.dispatch
-            ? [PushDispatcher(services: services), WebhookDispatcher(services: services),
-               ClientNotificationDispatcher(services: services)] : []
+        var list: [any Service] = services.configuration.push.dispatch ? dispatchers : []
         list += [application, ClusterRelayListener(relay: services.clusterRelay, approvals: services.repositories.approvals),
                  LiveStreamCloser(events: services.approvalEvents)]
         return list
+    }
+
+    /// The push, webhook and client-notification dispatchers, each given what it reads and writes.
+    private var dispatchers: [any Service] {
+        let configuration = services.configuration
+        let repositories = services.repositories
+        let push = PushDispatcher(
+            store: SQLPushDeliveryStore(
+                database: services.database, outbox: repositories.pushOutbox, devices: repositories.devices,
+                approvals: repositories.approvals, audit: services.audit),
+            senders: PushSenders(
+                credentials: SQLActivePushCredentials(database: services.database, credentials: repositories.pushCredentials),
+                sealer: services.sealer, configuration: configuration.push,
+                providerTokens: SQLAPNsProviderTokenStore(database: services.database, sealer: services.sealer),
+                now: configuration.now, logger: services.logger),
+            configuration: configuration.push, wakeup: services.pushWakeup, metrics: services.metrics,
+            logger: services.logger, now: configuration.now)
+        let webhooks = WebhookDispatcher(
+            store: SQLWebhookDeliveryStore(
+                database: services.database, outbox: repositories.webhookOutbox,
+                targets: SQLWebhookTargets(database: services.database, webhooks: repositories.webhooks, sealer: services.sealer)),
+            client: services.webhookClient, configuration: configuration.webhooks, wakeup: services.webhookWakeup,
+            logger: services.logger, now: configuration.now)
+        let store = SQLClientNotificationStore(
+            database: services.database, notifications: repositories.clientNotifications, approvals: repositories.approvals,
+            clients: repositories.clients, tenants: repositories.tenants)
+        let notifications = ClientNotificationDispatcher(
+            store: store,
+            sender: ClientNotificationSender(
+                store: store, sealer: services.sealer, tokens: TokenIssuer(keys: services.tokenSigningKeys),
+                http: services.webhookClient, origin: services.origin, timeout: configuration.clientNotifications.timeout,
+                now: configuration.now),
+            configuration: configuration.clientNotifications, wakeup: services.clientNotificationWakeup,
+            logger: services.logger, now: configuration.now)
+        return [push, webhooks, notifications]
     }
 
     /// Serves until `signals` arrive (SIGINT and SIGTERM by default) or the task is cancelled;

@@ -41,7 +41,10 @@ struct Features: Sendable {
                 notifiers: services.notifiers, events: services.approvalEvents, cluster: services.clusterRelay),
             answers: AnswerCheck(
                 database: database, users: repositories.users, approvals: repositories.approvals, pins: pins,
-                verifier: CustomVerifier(services: services)),
+                verifier: CustomVerifier(
+                    targets: SQLWebhookTargets(database: database, webhooks: repositories.webhooks, sealer: services.sealer),
+                    client: services.webhookClient, timeout: services.configuration.webhooks.verifierTimeout,
+                    logger: services.logger, now: now)),
             sealer: services.sealer, metrics: services.metrics, logger: services.logger, now: now)
         deviceAuthenticator = DeviceAuthenticator(
             store: SQLDeviceSignatureStore(database: database, devices: repositories.devices),

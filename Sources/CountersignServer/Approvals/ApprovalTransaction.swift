@@ -69,6 +69,9 @@ public protocol ApprovalTransactionRepository: Sendable {
         -> (ApprovalDelivery, ApprovalTransaction)?
     /// The devices a request was sealed for.
     func deviceIDs(transactionID: String, on executor: any SQLExecutor) async throws -> [String]
+    /// Which of these requests are still waiting for an answer (asked by push delivery, before it
+    /// sends an alert).
+    func undecided(ids: [String], on executor: any SQLExecutor) async throws -> Set<String>
     /// The device's pending, unexpired requests, newest first.
     func pending(deviceID: String, at date: Date, limit: Int, on executor: any SQLExecutor) async throws -> [PendingRequestEnvelope]
     /// Records the decision if the request is still pending and unexpired at `date`; false otherwise.
@@ -156,6 +159,12 @@ public struct SQLApprovalTransactionRepository: ApprovalTransactionRepository {
         try await executor.query(
             "SELECT device_id FROM approval_deliveries WHERE transaction_id = ?", [.text(transactionID)]
         ).map { try $0.string("device_id") }
+    }
+
+    public func undecided(ids: [String], on executor: any SQLExecutor) async throws -> Set<String> {
+        Set(try await executor.query(ids: ids) { list in
+            "SELECT id FROM approval_transactions WHERE status = 'pending' AND id IN (\(list))"
+        }.map { try $0.string("id") })
     }
 
     public func pending(deviceID: String, at date: Date, limit: Int, on executor: any SQLExecutor) async throws

@@ -7,23 +7,28 @@ import ServiceLifecycle
 /// that expired undecided and queues their `expired_token` error (CIBA §12). It runs on every
 /// node that dispatches; on PostgreSQL the claims skip rows other nodes hold.
 struct ClientNotificationDispatcher: Service, CustomStringConvertible {
-    let services: ServerServices
+    let store: any ClientNotificationStore
+    let sender: ClientNotificationSender
+    let configuration: ClientNotificationConfiguration
+    /// Signalled by whoever queues notifications on this node.
+    let wakeup: PushWakeup
+    let logger: Logger
+    let now: @Sendable () -> Date
     /// Push-mode expiries are looked for every few seconds, not at every poll: the search is a
     /// write on the requests table, and each node makes it.
     let expirySweep = PeriodicSchedule(every: 5)
     let readFailures = FailureStreak("the client notifications could not be read")
     let sweepFailures = FailureStreak("expired push-mode requests could not be read")
 
-    /// What the service lifecycle logs of it: its name, never the configuration it holds.
+    /// What the service lifecycle logs of it: its name, never what it holds.
     var description: String { "ClientNotificationDispatcher" }
 
     func run() async throws {
-        let configuration = services.configuration.clientNotifications
         await OutboxDispatchLoop(
-            wakeup: services.clientNotificationWakeup, workers: .one, batchSize: configuration.batchSize,
+            wakeup: wakeup, workers: .one, batchSize: configuration.batchSize,
             pollInterval: configuration.pollInterval
         ).run {
-            if expirySweep.isDue(at: services.now()) { await queueExpiredPushErrors() }
+            if expirySweep.isDue(at: now()) { await queueExpiredPushErrors() }
             return await runOnce()
         }
     }
@@ -31,19 +36,16 @@ struct ClientNotificationDispatcher: Service, CustomStringConvertible {
     /// Claims and sends one batch; returns how many notifications it claimed.
     @discardableResult
     func runOnce() async -> Int {
-        let configuration = services.configuration.clientNotifications
-        let now = services.now()
+        let now = now()
         let claimed: [ClientNotification]
         do {
-            claimed = try await services.repositories.clientNotifications.claim(
-                limit: configuration.batchSize, at: now, leaseUntil: now.addingTimeInterval(configuration.lease),
-                on: services.database)
-            readFailures.succeeded(logger: services.logger)
+            claimed = try await store.claim(
+                limit: configuration.batchSize, at: now, leaseUntil: now.addingTimeInterval(configuration.lease))
+            readFailures.succeeded(logger: logger)
         } catch {
-            readFailures.failed(error, logger: services.logger)
+            readFailures.failed(error, logger: logger)
             return 0
         }
-        let sender = ClientNotificationSender(services: services)
         await withTaskGroup(of: Void.self) { group in
             for notification in claimed {
                 group.addTask { await record(notification, outcome: await sender.send(notification)) }
@@ -54,23 +56,16 @@ struct ClientNotificationDispatcher: Service, CustomStringConvertible {
 
     /// Push mode: a request that expired undecided is announced as `expired_token`, once.
     func queueExpiredPushErrors() async {
-        let now = services.now()
         do {
-            try await services.database.transaction { executor in
-                let expired = try await services.repositories.approvals.claimExpiredPush(
-                    before: now, limit: services.configuration.clientNotifications.batchSize, on: executor)
-                try await services.repositories.clientNotifications.enqueue(
-                    expired.map { .queued(.pushError, error: "expired_token", transaction: $0, at: now) }, on: executor)
-            }
-            sweepFailures.succeeded(logger: services.logger)
+            try await store.queueExpiredPushErrors(before: now(), limit: configuration.batchSize)
+            sweepFailures.succeeded(logger: logger)
         } catch {
-            sweepFailures.failed(error, logger: services.logger)
+            sweepFailures.failed(error, logger: logger)
         }
     }
 
     private func record(_ notification: ClientNotification, outcome: ClientNotificationOutcome) async {
-        let configuration = services.configuration.clientNotifications
-        let now = services.now()
+        let now = now()
         var status: ClientNotification.Status
         var next: Date?
         var error: String?
@@ -90,14 +85,13 @@ struct ClientNotificationDispatcher: Service, CustomStringConvertible {
             if notification.attempts < configuration.maximumAttempts, due < notification.giveUpAt { next = due }
         }
         do {
-            try await services.repositories.clientNotifications.record(
-                id: notification.id, status: status, next: next, error: error, at: now, on: services.database)
+            try await store.record(id: notification.id, status: status, next: next, error: error, at: now)
         } catch {
-            services.logger.error("a client notification's outcome could not be recorded",
-                                  metadata: ["notification": "\(notification.id)", "error": "\(error)"])
+            logger.error("a client notification's outcome could not be recorded",
+                         metadata: ["notification": "\(notification.id)", "error": "\(error)"])
         }
         if status != .sent && next == nil {
-            services.logger.warning("a client notification was not delivered", metadata: [
+            logger.warning("a client notification was not delivered", metadata: [
                 "notification": "\(notification.id)", "client_id": "\(notification.clientID)",
                 "status": "\(status.rawValue)", "error": "\(error ?? "")"])
         }

@@ -25,30 +25,38 @@ enum ClientNotificationOutcome: Sendable, Equatable {
 /// after a failed call mints new tokens: the ones of a call that got no 2xx are never known to
 /// have arrived.
 struct ClientNotificationSender: Sendable {
-    let services: ServerServices
+    let store: any ClientNotificationStore
+    /// Opens the `auth_req_id` and notification token the request kept, sealed.
+    let sealer: SecretSealer
+    /// Mints and stores push-mode tokens.
+    let tokens: TokenIssuer
+    let http: WebhookHTTPClient
+    /// Where the tenants' issuers are.
+    let origin: PublicOrigin
+    /// One call (`ClientNotificationConfiguration.timeout`).
+    let timeout: Duration
+    let now: @Sendable () -> Date
 
     func send(_ notification: ClientNotification) async -> ClientNotificationOutcome {
         do {
-            guard let transaction = try await services.repositories.approvals.find(
-                id: notification.transactionID, on: services.database) else {
+            guard let transaction = try await store.request(id: notification.transactionID) else {
                 return .failed("the request no longer exists")
             }
-            guard let client = try await services.repositories.clients.find(
-                id: notification.clientID, tenantID: notification.tenantID, on: services.database),
+            guard let client = try await store.client(id: notification.clientID, tenantID: notification.tenantID),
                 let endpoint = client.notificationEndpoint else {
                 return .failed("the client no longer has a notification endpoint")
             }
             guard let sealedID = transaction.authReqIDSealed, let sealedToken = transaction.notificationTokenSealed else {
                 return .failed("the request kept no auth_req_id or notification token")
             }
-            let authReqID = String(decoding: try services.sealer.open(
+            let authReqID = String(decoding: try sealer.open(
                 sealedID, context: ClientNotificationSecrets.authReqIDContext(transaction.id)), as: UTF8.self)
-            let token = String(decoding: try services.sealer.open(
+            let token = String(decoding: try sealer.open(
                 sealedToken, context: ClientNotificationSecrets.tokenContext(transaction.id)), as: UTF8.self)
             let body = try await self.body(notification, transaction: transaction, client: client, authReqID: authReqID)
-            let answer = try await services.webhookClient.post(
+            let answer = try await http.post(
                 body, url: endpoint, headers: [("Authorization", "Bearer \(token)"), ("User-Agent", "Countersign/1")],
-                timeout: services.configuration.clientNotifications.timeout)
+                timeout: timeout)
             return Self.outcome(of: answer.status)
         } catch let error as WebhookCallError {
             return .retry(error.description)
@@ -80,10 +88,10 @@ struct ClientNotificationSender: Sendable {
                 "auth_req_id": .string(authReqID), "error": .string(error), "error_description": .string(description),
             ]).canonicalData
         case .pushTokens:
-            let issuer = Issuer(tenant: try await tenant(of: transaction), origin: services.origin)
-            let now = services.now()
-            _ = try await services.repositories.approvals.markExchanged(id: transaction.id, at: now, on: services.database)
-            let tokens = try await TokenIssuer(keys: services.tokenSigningKeys).issue(
+            let issuer = Issuer(tenant: try await tenant(of: transaction), origin: origin)
+            let now = now()
+            _ = try await store.markExchanged(requestID: transaction.id, at: now)
+            let tokens = try await self.tokens.issue(
                 for: transaction, client: client, issuer: issuer, at: now, authReqID: authReqID)
             guard case .object(var members) = try JSONValue(encoding: tokens) else {
                 throw StorageError.corrupt("token response")
@@ -94,7 +102,7 @@ struct ClientNotificationSender: Sendable {
     }
 
     private func tenant(of transaction: ApprovalTransaction) async throws -> Tenant {
-        guard let tenant = try await services.repositories.tenants.find(id: transaction.tenantID, on: services.database) else {
+        guard let tenant = try await store.tenant(id: transaction.tenantID) else {
             throw StorageError.corrupt("the request's tenant is gone")
         }
         return tenant

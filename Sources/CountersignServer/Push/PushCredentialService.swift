@@ -5,7 +5,12 @@ import Foundation
 /// is stored (a certificate that does not open, has no key or has expired is refused), sealed
 /// under the master key, and audited.
 struct PushCredentialService: Sendable {
-    let services: ServerServices
+    let database: any Database
+    let credentials: any PushCredentialRepository
+    /// Seals each secret under the master key before it is stored.
+    let sealer: SecretSealer
+    let audit: AuditLog
+    let now: @Sendable () -> Date
 
     /// An APNs certificate as uploaded, parsed from the raw fields of either API.
     struct APNsCertificateUpload: Sendable {
@@ -43,7 +48,7 @@ struct PushCredentialService: Sendable {
 
     func setAPNsCertificate(_ upload: APNsCertificateUpload, tenant: Tenant, actor: String) async throws -> PushCredential {
         let file = try APNsCertificateFile.open(
-            upload.pkcs12, password: upload.password, at: services.now(), field: upload.names.certificate,
+            upload.pkcs12, password: upload.password, at: now(), field: upload.names.certificate,
             passwordField: upload.names.password)
         var summary = PushCredentialSummary()
         summary.certificateSubject = file.subject
@@ -79,23 +84,23 @@ struct PushCredentialService: Sendable {
 
     /// Every credential of the tenant, the ones it sends with marked active.
     func list(tenant: Tenant) async throws -> [PushCredentialRecord] {
-        let credentials = try await services.repositories.pushCredentials.list(tenantID: tenant.id, on: services.database)
+        let stored = try await credentials.list(tenantID: tenant.id, on: database)
         var seen = Set<PushRegistration.Provider>()
         // Listed newest first per provider: the first of each provider is the active one.
-        return credentials.map { credential in
+        return stored.map { credential in
             PushCredentialRecord(credential: credential, active: seen.insert(credential.kind.provider).inserted)
         }
     }
 
     func delete(_ kind: PushCredential.Kind, clientAppKey: String = "", tenant: Tenant, actor: String) async throws {
-        let date = services.now()
-        try await services.database.transaction { executor in
-            guard let deleted = try await services.repositories.pushCredentials.delete(
+        let date = now()
+        try await database.transaction { executor in
+            guard let deleted = try await credentials.delete(
                 tenantID: tenant.id, kind: kind, clientAppKey: clientAppKey, on: executor) else {
                 throw AdminError.notFound(clientAppKey.isEmpty
                     ? "\(kind.rawValue) credential" : "APNs certificate for client app key \(clientAppKey)")
             }
-            try await services.audit.record(
+            try await audit.record(
                 "push_credential.deleted", actor: actor, tenantID: tenant.id, target: ("push_credential", deleted.id),
                 details: Self.auditDetails(deleted), at: date, on: executor)
         }
@@ -104,10 +109,10 @@ struct PushCredentialService: Sendable {
     private func store(_ kind: PushCredential.Kind, clientAppKey: String, environment: PushCredential.Environment?,
                        topic: String?, summary: PushCredentialSummary, secret: PushSecret, tenant: Tenant,
                        actor: String) async throws -> PushCredential {
-        let date = services.now()
+        let date = now()
         let plaintext = try JSONEncoder().encode(secret)
-        return try await services.database.transaction { executor in
-            let repository = services.repositories.pushCredentials
+        return try await database.transaction { executor in
+            let repository = credentials
             let existing = try await repository.find(
                 tenantID: tenant.id, kind: kind, clientAppKey: clientAppKey, on: executor)
             let credential = PushCredential(
@@ -115,13 +120,13 @@ struct PushCredentialService: Sendable {
                 clientAppKey: clientAppKey, environment: environment, topic: topic, summary: summary,
                 createdAt: existing?.createdAt ?? date, updatedAt: date)
             // The sealed secret names its row, so a replacement keeps the row's id.
-            let sealed = try services.sealer.seal(plaintext, context: credential.sealingContext)
+            let sealed = try sealer.seal(plaintext, context: credential.sealingContext)
             if existing == nil {
                 try await repository.insert(credential, sealedSecret: sealed, on: executor)
             } else {
                 try await repository.replace(credential, sealedSecret: sealed, on: executor)
             }
-            try await services.audit.record(
+            try await audit.record(
                 "push_credential.set", actor: actor, tenantID: tenant.id, target: ("push_credential", credential.id),
                 details: Self.auditDetails(credential), at: date, on: executor)
             return credential

@@ -8,23 +8,23 @@ import ServiceLifecycle
 /// rows other nodes hold, so nodes share the outbox without sending a row twice. A node that
 /// stops mid-send leaves its rows leased; they are sent again once the lease passes.
 struct PushDispatcher: Service, CustomStringConvertible {
-    let services: ServerServices
+    let store: any PushDeliveryStore
     let senders: PushSenders
+    let configuration: PushConfiguration
+    /// Signalled by whoever queues pushes on this node.
+    let wakeup: PushWakeup
+    let metrics: ServerMetrics
+    let logger: Logger
+    let now: @Sendable () -> Date
     let readFailures = FailureStreak("the push outbox could not be read")
 
-    init(services: ServerServices) {
-        self.services = services
-        self.senders = PushSenders(services: services)
-    }
-
-    /// What the service lifecycle logs of it: its name, never the configuration it holds
-    /// (which names the master key).
+    /// What the service lifecycle logs of it: its name, never what it holds (the stores, and the
+    /// senders with the tenants' credentials).
     var description: String { "PushDispatcher" }
 
     func run() async throws {
-        let configuration = services.configuration.push
         await OutboxDispatchLoop(
-            wakeup: services.pushWakeup, workers: .pool(configuration.workers), batchSize: configuration.batchSize,
+            wakeup: wakeup, workers: .pool(configuration.workers), batchSize: configuration.batchSize,
             pollInterval: configuration.pollInterval
         ).run { await runOnce() }
         await senders.shutdown()
@@ -33,26 +33,22 @@ struct PushDispatcher: Service, CustomStringConvertible {
     /// Claims and sends one batch; returns how many rows it claimed.
     @discardableResult
     func runOnce() async -> Int {
-        let configuration = services.configuration.push
-        let outbox = services.repositories.pushOutbox
-        let now = services.now()
+        let now = now()
         let claimed: [PushOutboxEntry]
         let devices: [String: Device]
         let undecided: Set<String>
         do {
-            claimed = try await outbox.claim(
-                limit: configuration.batchSize, at: now, leaseUntil: now.addingTimeInterval(configuration.lease),
-                on: services.database)
-            readFailures.succeeded(logger: services.logger)
+            claimed = try await store.claim(
+                limit: configuration.batchSize, at: now, leaseUntil: now.addingTimeInterval(configuration.lease))
+            readFailures.succeeded(logger: logger)
             guard !claimed.isEmpty else { return 0 }
-            devices = try await services.repositories.devices.find(
-                ids: Array(Set(claimed.map(\.deviceID))), on: services.database)
+            devices = try await store.devices(ids: Array(Set(claimed.map(\.deviceID))))
             // An alert whose request was answered meanwhile (while an earlier attempt was out)
             // would ask for an answer that is no longer wanted.
-            undecided = try await outbox.undecided(
-                transactionIDs: Array(Set(claimed.filter { $0.kind == .request }.map(\.transactionID))), on: services.database)
+            undecided = try await store.undecided(
+                requestIDs: Array(Set(claimed.filter { $0.kind == .request }.map(\.transactionID))))
         } catch {
-            readFailures.failed(error, logger: services.logger)
+            readFailures.failed(error, logger: logger)
             return 0
         }
         // Each credential's sender is looked up once per batch, before the sends fan out.
@@ -98,7 +94,7 @@ struct PushDispatcher: Service, CustomStringConvertible {
 
     private func deliver(_ entry: PushOutboxEntry, to device: Device?,
                          through sender: Result<any PushSender, PushCredentialUnusable>?) async -> PushOutcome {
-        guard entry.expiresAt > services.now() else {
+        guard entry.expiresAt > now() else {
             return .failed(reason: "the request expired before the notification could be sent")
         }
         guard let device, device.status == .active, let push = device.push, push.provider == entry.provider else {
@@ -114,59 +110,44 @@ struct PushDispatcher: Service, CustomStringConvertible {
         }
     }
 
-    /// Records a batch's outcomes in one transaction: sent rows in a few statements, the rest
-    /// one by one (rescheduled, failed, and the push tokens providers called dead).
+    /// Records a batch's outcomes in one transaction: a retry that would come after the
+    /// request expires, or past the last attempt, is recorded as failed instead.
     private func record(_ results: [(PushOutboxEntry, String?, PushOutcome)]) async {
-        let configuration = services.configuration.push
-        let now = services.now()
-        let outbox = services.repositories.pushOutbox
+        let now = now()
         var sent: [(id: String, providerMessageID: String?)] = []
+        var closed: [PushRowOutcome] = []
         var counts: [String: Int] = [:]
-        for (entry, _, outcome) in results {
-            if case .delivered(let messageID) = outcome { sent.append((entry.id, messageID)) }
+        for (entry, token, outcome) in results {
             counts["\(entry.provider.rawValue) \(Self.label(outcome))", default: 0] += 1
-        }
-        let delivered = sent
-        do {
-            try await services.database.transaction { executor in
-                try await outbox.markSent(delivered, at: now, on: executor)
-                for (entry, token, outcome) in results {
-                    switch outcome {
-                    case .delivered:
-                        continue
-                    case .failed(let reason):
-                        try await outbox.markFailed(id: entry.id, error: reason, at: now, on: executor)
-                    case .cancelled(let reason):
-                        try await outbox.markCancelled(id: entry.id, reason: reason, at: now, on: executor)
-                    case .invalidToken(let reason, let since):
-                        try await outbox.markFailed(id: entry.id, error: reason, at: now, on: executor)
-                        if let token, try await services.repositories.devices.invalidatePushToken(
-                            id: entry.deviceID, token: token, reason: reason, registeredBefore: since, at: now, on: executor) {
-                            try await services.audit.record(
-                                "device.push_token_invalidated", actor: "system", tenantID: entry.tenantID,
-                                target: ("device", entry.deviceID),
-                                details: ["provider": entry.provider.rawValue, "reason": reason], at: now, on: executor)
-                        }
-                    case .retry(let reason, let after):
-                        let next = now.addingTimeInterval(
-                            configuration.retryDelay(afterAttempts: entry.attempts, providerSaid: after))
-                        if entry.attempts >= configuration.maximumAttempts || next >= entry.expiresAt {
-                            try await outbox.markFailed(id: entry.id, error: reason, at: now, on: executor)
-                        } else {
-                            try await outbox.reschedule(id: entry.id, next: next, error: reason, at: now, on: executor)
-                        }
-                    }
+            switch outcome {
+            case .delivered(let messageID):
+                sent.append((entry.id, messageID))
+            case .failed(let reason):
+                closed.append(.failed(entry, reason: reason))
+            case .cancelled(let reason):
+                closed.append(.cancelled(entry, reason: reason))
+            case .invalidToken(let reason, let since):
+                closed.append(.tokenRefused(entry, token: token, reason: reason, since: since))
+            case .retry(let reason, let after):
+                let next = now.addingTimeInterval(configuration.retryDelay(afterAttempts: entry.attempts, providerSaid: after))
+                if entry.attempts >= configuration.maximumAttempts || next >= entry.expiresAt {
+                    closed.append(.failed(entry, reason: reason))
+                } else {
+                    closed.append(.rescheduled(entry, next: next, reason: reason))
                 }
             }
+        }
+        do {
+            try await store.record(sent: sent, closed: closed, at: now)
         } catch {
             // The rows stay leased and are claimed again when the lease runs out; they are
             // counted then.
-            services.logger.error("push outcomes could not be recorded", metadata: ["error": "\(error)"])
+            logger.error("push outcomes could not be recorded", metadata: ["error": "\(error)"])
             return
         }
         for (key, count) in counts {
             let parts = key.split(separator: " ")
-            services.metrics.pushAttempted(provider: String(parts[0]), outcome: String(parts[1]), count: count)
+            metrics.pushAttempted(provider: String(parts[0]), outcome: String(parts[1]), count: count)
         }
     }
 

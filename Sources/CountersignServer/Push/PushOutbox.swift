@@ -59,8 +59,6 @@ public protocol PushOutboxRepository: Sendable {
     func reschedule(id: String, next: Date, error: String, at date: Date, on executor: any SQLExecutor) async throws
     func markFailed(id: String, error: String, at date: Date, on executor: any SQLExecutor) async throws
     func markCancelled(id: String, reason: String, at date: Date, on executor: any SQLExecutor) async throws
-    /// Which of these requests are still waiting for an answer.
-    func undecided(transactionIDs: [String], on executor: any SQLExecutor) async throws -> Set<String>
     /// Cancels the request pushes of a transaction that are still queued, and returns the
     /// devices (other than `decidingDevice`) whose request push went out or is going out: the
     /// ones that show an alert to take down.
@@ -131,12 +129,6 @@ public struct SQLPushOutboxRepository: PushOutboxRepository {
     public func markCancelled(id: String, reason: String, at date: Date, on executor: any SQLExecutor) async throws {
         try await Self.table.close(id: id, status: PushOutboxEntry.Status.cancelled.rawValue, error: reason, at: date,
                                    on: executor)
-    }
-
-    public func undecided(transactionIDs: [String], on executor: any SQLExecutor) async throws -> Set<String> {
-        Set(try await executor.query(ids: transactionIDs) { list in
-            "SELECT id FROM approval_transactions WHERE status = 'pending' AND id IN (\(list))"
-        }.map { try $0.string("id") })
     }
 
     public func cancelRequests(transactionID: String, decidingDevice: String, at date: Date, on executor: any SQLExecutor)

@@ -1,5 +1,6 @@
 import CountersignCore
 import Foundation
+import Logging
 import Synchronization
 
 /// The senders of every tenant's active credentials, each with its own connection pool, made
@@ -34,7 +35,14 @@ final class PushSenders: Sendable {
 
     static let recheckInterval: Duration = .seconds(5)
 
-    private let services: ServerServices
+    private let credentials: any ActivePushCredentials
+    /// Opens the credentials' secrets.
+    private let sealer: SecretSealer
+    private let configuration: PushConfiguration
+    /// Shared by the APNs senders of every node (see `APNsProviderTokenStore`).
+    private let providerTokens: any APNsProviderTokenStore
+    private let now: @Sendable () -> Date
+    private let logger: Logger
     private let slots = Mutex<[Key: Slot]>([:])
     /// Senders replaced while their requests may still be in flight: each is shut down once
     /// those requests have had time to finish, or at the end.
@@ -42,8 +50,14 @@ final class PushSenders: Sendable {
     /// How long a replaced sender is kept for the requests still using it (they time out sooner).
     static let retirement: Duration = .seconds(60)
 
-    init(services: ServerServices) {
-        self.services = services
+    init(credentials: any ActivePushCredentials, sealer: SecretSealer, configuration: PushConfiguration,
+         providerTokens: any APNsProviderTokenStore, now: @escaping @Sendable () -> Date, logger: Logger) {
+        self.credentials = credentials
+        self.sealer = sealer
+        self.configuration = configuration
+        self.providerTokens = providerTokens
+        self.now = now
+        self.logger = logger
     }
 
     /// The sender for a tenant and provider, or why there is none.
@@ -76,8 +90,7 @@ final class PushSenders: Sendable {
         let now = ContinuousClock.now
         let entry: Entry
         do {
-            let stored = try await services.repositories.pushCredentials.active(
-                tenantID: key.tenantID, provider: key.provider, on: services.database)
+            let stored = try await credentials.active(tenantID: key.tenantID, provider: key.provider)
             if let previous, let (credential, _) = stored,
                previous.version == Version(id: credential.id, updatedAt: credential.updatedAt) {
                 entry = Entry(version: previous.version, sender: previous.sender, unusable: previous.unusable, checkedAt: now)
@@ -111,20 +124,17 @@ final class PushSenders: Sendable {
         }
         let version = Version(id: credential.id, updatedAt: credential.updatedAt)
         do {
-            let plaintext = try services.sealer.open(sealed, context: credential.sealingContext)
+            let plaintext = try sealer.open(sealed, context: credential.sealingContext)
             let secret = try JSONDecoder().decode(PushSecret.self, from: plaintext)
-            let configuration = services.configuration.push
             let sender: any PushSender = switch provider {
             case .apns: try APNsSender(credential: credential, secret: secret, configuration: configuration,
-                                       tokens: SQLAPNsProviderTokenStore(database: services.database, sealer: services.sealer),
-                                       now: services.configuration.now)
-            case .fcm: try FCMSender(credential: credential, secret: secret, configuration: configuration,
-                                     now: services.configuration.now)
+                                       tokens: providerTokens, now: self.now)
+            case .fcm: try FCMSender(credential: credential, secret: secret, configuration: configuration, now: self.now)
             }
             return Entry(version: version, sender: sender, unusable: nil, checkedAt: now)
         } catch {
             let reason = (error as? AdminError)?.apiError.message ?? "\(error)"
-            services.logger.error("a push credential cannot be used", metadata: [
+            logger.error("a push credential cannot be used", metadata: [
                 "credential": "\(credential.id)", "reason": "\(reason)"])
             return Entry(version: version, sender: nil,
                          unusable: "the \(credential.kind.rawValue) credential cannot be used: \(reason)", checkedAt: now)

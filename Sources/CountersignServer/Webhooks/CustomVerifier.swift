@@ -1,5 +1,6 @@
 import CountersignCore
 import Foundation
+import Logging
 
 /// What the custom verifier is asked: who is approving which request, and the data the
 /// authenticator app collected for the tenant's custom factor. Sent as the JSON body of the
@@ -55,7 +56,9 @@ public enum CustomVerdict: Sendable, Equatable {
 /// and bounded by `WebhookConfiguration.verifierTimeout` as a whole.
 ///
 /// ```swift
-/// switch await CustomVerifier(services: services).verify(call, tenantID: tenant.id) {
+/// let verifier = CustomVerifier(
+///     targets: targets, client: client, timeout: configuration.webhooks.verifierTimeout, logger: logger, now: now)
+/// switch await verifier.verify(call, tenantID: tenant.id) {
 /// case .accept: …
 /// case .reject(let reason): …
 /// case .pinFallback: …
@@ -66,10 +69,20 @@ public struct CustomVerifier: Sendable {
     public static let event = "factor.custom.verify"
     /// A rejection's reason is passed on to be shown; a longer one is cut to this many characters.
     public static let maximumReasonLength = 256
-    let services: ServerServices
+    let targets: any WebhookTargets
+    let client: WebhookHTTPClient
+    /// The whole call (`WebhookConfiguration.verifierTimeout`).
+    let timeout: Duration
+    let logger: Logger
+    let now: @Sendable () -> Date
 
-    public init(services: ServerServices) {
-        self.services = services
+    init(targets: any WebhookTargets, client: WebhookHTTPClient, timeout: Duration, logger: Logger,
+         now: @escaping @Sendable () -> Date) {
+        self.targets = targets
+        self.client = client
+        self.timeout = timeout
+        self.logger = logger
+        self.now = now
     }
 
     /// The answer a verifier sends: `{"result": "accept" | "reject" | "pin_fallback", "reason": …}`.
@@ -84,7 +97,7 @@ public struct CustomVerifier: Sendable {
             return verdict
         case .failure(let failure):
             // The secret and the factor's data stay out of the log; the reason names neither.
-            services.logger.warning(
+            logger.warning(
                 "the custom verifier gave no verdict",
                 metadata: ["tenant_id": "\(tenantID)", "request_id": "\(call.requestID)", "reason": "\(failure)"])
             return .unavailable(failure.description)
@@ -94,19 +107,19 @@ public struct CustomVerifier: Sendable {
     private func ask(_ call: CustomVerification, tenantID: String) async -> Result<CustomVerdict, CustomVerifierFailure> {
         let target: WebhookTarget
         do {
-            guard let found = try await WebhookTarget.load(
-                tenantID: tenantID, purpose: .customVerifier, services: services) else { return .failure(.notConfigured) }
+            guard let found = try await targets.target(tenantID: tenantID, purpose: .customVerifier) else {
+                return .failure(.notConfigured)
+            }
             target = found
         } catch {
             return .failure(.unreadable(String(describing: error)))
         }
         guard let body = try? JSON.encode(call) else { return .failure(.unencodable) }
-        let now = services.now()
+        let now = now()
         let answer: WebhookHTTPClient.Answer
         do {
-            answer = try await services.webhookClient.post(
-                body, to: target, event: Self.event, deliveryID: Identifier.make("whd", at: now), at: now,
-                timeout: services.configuration.webhooks.verifierTimeout)
+            answer = try await client.post(
+                body, to: target, event: Self.event, deliveryID: Identifier.make("whd", at: now), at: now, timeout: timeout)
         } catch {
             return .failure(.call(error))
         }

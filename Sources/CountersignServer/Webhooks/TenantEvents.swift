@@ -5,9 +5,10 @@ import Foundation
 /// an `events` webhook gets no rows at all, so events cost such tenants one indexed lookup.
 ///
 /// ```swift
-/// try await services.database.transaction { executor in
+/// let events = TenantEvents(webhooks: webhooks, outbox: webhookOutbox, wakeup: webhookWakeup)
+/// try await database.transaction { executor in
 ///     … // the change the event reports
-///     try await services.tenantEvents.enqueue(
+///     try await events.enqueue(
 ///         event: "approval.not_requested", payload: details, tenantID: tenant.id, at: now, on: executor)
 /// }
 /// ```
@@ -51,12 +52,5 @@ public struct TenantEvents: Sendable {
             on: executor)
         wakeup.signal()
         return true
-    }
-}
-
-extension ServerServices {
-    /// Queues events for tenants' event receivers.
-    public var tenantEvents: TenantEvents {
-        TenantEvents(webhooks: repositories.webhooks, outbox: repositories.webhookOutbox, wakeup: webhookWakeup)
     }
 }

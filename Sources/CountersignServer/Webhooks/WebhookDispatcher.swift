@@ -8,17 +8,22 @@ import ServiceLifecycle
 /// It runs on every node that dispatches; on PostgreSQL the claim skips rows other nodes hold.
 /// A node that stops mid-send leaves its rows leased; they are sent again once the lease passes.
 struct WebhookDispatcher: Service, CustomStringConvertible {
-    let services: ServerServices
+    let store: any WebhookDeliveryStore
+    let client: WebhookHTTPClient
+    let configuration: WebhookConfiguration
+    /// Signalled by whoever queues events on this node (`TenantEvents`).
+    let wakeup: PushWakeup
+    let logger: Logger
+    let now: @Sendable () -> Date
     let readFailures = FailureStreak("the webhook outbox could not be read")
 
-    /// What the service lifecycle logs of it: its name, never the configuration it holds
-    /// (which names the master key).
+    /// What the service lifecycle logs of it: its name, never what it holds (the store, which
+    /// opens the webhooks' secrets).
     var description: String { "WebhookDispatcher" }
 
     func run() async throws {
-        let configuration = services.configuration.webhooks
         await OutboxDispatchLoop(
-            wakeup: services.webhookWakeup, workers: .one, batchSize: configuration.batchSize,
+            wakeup: wakeup, workers: .one, batchSize: configuration.batchSize,
             pollInterval: configuration.pollInterval
         ).run { await runOnce() }
     }
@@ -26,16 +31,14 @@ struct WebhookDispatcher: Service, CustomStringConvertible {
     /// Claims and sends one batch; returns how many rows it claimed.
     @discardableResult
     func runOnce() async -> Int {
-        let configuration = services.configuration.webhooks
-        let now = services.now()
+        let now = now()
         let claimed: [WebhookOutboxEntry]
         do {
-            claimed = try await services.repositories.webhookOutbox.claim(
-                limit: configuration.batchSize, at: now, leaseUntil: now.addingTimeInterval(configuration.lease),
-                on: services.database)
-            readFailures.succeeded(logger: services.logger)
+            claimed = try await store.claim(
+                limit: configuration.batchSize, at: now, leaseUntil: now.addingTimeInterval(configuration.lease))
+            readFailures.succeeded(logger: logger)
         } catch {
-            readFailures.failed(error, logger: services.logger)
+            readFailures.failed(error, logger: logger)
             return 0
         }
         guard !claimed.isEmpty else { return 0 }
@@ -43,7 +46,7 @@ struct WebhookDispatcher: Service, CustomStringConvertible {
         var targets: [String: Result<WebhookTarget, WebhookDeliveryFailure>] = [:]
         for tenantID in Set(claimed.map(\.tenantID)) {
             do {
-                if let target = try await WebhookTarget.load(tenantID: tenantID, purpose: .events, services: services) {
+                if let target = try await store.target(tenantID: tenantID, purpose: .events) {
                     targets[tenantID] = .success(target)
                 } else {
                     targets[tenantID] = .failure(.removed)
@@ -68,9 +71,9 @@ struct WebhookDispatcher: Service, CustomStringConvertible {
             failure = reason
         case .success(let target):
             do {
-                let answer = try await services.webhookClient.post(
-                    Data(entry.payload.utf8), to: target, event: entry.event, deliveryID: entry.id, at: services.now(),
-                    timeout: services.configuration.webhooks.deliveryTimeout)
+                let answer = try await client.post(
+                    Data(entry.payload.utf8), to: target, event: entry.event, deliveryID: entry.id, at: now(),
+                    timeout: configuration.deliveryTimeout)
                 failure = (200..<300).contains(answer.status) ? nil : .status(answer.status)
             } catch {
                 failure = .call(error)
@@ -80,26 +83,24 @@ struct WebhookDispatcher: Service, CustomStringConvertible {
     }
 
     private func record(_ entry: WebhookOutboxEntry, failure: WebhookDeliveryFailure?) async {
-        let configuration = services.configuration.webhooks
-        let outbox = services.repositories.webhookOutbox
-        let now = services.now()
+        let now = now()
         do {
             guard let failure else {
-                return try await outbox.markSent(id: entry.id, at: now, on: services.database)
+                return try await store.markSent(id: entry.id, at: now)
             }
             if failure.isFinal || entry.attempts >= configuration.maximumAttempts {
-                try await outbox.markFailed(id: entry.id, error: failure.description, at: now, on: services.database)
-                services.logger.warning(
+                try await store.markFailed(id: entry.id, error: failure.description, at: now)
+                logger.warning(
                     "a webhook event was given up",
                     metadata: ["tenant_id": "\(entry.tenantID)", "delivery_id": "\(entry.id)", "event": "\(entry.event)",
                                "attempts": "\(entry.attempts)", "reason": "\(failure)"])
             } else {
                 let next = now.addingTimeInterval(configuration.retryDelay(afterAttempts: entry.attempts))
-                try await outbox.reschedule(id: entry.id, next: next, error: failure.description, at: now, on: services.database)
+                try await store.reschedule(id: entry.id, next: next, error: failure.description, at: now)
             }
         } catch {
             // The row stays leased and is claimed again when the lease runs out.
-            services.logger.error("a webhook outcome could not be recorded", metadata: ["error": "\(error)"])
+            logger.error("a webhook outcome could not be recorded", metadata: ["error": "\(error)"])
         }
     }
 }
