@@ -24,7 +24,10 @@ public struct Repositories: Sendable {
     public init() {}
 }
 
-/// What every route reaches: configuration, storage, the services and the clock.
+/// What one node has once: configuration, the database and its repositories, the sealer, the
+/// audit log, the clock, metrics, the wake-ups and the cross-node relay. Only the assembly reads
+/// it (`CountersignServer`, `Features`, `Bootstrap`) to hand each feature the few parts it
+/// declares; no feature, route or store takes it whole.
 public struct ServerServices: Sendable {
     public let configuration: ServerConfiguration
     public let origin: PublicOrigin
