@@ -109,23 +109,21 @@ struct ClientAuthPrivateKeyJWTTests {
 
     @Test("every wrong client assertion is 401 invalid_client with a Basic challenge and its reason", arguments: rejections)
     func rejectedAssertion(rejection: Rejection) async throws {
-        for engine in Engine.available {
-            try await TestServer.with(engine) { server in
-                let context = Context(server: server, client: try await server.keyClient(),
-                                      secretClient: try await server.keyClient(method: "client_secret_basic"))
-                let answer = try await server.rawForm("/bc-authorize", Self.start + rejection.credentials(context))
-                #expect(answer.status == 401, "\(engine)")
-                #expect(answer.error == "invalid_client", "\(engine)")
-                #expect(answer.errorDescription == rejection.description, "\(engine)")
-                #expect(answer.header("WWW-Authenticate") == "Basic realm=\"\(server.base)\"", "\(engine)")
-            }
+        try await TestServer.routed { server in
+            let context = Context(server: server, client: try await server.keyClient(),
+                                  secretClient: try await server.keyClient(method: "client_secret_basic"))
+            let answer = try await server.rawForm("/bc-authorize", Self.start + rejection.credentials(context))
+            #expect(answer.status == 401)
+            #expect(answer.error == "invalid_client")
+            #expect(answer.errorDescription == rejection.description)
+            #expect(answer.header("WWW-Authenticate") == "Basic realm=\"\(server.base)\"")
         }
     }
 
     @Test("an assertion signed ES256 or RS256 authenticates at bc-authorize and at the token endpoint",
-          arguments: Engine.available, ["ES256", "RS256"])
-    func acceptedAssertion(engine: Engine, alg: String) async throws {
-        try await TestServer.with(engine) { server in
+          arguments: ["ES256", "RS256"])
+    func acceptedAssertion(alg: String) async throws {
+        try await TestServer.routed { server in
             let client = try await server.keyClient(alg == "ES256" ? .es256() : .rs256())
             _ = try await server.enrolledUser("alice")
             let started = try await server.asClient(client, "/bc-authorize", Self.start)
@@ -137,10 +135,9 @@ struct ClientAuthPrivateKeyJWTTests {
         }
     }
 
-    @Test("aud may name the issuer, the token endpoint or the backchannel endpoint, alone or in an array",
-          arguments: Engine.available)
-    func acceptedAudiences(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("aud may name the issuer, the token endpoint or the backchannel endpoint, alone or in an array")
+    func acceptedAudiences() async throws {
+        try await TestServer.routed { server in
             let client = try await server.keyClient()
             let audiences: [JSONValue] = [
                 .string(server.base), .string(server.base + "/token"), .string(server.base + "/bc-authorize"),
@@ -157,9 +154,9 @@ struct ClientAuthPrivateKeyJWTTests {
         }
     }
 
-    @Test("an assertion is accepted once: its jti replayed is invalid_client", arguments: Engine.available)
-    func replayedAssertion(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("an assertion is accepted once: its jti replayed is invalid_client")
+    func replayedAssertion() async throws {
+        try await TestServer.routed { server in
             let client = try await server.keyClient()
             let credentials = TestServer.assertionParameters(try client.key.jwt(server.assertionClaims(client.id)))
             let poll = [("grant_type", CIBAEndpointTests.grantType), ("auth_req_id", "unknown")]
@@ -171,9 +168,9 @@ struct ClientAuthPrivateKeyJWTTests {
         }
     }
 
-    @Test("a private_key_jwt client's secret does not authenticate it, however it is sent", arguments: Engine.available)
-    func secretOfAKeyClientIsRefused(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("a private_key_jwt client's secret does not authenticate it, however it is sent")
+    func secretOfAKeyClientIsRefused() async throws {
+        try await TestServer.routed { server in
             let client = try await server.keyClient(method: "client_secret_basic")
             let secret = try #require(client.secret)
             let switched = try await server.admin(
@@ -190,9 +187,9 @@ struct ClientAuthPrivateKeyJWTTests {
         }
     }
 
-    @Test("a client switched back from private_key_jwt has no secret until it is rotated", arguments: Engine.available)
-    func switchingBackNeedsARotation(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("a client switched back from private_key_jwt has no secret until it is rotated")
+    func switchingBackNeedsARotation() async throws {
+        try await TestServer.routed { server in
             let client = try await server.keyClient(method: "client_secret_post")
             let path = "/admin/v1/tenants/default/clients/\(client.id)"
             #expect(try await server.admin("PATCH", path, json: ["token_endpoint_auth_method": "private_key_jwt"]).status == 200)
@@ -208,10 +205,9 @@ struct ClientAuthPrivateKeyJWTTests {
         }
     }
 
-    @Test("an assertion with Basic credentials, a client_secret or another client's client_id is invalid_request",
-          arguments: Engine.available)
-    func mixedMethodsAreInvalidRequest(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("an assertion with Basic credentials, a client_secret or another client's client_id is invalid_request")
+    func mixedMethodsAreInvalidRequest() async throws {
+        try await TestServer.routed { server in
             let client = try await server.keyClient()
             let secretClient = try await server.keyClient(method: "client_secret_basic").basic
             let cases: [(String, [(String, String)], TestClient?, String)] = [
@@ -233,9 +229,9 @@ struct ClientAuthPrivateKeyJWTTests {
         }
     }
 
-    @Test("an assertion may repeat the client's own client_id", arguments: Engine.available)
-    func repeatedClientID(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("an assertion may repeat the client's own client_id")
+    func repeatedClientID() async throws {
+        try await TestServer.routed { server in
             let client = try await server.keyClient()
             let answer = try await server.asClient(
                 client, "/token", [("client_id", client.id), ("grant_type", CIBAEndpointTests.grantType), ("auth_req_id", "x")])

@@ -8,9 +8,9 @@ import Testing
 /// A real CountersignKit device enrolling with the real server over HTTP.
 @Suite("Enrollment, end to end")
 struct EnrollmentIntegrationTests {
-    @Test("a device enrolls, describes, renames, registers push, and unenrolls", arguments: Engine.available)
-    func fullDeviceLifecycle(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("a device enrolls, describes, renames, registers push, and unenrolls")
+    func fullDeviceLifecycle() async throws {
+        try await TestServer.routed { server in
             let userID = try await server.createUser("alice")
             let uri = try await server.enrollmentURI(for: userID)
             let (device, store) = server.authenticator()
@@ -58,9 +58,9 @@ struct EnrollmentIntegrationTests {
         }
     }
 
-    @Test("one user enrolls several devices; one app holds several enrollments", arguments: Engine.available)
-    func severalDevicesAndEnrollments(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("one user enrolls several devices; one app holds several enrollments")
+    func severalDevicesAndEnrollments() async throws {
+        try await TestServer.routed { server in
             let alice = try await server.createUser("alice")
             let bob = try await server.createUser("bob")
             let (phone, _) = server.authenticator()
@@ -74,9 +74,9 @@ struct EnrollmentIntegrationTests {
         }
     }
 
-    @Test("a ticket enrolls one device only", arguments: Engine.available)
-    func ticketIsSingleUse(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("a ticket enrolls one device only")
+    func ticketIsSingleUse() async throws {
+        try await TestServer.routed { server in
             let uri = try await server.enrollmentURI(for: try await server.createUser("alice"))
             let (first, _) = server.authenticator()
             let (second, _) = server.authenticator()
@@ -89,10 +89,10 @@ struct EnrollmentIntegrationTests {
         }
     }
 
-    @Test("an expired ticket is refused", arguments: Engine.available)
-    func expiredTicketIsRefused(engine: Engine) async throws {
+    @Test("an expired ticket is refused")
+    func expiredTicketIsRefused() async throws {
         let clock = TestClock()
-        try await TestServer.with(engine, clock: clock) { server in
+        try await TestServer.routed(clock: clock) { server in
             let uri = try await server.enrollmentURI(for: try await server.createUser("alice"))
             clock.advance(by: EnrollmentTicket.defaultLifetime + 1)
             let (device, _) = server.authenticator()
@@ -103,9 +103,9 @@ struct EnrollmentIntegrationTests {
         }
     }
 
-    @Test("a ticket of another tenant is an invalid ticket here", arguments: Engine.available)
-    func ticketFromAnotherTenantIsRefused(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("a ticket of another tenant is an invalid ticket here")
+    func ticketFromAnotherTenantIsRefused() async throws {
+        try await TestServer.routed { server in
             let created = try await server.admin("POST", "/admin/v1/tenants", json: ["slug": "acme", "display_name": "Acme"])
             #expect(created.status == 201)
             let uri = try await server.enrollmentURI(for: try await server.createUser("carol", tenant: "acme"), tenant: "acme")
@@ -125,10 +125,9 @@ struct EnrollmentIntegrationTests {
         }
     }
 
-    @Test("a device refuses a server whose key does not match the fingerprint, before spending the ticket",
-          arguments: Engine.available)
-    func deviceChecksServerFingerprint(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("a device refuses a server whose key does not match the fingerprint, before spending the ticket")
+    func deviceChecksServerFingerprint() async throws {
+        try await TestServer.routed { server in
             let uri = try EnrollmentURI(parsing: try await server.enrollmentURI(for: try await server.createUser("alice")))
             let impostor = EnrollmentURI(server: uri.server, ticket: uri.ticket,
                                          serverKeyThumbprint: Data(repeating: 1, count: 32).base64URLEncodedString)
@@ -144,9 +143,9 @@ struct EnrollmentIntegrationTests {
         }
     }
 
-    @Test("the default tenant enrolls at /t/default too", arguments: Engine.available)
-    func defaultTenantAnswersUnderItsSlug(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("the default tenant enrolls at /t/default too")
+    func defaultTenantAnswersUnderItsSlug() async throws {
+        try await TestServer.routed { server in
             let uri = try EnrollmentURI(parsing: try await server.enrollmentURI(for: try await server.createUser("lee")))
             let viaSlug = EnrollmentURI(server: URL(string: server.base + "/t/default")!, ticket: uri.ticket,
                                         serverKeyThumbprint: uri.serverKeyThumbprint)

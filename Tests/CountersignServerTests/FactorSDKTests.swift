@@ -50,7 +50,8 @@ struct FactorSDKTests {
         let userID = try await server.createUser(username)
         let store = FileKeyStore(root: server.scratch.directory.appendingPathComponent("device-\(UUID().uuidString)"))
         let kit = CountersignAuthenticator(
-            keyStore: store, biometricKeys: SoftwareBiometricKeys(biometry: .fingerprint) { _ in biometric },
+            keyStore: store, transport: server.transport,
+            biometricKeys: SoftwareBiometricKeys(biometry: .fingerprint) { _ in biometric },
             now: server.clock.function)
         let enrollment = try await kit.enroll(
             uri: try await server.enrollmentURI(for: userID), deviceName: "phone", platform: .linux, factors: factors)
@@ -61,10 +62,9 @@ struct FactorSDKTests {
         try #require(try await kit.pendingRequests().first)
     }
 
-    @Test("a PIN set at enrollment approves a PIN request; a wrong one is asked again with the attempts left",
-          arguments: Engine.available)
-    func pinWithRetry(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("a PIN set at enrollment approves a PIN request; a wrong one is asked again with the attempts left")
+    func pinWithRetry() async throws {
+        try await TestServer.routed { server in
             let client = try await server.createClient()
             let (kit, enrollment) = try await enroll(server, "ada", factors: .init(pin: "2468"))
             #expect(try await kit.deviceStatus(enrollment.id).factors == .init(pin: true, biometric: false, totp: false))
@@ -78,9 +78,9 @@ struct FactorSDKTests {
         }
     }
 
-    @Test("three wrong PINs deregister the enrollment and the SDK erases it", arguments: Engine.available)
-    func pinLimit(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("three wrong PINs deregister the enrollment and the SDK erases it")
+    func pinLimit() async throws {
+        try await TestServer.routed { server in
             let client = try await server.createClient()
             let (kit, enrollment) = try await enroll(server, "ada", factors: .init(pin: "2468"))
             _ = try await server.startApproval(client, user: "ada", extra: [("acr_values", "urn:countersign:acr:pin")])
@@ -92,9 +92,9 @@ struct FactorSDKTests {
         }
     }
 
-    @Test("number matching: the SDK offers the choices and signs the number picked", arguments: Engine.available)
-    func numberMatch(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("number matching: the SDK offers the choices and signs the number picked")
+    func numberMatch() async throws {
+        try await TestServer.routed { server in
             let client = try await server.createClient()
             let (kit, _) = try await enroll(server, "ada", factors: .init())
             let started = try await server.bcAuthorize(
@@ -113,10 +113,9 @@ struct FactorSDKTests {
         }
     }
 
-    @Test("a biometric request is answered with the biometric key, or with the PIN when biometrics fail",
-          arguments: Engine.available)
-    func biometricAndFallback(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("a biometric request is answered with the biometric key, or with the PIN when biometrics fail")
+    func biometricAndFallback() async throws {
+        try await TestServer.routed { server in
             let client = try await server.createClient()
             let (kit, _) = try await enroll(server, "ada", factors: .init(pin: "2468", biometric: true))
             let first = try await server.startApproval(
@@ -135,9 +134,9 @@ struct FactorSDKTests {
         }
     }
 
-    @Test("cancelling a challenge denies the request as cancelled and reports actionCancelled", arguments: Engine.available)
-    func cancelDenies(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("cancelling a challenge denies the request as cancelled and reports actionCancelled")
+    func cancelDenies() async throws {
+        try await TestServer.routed { server in
             let client = try await server.createClient()
             let (kit, _) = try await enroll(server, "ada", factors: .init(pin: "2468"))
             let authReqID = try await server.startApproval(client, user: "ada", extra: [("acr_values", "urn:countersign:acr:pin")])
@@ -152,9 +151,9 @@ struct FactorSDKTests {
         }
     }
 
-    @Test("'I did not request this' through the SDK pauses the user's requests", arguments: Engine.available)
-    func notRequested(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("'I did not request this' through the SDK pauses the user's requests")
+    func notRequested() async throws {
+        try await TestServer.routed { server in
             let client = try await server.createClient()
             let (kit, _) = try await enroll(server, "ada", factors: .init())
             _ = try await server.startApproval(client, user: "ada")
@@ -164,9 +163,9 @@ struct FactorSDKTests {
         }
     }
 
-    @Test("a PIN changed through the SDK is the one the server then accepts", arguments: Engine.available)
-    func changePIN(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("a PIN changed through the SDK is the one the server then accepts")
+    func changePIN() async throws {
+        try await TestServer.routed { server in
             let client = try await server.createClient()
             let (kit, enrollment) = try await enroll(server, "ada", factors: .init(pin: "2468"))
             _ = try await kit.changePIN(enrollment.id, from: "2468", to: "97531")
@@ -180,9 +179,9 @@ struct FactorSDKTests {
         }
     }
 
-    @Test("the SDK's TOTP codes verify at the server", arguments: Engine.available)
-    func totp(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("the SDK's TOTP codes verify at the server")
+    func totp() async throws {
+        try await TestServer.routed { server in
             let client = try await server.createClient()
             let (kit, enrollment) = try await enroll(server, "ada", factors: .init(totp: true))
             let code = try await kit.oneTimeCode(enrollment.id, at: server.clock.now)

@@ -19,9 +19,9 @@ struct HintIDTokenTests {
         return try #require(tokens["id_token"] as? String, "\(tokens.errorDescription ?? "")")
     }
 
-    @Test("an ID token of another tenant is invalid_request", arguments: Engine.available)
-    func anotherTenantsIDToken(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("an ID token of another tenant is invalid_request")
+    func anotherTenantsIDToken() async throws {
+        try await TestServer.routed { server in
             #expect(try await server.admin("POST", "/admin/v1/tenants", json: ["slug": "acme", "display_name": "Acme"]).status == 201)
             let foreignClient = try await server.createClient(tenant: "acme")
             let bob = try await server.enrolledUser("bob", tenant: "acme")
@@ -34,9 +34,9 @@ struct HintIDTokenTests {
         }
     }
 
-    @Test("an unsecured ID token (alg none) is invalid_request", arguments: Engine.available)
-    func unsecuredIDToken(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("an unsecured ID token (alg none) is invalid_request")
+    func unsecuredIDToken() async throws {
+        try await TestServer.routed { server in
             let client = try await server.createClient()
             let alice = try await server.enrolledUser("alice")
             let unsecured = ClientSigningKey.unsigned([
@@ -48,9 +48,9 @@ struct HintIDTokenTests {
         }
     }
 
-    @Test("an ID token of a user deleted since is unknown_user_id", arguments: Engine.available)
-    func deletedUser(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("an ID token of a user deleted since is unknown_user_id")
+    func deletedUser() async throws {
+        try await TestServer.routed { server in
             let client = try await server.createClient()
             let alice = try await server.enrolledUser("alice")
             let token = try await Self.idToken(server, client: client, alice: alice)
@@ -61,9 +61,9 @@ struct HintIDTokenTests {
         }
     }
 
-    @Test("an id_token_hint works inside a signed request", arguments: Engine.available)
-    func hintInSignedRequest(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("an id_token_hint works inside a signed request")
+    func hintInSignedRequest() async throws {
+        try await TestServer.routed { server in
             let client = try await server.keyClient(method: "client_secret_basic")
             let basic = try client.basic
             let alice = try await server.enrolledUser("alice")

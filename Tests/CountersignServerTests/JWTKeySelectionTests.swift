@@ -34,10 +34,9 @@ struct JWTKeySelectionTests {
         return input + "." + (try key.signature(for: Data(input.utf8))).base64URLEncodedString
     }
 
-    @Test("an access token without kid is refused at UserInfo, though the tenant's current key signed it",
-          arguments: Engine.available)
-    func accessTokenWithoutKeyID(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("an access token without kid is refused at UserInfo, though the tenant's current key signed it")
+    func accessTokenWithoutKeyID() async throws {
+        try await TestServer.routed { server in
             let client = try await server.offlineClient()
             let alice = try await server.enrolledUser("alice")
             let token = try await server.approvedTokens(client, user: alice, scope: "openid").string("access_token")
@@ -54,9 +53,9 @@ struct JWTKeySelectionTests {
         }
     }
 
-    @Test("an id_token_hint without kid is not signed by a key of this issuer", arguments: Engine.available)
-    func idTokenHintWithoutKeyID(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("an id_token_hint without kid is not signed by a key of this issuer")
+    func idTokenHintWithoutKeyID() async throws {
+        try await TestServer.routed { server in
             let client = try await server.createClient()
             let alice = try await server.enrolledUser("alice")
             let idToken = try await HintIDTokenTests.idToken(server, client: client, alice: alice)
@@ -68,9 +67,9 @@ struct JWTKeySelectionTests {
     }
 
     @Test("a client assertion without kid is checked with the client's one key of its algorithm",
-          arguments: Engine.available, ["ES256", "RS256"])
-    func assertionWithoutKeyIDAndOneKey(engine: Engine, alg: String) async throws {
-        try await TestServer.with(engine) { server in
+          arguments: ["ES256", "RS256"])
+    func assertionWithoutKeyIDAndOneKey(alg: String) async throws {
+        try await TestServer.routed { server in
             let client = try await server.keyClient(alg == "ES256" ? .es256() : .rs256())
             _ = try await server.enrolledUser("alice")
             let assertion = try Self.withoutKeyID(server.assertionClaims(client.id), key: client.key)
@@ -80,10 +79,9 @@ struct JWTKeySelectionTests {
         }
     }
 
-    @Test("a client assertion without kid is refused when the client has two keys of its algorithm, even signed by one of them",
-          arguments: Engine.available)
-    func assertionWithoutKeyIDAndTwoKeys(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("a client assertion without kid is refused when the client has two keys of its algorithm, even signed by one of them")
+    func assertionWithoutKeyIDAndTwoKeys() async throws {
+        try await TestServer.routed { server in
             let first = ClientSigningKey.es256(kid: "ec-1")
             let second = ClientSigningKey.es256(kid: "ec-2")
             let (id, _) = try await server.registerClient(

@@ -25,9 +25,9 @@ struct TokenPushBindingTests {
         Data(SHA256.hash(data: Data(token.utf8)).prefix(16)).base64URLEncodedString
     }
 
-    @Test("with auth_req_id the ID token carries auth_req_id, at_hash and rt_hash", arguments: Engine.available)
-    func bindingsRecompute(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("with auth_req_id the ID token carries auth_req_id, at_hash and rt_hash")
+    func bindingsRecompute() async throws {
+        try await TestServer.routed { server in
             let client = try await server.offlineClient()
             let alice = try await server.enrolledUser("alice")
             let request = try await Self.approved(server, client: client, user: alice, scope: "openid offline_access")
@@ -45,9 +45,9 @@ struct TokenPushBindingTests {
         }
     }
 
-    @Test("without offline_access there is no rt_hash; without auth_req_id no binding at all", arguments: Engine.available)
-    func bindingsOnlyWhereTheyApply(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("without offline_access there is no rt_hash; without auth_req_id no binding at all")
+    func bindingsOnlyWhereTheyApply() async throws {
+        try await TestServer.routed { server in
             let client = try await server.offlineClient()
             let alice = try await server.enrolledUser("alice")
             let issuer = TokenIssuer(keys: server.services.tokenSigningKeys)

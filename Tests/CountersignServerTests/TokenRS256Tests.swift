@@ -25,10 +25,9 @@ struct TokenRS256Tests {
         return TestClient(id: try #require(client["client_id"] as? String), secret: try #require(answer["client_secret"] as? String))
     }
 
-    @Test("a client registered for RS256 gets ID and access tokens signed RS256 by a published RSA key",
-          arguments: Engine.available)
-    func rs256ClientGetsRS256Tokens(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("a client registered for RS256 gets ID and access tokens signed RS256 by a published RSA key")
+    func rs256ClientGetsRS256Tokens() async throws {
+        try await TestServer.routed { server in
             let client = try await Self.client(server)
             let alice = try await server.enrolledUser("alice")
             let tokens = try await server.approvedTokens(client, user: alice, scope: "openid offline_access profile")
@@ -45,9 +44,9 @@ struct TokenRS256Tests {
         }
     }
 
-    @Test("the refresh grant signs the new tokens of an RS256 client with RS256 too", arguments: Engine.available)
-    func refreshKeepsRS256(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("the refresh grant signs the new tokens of an RS256 client with RS256 too")
+    func refreshKeepsRS256() async throws {
+        try await TestServer.routed { server in
             let client = try await Self.client(server)
             let alice = try await server.enrolledUser("alice")
             let first = try await server.approvedTokens(client, user: alice, scope: "openid offline_access")
@@ -59,9 +58,9 @@ struct TokenRS256Tests {
         }
     }
 
-    @Test("a client that names no algorithm, or ES256, gets ES256 tokens from the EC key", arguments: Engine.available)
-    func es256ClientsUnchanged(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("a client that names no algorithm, or ES256, gets ES256 tokens from the EC key")
+    func es256ClientsUnchanged() async throws {
+        try await TestServer.routed { server in
             let unnamed = try await server.offlineClient()
             let named = try await Self.client(server, algorithm: "ES256")
             let alice = try await server.enrolledUser("alice")
@@ -81,9 +80,9 @@ struct TokenRS256Tests {
         }
     }
 
-    @Test("UserInfo and introspection accept an RS256 access token, and revocation reaches it", arguments: Engine.available)
-    func rs256AccessTokenAtUserInfoAndIntrospection(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("UserInfo and introspection accept an RS256 access token, and revocation reaches it")
+    func rs256AccessTokenAtUserInfoAndIntrospection() async throws {
+        try await TestServer.routed { server in
             let client = try await Self.client(server)
             let alice = try await server.enrolledUser("alice")
             let tokens = try await server.approvedTokens(client, user: alice, scope: "openid profile")
@@ -102,10 +101,9 @@ struct TokenRS256Tests {
         }
     }
 
-    @Test("a client switched to RS256 gets RS256 tokens from its next grant; its ES256 access tokens stay valid",
-          arguments: Engine.available)
-    func switchingAlgorithm(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("a client switched to RS256 gets RS256 tokens from its next grant; its ES256 access tokens stay valid")
+    func switchingAlgorithm() async throws {
+        try await TestServer.routed { server in
             let client = try await server.offlineClient()
             let alice = try await server.enrolledUser("alice")
             let before = try await server.approvedTokens(client, user: alice, scope: "openid")
@@ -120,9 +118,9 @@ struct TokenRS256Tests {
         }
     }
 
-    @Test("an RS256 ID token is a valid id_token_hint", arguments: Engine.available)
-    func rs256IDTokenAsHint(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("an RS256 ID token is a valid id_token_hint")
+    func rs256IDTokenAsHint() async throws {
+        try await TestServer.routed { server in
             let client = try await Self.client(server)
             let alice = try await server.enrolledUser("alice")
             let tokens = try await server.approvedTokens(client, user: alice, scope: "openid")
@@ -131,10 +129,9 @@ struct TokenRS256Tests {
         }
     }
 
-    @Test("an access token whose header names the other algorithm than its key's is refused at UserInfo",
-          arguments: Engine.available)
-    func algorithmMustMatchKey(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("an access token whose header names the other algorithm than its key's is refused at UserInfo")
+    func algorithmMustMatchKey() async throws {
+        try await TestServer.routed { server in
             let alice = try await server.enrolledUser("alice")
             for (algorithm, relabelled) in [("RS256", "ES256"), ("ES256", "RS256")] {
                 let client = try await Self.client(server, algorithm: algorithm)
@@ -151,7 +148,8 @@ struct TokenRS256Tests {
         }
     }
 
-    @Test("push mode delivers an RS256 ID token, bound to the RS256 access token beside it, to an RS256 client", arguments: Engine.available)
+    @Test("push mode delivers an RS256 ID token, bound to the RS256 access token beside it, to an RS256 client",
+          arguments: Engine.available)
     func pushDeliveryRS256(engine: Engine) async throws {
         try await TestServer.withReceiver(engine, configure: { $0.clientNotifications.pollInterval = .milliseconds(50) }) {
             server, receiver in
@@ -176,10 +174,9 @@ struct TokenRS256Tests {
     }
 
     @Test("Python's cryptography verifies an RS256 ID token with the published RSA key",
-          .enabled(if: PythonPeer.cryptography != nil, "python3 with the cryptography package is not installed"),
-          arguments: Engine.available)
-    func pythonPeerVerifiesRS256(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+          .enabled(if: PythonPeer.cryptography != nil, "python3 with the cryptography package is not installed"))
+    func pythonPeerVerifiesRS256() async throws {
+        try await TestServer.routed { server in
             let client = try await Self.client(server)
             let alice = try await server.enrolledUser("alice")
             let idToken = try await server.approvedTokens(client, user: alice, scope: "openid").string("id_token")

@@ -59,10 +59,9 @@ struct TokenSigningKeyRotationTests {
         #expect(schedule.retirable([Self.key("only", at: start)], at: start.addingTimeInterval(365 * 86_400)).isEmpty)
     }
 
-    @Test("tokens from before and after a rotation verify against /jwks; the old key leaves once its tokens expired",
-          arguments: Engine.available)
-    func rotationKeepsTokensVerifiable(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("tokens from before and after a rotation verify against /jwks; the old key leaves once its tokens expired")
+    func rotationKeepsTokensVerifiable() async throws {
+        try await TestServer.routed { server in
             let client = try await server.offlineClient()
             let alice = try await server.enrolledUser("alice")
             let before = try await server.approvedTokens(client, user: alice, scope: "openid")
@@ -90,10 +89,9 @@ struct TokenSigningKeyRotationTests {
         }
     }
 
-    @Test("RS256 tokens from before and after a rotation verify; the old RSA key leaves once its tokens expired",
-          arguments: Engine.available)
-    func rsaRotationKeepsTokensVerifiable(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("RS256 tokens from before and after a rotation verify; the old RSA key leaves once its tokens expired")
+    func rsaRotationKeepsTokensVerifiable() async throws {
+        try await TestServer.routed { server in
             let client = try await TokenRS256Tests.client(server)
             let alice = try await server.enrolledUser("alice")
             let before = try await server.approvedTokens(client, user: alice, scope: "openid")
@@ -124,9 +122,9 @@ struct TokenSigningKeyRotationTests {
         }
     }
 
-    @Test("the rotation age is configurable", arguments: Engine.available)
-    func configuredRotationAge(engine: Engine) async throws {
-        try await TestServer.with(engine, configure: { $0.tokenSigningKeyRotation = 86_400 }) { server in
+    @Test("the rotation age is configurable")
+    func configuredRotationAge() async throws {
+        try await TestServer.routed(configure: { $0.tokenSigningKeyRotation = 86_400 }) { server in
             let first = try await server.jwks()
             #expect(first.count == 1)
             #expect(try await server.rsaJWKS().count == 1)

@@ -17,9 +17,9 @@ struct TokenUserInfoTests {
         return try await server.enrollDevice(for: try created.string("id"), username: "alice", name: "phone")
     }
 
-    @Test("with profile, UserInfo answers sub, preferred_username and name", arguments: Engine.available)
-    func profileClaims(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("with profile, UserInfo answers sub, preferred_username and name")
+    func profileClaims() async throws {
+        try await TestServer.routed { server in
             let client = try await server.offlineClient()
             let alice = try await Self.namedUser(server)
             let tokens = try await server.approvedTokens(client, user: alice, scope: "openid profile")
@@ -36,9 +36,9 @@ struct TokenUserInfoTests {
         }
     }
 
-    @Test("without profile, UserInfo answers sub alone", arguments: Engine.available)
-    func subjectOnly(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("without profile, UserInfo answers sub alone")
+    func subjectOnly() async throws {
+        try await TestServer.routed { server in
             let client = try await server.offlineClient()
             let alice = try await Self.namedUser(server)
             let tokens = try await server.approvedTokens(client, user: alice, scope: "openid")
@@ -48,9 +48,9 @@ struct TokenUserInfoTests {
         }
     }
 
-    @Test("a POST may carry the access token in the form body instead", arguments: Engine.available)
-    func formBodyToken(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("a POST may carry the access token in the form body instead")
+    func formBodyToken() async throws {
+        try await TestServer.routed { server in
             let client = try await server.offlineClient()
             let alice = try await Self.namedUser(server)
             let tokens = try await server.approvedTokens(client, user: alice, scope: "openid")
@@ -60,9 +60,9 @@ struct TokenUserInfoTests {
         }
     }
 
-    @Test("no access token is 401 with a bare Bearer challenge", arguments: Engine.available)
-    func missingToken(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("no access token is 401 with a bare Bearer challenge")
+    func missingToken() async throws {
+        try await TestServer.routed { server in
             for method in ["GET", "POST"] {
                 let answer = try await server.userInfo(nil, method: method)
                 #expect(answer.status == 401, "\(method)")
@@ -72,9 +72,9 @@ struct TokenUserInfoTests {
         }
     }
 
-    @Test("a bad, expired or non-access token is 401 invalid_token", arguments: Engine.available)
-    func invalidTokens(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("a bad, expired or non-access token is 401 invalid_token")
+    func invalidTokens() async throws {
+        try await TestServer.routed { server in
             let client = try await server.offlineClient()
             let alice = try await Self.namedUser(server)
             let expired = try await server.approvedTokens(client, user: alice, scope: "openid")
@@ -96,9 +96,9 @@ struct TokenUserInfoTests {
         }
     }
 
-    @Test("a token for a disabled user is invalid_token", arguments: Engine.available)
-    func disabledUser(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("a token for a disabled user is invalid_token")
+    func disabledUser() async throws {
+        try await TestServer.routed { server in
             let client = try await server.offlineClient()
             let alice = try await Self.namedUser(server)
             let tokens = try await server.approvedTokens(client, user: alice, scope: "openid")
@@ -110,9 +110,9 @@ struct TokenUserInfoTests {
         }
     }
 
-    @Test("a token whose scope lacks openid is 403 insufficient_scope", arguments: Engine.available)
-    func insufficientScope(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("a token whose scope lacks openid is 403 insufficient_scope")
+    func insufficientScope() async throws {
+        try await TestServer.routed { server in
             let client = try await server.offlineClient(extraScopes: ["payments"])
             let alice = try await Self.namedUser(server)
             let tokens = try await server.approvedTokens(client, user: alice, scope: "openid offline_access payments")

@@ -150,11 +150,13 @@ struct TestServer: Sendable {
     /// dating its signatures by the test clock.
     func authenticator() -> (CountersignAuthenticator, FileKeyStore) {
         let store = FileKeyStore(root: scratch.directory.appendingPathComponent("device-\(UUID().uuidString)"))
-        if let router {
-            let transport = RouterTransport(client: router, base: base)
-            return (CountersignAuthenticator(keyStore: store, transport: transport, now: clock.function), store)
-        }
-        return (CountersignAuthenticator(keyStore: store, now: clock.function), store)
+        return (CountersignAuthenticator(keyStore: store, transport: transport, now: clock.function), store)
+    }
+
+    /// How a device reaches this server: through the router in memory, or over HTTP.
+    var transport: any HTTPTransport {
+        if let router { return RouterTransport(client: router, base: base) }
+        return URLSessionTransport()
     }
 
     // MARK: - HTTP
