@@ -19,6 +19,8 @@ public final class CountersignServer: Sendable {
     public let defaultTenant: Tenant
     /// The bootstrap admin key, on the very first start only; shown once, stored as a hash.
     public let bootstrapAdminKey: String?
+    /// Made the default tenant and the bootstrap key; withdraws the key if this start fails.
+    private let bootstrapper: Bootstrap
     /// The HTTP application: the router with its middleware, served on a socket by `run()` and
     /// `start()`, and driven in memory by the feature tests.
     let application: Application<RouterResponder<CountersignRequestContext>>
@@ -85,19 +87,21 @@ public final class CountersignServer: Sendable {
             let services = ServerServices(
                 configuration: configuration, origin: PublicOrigin(configuration.publicURL), database: database,
                 sealer: sealer, metrics: ServerMetrics(), logger: logger)
-            let bootstrap = try await Bootstrap(
+            let bootstrapper = Bootstrap(
                 database: database, tenants: services.repositories.tenants, adminKeys: services.repositories.adminKeys,
                 tenantService: services.tenantService, authenticator: services.adminAuthenticator, audit: services.audit,
-                now: configuration.now
-            ).run()
-            return CountersignServer(services: services, bootstrap: bootstrap, connectionCap: connectionCap)
+                now: configuration.now)
+            let bootstrap = try await bootstrapper.run()
+            return CountersignServer(
+                services: services, bootstrapper: bootstrapper, bootstrap: bootstrap, connectionCap: connectionCap)
         } catch {
             await database.close()
             throw error
         }
     }
 
-    private init(services: ServerServices, bootstrap: Bootstrap.Result, connectionCap: Int) {
+    private init(services: ServerServices, bootstrapper: Bootstrap, bootstrap: Bootstrap.Result, connectionCap: Int) {
+        self.bootstrapper = bootstrapper
         self.services = services
         self.defaultTenant = bootstrap.tenant
         self.bootstrapAdminKey = bootstrap.adminKeySecret
@@ -254,11 +258,7 @@ public final class CountersignServer: Sendable {
         } catch {
             if let secret = bootstrapAdminKey, !listened.isSet {
                 do {
-                    try await Bootstrap(
-                        database: services.database, tenants: services.repositories.tenants,
-                        adminKeys: services.repositories.adminKeys, tenantService: services.tenantService,
-                        authenticator: services.adminAuthenticator, audit: services.audit, now: services.configuration.now
-                    ).withdraw(secret: secret)
+                    try await bootstrapper.withdraw(secret: secret)
                 } catch {
                     services.logger.error("the bootstrap admin key of a start that failed could not be withdrawn",
                                           metadata: ["error": "\(ErrorMiddleware.describe(error))"])
