@@ -101,8 +101,8 @@ struct PushBench: AsyncParsableCommand {
         }
         let elapsed = (ContinuousClock.now - start).milliseconds / 1000
         try await Task.sleep(for: .milliseconds(200))
-        let statuses = try await sending.services.database.query(
-            "SELECT status, COUNT(*) AS n FROM push_outbox GROUP BY status ORDER BY status", [])
+        let statuses = try await sending.services.database.run(
+            "SELECT status, COUNT(*) AS n FROM push_outbox GROUP BY status ORDER BY status")
         let summary = try statuses.map { "\(try $0.string("status")) \(try $0.int("n"))" }.joined(separator: ", ")
         try await dispatching.stop()
         try await apns.stop()

@@ -197,6 +197,6 @@ struct SlidingMinuteTests {
 extension TestServer {
     /// The approval requests stored, whatever their state.
     func storedApprovals() async throws -> Int64 {
-        try #require(try await services.database.first("SELECT COUNT(*) AS n FROM approval_transactions")).int("n")
+        try #require(try await services.database.run("SELECT COUNT(*) AS n FROM approval_transactions").first).int("n")
     }
 }

@@ -38,7 +38,7 @@ struct MigrationTests {
                 #expect(SchemaDump.digest(of: dump) == version.digest, "schema after version \(version.number) \(version.name)")
             }
             #expect(dump == recorded.finalDump)
-            let applied = try await database.query("SELECT version, name FROM schema_migrations ORDER BY version", [])
+            let applied = try await database.run("SELECT version, name FROM schema_migrations ORDER BY version")
             #expect(try applied.map { "\(try $0.int("version")) \(try $0.string("name"))" }
                 == recorded.versions.map { "\($0.number) \($0.name)" })
         }
@@ -54,12 +54,11 @@ struct MigrationTests {
     func recordedVersionsAreNotRunAgain(engine: Engine) async throws {
         try await withDatabase(engine) { database in
             // What the single list wrote: the table, and one row per version it applied.
-            try await database.query(
-                "CREATE TABLE schema_migrations (version BIGINT PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)", [])
+            try await database.run(
+                "CREATE TABLE schema_migrations (version BIGINT PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)")
             for version in try snapshot(engine).versions {
-                try await database.query(
-                    "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
-                    .integer(version.number), .text(version.name), .integer(1_700_000_000_000))
+                try await database.run(
+                    "INSERT INTO schema_migrations (version, name, applied_at) VALUES (\(version.number), \(version.name), \(1_700_000_000_000))")
             }
             let before = try await SchemaDump.text(of: database)
             try await Migrations.migrate(database)

@@ -38,7 +38,7 @@ struct StorageTests {
         try await withDatabase(engine) { database in
             try await Migrations.migrate(database)
             #expect(try await Migrations.currentVersion(database) == Migrations.all.last?.version)
-            let rows = try await database.query("SELECT version FROM schema_migrations", [])
+            let rows = try await database.run("SELECT version FROM schema_migrations")
             #expect(rows.count == Migrations.all.count)
         }
     }
@@ -98,7 +98,7 @@ struct StorageTests {
         }
         await database.close()
         let reopened = try await scratch.open()
-        let count = try await reopened.query("SELECT COUNT(*) AS n FROM users WHERE tenant_id = ?", [.text(tenantID)])
+        let count = try await reopened.run("SELECT COUNT(*) AS n FROM users WHERE tenant_id = \(tenantID)")
         #expect(count.first?.values["n"] == .integer(201))
         await reopened.close()
     }
@@ -125,12 +125,12 @@ struct StorageTests {
     func valuesRoundTrip(engine: Engine) async throws {
         try await withDatabase(engine) { database in
             let bytes = Data((0...255).map { UInt8($0) })
-            try await database.query(
-                "INSERT INTO server_meta (key, value) VALUES (?, ?)", .text("k'?\"é"), .text("it's ? a value ✓"))
-            let row = try #require(try await database.first("SELECT key, value FROM server_meta WHERE key = ?", .text("k'?\"é")))
+            try await database.run(
+                "INSERT INTO server_meta (key, value) VALUES (\("k'?\"é"), \("it's ? a value ✓"))")
+            let row = try #require(try await database.run("SELECT key, value FROM server_meta WHERE key = \("k'?\"é")").first)
             #expect(try row.string("value") == "it's ? a value ✓")
             let (tenantID, _) = try await seedTenantAndUser(database)
-            try await database.query("UPDATE tenants SET signing_key_sealed = ? WHERE id = ?", .blob(bytes), .text(tenantID))
+            try await database.run("UPDATE tenants SET signing_key_sealed = \(bytes) WHERE id = \(tenantID)")
             #expect(try await SQLTenantRepository().sealedSigningKey(tenantID: tenantID, on: database) == bytes)
         }
     }

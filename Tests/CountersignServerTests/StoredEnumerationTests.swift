@@ -26,7 +26,7 @@ struct StoredEnumerationTests {
     /// A column altered behind the code's back, and the read that must refuse it.
     struct Tampering: Sendable, CustomTestStringConvertible {
         let testDescription: String
-        let statement: String
+        let statement: SQLStatement
         let read: @Sendable (Seeded, any SQLExecutor) async throws -> Void
     }
 
@@ -79,7 +79,7 @@ struct StoredEnumerationTests {
             let seeded = try await Self.seed(database)
             // Read back untouched first: the seed itself is readable.
             try await tampering.read(seeded, database)
-            try await database.query(tampering.statement, [])
+            try await database.run(tampering.statement)
             let error = await #expect(throws: StorageError.self) { try await tampering.read(seeded, database) }
             if case .corrupt = error {} else {
                 Issue.record("expected StorageError.corrupt, got \(String(describing: error))")

@@ -20,12 +20,12 @@ struct TokenHousekeepingTests {
             let housekeeping = TokenHousekeeping(database: services.database, logger: services.logger)
             try await housekeeping.runIfDue(at: family.expiresAt.addingTimeInterval(7 * 86_400 - 1))
             #expect(try await SQLRefreshTokenRepository().find(tokenHash: Secrets.hash(refresh), on: services.database) != nil)
-            let revoked = try await services.database.query("SELECT jti FROM revoked_access_tokens", [])
+            let revoked = try await services.database.run("SELECT jti FROM revoked_access_tokens")
             #expect(revoked.isEmpty, "the access token expired long before")
 
             try await TokenHousekeeping(database: services.database, logger: services.logger).runIfDue(at: family.expiresAt.addingTimeInterval(7 * 86_400 + 1))
             #expect(try await SQLRefreshTokenRepository().find(tokenHash: Secrets.hash(refresh), on: services.database) == nil)
-            let rows = try await services.database.query("SELECT id FROM refresh_tokens", [])
+            let rows = try await services.database.run("SELECT id FROM refresh_tokens")
             #expect(rows.isEmpty)
         }
     }

@@ -34,8 +34,8 @@ struct WebhookAdminTests {
     func secretIsSealed(engine: Engine) async throws {
         try await TestServer.with(engine) { server in
             let secret = try await server.setWebhook(.events, url: "https://events.example.com/cs")
-            let row = try #require(try await server.services.database.first(
-                "SELECT secret_sealed FROM tenant_webhooks WHERE purpose = ?", .text("events")))
+            let row = try #require(try await server.services.database.run(
+                "SELECT secret_sealed FROM tenant_webhooks WHERE purpose = \("events")").first)
             let sealed = try row.data("secret_sealed")
             #expect(sealed.range(of: Data(secret.utf8)) == nil)
             #expect(try await WebhookTarget.load(
@@ -174,11 +174,11 @@ struct WebhookAdminTests {
         try await TestServer.with(engine) { server in
             let database = server.services.database
             // The database as an installation from before webhooks left it.
-            try await database.query("UPDATE admin_keys SET rights = 'audit:read tenants:manage' WHERE tenant_id IS NULL", [])
-            try await database.query("DELETE FROM schema_migrations WHERE version = 5", [])
-            try await database.query("DROP INDEX webhook_outbox_tenant", [])
+            try await database.run("UPDATE admin_keys SET rights = 'audit:read tenants:manage' WHERE tenant_id IS NULL")
+            try await database.run("DELETE FROM schema_migrations WHERE version = 5")
+            try await database.run("DROP INDEX webhook_outbox_tenant")
             try await Migrations.migrate(database)
-            let rows = try await database.query("SELECT rights FROM admin_keys WHERE tenant_id IS NULL", [])
+            let rows = try await database.run("SELECT rights FROM admin_keys WHERE tenant_id IS NULL")
             #expect(try rows.map { try $0.string("rights") } == ["audit:read tenants:manage webhooks:manage"])
             #expect(try await server.admin("GET", Self.base).status == 200)
         }

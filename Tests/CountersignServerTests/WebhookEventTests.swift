@@ -111,7 +111,7 @@ struct WebhookEventTests {
             try await server.connect(.customVerifier, to: receiver)
             #expect(try await server.enqueueEvent("approval.not_requested", data: notRequestedData()) == false)
             #expect(try await server.webhookDeliveries().isEmpty)
-            let rows = try await server.services.database.query("SELECT id FROM webhook_outbox", [])
+            let rows = try await server.services.database.run("SELECT id FROM webhook_outbox")
             #expect(rows.isEmpty)
             #expect(receiver.calls.isEmpty)
         }

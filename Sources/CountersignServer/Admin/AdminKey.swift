@@ -48,18 +48,15 @@ public struct SQLAdminKeyRepository: AdminKeyRepository {
     private static let columns = "id, tenant_id, name, secret_hash, rights, created_by, created_at, last_used_at, revoked_at"
 
     public func insert(_ key: AdminKey, secretHash: Data, on executor: any SQLExecutor) async throws {
-        try await executor.query(
+        try await executor.run(
             """
             INSERT INTO admin_keys (id, tenant_id, name, secret_hash, rights, created_by, created_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?)
-            """,
-            .text(key.id), SQLValue(key.tenantID), .text(key.name), .blob(secretHash),
-            .text(key.rights.map(\.rawValue).sorted().joined(separator: " ")), SQLValue(key.createdBy),
-            SQLValue(key.createdAt))
+            VALUES (\(key.id), \(key.tenantID), \(key.name), \(secretHash), \(key.rights.map(\.rawValue).sorted().joined(separator: " ")), \(key.createdBy), \(key.createdAt))
+            """)
     }
 
     public func find(id: String, on executor: any SQLExecutor) async throws -> (AdminKey, Data)? {
-        guard let row = try await executor.first("SELECT \(Self.columns) FROM admin_keys WHERE id = ?", .text(id)) else {
+        guard let row = try await executor.run("SELECT \(raw: Self.columns) FROM admin_keys WHERE id = \(id)").first else {
             return nil
         }
         return (try Self.decode(row), try row.data("secret_hash"))
@@ -68,33 +65,30 @@ public struct SQLAdminKeyRepository: AdminKeyRepository {
     public func list(tenantID: String?, after cursor: String?, limit: Int, on executor: any SQLExecutor) async throws -> [AdminKey] {
         let rows: [SQLRow]
         if let tenantID {
-            rows = try await executor.query(
-                "SELECT \(Self.columns) FROM admin_keys WHERE tenant_id = ? AND id > ? ORDER BY id LIMIT ?",
-                [.text(tenantID), .text(cursor ?? ""), .integer(Int64(limit))])
+            rows = try await executor.run(
+                "SELECT \(raw: Self.columns) FROM admin_keys WHERE tenant_id = \(tenantID) AND id > \(cursor ?? "") ORDER BY id LIMIT \(Int64(limit))")
         } else {
-            rows = try await executor.query(
-                "SELECT \(Self.columns) FROM admin_keys WHERE tenant_id IS NULL AND id > ? ORDER BY id LIMIT ?",
-                [.text(cursor ?? ""), .integer(Int64(limit))])
+            rows = try await executor.run(
+                "SELECT \(raw: Self.columns) FROM admin_keys WHERE tenant_id IS NULL AND id > \(cursor ?? "") ORDER BY id LIMIT \(Int64(limit))")
         }
         return try rows.map(Self.decode)
     }
 
     public func revoke(id: String, at date: Date, on executor: any SQLExecutor) async throws -> Bool {
-        !(try await executor.query(
-            "UPDATE admin_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL RETURNING id",
-            SQLValue(date), .text(id))).isEmpty
+        !(try await executor.run(
+            "UPDATE admin_keys SET revoked_at = \(date) WHERE id = \(id) AND revoked_at IS NULL RETURNING id")).isEmpty
     }
 
     public func touch(id: String, at date: Date, on executor: any SQLExecutor) async throws {
-        try await executor.query("UPDATE admin_keys SET last_used_at = ? WHERE id = ?", SQLValue(date), .text(id))
+        try await executor.run("UPDATE admin_keys SET last_used_at = \(date) WHERE id = \(id)")
     }
 
     public func anyIssued(on executor: any SQLExecutor) async throws -> Bool {
-        try await executor.first("SELECT id FROM admin_keys LIMIT 1") != nil
+        try await executor.run("SELECT id FROM admin_keys LIMIT 1").first != nil
     }
 
     public func withdraw(id: String, on executor: any SQLExecutor) async throws -> Bool {
-        !(try await executor.query("DELETE FROM admin_keys WHERE id = ? RETURNING id", .text(id))).isEmpty
+        !(try await executor.run("DELETE FROM admin_keys WHERE id = \(id) RETURNING id")).isEmpty
     }
 
     static func decode(_ row: SQLRow) throws -> AdminKey {

@@ -9,7 +9,7 @@ extension FeatureMigrations {
                 id TEXT PRIMARY KEY,
                 tenant_id TEXT REFERENCES tenants(id) ON DELETE CASCADE,
                 name TEXT NOT NULL,
-                secret_hash BLOB NOT NULL,
+                secret_hash \(.bytes) NOT NULL,
                 rights TEXT NOT NULL,
                 created_by TEXT,
                 created_at BIGINT NOT NULL,
@@ -22,7 +22,7 @@ extension FeatureMigrations {
                 id TEXT PRIMARY KEY,
                 tenant_id TEXT NOT NULL REFERENCES tenants(id) ON DELETE CASCADE,
                 name TEXT NOT NULL,
-                secret_hash BLOB NOT NULL,
+                secret_hash \(.bytes) NOT NULL,
                 scopes TEXT NOT NULL,
                 delivery_mode TEXT NOT NULL,
                 notification_endpoint TEXT,
@@ -86,7 +86,7 @@ extension FeatureMigrations {
             "ALTER TABLE clients ADD COLUMN backchannel_user_code_parameter BIGINT NOT NULL DEFAULT 0",
             // A user's code (HMAC under a key derived from the master key), wrong codes in a
             // row, and until when the code is locked.
-            "ALTER TABLE users ADD COLUMN user_code_hash BLOB",
+            "ALTER TABLE users ADD COLUMN user_code_hash \(.bytes)",
             "ALTER TABLE users ADD COLUMN user_code_failures BIGINT NOT NULL DEFAULT 0",
             "ALTER TABLE users ADD COLUMN user_code_locked_until BIGINT",
         ]),

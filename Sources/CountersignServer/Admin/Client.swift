@@ -96,71 +96,54 @@ public struct SQLClientRepository: ClientRepository {
         """
 
     public func insert(_ client: Client, secretHash: Data, on executor: any SQLExecutor) async throws {
-        try await executor.query(
+        try await executor.run(
             """
             INSERT INTO clients (id, tenant_id, name, secret_hash, scopes, delivery_mode, notification_endpoint, created_at,
                 updated_at, default_acr, minimum_acr, token_endpoint_auth_method, jwks, require_signed_request_object,
                 backchannel_user_code_parameter, backchannel_requests_per_minute, authorization_details_types,
                 id_token_signed_response_alg)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """,
-            .text(client.id), .text(client.tenantID), .text(client.name), .blob(secretHash),
-            .text(client.scopes.joined(separator: " ")), .text(client.deliveryMode.rawValue),
-            SQLValue(client.notificationEndpoint), SQLValue(client.createdAt), SQLValue(client.updatedAt),
-            SQLValue(client.defaultAcr), SQLValue(client.minimumAcr), .text(client.authenticationMethod.rawValue),
-            SQLValue(client.jwks?.canonicalJSON), SQLValue(client.requireSignedRequestObject),
-            SQLValue(client.backchannelUserCodeParameter), SQLValue(client.backchannelRequestsPerMinute),
-            Self.typesColumn(client), .text(client.idTokenSignedResponseAlg.rawValue))
+            VALUES (\(client.id), \(client.tenantID), \(client.name), \(secretHash), \(client.scopes.joined(separator: " ")), \(client.deliveryMode.rawValue), \(client.notificationEndpoint), \(client.createdAt), \(client.updatedAt), \(client.defaultAcr), \(client.minimumAcr), \(client.authenticationMethod.rawValue), \(client.jwks?.canonicalJSON), \(client.requireSignedRequestObject), \(client.backchannelUserCodeParameter), \(client.backchannelRequestsPerMinute), \(Self.typesColumn(client)), \(client.idTokenSignedResponseAlg.rawValue))
+            """)
     }
 
     public func find(id: String, tenantID: String, on executor: any SQLExecutor) async throws -> Client? {
-        try await executor.first(
-            "SELECT \(Self.columns) FROM clients WHERE id = ? AND tenant_id = ?", .text(id), .text(tenantID)
-        ).map(Self.decode)
+        try await executor.run(
+            "SELECT \(raw: Self.columns) FROM clients WHERE id = \(id) AND tenant_id = \(tenantID)").first.map(Self.decode)
     }
 
     public func list(tenantID: String, after cursor: String?, limit: Int, on executor: any SQLExecutor) async throws -> [Client] {
-        try await executor.query(
-            "SELECT \(Self.columns) FROM clients WHERE tenant_id = ? AND id > ? ORDER BY id LIMIT ?",
-            [.text(tenantID), .text(cursor ?? ""), .integer(Int64(limit))]
-        ).map(Self.decode)
+        try await executor.run(
+            "SELECT \(raw: Self.columns) FROM clients WHERE tenant_id = \(tenantID) AND id > \(cursor ?? "") ORDER BY id LIMIT \(Int64(limit))").map(Self.decode)
     }
 
     public func update(_ client: Client, on executor: any SQLExecutor) async throws {
-        try await executor.query(
+        try await executor.run(
             """
-            UPDATE clients SET name = ?, scopes = ?, delivery_mode = ?, notification_endpoint = ?, updated_at = ?,
-                default_acr = ?, minimum_acr = ?, token_endpoint_auth_method = ?, jwks = ?, require_signed_request_object = ?,
-                backchannel_user_code_parameter = ?, backchannel_requests_per_minute = ?, authorization_details_types = ?,
-                id_token_signed_response_alg = ?
-            WHERE id = ?
-            """,
-            .text(client.name), .text(client.scopes.joined(separator: " ")), .text(client.deliveryMode.rawValue),
-            SQLValue(client.notificationEndpoint), SQLValue(client.updatedAt), SQLValue(client.defaultAcr),
-            SQLValue(client.minimumAcr), .text(client.authenticationMethod.rawValue), SQLValue(client.jwks?.canonicalJSON),
-            SQLValue(client.requireSignedRequestObject), SQLValue(client.backchannelUserCodeParameter),
-            SQLValue(client.backchannelRequestsPerMinute), Self.typesColumn(client),
-            .text(client.idTokenSignedResponseAlg.rawValue), .text(client.id))
+            UPDATE clients SET name = \(client.name), scopes = \(client.scopes.joined(separator: " ")), delivery_mode = \(client.deliveryMode.rawValue), notification_endpoint = \(client.notificationEndpoint), updated_at = \(client.updatedAt),
+                default_acr = \(client.defaultAcr), minimum_acr = \(client.minimumAcr), token_endpoint_auth_method = \(client.authenticationMethod.rawValue), jwks = \(client.jwks?.canonicalJSON), require_signed_request_object = \(client.requireSignedRequestObject),
+                backchannel_user_code_parameter = \(client.backchannelUserCodeParameter), backchannel_requests_per_minute = \(client.backchannelRequestsPerMinute), authorization_details_types = \(Self.typesColumn(client)),
+                id_token_signed_response_alg = \(client.idTokenSignedResponseAlg.rawValue)
+            WHERE id = \(client.id)
+            """)
     }
 
     public func replaceSecret(id: String, secretHash: Data, at date: Date, on executor: any SQLExecutor) async throws {
-        try await executor.query(
-            "UPDATE clients SET secret_hash = ?, updated_at = ? WHERE id = ?", .blob(secretHash), SQLValue(date), .text(id))
+        try await executor.run(
+            "UPDATE clients SET secret_hash = \(secretHash), updated_at = \(date) WHERE id = \(id)")
     }
 
     public func delete(id: String, on executor: any SQLExecutor) async throws {
-        try await executor.query("DELETE FROM clients WHERE id = ?", .text(id))
+        try await executor.run("DELETE FROM clients WHERE id = \(id)")
     }
 
     public func secretHash(id: String, on executor: any SQLExecutor) async throws -> Data? {
-        try await executor.first("SELECT secret_hash FROM clients WHERE id = ?", .text(id))?.data("secret_hash")
+        try await executor.run("SELECT secret_hash FROM clients WHERE id = \(id)").first?.data("secret_hash")
     }
 
     public func findWithSecretHash(id: String, tenantID: String, on executor: any SQLExecutor) async throws
         -> (client: Client, secretHash: Data)? {
-        guard let row = try await executor.first(
-            "SELECT \(Self.columns), secret_hash FROM clients WHERE id = ? AND tenant_id = ?", .text(id), .text(tenantID)
-        ) else { return nil }
+        guard let row = try await executor.run(
+            "SELECT \(raw: Self.columns), secret_hash FROM clients WHERE id = \(id) AND tenant_id = \(tenantID)").first else { return nil }
         return (try Self.decode(row), try row.data("secret_hash"))
     }
 

@@ -63,75 +63,65 @@ public struct SQLUserRepository: UserRepository {
         """
 
     public func insert(_ user: User, on executor: any SQLExecutor) async throws {
-        try await executor.query(
+        try await executor.run(
             """
             INSERT INTO users (id, tenant_id, username, display_name, status, created_at, updated_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?)
-            """,
-            .text(user.id), .text(user.tenantID), .text(user.username), SQLValue(user.displayName),
-            .text(user.status.rawValue), SQLValue(user.createdAt), SQLValue(user.updatedAt))
+            VALUES (\(user.id), \(user.tenantID), \(user.username), \(user.displayName), \(user.status.rawValue), \(user.createdAt), \(user.updatedAt))
+            """)
     }
 
     public func find(id: String, tenantID: String, on executor: any SQLExecutor) async throws -> User? {
-        try await executor.first(
-            "SELECT \(Self.columns) FROM users WHERE id = ? AND tenant_id = ?", .text(id), .text(tenantID)
-        ).map(Self.decode)
+        try await executor.run(
+            "SELECT \(raw: Self.columns) FROM users WHERE id = \(id) AND tenant_id = \(tenantID)").first.map(Self.decode)
     }
 
     public func find(username: String, tenantID: String, on executor: any SQLExecutor) async throws -> User? {
-        try await executor.first(
-            "SELECT \(Self.columns) FROM users WHERE username = ? AND tenant_id = ?", .text(username), .text(tenantID)
-        ).map(Self.decode)
+        try await executor.run(
+            "SELECT \(raw: Self.columns) FROM users WHERE username = \(username) AND tenant_id = \(tenantID)").first.map(Self.decode)
     }
 
     public func list(tenantID: String, after cursor: String?, limit: Int, on executor: any SQLExecutor) async throws -> [User] {
-        try await executor.query(
-            "SELECT \(Self.columns) FROM users WHERE tenant_id = ? AND id > ? ORDER BY id LIMIT ?",
-            [.text(tenantID), .text(cursor ?? ""), .integer(Int64(limit))]
-        ).map(Self.decode)
+        try await executor.run(
+            "SELECT \(raw: Self.columns) FROM users WHERE tenant_id = \(tenantID) AND id > \(cursor ?? "") ORDER BY id LIMIT \(Int64(limit))").map(Self.decode)
     }
 
     public func update(_ user: User, on executor: any SQLExecutor) async throws {
-        try await executor.query(
-            "UPDATE users SET username = ?, display_name = ?, status = ?, updated_at = ? WHERE id = ?",
-            .text(user.username), SQLValue(user.displayName), .text(user.status.rawValue), SQLValue(user.updatedAt),
-            .text(user.id))
+        try await executor.run(
+            "UPDATE users SET username = \(user.username), display_name = \(user.displayName), status = \(user.status.rawValue), updated_at = \(user.updatedAt) WHERE id = \(user.id)")
     }
 
     public func delete(id: String, on executor: any SQLExecutor) async throws {
-        try await executor.query("DELETE FROM users WHERE id = ?", .text(id))
+        try await executor.run("DELETE FROM users WHERE id = \(id)")
     }
 
     public func suppressRequests(userID: String, until date: Date, on executor: any SQLExecutor) async throws {
-        try await executor.query(
+        try await executor.run(
             """
-            UPDATE users SET requests_suppressed_until = ?
-            WHERE id = ? AND (requests_suppressed_until IS NULL OR requests_suppressed_until < ?)
-            """,
-            SQLValue(date), .text(userID), SQLValue(date))
+            UPDATE users SET requests_suppressed_until = \(date)
+            WHERE id = \(userID) AND (requests_suppressed_until IS NULL OR requests_suppressed_until < \(date))
+            """)
     }
 
     public func liftSuppression(userID: String, on executor: any SQLExecutor) async throws {
-        try await executor.query("UPDATE users SET requests_suppressed_until = NULL WHERE id = ?", .text(userID))
+        try await executor.run("UPDATE users SET requests_suppressed_until = NULL WHERE id = \(userID)")
     }
 
     public func lockForRequest(userID: String, on executor: any SQLExecutor) async throws {
         if executor.dialect == .postgres {
-            try await executor.query("SELECT id FROM users WHERE id = ? FOR UPDATE", [.text(userID)])
+            try await executor.run("SELECT id FROM users WHERE id = \(userID) FOR UPDATE")
         }
     }
 
     public func recordTOTPFailure(userID: String, limit: Int, lockUntil: Date, on executor: any SQLExecutor) async throws -> Date? {
-        guard let row = try await executor.query(
-            "UPDATE users SET totp_failures = totp_failures + 1 WHERE id = ? RETURNING totp_failures", [.text(userID)]
-        ).first, try row.int("totp_failures") >= Int64(limit) else { return nil }
-        try await executor.query(
-            "UPDATE users SET totp_failures = 0, totp_locked_until = ? WHERE id = ?", SQLValue(lockUntil), .text(userID))
+        guard let row = try await executor.run(
+            "UPDATE users SET totp_failures = totp_failures + 1 WHERE id = \(userID) RETURNING totp_failures").first, try row.int("totp_failures") >= Int64(limit) else { return nil }
+        try await executor.run(
+            "UPDATE users SET totp_failures = 0, totp_locked_until = \(lockUntil) WHERE id = \(userID)")
         return lockUntil
     }
 
     public func resetTOTPFailures(userID: String, on executor: any SQLExecutor) async throws {
-        try await executor.query("UPDATE users SET totp_failures = 0 WHERE id = ? AND totp_failures <> 0", .text(userID))
+        try await executor.run("UPDATE users SET totp_failures = 0 WHERE id = \(userID) AND totp_failures <> 0")
     }
 
     static func decode(_ row: SQLRow) throws -> User {

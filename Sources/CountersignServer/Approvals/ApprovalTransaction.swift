@@ -98,166 +98,186 @@ public protocol ApprovalTransactionRepository: Sendable {
 public struct SQLApprovalTransactionRepository: ApprovalTransactionRepository {
     public init() {}
 
-    private static let columns = """
-        id, auth_req_id_hash, tenant_id, client_id, user_id, scope, acr_values, binding_message, details, details_sha256,
-        challenge, status, poll_interval, last_polled_at, created_at, expires_at, decided_at, decided_by_device,
-        response_jws, factors, exchanged_at, verification, match_number, deny_reason, delivery_mode, auth_req_id_sealed,
-        notification_token_sealed, authorization_details
-        """
+    private typealias Row = ApprovalTransactionRow
 
     public func insert(_ transaction: ApprovalTransaction, deliveries: [ApprovalDelivery], on executor: any SQLExecutor) async throws {
-        try await executor.query(
+        try await executor.run(
             """
             INSERT INTO approval_transactions (id, auth_req_id_hash, tenant_id, client_id, user_id, scope, acr_values,
                 binding_message, details, details_sha256, challenge, status, poll_interval, created_at, expires_at,
                 verification, match_number, delivery_mode, auth_req_id_sealed, notification_token_sealed,
                 authorization_details)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """,
-            [.text(transaction.id), .blob(transaction.authReqIDHash), .text(transaction.tenantID),
-             .text(transaction.clientID), .text(transaction.userID), .text(transaction.scope.joined(separator: " ")),
-             SQLValue(transaction.acrValues?.joined(separator: " ")), SQLValue(transaction.bindingMessage),
-             .text(transaction.details), .text(transaction.detailsDigest), .text(transaction.challenge),
-             .text(transaction.status.rawValue), SQLValue(transaction.pollInterval), SQLValue(transaction.createdAt),
-             SQLValue(transaction.expiresAt),
-             SQLValue(try transaction.verification.map { try JSONValue(encoding: $0).canonicalString }),
-             transaction.matchNumber.map(SQLValue.integer) ?? .null,
-             transaction.deliveryMode == .poll ? .null : .text(transaction.deliveryMode.rawValue),
-             transaction.authReqIDSealed.map(SQLValue.blob) ?? .null,
-             transaction.notificationTokenSealed.map(SQLValue.blob) ?? .null,
-             SQLValue(transaction.authorizationDetails?.json.canonicalString)])
+            VALUES (\(transaction.id), \(transaction.authReqIDHash), \(transaction.tenantID), \(transaction.clientID),
+                \(transaction.userID), \(transaction.scope.joined(separator: " ")),
+                \(transaction.acrValues?.joined(separator: " ")), \(transaction.bindingMessage), \(transaction.details),
+                \(transaction.detailsDigest), \(transaction.challenge), \(transaction.status), \(transaction.pollInterval),
+                \(transaction.createdAt), \(transaction.expiresAt),
+                \(try transaction.verification.map { try JSONValue(encoding: $0).canonicalString }),
+                \(transaction.matchNumber), \(transaction.deliveryMode == .poll ? nil : transaction.deliveryMode),
+                \(transaction.authReqIDSealed), \(transaction.notificationTokenSealed),
+                \(transaction.authorizationDetails?.json.canonicalString))
+            """)
         for delivery in deliveries {
-            try await executor.query(
-                "INSERT INTO approval_deliveries (device_id, transaction_id, sealed_details) VALUES (?, ?, ?)",
-                .text(delivery.deviceID), .text(delivery.transactionID),
-                .text(try JSONValue(encoding: delivery.sealed).canonicalString))
+            try await executor.run(
+                """
+                INSERT INTO approval_deliveries (device_id, transaction_id, sealed_details)
+                VALUES (\(delivery.deviceID), \(delivery.transactionID), \(try JSONValue(encoding: delivery.sealed).canonicalString))
+                """)
         }
     }
 
     public func find(authReqIDHash: Data, on executor: any SQLExecutor) async throws -> ApprovalTransaction? {
         try await executor.first(
-            "SELECT \(Self.columns) FROM approval_transactions WHERE auth_req_id_hash = ?", .blob(authReqIDHash)
-        ).map(Self.decode)
+            "SELECT \(raw: Row.columns) FROM approval_transactions WHERE auth_req_id_hash = \(authReqIDHash)", as: Row.self
+        )?.transaction()
     }
 
     public func find(id: String, on executor: any SQLExecutor) async throws -> ApprovalTransaction? {
-        try await executor.first("SELECT \(Self.columns) FROM approval_transactions WHERE id = ?", .text(id)).map(Self.decode)
+        try await executor.first("SELECT \(raw: Row.columns) FROM approval_transactions WHERE id = \(id)", as: Row.self)?
+            .transaction()
     }
 
     public func delivery(transactionID: String, deviceID: String, on executor: any SQLExecutor) async throws
         -> (ApprovalDelivery, ApprovalTransaction)? {
-        guard let row = try await executor.first(
-            "SELECT sealed_details FROM approval_deliveries WHERE device_id = ? AND transaction_id = ?",
-            .text(deviceID), .text(transactionID)),
+        guard let sealed = try await executor.first(
+            """
+            SELECT sealed_details FROM approval_deliveries
+            WHERE device_id = \(deviceID) AND transaction_id = \(transactionID)
+            """, column: "sealed_details", as: String.self),
             let transaction = try await find(id: transactionID, on: executor) else { return nil }
-        let delivery = ApprovalDelivery(
-            deviceID: deviceID, transactionID: transactionID, sealed: try Self.sealed(try row.string("sealed_details")))
+        let delivery = ApprovalDelivery(deviceID: deviceID, transactionID: transactionID, sealed: try Self.sealed(sealed))
         return (delivery, transaction)
     }
 
     public func deviceIDs(transactionID: String, on executor: any SQLExecutor) async throws -> [String] {
-        try await executor.query(
-            "SELECT device_id FROM approval_deliveries WHERE transaction_id = ?", [.text(transactionID)]
-        ).map { try $0.string("device_id") }
+        try await executor.all(
+            "SELECT device_id FROM approval_deliveries WHERE transaction_id = \(transactionID)", column: "device_id", as: String.self)
     }
 
     public func undecided(ids: [String], on executor: any SQLExecutor) async throws -> Set<String> {
-        Set(try await executor.query(ids: ids) { list in
-            "SELECT id FROM approval_transactions WHERE status = 'pending' AND id IN (\(list))"
-        }.map { try $0.string("id") })
+        Set(try await executor.run(chunking: ids) { part in
+            "SELECT id FROM approval_transactions WHERE status = 'pending' AND id IN (\(list: part))"
+        }.map { (row) throws(StorageError) in try row.decode(column: "id", as: String.self) })
+    }
+
+    /// A pending request as a device lists it.
+    private struct PendingRow: Decodable {
+        var id: String
+        var createdAt: Date
+        var expiresAt: Date
+        var sealedDetails: String
+
+        enum CodingKeys: String, CodingKey {
+            case id, createdAt = "created_at", expiresAt = "expires_at", sealedDetails = "sealed_details"
+        }
     }
 
     public func pending(deviceID: String, at date: Date, limit: Int, on executor: any SQLExecutor) async throws
         -> [PendingRequestEnvelope] {
-        try await executor.query(
+        try await executor.all(
             """
             SELECT t.id, t.created_at, t.expires_at, d.sealed_details
             FROM approval_deliveries d JOIN approval_transactions t ON t.id = d.transaction_id
-            WHERE d.device_id = ? AND t.status = 'pending' AND t.expires_at > ?
-            ORDER BY t.id DESC LIMIT ?
-            """,
-            [.text(deviceID), SQLValue(date), .integer(Int64(limit))]
+            WHERE d.device_id = \(deviceID) AND t.status = 'pending' AND t.expires_at > \(date)
+            ORDER BY t.id DESC LIMIT \(limit)
+            """, as: PendingRow.self
         ).map { row in
             PendingRequestEnvelope(
-                id: try row.string("id"), createdAt: try row.date("created_at"), expiresAt: try row.date("expires_at"),
-                details: try Self.sealed(try row.string("sealed_details")))
+                id: row.id, createdAt: row.createdAt, expiresAt: row.expiresAt, details: try Self.sealed(row.sealedDetails))
         }
     }
 
     public func decide(id: String, status: ApprovalTransaction.Status, deviceID: String, response: String,
                        factors: [String], reason: DenyReason?, at date: Date, on executor: any SQLExecutor) async throws -> Bool {
-        !(try await executor.query(
+        !(try await executor.run(
             """
             UPDATE approval_transactions
-            SET status = ?, decided_at = ?, decided_by_device = ?, response_jws = ?, factors = ?, deny_reason = ?
-            WHERE id = ? AND status = 'pending' AND expires_at > ? RETURNING id
-            """,
-            [.text(status.rawValue), SQLValue(date), .text(deviceID), .text(response), .text(factors.joined(separator: " ")),
-             SQLValue(reason?.rawValue), .text(id), SQLValue(date)])).isEmpty
+            SET status = \(status), decided_at = \(date), decided_by_device = \(deviceID), response_jws = \(response),
+                factors = \(factors.joined(separator: " ")), deny_reason = \(reason)
+            WHERE id = \(id) AND status = 'pending' AND expires_at > \(date) RETURNING id
+            """)).isEmpty
     }
 
     public func allowPINFallback(id: String, verification: TransactionDetails.Verification,
                                  on executor: any SQLExecutor) async throws {
         var widened = verification
         widened.pinFallback = true
-        try await executor.query(
-            "UPDATE approval_transactions SET verification = ? WHERE id = ? AND status = 'pending'",
-            .text(try JSONValue(encoding: widened).canonicalString), .text(id))
+        try await executor.run(
+            """
+            UPDATE approval_transactions SET verification = \(try JSONValue(encoding: widened).canonicalString)
+            WHERE id = \(id) AND status = 'pending'
+            """)
     }
 
     public func claimExpiredPush(before date: Date, limit: Int, on executor: any SQLExecutor) async throws
         -> [ApprovalTransaction] {
         let skipLocked = executor.dialect == .postgres ? " FOR UPDATE SKIP LOCKED" : ""
-        return try await executor.query(
+        return try await executor.all(
             """
             UPDATE approval_transactions SET expiry_notified = 1
             WHERE id IN (
                 SELECT id FROM approval_transactions
-                WHERE delivery_mode = 'push' AND status = 'pending' AND expires_at <= ? AND expiry_notified = 0
-                LIMIT ?\(skipLocked))
-            RETURNING \(Self.columns)
-            """,
-            [SQLValue(date), .integer(Int64(limit))]
-        ).map(Self.decode)
+                WHERE delivery_mode = 'push' AND status = 'pending' AND expires_at <= \(date) AND expiry_notified = 0
+                LIMIT \(limit)\(raw: skipLocked))
+            RETURNING \(raw: Row.columns)
+            """, as: Row.self
+        ).map { try $0.transaction() }
+    }
+
+    private struct RequestCount: Decodable {
+        var n: Int
+        var oldest: Date?
     }
 
     public func countRequests(userID: String, since date: Date, on executor: any SQLExecutor) async throws
         -> (count: Int, oldest: Date?) {
-        let row = try await executor.first(
-            "SELECT COUNT(*) AS n, MIN(created_at) AS oldest FROM approval_transactions WHERE user_id = ? AND created_at >= ?",
-            .text(userID), SQLValue(date))
-        return (Int(try row?.int("n") ?? 0), try row?.optionalDate("oldest"))
+        let count = try await executor.first(
+            """
+            SELECT COUNT(*) AS n, MIN(created_at) AS oldest FROM approval_transactions
+            WHERE user_id = \(userID) AND created_at >= \(date)
+            """, as: RequestCount.self)
+        return (count?.n ?? 0, count?.oldest)
     }
 
     public func recordPoll(id: String, previous: Date?, at date: Date, interval: Int,
                            on executor: any SQLExecutor) async throws -> Bool {
-        let condition = previous == nil ? "last_polled_at IS NULL" : "last_polled_at = ?"
-        var binds: [SQLValue] = [SQLValue(date), SQLValue(interval), .text(id)]
-        if let previous { binds.append(SQLValue(previous)) }
-        return !(try await executor.query(
-            "UPDATE approval_transactions SET last_polled_at = ?, poll_interval = ? WHERE id = ? AND \(condition) RETURNING id",
-            binds)).isEmpty
+        let statement: SQLStatement = if let previous {
+            """
+            UPDATE approval_transactions SET last_polled_at = \(date), poll_interval = \(interval)
+            WHERE id = \(id) AND last_polled_at = \(previous) RETURNING id
+            """
+        } else {
+            """
+            UPDATE approval_transactions SET last_polled_at = \(date), poll_interval = \(interval)
+            WHERE id = \(id) AND last_polled_at IS NULL RETURNING id
+            """
+        }
+        return !(try await executor.run(statement)).isEmpty
     }
 
     public func markExchanged(id: String, at date: Date, on executor: any SQLExecutor) async throws -> Bool {
-        !(try await executor.query(
+        !(try await executor.run(
             """
-            UPDATE approval_transactions SET exchanged_at = ?
-            WHERE id = ? AND status = 'approved' AND exchanged_at IS NULL RETURNING id
-            """,
-            [SQLValue(date), .text(id)])).isEmpty
+            UPDATE approval_transactions SET exchanged_at = \(date)
+            WHERE id = \(id) AND status = 'approved' AND exchanged_at IS NULL RETURNING id
+            """)).isEmpty
     }
 
     public func purge(undecidedBefore: Date, decidedBefore: Date, on executor: any SQLExecutor) async throws -> Int {
         // Deliveries go first: SQLite enforces the cascade, but deleting them explicitly keeps
         // both engines doing the same bounded work through the same index.
-        let condition = "(status = 'pending' AND expires_at < ?) OR (status <> 'pending' AND expires_at < ?)"
-        try await executor.query(
-            "DELETE FROM approval_deliveries WHERE transaction_id IN (SELECT id FROM approval_transactions WHERE \(condition))",
-            [SQLValue(undecidedBefore), SQLValue(decidedBefore)])
-        return try await executor.query(
-            "DELETE FROM approval_transactions WHERE \(condition) RETURNING id",
-            [SQLValue(undecidedBefore), SQLValue(decidedBefore)]).count
+        try await executor.run(
+            """
+            DELETE FROM approval_deliveries WHERE transaction_id IN (
+                SELECT id FROM approval_transactions
+                WHERE (status = 'pending' AND expires_at < \(undecidedBefore)) OR (status <> 'pending' AND expires_at < \(decidedBefore)))
+            """)
+        return try await executor.run(
+            """
+            DELETE FROM approval_transactions
+            WHERE (status = 'pending' AND expires_at < \(undecidedBefore)) OR (status <> 'pending' AND expires_at < \(decidedBefore))
+            RETURNING id
+            """).count
     }
 
     private static func sealed(_ text: String) throws -> SealedDetails {
@@ -265,30 +285,5 @@ public struct SQLApprovalTransactionRepository: ApprovalTransactionRepository {
             throw StorageError.corrupt("sealed details")
         }
         return sealed
-    }
-
-    static func decode(_ row: SQLRow) throws -> ApprovalTransaction {
-        func words(_ text: String?) -> [String]? { text.map { $0.split(separator: " ").map(String.init) } }
-        return ApprovalTransaction(
-            id: try row.string("id"), authReqIDHash: try row.data("auth_req_id_hash"), tenantID: try row.string("tenant_id"),
-            clientID: try row.string("client_id"), userID: try row.string("user_id"),
-            scope: words(try row.string("scope")) ?? [], acrValues: words(try row.optionalString("acr_values")),
-            bindingMessage: try row.optionalString("binding_message"), details: try row.string("details"),
-            detailsDigest: try row.string("details_sha256"), challenge: try row.string("challenge"),
-            status: try row.string("status", as: ApprovalTransaction.Status.self),
-            pollInterval: Int(try row.int("poll_interval")), lastPolledAt: try row.optionalDate("last_polled_at"),
-            createdAt: try row.date("created_at"), expiresAt: try row.date("expires_at"),
-            decidedAt: try row.optionalDate("decided_at"), decidedByDevice: try row.optionalString("decided_by_device"),
-            response: try row.optionalString("response_jws"), factors: words(try row.optionalString("factors")),
-            exchangedAt: try row.optionalDate("exchanged_at"),
-            verification: try row.optionalString("verification").map {
-                try JSONDecoder().decode(TransactionDetails.Verification.self, from: Data($0.utf8))
-            },
-            matchNumber: try row.optionalInt("match_number"),
-            denyReason: try row.optionalString("deny_reason", as: DenyReason.self),
-            deliveryMode: try row.optionalString("delivery_mode", as: Client.DeliveryMode.self) ?? .poll,
-            authReqIDSealed: try row.optionalData("auth_req_id_sealed"),
-            notificationTokenSealed: try row.optionalData("notification_token_sealed"),
-            authorizationDetails: try row.optionalString("authorization_details").map(AuthorizationDetails.init(stored:)))
     }
 }

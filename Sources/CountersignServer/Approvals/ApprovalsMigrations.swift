@@ -9,7 +9,7 @@ extension FeatureMigrations {
             """
             CREATE TABLE approval_transactions (
                 id TEXT PRIMARY KEY,
-                auth_req_id_hash BLOB NOT NULL UNIQUE,
+                auth_req_id_hash \(.bytes) NOT NULL UNIQUE,
                 tenant_id TEXT NOT NULL REFERENCES tenants(id) ON DELETE CASCADE,
                 client_id TEXT NOT NULL,
                 user_id TEXT NOT NULL,
@@ -55,8 +55,8 @@ extension FeatureMigrations {
             // clients the auth_req_id and the client's bearer token, sealed: both are sent back
             // to the client's endpoint, so neither can be kept as a hash.
             "ALTER TABLE approval_transactions ADD COLUMN delivery_mode TEXT",
-            "ALTER TABLE approval_transactions ADD COLUMN auth_req_id_sealed BLOB",
-            "ALTER TABLE approval_transactions ADD COLUMN notification_token_sealed BLOB",
+            "ALTER TABLE approval_transactions ADD COLUMN auth_req_id_sealed \(.bytes)",
+            "ALTER TABLE approval_transactions ADD COLUMN notification_token_sealed \(.bytes)",
             // Push mode: whether the client was told the request expired undecided.
             "ALTER TABLE approval_transactions ADD COLUMN expiry_notified BIGINT NOT NULL DEFAULT 0",
             "CREATE INDEX approval_transactions_push_expiry ON approval_transactions (delivery_mode, status, expires_at)",

@@ -49,7 +49,7 @@ public struct ClusterRelay: Sendable {
         guard isActive else { return }
         do {
             let payload = String(decoding: try JSONEncoder().encode(message), as: UTF8.self)
-            try await database.query("SELECT pg_notify(?, ?) IS NULL AS sent", [.text(Self.channel), .text(payload)])
+            try await database.run("SELECT pg_notify(\(Self.channel), \(payload)) IS NULL AS sent")
         } catch {
             logger.warning("could not announce a request to the other nodes", metadata: ["error": "\(ErrorMiddleware.describe(error))"])
         }

@@ -37,13 +37,11 @@ public struct SQLAuditRepository: AuditRepository {
 
     public func append(_ event: AuditEvent, on executor: any SQLExecutor) async throws {
         let details = JSONValue.object(event.details.mapValues(JSONValue.string)).canonicalString
-        try await executor.query(
+        try await executor.run(
             """
             INSERT INTO audit_events (id, tenant_id, actor, action, target_type, target_id, details, occurred_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-            """,
-            .text(event.id), SQLValue(event.tenantID), .text(event.actor), .text(event.action), .text(event.targetType),
-            .text(event.targetID), .text(details), SQLValue(event.occurredAt))
+            VALUES (\(event.id), \(event.tenantID), \(event.actor), \(event.action), \(event.targetType), \(event.targetID), \(details), \(event.occurredAt))
+            """)
     }
 
     public func list(tenantID: String?, before cursor: String?, limit: Int, on executor: any SQLExecutor) async throws -> [AuditEvent] {
@@ -51,13 +49,11 @@ public struct SQLAuditRepository: AuditRepository {
         let upper = SQLValue.text(cursor ?? "~")
         let rows: [SQLRow]
         if let tenantID {
-            rows = try await executor.query(
-                "SELECT \(Self.columns) FROM audit_events WHERE tenant_id = ? AND id < ? ORDER BY id DESC LIMIT ?",
-                [.text(tenantID), upper, .integer(Int64(limit))])
+            rows = try await executor.run(
+                "SELECT \(raw: Self.columns) FROM audit_events WHERE tenant_id = \(tenantID) AND id < \(upper) ORDER BY id DESC LIMIT \(Int64(limit))")
         } else {
-            rows = try await executor.query(
-                "SELECT \(Self.columns) FROM audit_events WHERE id < ? ORDER BY id DESC LIMIT ?",
-                [upper, .integer(Int64(limit))])
+            rows = try await executor.run(
+                "SELECT \(raw: Self.columns) FROM audit_events WHERE id < \(upper) ORDER BY id DESC LIMIT \(Int64(limit))")
         }
         return try rows.map(Self.decode)
     }

@@ -21,9 +21,8 @@ public struct SQLClientRequestWindowRepository: ClientRequestWindowRepository {
 
     public func counts(clientID: String, previous: Date, current: Date, on executor: any SQLExecutor) async throws
         -> (previous: Int64, current: Int64) {
-        let rows = try await executor.query(
-            "SELECT window_start, requests FROM client_request_windows WHERE client_id = ? AND window_start IN (?, ?)",
-            [.text(clientID), SQLValue(previous), SQLValue(current)])
+        let rows = try await executor.run(
+            "SELECT window_start, requests FROM client_request_windows WHERE client_id = \(clientID) AND window_start IN (\(previous), \(current))")
         var counts: (previous: Int64, current: Int64) = (0, 0)
         for row in rows {
             if SQLValue.integer(try row.int("window_start")) == SQLValue(current) {
@@ -37,17 +36,16 @@ public struct SQLClientRequestWindowRepository: ClientRequestWindowRepository {
 
     public func count(clientID: String, window: Date, capacity: Int64, on executor: any SQLExecutor) async throws -> Bool {
         guard capacity > 0 else { return false }
-        return !(try await executor.query(
+        return !(try await executor.run(
             """
-            INSERT INTO client_request_windows (client_id, window_start, requests) VALUES (?, ?, 1)
+            INSERT INTO client_request_windows (client_id, window_start, requests) VALUES (\(clientID), \(window), 1)
             ON CONFLICT (client_id, window_start) DO UPDATE SET requests = client_request_windows.requests + 1
-            WHERE client_request_windows.requests < ?
+            WHERE client_request_windows.requests < \(capacity)
             RETURNING requests
-            """,
-            [.text(clientID), SQLValue(window), .integer(capacity)])).isEmpty
+            """)).isEmpty
     }
 
     public func purge(startedBefore date: Date, on executor: any SQLExecutor) async throws {
-        try await executor.query("DELETE FROM client_request_windows WHERE window_start < ?", [SQLValue(date)])
+        try await executor.run("DELETE FROM client_request_windows WHERE window_start < \(date)")
     }
 }

@@ -45,17 +45,16 @@ protocol ClientJWTIDRepository: Sendable {
 struct SQLClientJWTIDRepository: ClientJWTIDRepository {
     func record(_ jti: String, clientID: String, purpose: String, until: Date, at now: Date,
                 on executor: any SQLExecutor) async throws -> Bool {
-        !(try await executor.query(
+        !(try await executor.run(
             """
-            INSERT INTO client_jwt_ids (client_id, purpose, jti, expires_at) VALUES (?, ?, ?, ?)
+            INSERT INTO client_jwt_ids (client_id, purpose, jti, expires_at) VALUES (\(clientID), \(purpose), \(jti), \(until))
             ON CONFLICT (client_id, purpose, jti) DO UPDATE SET expires_at = excluded.expires_at
-            WHERE client_jwt_ids.expires_at < ?
+            WHERE client_jwt_ids.expires_at < \(now)
             RETURNING jti
-            """,
-            .text(clientID), .text(purpose), .text(jti), SQLValue(until), SQLValue(now))).isEmpty
+            """)).isEmpty
     }
 
     func purge(before date: Date, on executor: any SQLExecutor) async throws {
-        try await executor.query("DELETE FROM client_jwt_ids WHERE expires_at < ?", SQLValue(date))
+        try await executor.run("DELETE FROM client_jwt_ids WHERE expires_at < \(date)")
     }
 }

@@ -55,30 +55,27 @@ protocol UserCodeRepository: Sendable {
 
 struct SQLUserCodeRepository: UserCodeRepository {
     func set(userID: String, hash: Data?, on executor: any SQLExecutor) async throws {
-        try await executor.query(
-            "UPDATE users SET user_code_hash = ?, user_code_failures = 0, user_code_locked_until = NULL WHERE id = ?",
-            SQLValue(hash), .text(userID))
+        try await executor.run(
+            "UPDATE users SET user_code_hash = \(hash), user_code_failures = 0, user_code_locked_until = NULL WHERE id = \(userID)")
     }
 
     func find(userID: String, on executor: any SQLExecutor) async throws -> StoredUserCode? {
-        guard let row = try await executor.first(
-            "SELECT user_code_hash, user_code_locked_until FROM users WHERE id = ?", .text(userID)),
+        guard let row = try await executor.run(
+            "SELECT user_code_hash, user_code_locked_until FROM users WHERE id = \(userID)").first,
             let hash = try row.optionalData("user_code_hash") else { return nil }
         return StoredUserCode(hash: hash, lockedUntil: try row.optionalDate("user_code_locked_until"))
     }
 
     func recordFailure(userID: String, limit: Int, lockUntil: Date, on executor: any SQLExecutor) async throws -> Date? {
-        guard let row = try await executor.query(
-            "UPDATE users SET user_code_failures = user_code_failures + 1 WHERE id = ? RETURNING user_code_failures",
-            [.text(userID)]
-        ).first, try row.int("user_code_failures") >= Int64(limit) else { return nil }
-        try await executor.query(
-            "UPDATE users SET user_code_failures = 0, user_code_locked_until = ? WHERE id = ?", SQLValue(lockUntil), .text(userID))
+        guard let row = try await executor.run(
+            "UPDATE users SET user_code_failures = user_code_failures + 1 WHERE id = \(userID) RETURNING user_code_failures").first, try row.int("user_code_failures") >= Int64(limit) else { return nil }
+        try await executor.run(
+            "UPDATE users SET user_code_failures = 0, user_code_locked_until = \(lockUntil) WHERE id = \(userID)")
         return lockUntil
     }
 
     func resetFailures(userID: String, on executor: any SQLExecutor) async throws {
-        try await executor.query(
-            "UPDATE users SET user_code_failures = 0 WHERE id = ? AND user_code_failures <> 0", .text(userID))
+        try await executor.run(
+            "UPDATE users SET user_code_failures = 0 WHERE id = \(userID) AND user_code_failures <> 0")
     }
 }

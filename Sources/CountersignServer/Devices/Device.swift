@@ -139,136 +139,120 @@ public struct SQLDeviceRepository: DeviceRepository {
     }
 
     public func insert(_ device: Device, totpSeed: Data?, on executor: any SQLExecutor) async throws {
-        try await executor.query(
+        try await executor.run(
             """
             INSERT INTO devices (id, tenant_id, user_id, name, platform, signing_key_jwk, signing_key_thumbprint,
                 encryption_key_jwk, push_provider, push_token, push_token_valid, status, created_at, updated_at,
                 push_token_updated_at, pin_key_jwk, biometric_key_jwk, totp_seed_sealed)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """,
-            [.text(device.id), .text(device.tenantID), .text(device.userID), .text(device.name),
-             .text(device.platform.rawValue), .text(try JSONValue(encoding: device.signingKey).canonicalString),
-             .text(device.signingKey.thumbprint), .text(try JSONValue(encoding: device.encryptionKey).canonicalString),
-             SQLValue(device.push?.provider.rawValue), SQLValue(device.push?.token), SQLValue(device.pushTokenValid),
-             .text(device.status.rawValue), SQLValue(device.createdAt), SQLValue(device.updatedAt),
-             SQLValue(device.push == nil ? nil : device.pushTokenUpdatedAt ?? device.createdAt),
-             SQLValue(try device.pinKey.map { try JSONValue(encoding: $0).canonicalString }),
-             SQLValue(try device.biometricKey.map { try JSONValue(encoding: $0).canonicalString }),
-             totpSeed.map(SQLValue.blob) ?? .null])
+            VALUES (\(device.id), \(device.tenantID), \(device.userID), \(device.name), \(device.platform.rawValue), \(try JSONValue(encoding: device.signingKey).canonicalString), \(device.signingKey.thumbprint), \(try JSONValue(encoding: device.encryptionKey).canonicalString), \(device.push?.provider.rawValue), \(device.push?.token), \(device.pushTokenValid), \(device.status.rawValue), \(device.createdAt), \(device.updatedAt), \(device.push == nil ? nil : device.pushTokenUpdatedAt ?? device.createdAt), \(try device.pinKey.map { try JSONValue(encoding: $0).canonicalString }), \(try device.biometricKey.map { try JSONValue(encoding: $0).canonicalString }), \(totpSeed.map(SQLValue.blob) ?? .null))
+            """)
     }
 
     public func recordPINFailure(id: String, limit: Int, at date: Date, on executor: any SQLExecutor) async throws -> PINFailure? {
-        guard let row = try await executor.query(
-            "UPDATE devices SET pin_failures = pin_failures + 1 WHERE id = ? AND status = 'active' RETURNING pin_failures",
-            [.text(id)]).first else { return nil }
+        guard let row = try await executor.run(
+            "UPDATE devices SET pin_failures = pin_failures + 1 WHERE id = \(id) AND status = 'active' RETURNING pin_failures").first else { return nil }
         let failures = Int(try row.int("pin_failures"))
         guard failures >= limit else { return .wrong(attemptsRemaining: limit - failures) }
-        try await executor.query(
+        try await executor.run(
             """
-            UPDATE devices SET status = 'deleted', deleted_at = ?, updated_at = ?, push_token = NULL, push_provider = NULL,
-                deregistered_reason = ?
-            WHERE id = ? AND status = 'active'
-            """,
-            SQLValue(date), SQLValue(date), .text(DeregistrationNotice.Reason.pinAttemptsExceeded.rawValue), .text(id))
+            UPDATE devices SET status = 'deleted', deleted_at = \(date), updated_at = \(date), push_token = NULL, push_provider = NULL,
+                deregistered_reason = \(DeregistrationNotice.Reason.pinAttemptsExceeded.rawValue)
+            WHERE id = \(id) AND status = 'active'
+            """)
         return .limitReached
     }
 
     public func resetPINFailures(id: String, on executor: any SQLExecutor) async throws {
-        try await executor.query("UPDATE devices SET pin_failures = 0 WHERE id = ? AND pin_failures <> 0", .text(id))
+        try await executor.run("UPDATE devices SET pin_failures = 0 WHERE id = \(id) AND pin_failures <> 0")
     }
 
     public func setPINKey(id: String, _ key: ECPublicJWK, at date: Date, on executor: any SQLExecutor) async throws {
-        try await executor.query(
-            "UPDATE devices SET pin_key_jwk = ?, pin_failures = 0, updated_at = ? WHERE id = ?",
-            .text(try JSONValue(encoding: key).canonicalString), SQLValue(date), .text(id))
+        try await executor.run(
+            "UPDATE devices SET pin_key_jwk = \(try JSONValue(encoding: key).canonicalString), pin_failures = 0, updated_at = \(date) WHERE id = \(id)")
     }
 
     public func totpSeeds(userID: String, on executor: any SQLExecutor) async throws
         -> [(deviceID: String, sealed: Data, lastStep: Int64?)] {
-        try await executor.query(
+        try await executor.run(
             """
             SELECT id, totp_seed_sealed, totp_last_step FROM devices
-            WHERE user_id = ? AND status = 'active' AND totp_seed_sealed IS NOT NULL ORDER BY id
-            """,
-            [.text(userID)]
+            WHERE user_id = \(userID) AND status = 'active' AND totp_seed_sealed IS NOT NULL ORDER BY id
+            """
         ).map { row in (try row.string("id"), try row.data("totp_seed_sealed"), try row.optionalInt("totp_last_step")) }
     }
 
     public func acceptTOTPStep(id: String, step: Int64, on executor: any SQLExecutor) async throws -> Bool {
-        !(try await executor.query(
+        !(try await executor.run(
             """
-            UPDATE devices SET totp_last_step = ?
-            WHERE id = ? AND status = 'active' AND (totp_last_step IS NULL OR totp_last_step < ?) RETURNING id
-            """,
-            [.integer(step), .text(id), .integer(step)])).isEmpty
+            UPDATE devices SET totp_last_step = \(step)
+            WHERE id = \(id) AND status = 'active' AND (totp_last_step IS NULL OR totp_last_step < \(step)) RETURNING id
+            """)).isEmpty
     }
 
     public func find(id: String, on executor: any SQLExecutor) async throws -> Device? {
-        try await executor.first("SELECT \(Self.columns) FROM devices WHERE id = ?", .text(id)).map(Self.decode)
+        try await executor.run("SELECT \(raw: Self.columns) FROM devices WHERE id = \(id)").first.map(Self.decode)
     }
 
     public func find(ids: [String], on executor: any SQLExecutor) async throws -> [String: Device] {
-        let devices = try await executor.query(ids: ids) { "SELECT \(Self.columns) FROM devices WHERE id IN (\($0))" }
+        let devices = try await executor.run(chunking: ids) { "SELECT \(raw: Self.columns) FROM devices WHERE id IN (\(list: $0))" }
             .map(Self.decode)
         return Dictionary(devices.map { ($0.id, $0) }) { first, _ in first }
     }
 
     public func list(userID: String, after cursor: String?, limit: Int, on executor: any SQLExecutor) async throws -> [Device] {
-        try await executor.query(
-            "SELECT \(Self.columns) FROM devices WHERE user_id = ? AND status = 'active' AND id > ? ORDER BY id LIMIT ?",
-            [.text(userID), .text(cursor ?? ""), .integer(Int64(limit))]
-        ).map(Self.decode)
+        try await executor.run(
+            "SELECT \(raw: Self.columns) FROM devices WHERE user_id = \(userID) AND status = 'active' AND id > \(cursor ?? "") ORDER BY id LIMIT \(Int64(limit))").map(Self.decode)
     }
 
     public func rename(id: String, to name: String, at date: Date, on executor: any SQLExecutor) async throws {
-        try await executor.query("UPDATE devices SET name = ?, updated_at = ? WHERE id = ?", .text(name), SQLValue(date), .text(id))
+        try await executor.run("UPDATE devices SET name = \(name), updated_at = \(date) WHERE id = \(id)")
     }
 
     public func setPush(id: String, _ push: PushRegistration?, at date: Date, on executor: any SQLExecutor) async throws {
-        try await executor.query(
+        try await executor.run(
             """
-            UPDATE devices SET push_provider = ?, push_token = ?, push_token_valid = 1, push_token_error = NULL,
-                push_token_updated_at = ?, updated_at = ?
-            WHERE id = ?
-            """,
-            SQLValue(push?.provider.rawValue), SQLValue(push?.token), SQLValue(push == nil ? nil : date), SQLValue(date),
-            .text(id))
+            UPDATE devices SET push_provider = \(push?.provider.rawValue), push_token = \(push?.token), push_token_valid = 1, push_token_error = NULL,
+                push_token_updated_at = \(push == nil ? nil : date), updated_at = \(date)
+            WHERE id = \(id)
+            """)
     }
 
     public func markDeleted(id: String, at date: Date, on executor: any SQLExecutor) async throws -> Bool {
-        !(try await executor.query(
+        !(try await executor.run(
             """
-            UPDATE devices SET status = 'deleted', deleted_at = ?, updated_at = ?, push_token = NULL, push_provider = NULL
-            WHERE id = ? AND status = 'active' RETURNING id
-            """,
-            [SQLValue(date), SQLValue(date), .text(id)])).isEmpty
+            UPDATE devices SET status = 'deleted', deleted_at = \(date), updated_at = \(date), push_token = NULL, push_provider = NULL
+            WHERE id = \(id) AND status = 'active' RETURNING id
+            """)).isEmpty
     }
 
     public func touch(id: String, at date: Date, on executor: any SQLExecutor) async throws {
-        try await executor.query("UPDATE devices SET last_seen_at = ? WHERE id = ?", SQLValue(date), .text(id))
+        try await executor.run("UPDATE devices SET last_seen_at = \(date) WHERE id = \(id)")
     }
 
     public func invalidatePushToken(id: String, token: String, reason: String, registeredBefore: Date?, at date: Date,
                                     on executor: any SQLExecutor) async throws -> Bool {
-        var binds: [SQLValue] = [.text(reason), SQLValue(date), .text(id), .text(token)]
-        var condition = ""
-        if let registeredBefore {
-            condition = " AND (push_token_updated_at IS NULL OR push_token_updated_at < ?)"
-            binds.append(SQLValue(registeredBefore))
-        }
-        return !(try await executor.query(
+        // A token registered at or after `registeredBefore` is newer than the one refused and stays.
+        let statement: SQLStatement = if let registeredBefore {
             """
-            UPDATE devices SET push_token_valid = 0, push_token_error = ?, updated_at = ?
-            WHERE id = ? AND push_token = ? AND push_token_valid = 1\(condition) RETURNING id
-            """,
-            binds)).isEmpty
+            UPDATE devices SET push_token_valid = 0, push_token_error = \(reason), updated_at = \(date)
+            WHERE id = \(id) AND push_token = \(token) AND push_token_valid = 1
+                AND (push_token_updated_at IS NULL OR push_token_updated_at < \(registeredBefore))
+            RETURNING id
+            """
+        } else {
+            """
+            UPDATE devices SET push_token_valid = 0, push_token_error = \(reason), updated_at = \(date)
+            WHERE id = \(id) AND push_token = \(token) AND push_token_valid = 1
+            RETURNING id
+            """
+        }
+        return !(try await executor.run(statement)).isEmpty
     }
 
     public func recordNonce(deviceID: String, nonce: String, expiresAt: Date, on executor: any SQLExecutor) async throws -> Bool {
         do {
-            try await executor.query(
-                "INSERT INTO device_request_nonces (device_id, nonce, expires_at) VALUES (?, ?, ?)",
-                .text(deviceID), .text(nonce), SQLValue(expiresAt))
+            try await executor.run(
+                "INSERT INTO device_request_nonces (device_id, nonce, expires_at) VALUES (\(deviceID), \(nonce), \(expiresAt))")
             return true
         } catch StorageError.uniqueViolation {
             return false
@@ -276,7 +260,7 @@ public struct SQLDeviceRepository: DeviceRepository {
     }
 
     public func purgeNonces(before date: Date, on executor: any SQLExecutor) async throws {
-        try await executor.query("DELETE FROM device_request_nonces WHERE expires_at < ?", SQLValue(date))
+        try await executor.run("DELETE FROM device_request_nonces WHERE expires_at < \(date)")
     }
 
     static func decode(_ row: SQLRow) throws -> Device {

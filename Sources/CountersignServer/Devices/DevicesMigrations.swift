@@ -47,7 +47,7 @@ extension FeatureMigrations {
             "ALTER TABLE devices ADD COLUMN pin_key_jwk TEXT",
             "ALTER TABLE devices ADD COLUMN pin_failures BIGINT NOT NULL DEFAULT 0",
             "ALTER TABLE devices ADD COLUMN biometric_key_jwk TEXT",
-            "ALTER TABLE devices ADD COLUMN totp_seed_sealed BLOB",
+            "ALTER TABLE devices ADD COLUMN totp_seed_sealed \(.bytes)",
             "ALTER TABLE devices ADD COLUMN totp_last_step BIGINT",
             "ALTER TABLE devices ADD COLUMN deregistered_reason TEXT",
         ]),

@@ -8,7 +8,7 @@ extension FeatureMigrations {
                 id TEXT PRIMARY KEY,
                 tenant_id TEXT NOT NULL REFERENCES tenants(id) ON DELETE CASCADE,
                 user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
-                secret_hash BLOB NOT NULL UNIQUE,
+                secret_hash \(.bytes) NOT NULL UNIQUE,
                 created_by TEXT NOT NULL,
                 created_at BIGINT NOT NULL,
                 expires_at BIGINT NOT NULL,

@@ -46,37 +46,32 @@ public struct SQLEnrollmentTicketRepository: EnrollmentTicketRepository {
     public init() {}
 
     public func insert(_ ticket: EnrollmentTicket, secretHash: Data, on executor: any SQLExecutor) async throws {
-        try await executor.query(
+        try await executor.run(
             """
             INSERT INTO enrollment_tickets (id, tenant_id, user_id, secret_hash, created_by, created_at, expires_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?)
-            """,
-            .text(ticket.id), .text(ticket.tenantID), .text(ticket.userID), .blob(secretHash), .text(ticket.createdBy),
-            SQLValue(ticket.createdAt), SQLValue(ticket.expiresAt))
+            VALUES (\(ticket.id), \(ticket.tenantID), \(ticket.userID), \(secretHash), \(ticket.createdBy), \(ticket.createdAt), \(ticket.expiresAt))
+            """)
     }
 
     private static let columns = "id, tenant_id, user_id, created_by, created_at, expires_at, used_at, revoked_at, device_id"
 
     public func find(secretHash: Data, on executor: any SQLExecutor) async throws -> EnrollmentTicket? {
-        try await executor.first("SELECT \(Self.columns) FROM enrollment_tickets WHERE secret_hash = ?", .blob(secretHash))
+        try await executor.run("SELECT \(raw: Self.columns) FROM enrollment_tickets WHERE secret_hash = \(secretHash)").first
             .map(Self.decode)
     }
 
     public func find(id: String, on executor: any SQLExecutor) async throws -> EnrollmentTicket? {
-        try await executor.first("SELECT \(Self.columns) FROM enrollment_tickets WHERE id = ?", .text(id)).map(Self.decode)
+        try await executor.run("SELECT \(raw: Self.columns) FROM enrollment_tickets WHERE id = \(id)").first.map(Self.decode)
     }
 
     public func list(userID: String, before cursor: String?, limit: Int, on executor: any SQLExecutor) async throws -> [EnrollmentTicket] {
-        try await executor.query(
-            "SELECT \(Self.columns) FROM enrollment_tickets WHERE user_id = ? AND id < ? ORDER BY id DESC LIMIT ?",
-            [.text(userID), .text(cursor ?? "~"), .integer(Int64(limit))]
-        ).map(Self.decode)
+        try await executor.run(
+            "SELECT \(raw: Self.columns) FROM enrollment_tickets WHERE user_id = \(userID) AND id < \(cursor ?? "~") ORDER BY id DESC LIMIT \(Int64(limit))").map(Self.decode)
     }
 
     public func revoke(id: String, at date: Date, on executor: any SQLExecutor) async throws -> Bool {
-        !(try await executor.query(
-            "UPDATE enrollment_tickets SET revoked_at = ? WHERE id = ? AND used_at IS NULL AND revoked_at IS NULL RETURNING id",
-            [SQLValue(date), .text(id)])).isEmpty
+        !(try await executor.run(
+            "UPDATE enrollment_tickets SET revoked_at = \(date) WHERE id = \(id) AND used_at IS NULL AND revoked_at IS NULL RETURNING id")).isEmpty
     }
 
     static func decode(_ row: SQLRow) throws -> EnrollmentTicket {
@@ -88,11 +83,10 @@ public struct SQLEnrollmentTicketRepository: EnrollmentTicketRepository {
     }
 
     public func redeem(id: String, deviceID: String, at date: Date, on executor: any SQLExecutor) async throws -> Bool {
-        !(try await executor.query(
+        !(try await executor.run(
             """
-            UPDATE enrollment_tickets SET used_at = ?, device_id = ?
-            WHERE id = ? AND used_at IS NULL AND revoked_at IS NULL AND expires_at > ? RETURNING id
-            """,
-            [SQLValue(date), .text(deviceID), .text(id), SQLValue(date)])).isEmpty
+            UPDATE enrollment_tickets SET used_at = \(date), device_id = \(deviceID)
+            WHERE id = \(id) AND used_at IS NULL AND revoked_at IS NULL AND expires_at > \(date) RETURNING id
+            """)).isEmpty
     }
 }

@@ -82,16 +82,12 @@ public struct SQLClientNotificationRepository: ClientNotificationRepository {
 
     public func enqueue(_ notifications: [ClientNotification], on executor: any SQLExecutor) async throws {
         for entry in notifications {
-            try await executor.query(
+            try await executor.run(
                 """
                 INSERT INTO client_notifications (id, tenant_id, transaction_id, client_id, kind, error, status, attempts,
                     next_attempt_at, give_up_at, created_at, updated_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """,
-                [.text(entry.id), .text(entry.tenantID), .text(entry.transactionID), .text(entry.clientID),
-                 .text(entry.kind.rawValue), SQLValue(entry.error), .text(entry.status.rawValue), SQLValue(entry.attempts),
-                 SQLValue(entry.nextAttemptAt), SQLValue(entry.giveUpAt), SQLValue(entry.createdAt),
-                 SQLValue(entry.updatedAt)])
+                VALUES (\(entry.id), \(entry.tenantID), \(entry.transactionID), \(entry.clientID), \(entry.kind.rawValue), \(entry.error), \(entry.status.rawValue), \(entry.attempts), \(entry.nextAttemptAt), \(entry.giveUpAt), \(entry.createdAt), \(entry.updatedAt))
+                """)
         }
     }
 
@@ -112,10 +108,8 @@ public struct SQLClientNotificationRepository: ClientNotificationRepository {
     }
 
     public func list(transactionID: String, on executor: any SQLExecutor) async throws -> [ClientNotification] {
-        try await executor.query(
-            "SELECT \(Self.table.columns) FROM client_notifications WHERE transaction_id = ? ORDER BY id",
-            [.text(transactionID)]
-        ).map(Self.decode)
+        try await executor.run(
+            "SELECT \(raw: Self.table.columns) FROM client_notifications WHERE transaction_id = \(transactionID) ORDER BY id").map(Self.decode)
     }
 
     static func decode(_ row: SQLRow) throws -> ClientNotification {

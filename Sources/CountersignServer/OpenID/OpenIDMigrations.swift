@@ -10,7 +10,7 @@ extension FeatureMigrations {
             CREATE TABLE token_signing_keys (
                 id TEXT PRIMARY KEY,
                 tenant_id TEXT NOT NULL REFERENCES tenants(id) ON DELETE CASCADE,
-                sealed_key BLOB NOT NULL,
+                sealed_key \(.bytes) NOT NULL,
                 public_jwk TEXT NOT NULL,
                 created_at BIGINT NOT NULL,
                 retired_at BIGINT

@@ -39,35 +39,32 @@ public struct SQLTokenSigningKeyRepository: TokenSigningKeyRepository {
     public init() {}
 
     public func insert(_ key: StoredTokenSigningKey, on executor: any SQLExecutor) async throws {
-        try await executor.query(
+        try await executor.run(
             """
             INSERT INTO token_signing_keys (id, tenant_id, algorithm, sealed_key, public_jwk, created_at, retired_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?)
-            """,
-            .text(key.id), .text(key.tenantID), .text(key.algorithm.rawValue), .blob(key.sealedKey),
-            .text(try key.publicKey.json.canonicalString), SQLValue(key.createdAt), SQLValue(key.retiredAt))
+            VALUES (\(key.id), \(key.tenantID), \(key.algorithm.rawValue), \(key.sealedKey), \(try key.publicKey.json.canonicalString), \(key.createdAt), \(key.retiredAt))
+            """)
     }
 
     public func published(tenantID: String, on executor: any SQLExecutor) async throws -> [StoredTokenSigningKey] {
-        try await executor.query(
+        try await executor.run(
             """
             SELECT id, tenant_id, algorithm, sealed_key, public_jwk, created_at, retired_at FROM token_signing_keys
-            WHERE tenant_id = ? AND retired_at IS NULL ORDER BY created_at, algorithm, id
-            """,
-            [.text(tenantID)]
+            WHERE tenant_id = \(tenantID) AND retired_at IS NULL ORDER BY created_at, algorithm, id
+            """
         ).map(Self.decode)
     }
 
     public func retire(id: String, at date: Date, on executor: any SQLExecutor) async throws {
-        try await executor.query(
-            "UPDATE token_signing_keys SET retired_at = ? WHERE id = ? AND retired_at IS NULL", [SQLValue(date), .text(id)])
+        try await executor.run(
+            "UPDATE token_signing_keys SET retired_at = \(date) WHERE id = \(id) AND retired_at IS NULL")
     }
 
     public func lockForKeyCreation(tenantID: String, on executor: any SQLExecutor) async throws {
         // SQLite transactions begin IMMEDIATE and so already exclude every other writer; on
         // PostgreSQL the tenant's row is the lock.
         guard executor.dialect == .postgres else { return }
-        try await executor.query("SELECT id FROM tenants WHERE id = ? FOR UPDATE", [.text(tenantID)])
+        try await executor.run("SELECT id FROM tenants WHERE id = \(tenantID) FOR UPDATE")
     }
 
     static func decode(_ row: SQLRow) throws -> StoredTokenSigningKey {

@@ -22,42 +22,39 @@ struct OutboxTable: Sendable {
     func claim(limit: Int, at date: Date, leaseUntil: Date, on executor: any SQLExecutor) async throws -> [SQLRow] {
         // SQLite has one writer, so its UPDATE is atomic as it stands.
         let skipLocked = executor.dialect == .postgres ? " FOR UPDATE SKIP LOCKED" : ""
-        return try await executor.query(
+        return try await executor.run(
             """
-            UPDATE \(name) SET status = 'sending', attempts = attempts + 1, next_attempt_at = ?, updated_at = ?,
-                last_error = CASE WHEN status = 'sending' THEN '\(Self.cutOffAttempt)' ELSE last_error END
+            UPDATE \(raw: name) SET status = 'sending', attempts = attempts + 1, next_attempt_at = \(leaseUntil), updated_at = \(date),
+                last_error = CASE WHEN status = 'sending' THEN '\(raw: Self.cutOffAttempt)' ELSE last_error END
             WHERE id IN (
-                SELECT id FROM \(name) WHERE status IN ('queued', 'sending') AND next_attempt_at <= ?
-                ORDER BY next_attempt_at LIMIT ?\(skipLocked))
-            RETURNING \(columns)
-            """,
-            [SQLValue(leaseUntil), SQLValue(date), SQLValue(date), .integer(Int64(limit))])
+                SELECT id FROM \(raw: name) WHERE status IN ('queued', 'sending') AND next_attempt_at <= \(date)
+                ORDER BY next_attempt_at LIMIT \(Int64(limit))\(raw: skipLocked))
+            RETURNING \(raw: columns)
+            """)
     }
 
     /// Records rows as sent, a chunk of ids at a time.
     func markSent(ids: [String], at date: Date, on executor: any SQLExecutor) async throws {
-        try await executor.query(ids: ids, leading: [SQLValue(date), SQLValue(date)]) { list in
+        try await executor.run(chunking: ids) { part in
             """
-            UPDATE \(name) SET status = 'sent', sent_at = ?, updated_at = ?, last_error = NULL
-            WHERE status = 'sending' AND id IN (\(list))
+            UPDATE \(raw: name) SET status = 'sent', sent_at = \(date), updated_at = \(date), last_error = NULL
+            WHERE status = 'sending' AND id IN (\(list: part))
             """
         }
     }
 
     /// Puts a row back in the queue, due at `next`, with the reason it was not sent.
     func reschedule(id: String, next: Date, error: String?, at date: Date, on executor: any SQLExecutor) async throws {
-        try await executor.query(
+        try await executor.run(
             """
-            UPDATE \(name) SET status = 'queued', next_attempt_at = ?, last_error = ?, updated_at = ?
-            WHERE id = ? AND status = 'sending'
-            """,
-            SQLValue(next), SQLValue(error), SQLValue(date), .text(id))
+            UPDATE \(raw: name) SET status = 'queued', next_attempt_at = \(next), last_error = \(error), updated_at = \(date)
+            WHERE id = \(id) AND status = 'sending'
+            """)
     }
 
     /// Closes a row unsent: `status` is the feature's (`failed`, `cancelled`, `refused`).
     func close(id: String, status: String, error: String?, at date: Date, on executor: any SQLExecutor) async throws {
-        try await executor.query(
-            "UPDATE \(name) SET status = ?, last_error = ?, updated_at = ? WHERE id = ? AND status = 'sending'",
-            .text(status), SQLValue(error), SQLValue(date), .text(id))
+        try await executor.run(
+            "UPDATE \(raw: name) SET status = \(status), last_error = \(error), updated_at = \(date) WHERE id = \(id) AND status = 'sending'")
     }
 }

@@ -29,8 +29,8 @@ struct SQLAPNsProviderTokenStore: APNsProviderTokenStore {
     let sealer: SecretSealer
 
     func current(for fingerprint: String) async throws -> StoredProviderToken? {
-        guard let row = try await database.first(
-            "SELECT token_sealed, issued_at FROM apns_provider_tokens WHERE key_fingerprint = ?", .text(fingerprint)) else {
+        guard let row = try await database.run(
+            "SELECT token_sealed, issued_at FROM apns_provider_tokens WHERE key_fingerprint = \(fingerprint)").first else {
             return nil
         }
         let jwt = try sealer.open(try row.data("token_sealed"), context: Self.sealingContext(fingerprint))
@@ -41,19 +41,17 @@ struct SQLAPNsProviderTokenStore: APNsProviderTokenStore {
         let sealed = try sealer.seal(Data(token.jwt.utf8), context: Self.sealingContext(fingerprint))
         let rows: [SQLRow]
         if let replacing {
-            rows = try await database.query(
+            rows = try await database.run(
                 """
-                UPDATE apns_provider_tokens SET token_sealed = ?, issued_at = ?
-                WHERE key_fingerprint = ? AND issued_at = ? RETURNING key_fingerprint
-                """,
-                .blob(sealed), SQLValue(token.issuedAt), .text(fingerprint), SQLValue(replacing.issuedAt))
+                UPDATE apns_provider_tokens SET token_sealed = \(sealed), issued_at = \(token.issuedAt)
+                WHERE key_fingerprint = \(fingerprint) AND issued_at = \(replacing.issuedAt) RETURNING key_fingerprint
+                """)
         } else {
-            rows = try await database.query(
+            rows = try await database.run(
                 """
-                INSERT INTO apns_provider_tokens (key_fingerprint, token_sealed, issued_at) VALUES (?, ?, ?)
+                INSERT INTO apns_provider_tokens (key_fingerprint, token_sealed, issued_at) VALUES (\(fingerprint), \(sealed), \(token.issuedAt))
                 ON CONFLICT (key_fingerprint) DO NOTHING RETURNING key_fingerprint
-                """,
-                .text(fingerprint), .blob(sealed), SQLValue(token.issuedAt))
+                """)
         }
         return !rows.isEmpty
     }

@@ -119,33 +119,25 @@ public struct SQLPushCredentialRepository: PushCredentialRepository {
 
     public func find(tenantID: String, kind: PushCredential.Kind, clientAppKey: String, on executor: any SQLExecutor)
         async throws -> PushCredential? {
-        try await executor.first(
-            "SELECT \(Self.columns) FROM push_credentials WHERE tenant_id = ? AND kind = ? AND client_app_key = ?",
-            .text(tenantID), .text(kind.rawValue), .text(clientAppKey)
-        ).map(Self.decode)
+        try await executor.run(
+            "SELECT \(raw: Self.columns) FROM push_credentials WHERE tenant_id = \(tenantID) AND kind = \(kind.rawValue) AND client_app_key = \(clientAppKey)").first.map(Self.decode)
     }
 
     public func insert(_ credential: PushCredential, sealedSecret: Data, on executor: any SQLExecutor) async throws {
-        try await executor.query(
+        try await executor.run(
             """
             INSERT INTO push_credentials (id, tenant_id, provider, kind, client_app_key, environment, topic, summary,
                 sealed_secret, created_at, updated_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """,
-            [.text(credential.id), .text(credential.tenantID), .text(credential.kind.provider.rawValue),
-             .text(credential.kind.rawValue), .text(credential.clientAppKey), SQLValue(credential.environment?.rawValue),
-             SQLValue(credential.topic), .text(try Self.summaryText(credential)), .blob(sealedSecret),
-             SQLValue(credential.createdAt), SQLValue(credential.updatedAt)])
+            VALUES (\(credential.id), \(credential.tenantID), \(credential.kind.provider.rawValue), \(credential.kind.rawValue), \(credential.clientAppKey), \(credential.environment?.rawValue), \(credential.topic), \(try Self.summaryText(credential)), \(sealedSecret), \(credential.createdAt), \(credential.updatedAt))
+            """)
     }
 
     public func replace(_ credential: PushCredential, sealedSecret: Data, on executor: any SQLExecutor) async throws {
-        try await executor.query(
+        try await executor.run(
             """
-            UPDATE push_credentials SET environment = ?, topic = ?, summary = ?, sealed_secret = ?, updated_at = ?
-            WHERE id = ?
-            """,
-            [SQLValue(credential.environment?.rawValue), SQLValue(credential.topic), .text(try Self.summaryText(credential)),
-             .blob(sealedSecret), SQLValue(credential.updatedAt), .text(credential.id)])
+            UPDATE push_credentials SET environment = \(credential.environment?.rawValue), topic = \(credential.topic), summary = \(try Self.summaryText(credential)), sealed_secret = \(sealedSecret), updated_at = \(credential.updatedAt)
+            WHERE id = \(credential.id)
+            """)
     }
 
     private static func summaryText(_ credential: PushCredential) throws -> String {
@@ -153,31 +145,27 @@ public struct SQLPushCredentialRepository: PushCredentialRepository {
     }
 
     public func list(tenantID: String, on executor: any SQLExecutor) async throws -> [PushCredential] {
-        try await executor.query(
-            "SELECT \(Self.columns) FROM push_credentials WHERE tenant_id = ? ORDER BY provider, updated_at DESC, id DESC",
-            [.text(tenantID)]
-        ).map(Self.decode)
+        try await executor.run(
+            "SELECT \(raw: Self.columns) FROM push_credentials WHERE tenant_id = \(tenantID) ORDER BY provider, updated_at DESC, id DESC").map(Self.decode)
     }
 
     public func active(tenantID: String, provider: PushRegistration.Provider, on executor: any SQLExecutor) async throws
         -> (PushCredential, Data)? {
-        guard let row = try await executor.first(
+        guard let row = try await executor.run(
             """
-            SELECT \(Self.columns) FROM push_credentials WHERE tenant_id = ? AND provider = ?
+            SELECT \(raw: Self.columns) FROM push_credentials WHERE tenant_id = \(tenantID) AND provider = \(provider.rawValue)
             ORDER BY updated_at DESC, id DESC LIMIT 1
-            """,
-            .text(tenantID), .text(provider.rawValue)) else { return nil }
+            """).first else { return nil }
         return (try Self.decode(row), try row.data("sealed_secret"))
     }
 
     public func delete(tenantID: String, kind: PushCredential.Kind, clientAppKey: String, on executor: any SQLExecutor)
         async throws -> PushCredential? {
-        try await executor.query(
+        try await executor.run(
             """
-            DELETE FROM push_credentials WHERE tenant_id = ? AND kind = ? AND client_app_key = ?
-            RETURNING \(Self.columns)
-            """,
-            [.text(tenantID), .text(kind.rawValue), .text(clientAppKey)]
+            DELETE FROM push_credentials WHERE tenant_id = \(tenantID) AND kind = \(kind.rawValue) AND client_app_key = \(clientAppKey)
+            RETURNING \(raw: Self.columns)
+            """
         ).first.map(Self.decode)
     }
 

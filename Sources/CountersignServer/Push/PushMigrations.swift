@@ -17,7 +17,7 @@ extension FeatureMigrations {
                 environment TEXT,
                 topic TEXT,
                 summary TEXT NOT NULL,
-                sealed_secret BLOB NOT NULL,
+                sealed_secret \(.bytes) NOT NULL,
                 created_at BIGINT NOT NULL,
                 updated_at BIGINT NOT NULL,
                 UNIQUE (tenant_id, kind, client_app_key)
@@ -58,7 +58,7 @@ extension FeatureMigrations {
             """
             CREATE TABLE apns_provider_tokens (
                 key_fingerprint TEXT PRIMARY KEY,
-                token_sealed BLOB NOT NULL,
+                token_sealed \(.bytes) NOT NULL,
                 issued_at BIGINT NOT NULL
             )
             """,

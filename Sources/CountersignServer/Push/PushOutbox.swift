@@ -79,22 +79,18 @@ public struct SQLPushOutboxRepository: PushOutboxRepository {
     public func enqueue(_ entries: [PushOutboxEntry], on executor: any SQLExecutor) async throws {
         guard !entries.isEmpty else { return }
         // One statement for all rows: a request to a user with several devices stays one round trip.
-        let row = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-        var binds: [SQLValue] = []
-        binds.reserveCapacity(entries.count * 12)
-        for entry in entries {
-            binds += [.text(entry.id), .text(entry.tenantID), .text(entry.transactionID), .text(entry.deviceID),
-                      .text(entry.kind.rawValue), .text(entry.provider.rawValue), .text(entry.status.rawValue),
-                      SQLValue(entry.attempts), SQLValue(entry.nextAttemptAt), SQLValue(entry.expiresAt),
-                      SQLValue(entry.createdAt), SQLValue(entry.updatedAt)]
+        let rows: [[SQLValue]] = entries.map { entry in
+            [entry.id.sqlValue, entry.tenantID.sqlValue, entry.transactionID.sqlValue, entry.deviceID.sqlValue,
+             entry.kind.rawValue.sqlValue, entry.provider.rawValue.sqlValue, entry.status.rawValue.sqlValue,
+             entry.attempts.sqlValue, entry.nextAttemptAt.sqlValue, entry.expiresAt.sqlValue, entry.createdAt.sqlValue,
+             entry.updatedAt.sqlValue]
         }
-        try await executor.query(
+        try await executor.run(
             """
             INSERT INTO push_outbox (id, tenant_id, transaction_id, device_id, kind, provider, status, attempts,
                 next_attempt_at, expires_at, created_at, updated_at)
-            VALUES \(Array(repeating: row, count: entries.count).joined(separator: ", "))
-            """,
-            binds)
+            VALUES \(rows: rows)
+            """)
     }
 
     public func claim(limit: Int, at date: Date, leaseUntil: Date, on executor: any SQLExecutor) async throws
@@ -108,12 +104,11 @@ public struct SQLPushOutboxRepository: PushOutboxRepository {
         try await Self.table.markSent(ids: sent.filter { $0.providerMessageID == nil }.map(\.id), at: date, on: executor)
         for (id, messageID) in sent {
             guard let messageID else { continue }
-            try await executor.query(
+            try await executor.run(
                 """
-                UPDATE push_outbox SET status = 'sent', sent_at = ?, updated_at = ?, last_error = NULL, provider_message_id = ?
-                WHERE id = ? AND status = 'sending'
-                """,
-                SQLValue(date), SQLValue(date), .text(messageID), .text(id))
+                UPDATE push_outbox SET status = 'sent', sent_at = \(date), updated_at = \(date), last_error = NULL, provider_message_id = \(messageID)
+                WHERE id = \(id) AND status = 'sending'
+                """)
         }
     }
 
@@ -133,26 +128,22 @@ public struct SQLPushOutboxRepository: PushOutboxRepository {
 
     public func cancelRequests(transactionID: String, decidingDevice: String, at date: Date, on executor: any SQLExecutor)
         async throws -> [(deviceID: String, provider: PushRegistration.Provider)] {
-        try await executor.query(
+        try await executor.run(
             """
-            UPDATE push_outbox SET status = 'cancelled', last_error = 'answered before it was sent', updated_at = ?
-            WHERE transaction_id = ? AND kind = 'request' AND status = 'queued'
-            """,
-            [SQLValue(date), .text(transactionID)])
-        return try await executor.query(
+            UPDATE push_outbox SET status = 'cancelled', last_error = 'answered before it was sent', updated_at = \(date)
+            WHERE transaction_id = \(transactionID) AND kind = 'request' AND status = 'queued'
+            """)
+        return try await executor.run(
             """
             SELECT device_id, provider FROM push_outbox
-            WHERE transaction_id = ? AND kind = 'request' AND status IN ('sent', 'sending') AND device_id <> ?
-            """,
-            [.text(transactionID), .text(decidingDevice)]
+            WHERE transaction_id = \(transactionID) AND kind = 'request' AND status IN ('sent', 'sending') AND device_id <> \(decidingDevice)
+            """
         ).map { row in (try row.string("device_id"), try row.string("provider", as: PushRegistration.Provider.self)) }
     }
 
     public func entries(transactionID: String, on executor: any SQLExecutor) async throws -> [PushOutboxEntry] {
-        try await executor.query(
-            "SELECT \(Self.table.columns) FROM push_outbox WHERE transaction_id = ? ORDER BY created_at, kind, device_id",
-            [.text(transactionID)]
-        ).map(Self.decode)
+        try await executor.run(
+            "SELECT \(raw: Self.table.columns) FROM push_outbox WHERE transaction_id = \(transactionID) ORDER BY created_at, kind, device_id").map(Self.decode)
     }
 
     static func decode(_ row: SQLRow) throws -> PushOutboxEntry {

@@ -39,7 +39,7 @@ public struct SecretSealer: Sendable {
     public func verifyAgainst(_ database: any Database) async throws {
         try await database.transaction { executor in
             try await executor.lockForStartup()
-            if let row = try await executor.first("SELECT value FROM server_meta WHERE key = ?", .text(Self.checkContext)) {
+            if let row = try await executor.run("SELECT value FROM server_meta WHERE key = \(Self.checkContext)").first {
                 guard let sealed = Data(base64Encoded: try row.string("value")),
                       let opened = try? open(sealed, context: Self.checkContext), opened == Self.checkPlaintext else {
                     throw MasterKeyError.mismatch(masterKey.identifier)
@@ -47,8 +47,8 @@ public struct SecretSealer: Sendable {
                 return
             }
             let sealed = try seal(Self.checkPlaintext, context: Self.checkContext)
-            try await executor.query(
-                "INSERT INTO server_meta (key, value) VALUES (?, ?)", .text(Self.checkContext), .text(sealed.base64EncodedString()))
+            try await executor.run(
+                "INSERT INTO server_meta (key, value) VALUES (\(Self.checkContext), \(sealed.base64EncodedString()))")
         }
     }
 }

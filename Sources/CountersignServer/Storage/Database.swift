@@ -1,7 +1,8 @@
 import Foundation
 
-/// The SQL engine behind a `Database`. Statements are written once, with `?` placeholders and
-/// the `BLOB` type; the PostgreSQL implementation rewrites both.
+/// The SQL engine behind a `Database`. Statements are written once for both (`SQLStatement`'s
+/// `$n` placeholders read the same on each); only a few clauses differ (`FOR UPDATE`, advisory
+/// locks) and a column type in the schema (`SchemaStatement`).
 public enum SQLDialect: String, Sendable {
     case sqlite
     case postgres
@@ -13,32 +14,40 @@ public protocol SQLExecutor: Sendable {
 
     /// Runs one statement and returns its rows (empty for statements without a result).
     @discardableResult
-    func query(_ sql: String, _ binds: [SQLValue]) async throws -> [SQLRow]
+    func run(_ statement: SQLStatement) async throws -> [SQLRow]
 }
 
 extension SQLExecutor {
-    @discardableResult
-    public func query(_ sql: String, _ binds: SQLValue...) async throws -> [SQLRow] {
-        try await query(sql, binds)
+    /// Every row, decoded as `Row` (its coding keys are the column names).
+    public func all<Row: Decodable>(_ statement: SQLStatement, as type: Row.Type) async throws -> [Row] {
+        try await run(statement).map { (row) throws(StorageError) in try row.decode(type) }
     }
 
-    /// Runs a statement with an `IN (…)` list of `ids`, in chunks of at most 500 (engines
-    /// bound the number of parameters), and returns every chunk's rows. `sql` is given the
-    /// placeholder list (`?, ?, …`) of one chunk; `leading` are the binds that come before it.
+    /// The first row decoded as `Row`, or nil when there is none.
+    public func first<Row: Decodable>(_ statement: SQLStatement, as type: Row.Type) async throws -> Row? {
+        try await run(statement).first?.decode(type)
+    }
+
+    /// The first row's `column`, or nil when there is no row.
+    public func first<Value: Decodable>(_ statement: SQLStatement, column: String, as type: Value.Type) async throws -> Value? {
+        try await run(statement).first?.decode(column: column, as: type)
+    }
+
+    /// `column` of every row.
+    public func all<Value: Decodable>(_ statement: SQLStatement, column: String, as type: Value.Type) async throws -> [Value] {
+        try await run(statement).map { (row) throws(StorageError) in try row.decode(column: column, as: type) }
+    }
+
+    /// Runs one statement per part of `ids` (at most 500 each: engines bound the number of
+    /// parameters) and returns every part's rows; `statement` makes the statement for a part,
+    /// which it interpolates as `\(list: part)`. Nothing runs for no ids.
     @discardableResult
-    public func query(ids: [String], leading: [SQLValue] = [], _ sql: (String) -> String) async throws -> [SQLRow] {
+    public func run(chunking ids: [String], _ statement: (ArraySlice<String>) -> SQLStatement) async throws -> [SQLRow] {
         var rows: [SQLRow] = []
         for start in stride(from: 0, to: ids.count, by: 500) {
-            let chunk = ids[start..<min(start + 500, ids.count)]
-            rows += try await query(
-                sql(Array(repeating: "?", count: chunk.count).joined(separator: ", ")), leading + chunk.map { SQLValue.text($0) })
+            rows += try await run(statement(ids[start..<min(start + 500, ids.count)]))
         }
         return rows
-    }
-
-    /// The first row, or nil.
-    public func first(_ sql: String, _ binds: SQLValue...) async throws -> SQLRow? {
-        try await query(sql, binds).first
     }
 }
 

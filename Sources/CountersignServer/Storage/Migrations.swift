@@ -37,13 +37,12 @@ public enum SchemaVersion: Int64, CaseIterable, Sendable {
 }
 
 /// What one feature does to its own tables in one schema version. Statements are written once
-/// for both engines (`?` placeholders and `BLOB` are translated for PostgreSQL); times are
-/// integer milliseconds since 1970.
+/// for both engines (a bytes column is `\(.bytes)`); times are integer milliseconds since 1970.
 public struct SchemaChange: Sendable {
     public let version: SchemaVersion
-    public let statements: [String]
+    public let statements: [SchemaStatement]
 
-    public init(_ version: SchemaVersion, _ statements: [String]) {
+    public init(_ version: SchemaVersion, _ statements: [SchemaStatement]) {
         self.version = version
         self.statements = statements
     }
@@ -62,7 +61,7 @@ public enum Migrations {
     public struct Migration: Sendable {
         public let version: Int64
         public let name: String
-        public let statements: [String]
+        public let statements: [SchemaStatement]
     }
 
     /// Every feature's schema, in the order their changes run within a version: a table comes
@@ -86,29 +85,29 @@ public enum Migrations {
     public static func migrate(_ database: any Database, through version: Int64? = nil) async throws {
         try await database.transaction { executor in
             try await executor.lockForStartup()
-            try await executor.query(
-                "CREATE TABLE IF NOT EXISTS schema_migrations (version BIGINT PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)",
-                [])
+            try await executor.run(
+                "CREATE TABLE IF NOT EXISTS schema_migrations (version BIGINT PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)")
         }
         for migration in all where migration.version <= version ?? .max {
             try await database.transaction { executor in
                 try await executor.lockForStartup()
-                let applied = try await executor.query(
-                    "SELECT version FROM schema_migrations WHERE version = ?", [.integer(migration.version)])
+                let applied = try await executor.run("SELECT version FROM schema_migrations WHERE version = \(migration.version)")
                 guard applied.isEmpty else { return }
                 for statement in migration.statements {
-                    try await executor.query(statement, [])
+                    try await executor.run(SQLStatement(stringLiteral: statement.text(for: executor.dialect)))
                 }
-                try await executor.query(
-                    "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
-                    [.integer(migration.version), .text(migration.name), SQLValue(Date())])
+                try await executor.run(
+                    """
+                    INSERT INTO schema_migrations (version, name, applied_at)
+                    VALUES (\(migration.version), \(migration.name), \(Date()))
+                    """)
             }
         }
     }
 
     /// The highest version applied.
     public static func currentVersion(_ database: any Database) async throws -> Int64 {
-        try await database.first("SELECT MAX(version) AS version FROM schema_migrations")?.optionalInt("version") ?? 0
+        (try await database.first("SELECT MAX(version) AS version FROM schema_migrations", column: "version", as: Int64?.self) ?? nil) ?? 0
     }
 }
 
@@ -118,7 +117,7 @@ extension SQLExecutor {
     /// needs nothing more: its transactions already take the database's write lock.
     func lockForStartup() async throws {
         if dialect == .postgres {
-            try await query("SELECT pg_advisory_xact_lock(4242001) IS NULL AS locked", [])
+            try await run("SELECT pg_advisory_xact_lock(4242001) IS NULL AS locked")
         }
     }
 }

@@ -4,8 +4,8 @@ import Logging
 import NIOCore
 import PostgresNIO
 
-/// PostgreSQL through a connection pool. Statements arrive with `?` placeholders and `BLOB`
-/// columns and are rewritten to `$n` and `BYTEA` here.
+/// PostgreSQL through a connection pool. Statements arrive as PostgreSQL reads them (`$n`
+/// placeholders) and are sent as they are.
 public final class PostgresDatabase: Database {
     public let dialect = SQLDialect.postgres
     private let client: PostgresClient
@@ -48,7 +48,7 @@ public final class PostgresDatabase: Database {
         // longer than a request would be kept waiting.
         do {
             _ = try await database.withConnection(waiting: max(connectionWait, startupWait)) { connection in
-                try await Self.run("SELECT 1 AS one", [], on: connection, logger: logger)
+                try await Self.run("SELECT 1 AS one", on: connection, logger: logger)
             }
         } catch {
             await database.close()
@@ -112,9 +112,9 @@ public final class PostgresDatabase: Database {
     }
 
     @discardableResult
-    public func query(_ sql: String, _ binds: [SQLValue]) async throws -> [SQLRow] {
+    public func run(_ statement: SQLStatement) async throws -> [SQLRow] {
         try await withConnection(waiting: connectionWait) { connection in
-            try await Self.run(sql, binds, on: connection, logger: self.logger)
+            try await Self.run(statement, on: connection, logger: self.logger)
         }
     }
 
@@ -122,13 +122,13 @@ public final class PostgresDatabase: Database {
         _ body: @Sendable (any SQLExecutor) async throws -> Result
     ) async throws -> Result {
         try await withConnection(waiting: connectionWait) { connection in
-            _ = try await Self.run("BEGIN", [], on: connection, logger: self.logger)
+            _ = try await Self.run("BEGIN", on: connection, logger: self.logger)
             do {
                 let result = try await body(TransactionExecutor(connection: connection, logger: self.logger))
-                _ = try await Self.run("COMMIT", [], on: connection, logger: self.logger)
+                _ = try await Self.run("COMMIT", on: connection, logger: self.logger)
                 return result
             } catch {
-                _ = try? await Self.run("ROLLBACK", [], on: connection, logger: self.logger)
+                _ = try? await Self.run("ROLLBACK", on: connection, logger: self.logger)
                 throw error
             }
         }
@@ -144,7 +144,7 @@ public final class PostgresDatabase: Database {
 
     public func ping() async -> Bool {
         let answer = try? await withConnection(waiting: Self.readinessWait) { connection in
-            try await Self.run("SELECT 1 AS one", [], on: connection, logger: self.logger)
+            try await Self.run("SELECT 1 AS one", on: connection, logger: self.logger)
         }
         return answer != nil
     }
@@ -198,41 +198,11 @@ public final class PostgresDatabase: Database {
         await runTask.value
     }
 
-    /// Translations already made, by statement text (the statements are the code's own, so
-    /// their number is bounded; the bound guards against one built from data by mistake).
-    private static let translations = Mutex<[String: String]>([:])
-    private static let translationLimit = 1024
-
-    /// `translate(_:)`, remembered.
-    static func translated(_ sql: String) -> String {
-        if let known = translations.withLock({ $0[sql] }) { return known }
-        let postgres = translate(sql)
-        translations.withLock { if $0.count < translationLimit { $0[sql] = postgres } }
-        return postgres
-    }
-
-    /// Rewrites `?` placeholders (outside quoted text) to `$1, $2, …` and `BLOB` to `BYTEA`.
-    static func translate(_ sql: String) -> String {
-        var out = ""
-        var index = 0
-        var inQuote = false
-        for character in sql {
-            if character == "'" { inQuote.toggle() }
-            if character == "?" && !inQuote {
-                index += 1
-                out += "$\(index)"
-            } else {
-                out.append(character)
-            }
-        }
-        return out.replacingOccurrences(of: " BLOB", with: " BYTEA")
-    }
-
     fileprivate static func run(
-        _ sql: String, _ binds: [SQLValue], on connection: PostgresConnection, logger: Logger
+        _ statement: SQLStatement, on connection: PostgresConnection, logger: Logger
     ) async throws -> [SQLRow] {
-        var bindings = PostgresBindings(capacity: binds.count)
-        for value in binds {
+        var bindings = PostgresBindings(capacity: statement.binds.count)
+        for value in statement.binds {
             switch value {
             case .null: bindings.appendNull()
             case .integer(let number): bindings.append(number)
@@ -240,7 +210,7 @@ public final class PostgresDatabase: Database {
             case .blob(let data): bindings.append(ByteBuffer(bytes: data))
             }
         }
-        let query = PostgresQuery(unsafeSQL: translated(sql), binds: bindings)
+        let query = PostgresQuery(unsafeSQL: statement.text, binds: bindings)
         let rows: PostgresRowSequence
         do {
             rows = try await connection.query(query, logger: logger)
@@ -286,8 +256,8 @@ public final class PostgresDatabase: Database {
         let logger: Logger
         var dialect: SQLDialect { .postgres }
 
-        func query(_ sql: String, _ binds: [SQLValue]) async throws -> [SQLRow] {
-            try await PostgresDatabase.run(sql, binds, on: connection, logger: logger)
+        func run(_ statement: SQLStatement) async throws -> [SQLRow] {
+            try await PostgresDatabase.run(statement, on: connection, logger: logger)
         }
     }
 }

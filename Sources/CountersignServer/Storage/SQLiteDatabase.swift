@@ -48,11 +48,11 @@ public final class SQLiteDatabase: Database {
     }
 
     @discardableResult
-    public func query(_ sql: String, _ binds: [SQLValue]) async throws -> [SQLRow] {
+    public func run(_ statement: SQLStatement) async throws -> [SQLRow] {
         // A write outside a transaction commits by itself, and is flushed like any commit.
         let (rows, wrote) = try await lock.withLock {
-            let readOnly = try self.connection.isReadOnly(sql)
-            return (try self.connection.run(sql, binds), !readOnly)
+            let readOnly = try self.connection.isReadOnly(statement.text)
+            return (try self.connection.run(statement.text, statement.binds), !readOnly)
         }
         if wrote { try await flusher?.flush() }
         return rows
@@ -81,7 +81,7 @@ public final class SQLiteDatabase: Database {
     }
 
     public func ping() async -> Bool {
-        (try? await query("SELECT 1 AS one", [])) != nil
+        (try? await run("SELECT 1 AS one")) != nil
     }
 
     public func close() async {
@@ -95,8 +95,8 @@ public final class SQLiteDatabase: Database {
         let connection: Connection
         var dialect: SQLDialect { .sqlite }
 
-        func query(_ sql: String, _ binds: [SQLValue]) async throws -> [SQLRow] {
-            try connection.run(sql, binds)
+        func run(_ statement: SQLStatement) async throws -> [SQLRow] {
+            try connection.run(statement.text, statement.binds)
         }
     }
 }

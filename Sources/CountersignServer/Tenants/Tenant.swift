@@ -58,62 +58,54 @@ public struct SQLTenantRepository: TenantRepository {
         """
 
     public func insert(_ tenant: Tenant, sealedSigningKey: Data, on executor: any SQLExecutor) async throws {
-        try await executor.query(
+        try await executor.run(
             """
             INSERT INTO tenants (id, slug, display_name, is_default, signing_key_sealed, signing_key_jwk, created_at, updated_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-            """,
-            .text(tenant.id), .text(tenant.slug), .text(tenant.displayName), SQLValue(tenant.isDefault),
-            .blob(sealedSigningKey), .text(try JSONValue(encoding: tenant.signingKey).canonicalString),
-            SQLValue(tenant.createdAt), SQLValue(tenant.updatedAt))
+            VALUES (\(tenant.id), \(tenant.slug), \(tenant.displayName), \(tenant.isDefault), \(sealedSigningKey), \(try JSONValue(encoding: tenant.signingKey).canonicalString), \(tenant.createdAt), \(tenant.updatedAt))
+            """)
     }
 
     public func find(slug: String, on executor: any SQLExecutor) async throws -> Tenant? {
-        try await executor.first("SELECT \(Self.columns) FROM tenants WHERE slug = ?", .text(slug)).map(Self.decode)
+        try await executor.run("SELECT \(raw: Self.columns) FROM tenants WHERE slug = \(slug)").first.map(Self.decode)
     }
 
     public func find(id: String, on executor: any SQLExecutor) async throws -> Tenant? {
-        try await executor.first("SELECT \(Self.columns) FROM tenants WHERE id = ?", .text(id)).map(Self.decode)
+        try await executor.run("SELECT \(raw: Self.columns) FROM tenants WHERE id = \(id)").first.map(Self.decode)
     }
 
     public func defaultTenant(on executor: any SQLExecutor) async throws -> Tenant? {
-        try await executor.first("SELECT \(Self.columns) FROM tenants WHERE is_default = 1").map(Self.decode)
+        try await executor.run("SELECT \(raw: Self.columns) FROM tenants WHERE is_default = 1").first.map(Self.decode)
     }
 
     public func sealedSigningKey(tenantID: String, on executor: any SQLExecutor) async throws -> Data? {
-        try await executor.first("SELECT signing_key_sealed FROM tenants WHERE id = ?", .text(tenantID))?
+        try await executor.run("SELECT signing_key_sealed FROM tenants WHERE id = \(tenantID)").first?
             .data("signing_key_sealed")
     }
 
     public func list(after cursor: String?, limit: Int, on executor: any SQLExecutor) async throws -> [Tenant] {
-        try await executor.query(
-            "SELECT \(Self.columns) FROM tenants WHERE id > ? ORDER BY id LIMIT ?",
-            [.text(cursor ?? ""), .integer(Int64(limit))]
-        ).map(Self.decode)
+        try await executor.run(
+            "SELECT \(raw: Self.columns) FROM tenants WHERE id > \(cursor ?? "") ORDER BY id LIMIT \(Int64(limit))").map(Self.decode)
     }
 
     public func update(_ tenant: Tenant, on executor: any SQLExecutor) async throws {
-        try await executor.query(
-            "UPDATE tenants SET display_name = ?, updated_at = ? WHERE id = ?",
-            .text(tenant.displayName), SQLValue(tenant.updatedAt), .text(tenant.id))
+        try await executor.run(
+            "UPDATE tenants SET display_name = \(tenant.displayName), updated_at = \(tenant.updatedAt) WHERE id = \(tenant.id)")
     }
 
     public func setPolicy(tenantID: String, _ policy: AuthenticationPolicy, at date: Date,
                           on executor: any SQLExecutor) async throws {
-        try await executor.query(
-            "UPDATE tenants SET authentication_policy = ?, updated_at = ? WHERE id = ?",
-            .text(try JSONValue(encoding: policy).canonicalString), SQLValue(date), .text(tenantID))
+        try await executor.run(
+            "UPDATE tenants SET authentication_policy = \(try JSONValue(encoding: policy).canonicalString), updated_at = \(date) WHERE id = \(tenantID)")
     }
 
     public func setAuthorizationDetailTypes(tenantID: String, _ types: AuthorizationDetailTypes, at date: Date,
                                             on executor: any SQLExecutor) async throws {
-        try await executor.query(
-            "UPDATE tenants SET authorization_detail_types = ?, updated_at = ? WHERE id = ?",
-            types.types.isEmpty ? .null : .text(types.schema.canonicalString), SQLValue(date), .text(tenantID))
+        try await executor.run(
+            "UPDATE tenants SET authorization_detail_types = \(types.types.isEmpty ? .null : .text(types.schema.canonicalString)), updated_at = \(date) WHERE id = \(tenantID)")
     }
 
     public func delete(id: String, on executor: any SQLExecutor) async throws {
-        try await executor.query("DELETE FROM tenants WHERE id = ?", .text(id))
+        try await executor.run("DELETE FROM tenants WHERE id = \(id)")
     }
 
     static func decode(_ row: SQLRow) throws -> Tenant {

@@ -10,7 +10,7 @@ extension FeatureMigrations {
                 slug TEXT NOT NULL UNIQUE,
                 display_name TEXT NOT NULL,
                 is_default BIGINT NOT NULL DEFAULT 0,
-                signing_key_sealed BLOB NOT NULL,
+                signing_key_sealed \(.bytes) NOT NULL,
                 signing_key_jwk TEXT NOT NULL,
                 created_at BIGINT NOT NULL,
                 updated_at BIGINT NOT NULL

@@ -30,37 +30,29 @@ struct SQLRefreshTokenRepository: RefreshTokenRepository {
         """
 
     func insert(_ family: RefreshTokenFamily, on executor: any SQLExecutor) async throws {
-        try await executor.query(
+        try await executor.run(
             """
             INSERT INTO refresh_token_families (id, tenant_id, client_id, user_id, scope, auth_time, acr, amr, created_at,
                 expires_at, revoked_at, authorization_details)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """,
-            [.text(family.id), .text(family.tenantID), .text(family.clientID), .text(family.userID),
-             .text(family.scope.joined(separator: " ")), SQLValue(family.authTime), .text(family.acr),
-             .text(family.amr.joined(separator: " ")), SQLValue(family.createdAt), SQLValue(family.expiresAt),
-             SQLValue(family.revokedAt), SQLValue(family.authorizationDetails?.json.canonicalString)])
+            VALUES (\(family.id), \(family.tenantID), \(family.clientID), \(family.userID), \(family.scope.joined(separator: " ")), \(family.authTime), \(family.acr), \(family.amr.joined(separator: " ")), \(family.createdAt), \(family.expiresAt), \(family.revokedAt), \(family.authorizationDetails?.json.canonicalString))
+            """)
     }
 
     func insert(_ token: RefreshToken, on executor: any SQLExecutor) async throws {
-        try await executor.query(
+        try await executor.run(
             """
             INSERT INTO refresh_tokens (id, family_id, token_hash, issued_at, expires_at, access_token_id,
                 access_token_expires_at, used_at, revoked_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """,
-            [.text(token.id), .text(token.familyID), .blob(token.tokenHash), SQLValue(token.issuedAt),
-             SQLValue(token.expiresAt), .text(token.accessTokenID), SQLValue(token.accessTokenExpiresAt),
-             SQLValue(token.usedAt), SQLValue(token.revokedAt)])
+            VALUES (\(token.id), \(token.familyID), \(token.tokenHash), \(token.issuedAt), \(token.expiresAt), \(token.accessTokenID), \(token.accessTokenExpiresAt), \(token.usedAt), \(token.revokedAt))
+            """)
     }
 
     func find(tokenHash: Data, on executor: any SQLExecutor) async throws -> (token: RefreshToken, family: RefreshTokenFamily)? {
-        guard let row = try await executor.first(
+        guard let row = try await executor.run(
             """
-            SELECT \(Self.tokenColumns), \(Self.familyColumns)
-            FROM refresh_tokens t JOIN refresh_token_families f ON f.id = t.family_id WHERE t.token_hash = ?
-            """,
-            .blob(tokenHash)) else { return nil }
+            SELECT \(raw: Self.tokenColumns), \(raw: Self.familyColumns)
+            FROM refresh_tokens t JOIN refresh_token_families f ON f.id = t.family_id WHERE t.token_hash = \(tokenHash)
+            """).first else { return nil }
         let token = RefreshToken(
             id: try row.string("id"), familyID: try row.string("family_id"), tokenHash: try row.data("token_hash"),
             issuedAt: try row.date("issued_at"), expiresAt: try row.date("token_expires_at"),
@@ -79,41 +71,37 @@ struct SQLRefreshTokenRepository: RefreshTokenRepository {
     func lockLiveFamily(id: String, on executor: any SQLExecutor) async throws -> Bool {
         // SQLite transactions begin IMMEDIATE and so already exclude every other writer.
         let lock = executor.dialect == .postgres ? " FOR UPDATE" : ""
-        return !(try await executor.query(
-            "SELECT id FROM refresh_token_families WHERE id = ? AND revoked_at IS NULL\(lock)", [.text(id)])).isEmpty
+        return !(try await executor.run(
+            "SELECT id FROM refresh_token_families WHERE id = \(id) AND revoked_at IS NULL\(raw: lock)")).isEmpty
     }
 
     func markUsed(id: String, at date: Date, on executor: any SQLExecutor) async throws -> Bool {
-        !(try await executor.query(
-            "UPDATE refresh_tokens SET used_at = ? WHERE id = ? AND used_at IS NULL AND revoked_at IS NULL RETURNING id",
-            [SQLValue(date), .text(id)])).isEmpty
+        !(try await executor.run(
+            "UPDATE refresh_tokens SET used_at = \(date) WHERE id = \(id) AND used_at IS NULL AND revoked_at IS NULL RETURNING id")).isEmpty
     }
 
     func revokeFamily(id: String, tenantID: String, at date: Date, on executor: any SQLExecutor) async throws -> Bool {
         // The family's row first: it is the lock a concurrent rotation waits on.
-        guard !(try await executor.query(
-            "UPDATE refresh_token_families SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL RETURNING id",
-            [SQLValue(date), .text(id)])).isEmpty else { return false }
-        try await executor.query(
-            "UPDATE refresh_tokens SET revoked_at = ? WHERE family_id = ? AND revoked_at IS NULL", [SQLValue(date), .text(id)])
+        guard !(try await executor.run(
+            "UPDATE refresh_token_families SET revoked_at = \(date) WHERE id = \(id) AND revoked_at IS NULL RETURNING id")).isEmpty else { return false }
+        try await executor.run(
+            "UPDATE refresh_tokens SET revoked_at = \(date) WHERE family_id = \(id) AND revoked_at IS NULL")
         // RFC 7009 §2.1: the access tokens of the same grant go too.
-        try await executor.query(
+        try await executor.run(
             """
             INSERT INTO revoked_access_tokens (jti, tenant_id, expires_at, revoked_at)
-            SELECT access_token_id, ?, access_token_expires_at, ? FROM refresh_tokens
-            WHERE family_id = ? AND access_token_expires_at > ?
+            SELECT access_token_id, \(tenantID), access_token_expires_at, \(date) FROM refresh_tokens
+            WHERE family_id = \(id) AND access_token_expires_at > \(date)
             ON CONFLICT (jti) DO NOTHING
-            """,
-            [.text(tenantID), SQLValue(date), .text(id), SQLValue(date)])
+            """)
         return true
     }
 
     func purge(expiredBefore date: Date, on executor: any SQLExecutor) async throws -> Int {
-        try await executor.query(
-            "DELETE FROM refresh_tokens WHERE family_id IN (SELECT id FROM refresh_token_families WHERE expires_at < ?)",
-            [SQLValue(date)])
-        return try await executor.query(
-            "DELETE FROM refresh_token_families WHERE expires_at < ? RETURNING id", [SQLValue(date)]).count
+        try await executor.run(
+            "DELETE FROM refresh_tokens WHERE family_id IN (SELECT id FROM refresh_token_families WHERE expires_at < \(date))")
+        return try await executor.run(
+            "DELETE FROM refresh_token_families WHERE expires_at < \(date) RETURNING id").count
     }
 
     private static func words(_ text: String) -> [String] {

@@ -13,20 +13,19 @@ protocol RevokedAccessTokenRepository: Sendable {
 
 struct SQLRevokedAccessTokenRepository: RevokedAccessTokenRepository {
     func revoke(jti: String, tenantID: String, expiresAt: Date, at date: Date, on executor: any SQLExecutor) async throws -> Bool {
-        !(try await executor.query(
+        !(try await executor.run(
             """
-            INSERT INTO revoked_access_tokens (jti, tenant_id, expires_at, revoked_at) VALUES (?, ?, ?, ?)
+            INSERT INTO revoked_access_tokens (jti, tenant_id, expires_at, revoked_at) VALUES (\(jti), \(tenantID), \(expiresAt), \(date))
             ON CONFLICT (jti) DO NOTHING RETURNING jti
-            """,
-            [.text(jti), .text(tenantID), SQLValue(expiresAt), SQLValue(date)])).isEmpty
+            """)).isEmpty
     }
 
     func isRevoked(jti: String, tenantID: String, on executor: any SQLExecutor) async throws -> Bool {
-        try await executor.first(
-            "SELECT jti FROM revoked_access_tokens WHERE jti = ? AND tenant_id = ?", .text(jti), .text(tenantID)) != nil
+        try await executor.run(
+            "SELECT jti FROM revoked_access_tokens WHERE jti = \(jti) AND tenant_id = \(tenantID)").first != nil
     }
 
     func purge(expiredBefore date: Date, on executor: any SQLExecutor) async throws {
-        try await executor.query("DELETE FROM revoked_access_tokens WHERE expires_at < ?", [SQLValue(date)])
+        try await executor.run("DELETE FROM revoked_access_tokens WHERE expires_at < \(date)")
     }
 }

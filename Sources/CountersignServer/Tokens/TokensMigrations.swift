@@ -30,7 +30,7 @@ extension FeatureMigrations {
             CREATE TABLE refresh_tokens (
                 id TEXT PRIMARY KEY,
                 family_id TEXT NOT NULL REFERENCES refresh_token_families(id) ON DELETE CASCADE,
-                token_hash BLOB NOT NULL UNIQUE,
+                token_hash \(.bytes) NOT NULL UNIQUE,
                 issued_at BIGINT NOT NULL,
                 expires_at BIGINT NOT NULL,
                 access_token_id TEXT NOT NULL,

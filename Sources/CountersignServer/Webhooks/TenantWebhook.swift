@@ -50,58 +50,48 @@ public struct SQLTenantWebhookRepository: TenantWebhookRepository {
 
     public func find(tenantID: String, purpose: WebhookPurpose, on executor: any SQLExecutor) async throws
         -> (TenantWebhook, Data)? {
-        guard let row = try await executor.first(
-            "SELECT \(Self.columns), secret_sealed FROM tenant_webhooks WHERE tenant_id = ? AND purpose = ?",
-            .text(tenantID), .text(purpose.rawValue)) else { return nil }
+        guard let row = try await executor.run(
+            "SELECT \(raw: Self.columns), secret_sealed FROM tenant_webhooks WHERE tenant_id = \(tenantID) AND purpose = \(purpose.rawValue)").first else { return nil }
         return (try Self.decode(row), try row.data("secret_sealed"))
     }
 
     public func configuredTenantSlug(tenantID: String, purpose: WebhookPurpose, on executor: any SQLExecutor)
         async throws -> String? {
-        try await executor.first(
+        try await executor.run(
             """
             SELECT tenants.slug FROM tenant_webhooks JOIN tenants ON tenants.id = tenant_webhooks.tenant_id
-            WHERE tenant_webhooks.tenant_id = ? AND tenant_webhooks.purpose = ?
-            """,
-            .text(tenantID), .text(purpose.rawValue)
-        )?.string("slug")
+            WHERE tenant_webhooks.tenant_id = \(tenantID) AND tenant_webhooks.purpose = \(purpose.rawValue)
+            """
+        ).first?.string("slug")
     }
 
     public func list(tenantID: String, on executor: any SQLExecutor) async throws -> [TenantWebhook] {
-        try await executor.query(
-            "SELECT \(Self.columns) FROM tenant_webhooks WHERE tenant_id = ? ORDER BY purpose", [.text(tenantID)]
-        ).map(Self.decode)
+        try await executor.run(
+            "SELECT \(raw: Self.columns) FROM tenant_webhooks WHERE tenant_id = \(tenantID) ORDER BY purpose").map(Self.decode)
     }
 
     public func insert(_ webhook: TenantWebhook, sealedSecret: Data, on executor: any SQLExecutor) async throws {
-        try await executor.query(
+        try await executor.run(
             """
             INSERT INTO tenant_webhooks (tenant_id, purpose, url, secret_sealed, created_at, updated_at)
-            VALUES (?, ?, ?, ?, ?, ?)
-            """,
-            .text(webhook.tenantID), .text(webhook.purpose.rawValue), .text(webhook.url), .blob(sealedSecret),
-            SQLValue(webhook.createdAt), SQLValue(webhook.updatedAt))
+            VALUES (\(webhook.tenantID), \(webhook.purpose.rawValue), \(webhook.url), \(sealedSecret), \(webhook.createdAt), \(webhook.updatedAt))
+            """)
     }
 
     public func update(_ webhook: TenantWebhook, sealedSecret: Data?, on executor: any SQLExecutor) async throws {
         if let sealedSecret {
-            try await executor.query(
-                "UPDATE tenant_webhooks SET url = ?, secret_sealed = ?, updated_at = ? WHERE tenant_id = ? AND purpose = ?",
-                .text(webhook.url), .blob(sealedSecret), SQLValue(webhook.updatedAt), .text(webhook.tenantID),
-                .text(webhook.purpose.rawValue))
+            try await executor.run(
+                "UPDATE tenant_webhooks SET url = \(webhook.url), secret_sealed = \(sealedSecret), updated_at = \(webhook.updatedAt) WHERE tenant_id = \(webhook.tenantID) AND purpose = \(webhook.purpose.rawValue)")
         } else {
-            try await executor.query(
-                "UPDATE tenant_webhooks SET url = ?, updated_at = ? WHERE tenant_id = ? AND purpose = ?",
-                .text(webhook.url), SQLValue(webhook.updatedAt), .text(webhook.tenantID), .text(webhook.purpose.rawValue))
+            try await executor.run(
+                "UPDATE tenant_webhooks SET url = \(webhook.url), updated_at = \(webhook.updatedAt) WHERE tenant_id = \(webhook.tenantID) AND purpose = \(webhook.purpose.rawValue)")
         }
     }
 
     public func delete(tenantID: String, purpose: WebhookPurpose, on executor: any SQLExecutor) async throws
         -> TenantWebhook? {
-        try await executor.query(
-            "DELETE FROM tenant_webhooks WHERE tenant_id = ? AND purpose = ? RETURNING \(Self.columns)",
-            [.text(tenantID), .text(purpose.rawValue)]
-        ).first.map(Self.decode)
+        try await executor.run(
+            "DELETE FROM tenant_webhooks WHERE tenant_id = \(tenantID) AND purpose = \(purpose.rawValue) RETURNING \(raw: Self.columns)").first.map(Self.decode)
     }
 
     static func decode(_ row: SQLRow) throws -> TenantWebhook {

@@ -51,13 +51,11 @@ public struct SQLWebhookOutboxRepository: WebhookOutboxRepository {
             """)
 
     public func enqueue(_ entry: WebhookOutboxEntry, on executor: any SQLExecutor) async throws {
-        try await executor.query(
+        try await executor.run(
             """
             INSERT INTO webhook_outbox (id, tenant_id, event, payload, status, attempts, next_attempt_at, created_at, updated_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """,
-            .text(entry.id), .text(entry.tenantID), .text(entry.event), .text(entry.payload), .text(entry.status.rawValue),
-            SQLValue(entry.attempts), SQLValue(entry.nextAttemptAt), SQLValue(entry.createdAt), SQLValue(entry.updatedAt))
+            VALUES (\(entry.id), \(entry.tenantID), \(entry.event), \(entry.payload), \(entry.status.rawValue), \(entry.attempts), \(entry.nextAttemptAt), \(entry.createdAt), \(entry.updatedAt))
+            """)
     }
 
     public func claim(limit: Int, at date: Date, leaseUntil: Date, on executor: any SQLExecutor) async throws
@@ -82,13 +80,11 @@ public struct SQLWebhookOutboxRepository: WebhookOutboxRepository {
         -> [WebhookOutboxEntry] {
         let rows: [SQLRow]
         if let cursor {
-            rows = try await executor.query(
-                "SELECT \(Self.table.columns) FROM webhook_outbox WHERE tenant_id = ? AND id < ? ORDER BY id DESC LIMIT ?",
-                [.text(tenantID), .text(cursor), .integer(Int64(limit))])
+            rows = try await executor.run(
+                "SELECT \(raw: Self.table.columns) FROM webhook_outbox WHERE tenant_id = \(tenantID) AND id < \(cursor) ORDER BY id DESC LIMIT \(Int64(limit))")
         } else {
-            rows = try await executor.query(
-                "SELECT \(Self.table.columns) FROM webhook_outbox WHERE tenant_id = ? ORDER BY id DESC LIMIT ?",
-                [.text(tenantID), .integer(Int64(limit))])
+            rows = try await executor.run(
+                "SELECT \(raw: Self.table.columns) FROM webhook_outbox WHERE tenant_id = \(tenantID) ORDER BY id DESC LIMIT \(Int64(limit))")
         }
         return try rows.map(Self.decode)
     }

@@ -9,7 +9,7 @@ extension FeatureMigrations {
                 tenant_id TEXT NOT NULL REFERENCES tenants(id) ON DELETE CASCADE,
                 purpose TEXT NOT NULL,
                 url TEXT NOT NULL,
-                secret_sealed BLOB NOT NULL,
+                secret_sealed \(.bytes) NOT NULL,
                 created_at BIGINT NOT NULL,
                 updated_at BIGINT NOT NULL,
                 PRIMARY KEY (tenant_id, purpose)

@@ -20,8 +20,8 @@ enum SchemaDump {
     }
 
     private static func sqlite(_ database: any Database) async throws -> String {
-        let rows = try await database.query(
-            "SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY type, name", [])
+        let rows = try await database.run(
+            "SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY type, name")
         return try rows.map { row in
             let sql = try row.optionalString("sql") ?? "(implicit)"
             return "\(try row.string("type")) \(try row.string("name")) on \(try row.string("tbl_name")):\n\(sql)\n"
@@ -29,22 +29,22 @@ enum SchemaDump {
     }
 
     private static func postgres(_ database: any Database) async throws -> String {
-        let columns = try await database.query(
+        let columns = try await database.run(
             """
             SELECT table_name::text AS table_name, ordinal_position::bigint AS position, column_name::text AS column_name,
                 data_type::text AS data_type, is_nullable::text AS nullable, column_default::text AS column_default
             FROM information_schema.columns WHERE table_schema = 'public' ORDER BY table_name, ordinal_position
-            """, [])
-        let constraints = try await database.query(
+            """)
+        let constraints = try await database.run(
             """
             SELECT conrelid::regclass::text AS table_name, conname::text AS name, pg_get_constraintdef(oid) AS definition
             FROM pg_constraint WHERE connamespace = 'public'::regnamespace ORDER BY 1, 2
-            """, [])
-        let indexes = try await database.query(
+            """)
+        let indexes = try await database.run(
             """
             SELECT tablename::text AS table_name, indexname::text AS name, indexdef::text AS definition
             FROM pg_indexes WHERE schemaname = 'public' ORDER BY 1, 2
-            """, [])
+            """)
         var lines: [String] = []
         for row in columns {
             let nullable = try row.string("nullable") == "YES" ? "NULL" : "NOT NULL"

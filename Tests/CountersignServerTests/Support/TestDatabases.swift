@@ -54,7 +54,7 @@ struct ScratchDatabase: Sendable {
             let base = try #require(Engine.postgresURL, "COUNTERSIGN_TEST_POSTGRES_URL must be set on CI")
             let name = "cs_test_\(UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(16))"
             let admin = try await PostgresDatabase.connect(url: base, connectionWait: Self.busyWait, logger: testLogger)
-            try await admin.query("CREATE DATABASE \(name)", [])
+            try await admin.run("CREATE DATABASE \(raw: name)")
             await admin.close()
             var components = try #require(URLComponents(string: base))
             components.path = "/\(name)"
@@ -75,7 +75,7 @@ struct ScratchDatabase: Sendable {
         try? FileManager.default.removeItem(at: directory)
         if let postgresURL, let base = Engine.postgresURL, let name = URLComponents(string: postgresURL)?.path.dropFirst() {
             if let admin = try? await PostgresDatabase.connect(url: base, connectionWait: Self.busyWait, logger: testLogger) {
-                _ = try? await admin.query("DROP DATABASE IF EXISTS \(name) WITH (FORCE)", [])
+                _ = try? await admin.run("DROP DATABASE IF EXISTS \(raw: String(name)) WITH (FORCE)")
                 await admin.close()
             }
         }

@@ -1,0 +1,196 @@
+import Foundation
+
+/// One SQL statement with its bound values, written as an interpolated string:
+///
+/// ```swift
+/// let statement: SQLStatement = "SELECT id FROM devices WHERE tenant_id = \(tenantID) AND status = \(Device.Status.active)"
+/// ```
+///
+/// Every interpolated value is **bound**, never spliced into the text: the text gets the
+/// placeholder `$1`, `$2`, … and the value goes to `binds`. Both engines read that text as it
+/// is — PostgreSQL's numbered parameters, and SQLite's named parameters, which it numbers in
+/// the order they first appear — so nothing rewrites a statement for one engine or the other.
+/// Only the types the schema stores can be interpolated (`SQLStorable`, and enumerations whose
+/// raw value is a string); anything else does not compile. Text that must become part of the
+/// statement (a column list the code owns) is written `\(raw: …)`, and an `IN` list
+/// `\(list: ids)`.
+public struct SQLStatement: Sendable, ExpressibleByStringInterpolation, CustomStringConvertible {
+    /// The statement's text, with `$n` placeholders.
+    public let text: String
+    /// The bound values, `$1` first.
+    public let binds: [SQLValue]
+
+    public init(stringLiteral value: String) {
+        text = value
+        binds = []
+    }
+
+    public init(stringInterpolation: Interpolation) {
+        text = stringInterpolation.text
+        binds = stringInterpolation.binds
+    }
+
+    public var description: String { text }
+
+    public struct Interpolation: StringInterpolationProtocol, Sendable {
+        var text: String
+        var binds: [SQLValue]
+
+        public init(literalCapacity: Int, interpolationCount: Int) {
+            text = ""
+            text.reserveCapacity(literalCapacity + 4 * interpolationCount)
+            binds = []
+            binds.reserveCapacity(interpolationCount)
+        }
+
+        public mutating func appendLiteral(_ literal: String) {
+            text += literal
+        }
+
+        /// Binds `value`.
+        public mutating func appendInterpolation(_ value: SQLValue) {
+            binds.append(value)
+            text += "$"
+            text += String(binds.count)
+        }
+
+        /// Binds a value of a stored type (nil binds NULL).
+        public mutating func appendInterpolation<Value: SQLStorable>(_ value: Value) {
+            appendInterpolation(value.sqlValue)
+        }
+
+        /// Binds an enumeration by its raw value.
+        public mutating func appendInterpolation<Value: RawRepresentable>(_ value: Value) where Value.RawValue == String {
+            appendInterpolation(SQLValue.text(value.rawValue))
+        }
+
+        /// Binds an optional enumeration by its raw value, or NULL.
+        public mutating func appendInterpolation<Value: RawRepresentable>(_ value: Value?) where Value.RawValue == String {
+            appendInterpolation(value.map { SQLValue.text($0.rawValue) } ?? .null)
+        }
+
+        /// Binds each of `values`, separated by commas, for `IN (…)`. The list must not be
+        /// empty (`IN ()` is not SQL); `SQLExecutor.run(chunking:)` runs long lists in parts.
+        public mutating func appendInterpolation(list values: some Collection<String>) {
+            precondition(!values.isEmpty, "an IN list needs at least one value")
+            for (offset, value) in values.enumerated() {
+                if offset > 0 { text += ", " }
+                appendInterpolation(SQLValue.text(value))
+            }
+        }
+
+        /// Binds rows of values for `VALUES (…), (…)`: one statement inserts them all.
+        public mutating func appendInterpolation(rows: some Collection<[SQLValue]>) {
+            precondition(!rows.isEmpty, "VALUES needs at least one row")
+            for (index, row) in rows.enumerated() {
+                text += index == 0 ? "(" : ", ("
+                for (offset, value) in row.enumerated() {
+                    if offset > 0 { text += ", " }
+                    appendInterpolation(value)
+                }
+                text += ")"
+            }
+        }
+
+        /// Splices `fragment` into the text. Only for text the code itself owns (a column list,
+        /// a clause chosen by the dialect), never for a value.
+        public mutating func appendInterpolation(raw fragment: String) {
+            text += fragment
+        }
+    }
+}
+
+/// A Swift type stored in one column, identically on both engines: text, integers, booleans
+/// (0/1), bytes, and times as integer milliseconds since 1970.
+public protocol SQLStorable: Sendable {
+    var sqlValue: SQLValue { get }
+}
+
+extension String: SQLStorable {
+    public var sqlValue: SQLValue { .text(self) }
+}
+
+extension Int: SQLStorable {
+    public var sqlValue: SQLValue { .integer(Int64(self)) }
+}
+
+extension Int64: SQLStorable {
+    public var sqlValue: SQLValue { .integer(self) }
+}
+
+extension Bool: SQLStorable {
+    public var sqlValue: SQLValue { .integer(self ? 1 : 0) }
+}
+
+extension Data: SQLStorable {
+    public var sqlValue: SQLValue { .blob(self) }
+}
+
+extension Date: SQLStorable {
+    public var sqlValue: SQLValue { .integer(Int64((timeIntervalSince1970 * 1000).rounded())) }
+}
+
+extension Optional: SQLStorable where Wrapped: SQLStorable {
+    public var sqlValue: SQLValue { self?.sqlValue ?? .null }
+}
+
+extension SQLValue: SQLStorable {
+    public var sqlValue: SQLValue { self }
+}
+
+/// A statement of the schema (`CREATE TABLE`, `ALTER TABLE`, …), written once for both
+/// engines. The one type they spell differently is interpolated: `\(SQLColumnType.bytes)` is
+/// `BLOB` on SQLite and `BYTEA` on PostgreSQL. Schema statements bind nothing.
+public struct SchemaStatement: Sendable, ExpressibleByStringInterpolation {
+    enum Part: Sendable {
+        case text(String)
+        case type(SQLColumnType)
+    }
+
+    let parts: [Part]
+
+    public init(stringLiteral value: String) {
+        parts = [.text(value)]
+    }
+
+    public init(stringInterpolation: Interpolation) {
+        parts = stringInterpolation.parts
+    }
+
+    /// The statement as `dialect` writes it.
+    public func text(for dialect: SQLDialect) -> String {
+        parts.map { part in
+            switch part {
+            case .text(let text): text
+            case .type(let type): type.name(in: dialect)
+            }
+        }.joined()
+    }
+
+    public struct Interpolation: StringInterpolationProtocol, Sendable {
+        var parts: [Part] = []
+
+        public init(literalCapacity: Int, interpolationCount: Int) {}
+
+        public mutating func appendLiteral(_ literal: String) {
+            parts.append(.text(literal))
+        }
+
+        public mutating func appendInterpolation(_ type: SQLColumnType) {
+            parts.append(.type(type))
+        }
+    }
+}
+
+/// Column types whose name differs between the engines.
+public enum SQLColumnType: Sendable {
+    /// Bytes: `BLOB` on SQLite, `BYTEA` on PostgreSQL.
+    case bytes
+
+    func name(in dialect: SQLDialect) -> String {
+        switch (self, dialect) {
+        case (.bytes, .sqlite): "BLOB"
+        case (.bytes, .postgres): "BYTEA"
+        }
+    }
+}
