@@ -30,6 +30,15 @@ public struct SQLStatement: Sendable, ExpressibleByStringInterpolation, CustomSt
         binds = stringInterpolation.binds
     }
 
+    /// A statement whose text and binds were put together by hand (`$n` placeholders, one bind
+    /// each): the baseline `countersign bench sql` measures the layer against. Not for the
+    /// repositories, which interpolate.
+    @_spi(Benchmarks)
+    public init(text: String, binds: [SQLValue]) {
+        self.text = text
+        self.binds = binds
+    }
+
     public var description: String { text }
 
     public struct Interpolation: StringInterpolationProtocol, Sendable {
