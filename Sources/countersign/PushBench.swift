@@ -59,11 +59,10 @@ struct PushBench: AsyncParsableCommand {
         let transactionID = try await prepare(running, adminKey: filling.bootstrapAdminKey ?? "", signingKey: signingKey,
                                               scratch: scratch)
         let fillStart = ContinuousClock.now
-        let services = filling.services
         let tenantID = filling.defaultTenant.id
-        guard let transaction = try await services.repositories.approvals.find(id: transactionID, on: services.database),
-              let deviceID = try await services.repositories.approvals.deviceIDs(
-                transactionID: transactionID, on: services.database).first else {
+        let approvals = SQLApprovalTransactionRepository()
+        guard let transaction = try await approvals.find(id: transactionID, on: filling.database),
+              let deviceID = try await approvals.deviceIDs(transactionID: transactionID, on: filling.database).first else {
             throw ValidationError("the bench request was not stored")
         }
         var queued = 0
@@ -74,8 +73,8 @@ struct PushBench: AsyncParsableCommand {
                 PushOutboxEntry.queued(.request, transactionID: transactionID, tenantID: tenantID, deviceID: deviceID,
                                        provider: .apns, expiresAt: transaction.expiresAt, at: now)
             }
-            try await services.database.transaction { executor in
-                try await services.repositories.pushOutbox.enqueue(entries, on: executor)
+            try await filling.database.transaction { executor in
+                try await SQLPushOutboxRepository().enqueue(entries, on: executor)
             }
             queued += count
         }
@@ -101,13 +100,19 @@ struct PushBench: AsyncParsableCommand {
         }
         let elapsed = (ContinuousClock.now - start).milliseconds / 1000
         try await Task.sleep(for: .milliseconds(200))
-        let statuses = try await sending.services.database.run(
-            "SELECT status, COUNT(*) AS n FROM push_outbox GROUP BY status ORDER BY status")
-        let summary = try statuses.map { "\(try $0.string("status")) \(try $0.int("n"))" }.joined(separator: ", ")
+        let summary = try await sending.database.all(
+            "SELECT status, COUNT(*) AS n FROM push_outbox GROUP BY status ORDER BY status", as: StatusCount.self
+        ).map { "\($0.status) \($0.n)" }.joined(separator: ", ")
         try await dispatching.stop()
         try await apns.stop()
         print("sent \(apns.acceptedCount) in \(format(elapsed)) s: \(format(Double(total) / elapsed)) notifications/s")
         print("connections to APNs: \(apns.connectionCount); received twice: \(apns.duplicateCount); outbox: \(summary)")
+    }
+
+    /// How many outbox rows ended in one status.
+    private struct StatusCount: Decodable {
+        var status: String
+        var n: Int
     }
 
     /// Sets the APNs key, enrolls one device with a push token and starts one request to it.

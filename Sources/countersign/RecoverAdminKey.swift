@@ -30,15 +30,15 @@ struct RecoverAdminKey: AsyncParsableCommand {
         if let bootstrap = server.bootstrapAdminKey {
             secret = bootstrap
         } else {
-            let services = server.services
-            secret = try await services.database.transaction { executor in
-                try await services.adminAuthenticator.issue(
-                    tenantID: nil, name: try AdminFields.name(name), rights: AdminRight.allCases, createdBy: "recovery", at: services.now(),
-                    on: executor
+            let issued = try AdminFields.name(name)
+            secret = try await server.database.transaction { executor in
+                try await server.adminAuthenticator.issue(
+                    tenantID: nil, name: issued, rights: AdminRight.allCases, createdBy: "recovery",
+                    at: server.configuration.now(), on: executor
                 ).secret
             }
         }
-        await server.services.database.close()
+        await server.database.close()
         // Printed, never logged.
         FileHandle.standardOutput.write(Data("""
             A system admin API key with every right. It is shown only this once.

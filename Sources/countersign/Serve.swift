@@ -38,7 +38,7 @@ struct Serve: AsyncParsableCommand {
             // Shown only once the server listens (a start that fails withdraws the key instead),
             // and before the line that says it listens, which scripts wait for.
             if let key = server.bootstrapAdminKey { Self.show(bootstrapAdminKey: key) }
-            let origin = server.services.origin.base
+            let origin = server.origin.base
             logger.notice("listening on \(configuration.host):\(port); public URL \(origin)")
             if origin.hasPrefix("http://"), !["127.0.0.1", "localhost", "::1"].contains(configuration.host) {
                 logger.warning("serving plain http on a non-loopback address: use a TLS-terminating proxy and --public-url https://…")

@@ -127,7 +127,7 @@ struct AdminAPITests {
             let fetched = try await server.admin("GET", "\(base)/\(id)")
             #expect(fetched.status == 200)
             #expect(!String(decoding: fetched.data, as: UTF8.self).contains(secret))
-            let stored = try #require(try await server.services.repositories.clients.secretHash(id: id, on: server.services.database))
+            let stored = try #require(try await SQLClientRepository().secretHash(id: id, on: server.database))
             #expect(Secrets.matches(secret, storedHash: stored))
 
             let badCases: [[String: any Sendable]] = [

@@ -267,8 +267,8 @@ struct ApprovalLoopTests {
             server.clock.advance(by: ApprovalService.expiredRetention + 120)
             // The next request sweeps, and only what expired long enough ago goes.
             let fresh = try await server.startApproval(client, user: "jack")
-            let approvals = server.services.repositories.approvals
-            let database = server.services.database
+            let approvals = SQLApprovalTransactionRepository()
+            let database = server.database
             #expect(try await approvals.find(authReqIDHash: ApprovalService.hash(authReqID: stale), on: database) == nil)
             #expect(try await approvals.find(authReqIDHash: ApprovalService.hash(authReqID: fresh), on: database) != nil)
             #expect(try await server.token(client, stale).error == "invalid_grant")

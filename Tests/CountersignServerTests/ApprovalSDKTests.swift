@@ -151,7 +151,7 @@ struct ApprovalSDKTests {
     func streamsWakeAcrossNodes() async throws {
         try await TestServer.with(.postgres) { nodeA in
             // A second node on the same database, with the same master key.
-            var configuration = nodeA.services.configuration
+            var configuration = nodeA.configuration
             configuration.port = 0
             configuration.publicURL = nil
             let nodeB = try await CountersignServer.make(configuration: configuration, logger: testLogger).start()
@@ -167,7 +167,7 @@ struct ApprovalSDKTests {
                 let (kit, _) = nodeA.authenticator()
                 let enrollment = try await kit.enroll(uri: uri, deviceName: "Piet's phone", platform: .linux)
                 let events = LiveEvents(kit.liveRequests(enrollment.id))
-                try await waitUntil { nodeB.server.services.approvalEvents.hasSubscribers(deviceID: enrollment.deviceID) }
+                try await waitUntil { nodeB.server.approvalEvents.hasSubscribers(deviceID: enrollment.deviceID) }
 
                 let client = try await nodeA.createClient()
                 _ = try await nodeA.startApproval(client, user: "piet", bindingMessage: "Made on node A")
@@ -242,6 +242,6 @@ func waitUntil(_ condition: @Sendable () -> Bool) async throws {
 extension TestServer {
     /// Waits until the device's live stream is open at the server.
     func waitForStream(of deviceID: String) async throws {
-        try await waitUntil { services.approvalEvents.hasSubscribers(deviceID: deviceID) }
+        try await waitUntil { approvalEvents.hasSubscribers(deviceID: deviceID) }
     }
 }

@@ -78,6 +78,6 @@ extension TestServer {
 
     /// The number of requests stored, to show a refused one left nothing behind.
     func storedRequestCount() async throws -> Int {
-        try await services.database.run("SELECT id FROM approval_transactions").count
+        try await database.run("SELECT id FROM approval_transactions").count
     }
 }

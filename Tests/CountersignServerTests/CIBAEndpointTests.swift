@@ -449,17 +449,17 @@ struct CIBAEndpointTests {
 extension TestServer {
     /// The stored request an `auth_req_id` names.
     func transaction(_ authReqID: String) async throws -> ApprovalTransaction {
-        try #require(try await services.repositories.approvals.find(
-            authReqIDHash: ApprovalService.hash(authReqID: authReqID), on: services.database))
+        try #require(try await SQLApprovalTransactionRepository().find(
+            authReqIDHash: ApprovalService.hash(authReqID: authReqID), on: database))
     }
 
     /// Records a decision as the user's device would, at the storage level.
     func decide(_ authReqID: String, _ status: ApprovalTransaction.Status, by user: EnrolledUser,
                 factors: [String] = ["confirm"]) async throws {
         let transaction = try await transaction(authReqID)
-        let recorded = try await services.repositories.approvals.decide(
+        let recorded = try await SQLApprovalTransactionRepository().decide(
             id: transaction.id, status: status, deviceID: user.device.id, response: "signed-response", factors: factors,
-            reason: nil, at: clock.now, on: services.database)
+            reason: nil, at: clock.now, on: database)
         #expect(recorded)
     }
 

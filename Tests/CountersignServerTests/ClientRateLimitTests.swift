@@ -147,7 +147,7 @@ struct ClientRateLimitTests {
           .enabled(if: Engine.available.contains(.postgres)))
     func nodesShareTheCount() async throws {
         try await Self.withLimit(.postgres, perMinute: 4) { nodeA, client, _ in
-            var configuration = nodeA.services.configuration
+            var configuration = nodeA.configuration
             configuration.port = 0
             configuration.publicURL = nil
             let running = try await CountersignServer.make(configuration: configuration, logger: testLogger).start()
@@ -197,6 +197,6 @@ struct SlidingMinuteTests {
 extension TestServer {
     /// The approval requests stored, whatever their state.
     func storedApprovals() async throws -> Int64 {
-        try #require(try await services.database.run("SELECT COUNT(*) AS n FROM approval_transactions").first).int("n")
+        try #require(try await database.run("SELECT COUNT(*) AS n FROM approval_transactions").first).int("n")
     }
 }

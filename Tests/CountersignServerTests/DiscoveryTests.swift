@@ -111,11 +111,10 @@ struct DiscoveryTests {
     @Test("nodes creating a tenant's first keys at once agree on one key per algorithm, each sealed to its row", arguments: Engine.available)
     func concurrentFirstUse(engine: Engine) async throws {
         try await TestServer.with(engine) { server in
-            let services = server.services
-            let tenant = try #require(try await services.tenantService.resolve(slug: nil))
+            let tenant = try #require(try await server.tenants.resolve(slug: nil))
             let nodes = (0..<4).map { _ in
-                TokenSigningKeys(database: services.database, repository: services.repositories.tokenSigningKeys,
-                                 sealer: services.sealer, now: server.clock.function)
+                TokenSigningKeys(database: server.database, repository: SQLTokenSigningKeyRepository(),
+                                 sealer: server.sealer, now: server.clock.function)
             }
             let kids = try await withThrowingTaskGroup(of: [String].self) { group in
                 for node in nodes {
@@ -127,15 +126,15 @@ struct DiscoveryTests {
                 return try await group.reduce(into: Set<[String]>()) { $0.insert($1) }
             }
             #expect(kids.count == 1)
-            let stored = try await services.repositories.tokenSigningKeys.published(tenantID: tenant.id, on: services.database)
+            let stored = try await SQLTokenSigningKeyRepository().published(tenantID: tenant.id, on: server.database)
             #expect([stored.map(\.id)] == Array(kids))
             #expect(stored.map(\.algorithm) == [.es256, .rs256])
             for row in stored {
                 #expect(row.publicKey.thumbprint == row.id)
                 #expect(throws: SealingError.self) {
-                    try services.sealer.open(row.sealedKey, context: TokenSigningKeys.sealingContext("ten_other", row.id))
+                    try server.sealer.open(row.sealedKey, context: TokenSigningKeys.sealingContext("ten_other", row.id))
                 }
-                let opened = try services.sealer.open(row.sealedKey, context: TokenSigningKeys.sealingContext(tenant.id, row.id))
+                let opened = try server.sealer.open(row.sealedKey, context: TokenSigningKeys.sealingContext(tenant.id, row.id))
                 switch row.publicKey {
                 case .ec: #expect(opened.count == 32)
                 case .rsa: #expect(try _RSA.Signing.PrivateKey(derRepresentation: opened).keySizeInBits == 2048)

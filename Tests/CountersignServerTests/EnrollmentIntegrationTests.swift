@@ -36,8 +36,8 @@ struct EnrollmentIntegrationTests {
 
             // The server holds the public keys only: the ones in the device's key store.
             let keys = try await store.keys(for: enrollment.id)
-            let stored = try #require(try await server.services.repositories.devices.find(
-                id: enrollment.deviceID, on: server.services.database))
+            let stored = try #require(try await SQLDeviceRepository().find(
+                id: enrollment.deviceID, on: server.database))
             #expect(stored.signingKey == ECPublicJWK(keys.signer.publicKey))
             #expect(stored.encryptionKey == ECPublicJWK(keys.agreement.publicKey))
 

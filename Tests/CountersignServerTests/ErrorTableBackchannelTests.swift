@@ -145,8 +145,8 @@ struct ErrorTableBackchannelTests {
             retryAfter: "600") { fixture in
             let server = fixture.server
             let reporter = try await server.enrolledUser("reporter")
-            try await server.services.repositories.users.suppressRequests(
-                userID: reporter.userID, until: server.clock.now.addingTimeInterval(600), on: server.services.database)
+            try await SQLUserRepository().suppressRequests(
+                userID: reporter.userID, until: server.clock.now.addingTimeInterval(600), on: server.database)
             return try await fixture.start([("scope", "openid"), ("login_hint", "reporter")])
         },
         Row(name: "30: a user sent the tenant's limit of requests this minute", status: 403, error: "access_denied",

@@ -145,8 +145,8 @@ struct FactorSDKTests {
             }
             server.clock.advance(by: 6)
             #expect(try await server.token(client, authReqID).error == "access_denied")
-            let stored = try await server.services.repositories.approvals.find(
-                authReqIDHash: ApprovalService.hash(authReqID: authReqID), on: server.services.database)
+            let stored = try await SQLApprovalTransactionRepository().find(
+                authReqIDHash: ApprovalService.hash(authReqID: authReqID), on: server.database)
             #expect(stored?.denyReason == .cancelled)
         }
     }

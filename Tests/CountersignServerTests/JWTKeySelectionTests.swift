@@ -19,8 +19,8 @@ struct JWTKeySelectionTests {
 
     /// The default tenant's ES256 key that signs tokens now.
     static func tenantKey(_ server: TestServer) async throws -> P256.Signing.PrivateKey {
-        let tenant = try #require(try await server.services.tenantService.resolve(slug: nil))
-        guard case .es256(let key) = try await server.services.tokenSigningKeys.keySet(for: tenant).current(.es256).privateKey else {
+        let tenant = try #require(try await server.tenants.resolve(slug: nil))
+        guard case .es256(let key) = try await server.tokenSigningKeys.keySet(for: tenant).current(.es256).privateKey else {
             throw KeySelectionTestError.unexpected("the tenant's current ES256 key is not an EC key")
         }
         return key

@@ -34,7 +34,7 @@ struct PushCredentialTests {
             #expect(list.status == 200)
             #expect(!text.contains("s3cret"))
             #expect(!text.contains(String(p12.base64EncodedString().prefix(40))))
-            let row = try #require(try await server.services.database.run(
+            let row = try #require(try await server.database.run(
                 "SELECT sealed_secret FROM push_credentials WHERE client_app_key = \("bank-ios")").first)
             let sealed = try row.data("sealed_secret")
             #expect(sealed.range(of: Data("s3cret".utf8)) == nil, "the password is stored sealed")

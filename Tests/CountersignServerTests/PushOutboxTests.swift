@@ -104,10 +104,10 @@ struct PushOutboxTests {
             _ = try await first.startApproval(client, user: "kim")
             let requestID = try await first.newestRequest(of: kim)
             // A node claims the alert and stops before it records what APNs said.
-            let services = first.running.server.services
-            let configuration = services.configuration.push
-            let claimed = try await services.repositories.pushOutbox.claim(
-                limit: 10, at: clock.now, leaseUntil: clock.now.addingTimeInterval(configuration.lease), on: services.database)
+            let node = first.running.server
+            let configuration = node.configuration.push
+            let claimed = try await SQLPushOutboxRepository().claim(
+                limit: 10, at: clock.now, leaseUntil: clock.now.addingTimeInterval(configuration.lease), on: node.database)
             #expect(claimed.count == 1)
             #expect(try await kim.device.decideNewest(.approve).status == 200)
             try await started.stop(first)

@@ -41,9 +41,9 @@ struct ServerLifecycleTests {
         #expect(second.bootstrapAdminKey == nil)
         #expect(second.defaultTenant.id == first.defaultTenant.id)
         #expect(second.defaultTenant.signingKey == first.defaultTenant.signingKey)
-        #expect(try await second.services.tenantService.signingKey(for: second.defaultTenant).publicKey.x963Representation
+        #expect(try await second.tenants.signingKey(for: second.defaultTenant).publicKey.x963Representation
             == (try first.defaultTenant.signingKey.signingKey().x963Representation))
-        await second.services.database.close()
+        await second.database.close()
 
         let wrongKey = MasterKey.generate()
         await #expect(throws: MasterKeyError.mismatch(wrongKey.identifier)) {
@@ -96,10 +96,10 @@ struct ServerLifecycleTests {
         #expect(throws: (any Error).self) { try RawHTTPConnection(port: running.port) }
         let restarted = try await CountersignServer.make(
             configuration: TestServer.configuration(scratch, clock: clock, masterKey: masterKey), logger: testLogger)
-        let user = try await restarted.services.repositories.users.find(
-            username: "in-flight", tenantID: restarted.defaultTenant.id, on: restarted.services.database)
+        let user = try await SQLUserRepository().find(
+            username: "in-flight", tenantID: restarted.defaultTenant.id, on: restarted.database)
         #expect(user != nil)
-        await restarted.services.database.close()
+        await restarted.database.close()
     }
 
     static func requestsInFlight(port: Int) async throws -> Double {

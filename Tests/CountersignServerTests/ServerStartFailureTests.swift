@@ -40,7 +40,7 @@ struct ServerStartFailureTests {
 
         let third = try await CountersignServer.make(configuration: configuration, logger: testLogger)
         #expect(third.bootstrapAdminKey == nil, "a start after one that listened makes no key")
-        await third.services.database.close()
+        await third.database.close()
     }
 
     @Test("countersign serve on a port in use says so and prints no key; the next start prints one",

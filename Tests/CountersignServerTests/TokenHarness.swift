@@ -51,7 +51,7 @@ extension TestServer {
 
     /// The events of the audit log, newest first.
     func auditActions() async throws -> [String] {
-        try await services.repositories.audit.list(tenantID: nil, before: nil, limit: 200, on: services.database).map(\.action)
+        try await SQLAuditRepository().list(tenantID: nil, before: nil, limit: 200, on: database).map(\.action)
     }
 }
 

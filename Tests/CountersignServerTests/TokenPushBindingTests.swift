@@ -13,12 +13,11 @@ struct TokenPushBindingTests {
         let started = try await server.bcAuthorize(client, [("scope", scope), ("login_hint", user.username)])
         let authReqID = try started.string("auth_req_id")
         _ = try await user.device.decideNewest(.approve)
-        let services = server.services
-        let transaction = try #require(try await services.repositories.approvals.find(
-            authReqIDHash: ApprovalService.hash(authReqID: authReqID), on: services.database))
-        let tenant = try #require(try await services.tenantService.resolve(slug: nil))
-        let stored = try #require(try await services.repositories.clients.find(id: client.id, tenantID: tenant.id, on: services.database))
-        return (authReqID, transaction, stored, Issuer(tenant: tenant, origin: services.origin))
+        let transaction = try #require(try await SQLApprovalTransactionRepository().find(
+            authReqIDHash: ApprovalService.hash(authReqID: authReqID), on: server.database))
+        let tenant = try #require(try await server.tenants.resolve(slug: nil))
+        let stored = try #require(try await SQLClientRepository().find(id: client.id, tenantID: tenant.id, on: server.database))
+        return (authReqID, transaction, stored, Issuer(tenant: tenant, origin: server.server.origin))
     }
 
     static func leftHalfHash(_ token: String) -> String {
@@ -31,7 +30,7 @@ struct TokenPushBindingTests {
             let client = try await server.offlineClient()
             let alice = try await server.enrolledUser("alice")
             let request = try await Self.approved(server, client: client, user: alice, scope: "openid offline_access")
-            let tokens = try await TokenIssuer(keys: server.services.tokenSigningKeys).issue(
+            let tokens = try await TokenIssuer(keys: server.tokenSigningKeys).issue(
                 for: request.transaction, client: request.client, issuer: request.issuer, at: server.clock.now,
                 authReqID: request.authReqID)
             let refreshToken = try #require(tokens.refreshToken)
@@ -50,7 +49,7 @@ struct TokenPushBindingTests {
         try await TestServer.routed { server in
             let client = try await server.offlineClient()
             let alice = try await server.enrolledUser("alice")
-            let issuer = TokenIssuer(keys: server.services.tokenSigningKeys)
+            let issuer = TokenIssuer(keys: server.tokenSigningKeys)
             let keys = try await server.jwks()
 
             let pushed = try await Self.approved(server, client: client, user: alice, scope: "openid")

@@ -34,14 +34,14 @@ struct WebhookAdminTests {
     func secretIsSealed(engine: Engine) async throws {
         try await TestServer.with(engine) { server in
             let secret = try await server.setWebhook(.events, url: "https://events.example.com/cs")
-            let row = try #require(try await server.services.database.run(
+            let row = try #require(try await server.database.run(
                 "SELECT secret_sealed FROM tenant_webhooks WHERE purpose = \("events")").first)
             let sealed = try row.data("secret_sealed")
             #expect(sealed.range(of: Data(secret.utf8)) == nil)
-            #expect(try await WebhookTarget.load(
-                tenantID: server.defaultTenantID, purpose: .events, services: server.services)?.secret == secret)
+            #expect(try await SQLWebhookTargets(database: server.database, webhooks: SQLTenantWebhookRepository(), sealer: server.sealer)
+                .target(tenantID: server.defaultTenantID, purpose: .events)?.secret == secret)
             #expect(throws: SealingError.self) {
-                try server.services.sealer.open(sealed, context: TenantWebhook.sealingContext(
+                try server.sealer.open(sealed, context: TenantWebhook.sealingContext(
                     tenantID: server.defaultTenantID, purpose: .customVerifier))
             }
         }
@@ -55,7 +55,8 @@ struct WebhookAdminTests {
             #expect(moved.status == 200)
             #expect(moved["secret"] == nil)
             #expect(moved["url"] as? String == "https://events.example.com/b")
-            let load = { try await WebhookTarget.load(tenantID: server.defaultTenantID, purpose: .events, services: server.services) }
+            let load = { try await SQLWebhookTargets(database: server.database, webhooks: SQLTenantWebhookRepository(), sealer: server.sealer)
+                .target(tenantID: server.defaultTenantID, purpose: .events) }
             #expect(try await load()?.secret == first)
             #expect(try await load()?.url == "https://events.example.com/b")
 
@@ -172,7 +173,7 @@ struct WebhookAdminTests {
     @Test("the upgrade gives webhooks:manage to system keys that manage tenants", arguments: Engine.available)
     func upgradeGrantsTheRight(engine: Engine) async throws {
         try await TestServer.with(engine) { server in
-            let database = server.services.database
+            let database = server.database
             // The database as an installation from before webhooks left it.
             try await database.run("UPDATE admin_keys SET rights = 'audit:read tenants:manage' WHERE tenant_id IS NULL")
             try await database.run("DELETE FROM schema_migrations WHERE version = 5")

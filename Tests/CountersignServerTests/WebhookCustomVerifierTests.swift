@@ -11,7 +11,7 @@ struct WebhookCustomVerifierTests {
         data: "badge:4711", bindingMessage: "Sign in to Payroll")
 
     static func verify(_ server: TestServer) async -> CustomVerdict {
-        await CustomVerifier(services: server.services).verify(call, tenantID: server.defaultTenantID)
+        await server.server.customVerifier.verify(call, tenantID: server.defaultTenantID)
     }
 
     @Test("the verifier gets the call as signed JSON, with the event and a delivery id", arguments: Engine.available)

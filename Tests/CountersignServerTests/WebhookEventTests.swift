@@ -111,7 +111,7 @@ struct WebhookEventTests {
             try await server.connect(.customVerifier, to: receiver)
             #expect(try await server.enqueueEvent("approval.not_requested", data: notRequestedData()) == false)
             #expect(try await server.webhookDeliveries().isEmpty)
-            let rows = try await server.services.database.run("SELECT id FROM webhook_outbox")
+            let rows = try await server.database.run("SELECT id FROM webhook_outbox")
             #expect(rows.isEmpty)
             #expect(receiver.calls.isEmpty)
         }
@@ -122,10 +122,10 @@ struct WebhookEventTests {
         struct Abandoned: Error {}
         try await TestServer.withReceiver(engine) { server, receiver in
             try await server.connect(.events, to: receiver)
-            let events = server.services.tenantEvents
+            let events = server.tenantEvents
             let (tenantID, at) = (server.defaultTenantID, server.clock.now)
             await #expect(throws: Abandoned.self) {
-                try await server.services.database.transaction { executor in
+                try await server.database.transaction { executor in
                     try await events.enqueue(
                         event: "approval.not_requested", payload: notRequestedData(), tenantID: tenantID, at: at, on: executor)
                     throw Abandoned()

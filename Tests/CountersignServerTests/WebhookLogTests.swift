@@ -27,7 +27,7 @@ struct WebhookLogTests {
                 secrets.append(secret)
                 receiver.expect(secret: secret)
                 if purpose == .customVerifier {
-                    let verdict = await CustomVerifier(services: test.services).verify(
+                    let verdict = await test.server.customVerifier.verify(
                         WebhookCustomVerifierTests.call, tenantID: test.defaultTenantID)
                     #expect(verdict == .unavailable("the custom verifier answered HTTP 500, not 200"))
                 } else {

@@ -14,16 +14,40 @@ import UnixSignals
 /// try await server.run()          // until SIGINT or SIGTERM
 /// ```
 public final class CountersignServer: Sendable {
-    public let services: ServerServices
+    public let configuration: ServerConfiguration
+    /// The URL the server is reached at, with the port learnt once it listens.
+    public let origin: PublicOrigin
+    public let database: any Database
+    public let logger: Logger
     /// The default tenant.
     public let defaultTenant: Tenant
     /// The bootstrap admin key, on the very first start only; shown once, stored as a hash.
     public let bootstrapAdminKey: String?
+
+    // The few shared parts that the CLI (`recover-admin-key`, `bench`) and the tests reach in a
+    // built server. Features never do: `buildApplication` hands each the parts it declares.
+    public let sealer: SecretSealer
+    public let tenants: TenantService
+    public let tokenSigningKeys: TokenSigningKeys
+    public let adminAuthenticator: AdminAuthenticator
+    /// Wakes the live streams of connected devices.
+    public let approvalEvents: ApprovalEvents
+    /// Queues events for tenants' event receivers.
+    public let tenantEvents: TenantEvents
+    /// The verifier of the tenants' `custom-verifier` webhooks, as approvals call it.
+    let customVerifier: CustomVerifier
+
     /// Made the default tenant and the bootstrap key; withdraws the key if this start fails.
     private let bootstrapper: Bootstrap
     /// The HTTP application: the router with its middleware, served on a socket by `run()` and
     /// `start()`, and driven in memory by the feature tests.
     let application: Application<RouterResponder<CountersignRequestContext>>
+    /// The push, webhook and client-notification dispatchers (none when dispatch is off).
+    private let dispatchers: [any Service]
+    private let clusterListener: ClusterRelayListener
+    private let liveStreamCloser: LiveStreamCloser
+    /// The HTTP client of every webhook call, shut down when the server stops.
+    private let webhookClient: WebhookHTTPClient
     /// The open HTTP connections, under the cap.
     let connections: ConnectionRegistry
     private let listening: AsyncStream<Int>
@@ -84,107 +108,44 @@ public final class CountersignServer: Sendable {
             if created {
                 logger.notice("created a new master key file; back it up", metadata: ["path": "\(configuration.masterKeyFile.path)"])
             }
-            let services = ServerServices(
-                configuration: configuration, origin: PublicOrigin(configuration.publicURL), database: database,
-                sealer: sealer, metrics: ServerMetrics(), logger: logger)
-            let bootstrapper = Bootstrap(
-                database: database, tenants: services.repositories.tenants, adminKeys: services.repositories.adminKeys,
-                tenantService: services.tenantService, authenticator: services.adminAuthenticator, audit: services.audit,
-                now: configuration.now)
-            let bootstrap = try await bootstrapper.run()
-            return CountersignServer(
-                services: services, bootstrapper: bootstrapper, bootstrap: bootstrap, connectionCap: connectionCap)
+            return try await buildApplication(
+                configuration: configuration, database: database, sealer: sealer, connectionCap: connectionCap, logger: logger)
         } catch {
             await database.close()
             throw error
         }
     }
 
-    private init(services: ServerServices, bootstrapper: Bootstrap, bootstrap: Bootstrap.Result, connectionCap: Int) {
+    init(
+        router: Router<CountersignRequestContext>, configuration: ServerConfiguration, origin: PublicOrigin,
+        database: any Database, logger: Logger, connectionCap: Int, bootstrapper: Bootstrap, bootstrap: Bootstrap.Result,
+        dispatchers: [any Service], clusterListener: ClusterRelayListener, liveStreamCloser: LiveStreamCloser,
+        webhookClient: WebhookHTTPClient, sealer: SecretSealer, tenants: TenantService, tokenSigningKeys: TokenSigningKeys,
+        adminAuthenticator: AdminAuthenticator, approvalEvents: ApprovalEvents, tenantEvents: TenantEvents,
+        customVerifier: CustomVerifier
+    ) {
+        self.configuration = configuration
+        self.origin = origin
+        self.database = database
+        self.logger = logger
         self.bootstrapper = bootstrapper
-        self.services = services
         self.defaultTenant = bootstrap.tenant
         self.bootstrapAdminKey = bootstrap.adminKeySecret
+        self.dispatchers = dispatchers
+        self.clusterListener = clusterListener
+        self.liveStreamCloser = liveStreamCloser
+        self.webhookClient = webhookClient
+        self.sealer = sealer
+        self.tenants = tenants
+        self.tokenSigningKeys = tokenSigningKeys
+        self.adminAuthenticator = adminAuthenticator
+        self.approvalEvents = approvalEvents
+        self.tenantEvents = tenantEvents
+        self.customVerifier = customVerifier
         (listening, listeningContinuation) = AsyncStream.makeStream(of: Int.self, bufferingPolicy: .bufferingNewest(1))
-        let router = Router(context: CountersignRequestContext.self)
-        router.add(middleware: MetricsMiddleware(metrics: services.metrics))
-        router.add(middleware: ErrorMiddleware(surface: .api, logger: services.logger))
-        router.add(middleware: NULInPathRefusal())
-        HealthRoutes(database: services.database, metrics: services.metrics).register(on: router)
-        let throttle = FailedAuthenticationMiddleware(throttle: services.authenticationThrottle, metrics: services.metrics)
-        let guardian = AdminGuard(
-            authenticator: services.adminAuthenticator, tenants: services.tenantService, now: services.configuration.now)
-        let tenantRoutes = TenantRoutes(
-            tenant: TenantMiddleware(tenants: services.tenantService, origin: services.origin), throttle: throttle,
-            logger: services.logger)
-        let features = Features(services: services)
-        DiscoveryRoutes(signingKeys: services.tokenSigningKeys).register(on: tenantRoutes)
-        CIBARoutes(features: features, metrics: services.metrics, now: services.configuration.now).register(on: tenantRoutes)
-        DeviceRoutes(
-            features: features, tenants: services.tenantService, origin: services.origin, metrics: services.metrics,
-            maximumBodySize: services.configuration.maximumBodySize, now: services.configuration.now,
-            liveStreamKeepalive: services.configuration.liveStreamKeepalive
-        ).register(on: tenantRoutes)
-        let pushCredentials = PushCredentialService(
-            database: services.database, credentials: services.repositories.pushCredentials, sealer: services.sealer,
-            audit: services.audit, now: services.configuration.now)
-        let (now, bodyLimit) = (services.configuration.now, services.configuration.maximumBodySize)
-        CyberArkMobileRoutes(credentials: pushCredentials, guardian: guardian, maximumBodySize: bodyLimit)
-            .register(on: tenantRoutes)
-        tenantRoutes.mount(on: router)
-        let admin = router.group("").add(middleware: throttle)
-        let (database, repositories, audit) = (services.database, services.repositories, services.audit)
-        TenantAdminRoutes(
-            store: SQLTenantAdminStore(
-                database: database, tenants: repositories.tenants, tenantService: services.tenantService, audit: audit),
-            guardian: guardian, origin: services.origin, maximumBodySize: bodyLimit, now: now
-        ).register(on: admin)
-        AdminKeyRoutes(
-            store: SQLAdminKeyStore(
-                database: database, keys: repositories.adminKeys, authenticator: services.adminAuthenticator, audit: audit),
-            guardian: guardian, maximumBodySize: bodyLimit, now: now
-        ).register(on: admin)
-        ClientAdminRoutes(
-            store: SQLClientAdminStore(database: database, clients: repositories.clients, audit: audit),
-            guardian: guardian, maximumBodySize: bodyLimit, now: now
-        ).register(on: admin)
-        UserAdminRoutes(
-            store: SQLUserAdminStore(
-                database: database, users: repositories.users, userCodes: SQLUserCodeRepository(), tickets: repositories.tickets,
-                devices: repositories.devices, audit: audit, masterKey: services.sealer.masterKey),
-            guardian: guardian, enrollment: features.enrollment, maximumBodySize: bodyLimit, now: now
-        ).register(on: admin)
-        AuditAdminRoutes(store: SQLAuditAdminStore(database: database, audit: repositories.audit), guardian: guardian)
-            .register(on: admin)
-        PushAdminRoutes(credentials: pushCredentials, guardian: guardian, maximumBodySize: bodyLimit).register(on: admin)
-        DeliveryAdminRoutes(
-            store: SQLDeliveryAdminStore(
-                database: database, approvals: repositories.approvals, devices: repositories.devices,
-                pushOutbox: repositories.pushOutbox, clientNotifications: repositories.clientNotifications),
-            guardian: guardian, now: now
-        ).register(on: admin)
-        WebhookAdminRoutes(
-            webhooks: TenantWebhookService(
-                database: database, webhooks: repositories.webhooks, sealer: services.sealer, audit: audit, now: now),
-            store: SQLWebhookAdminStore(database: database, outbox: repositories.webhookOutbox),
-            guardian: guardian, maximumBodySize: bodyLimit
-        ).register(on: admin)
-        PolicyAdminRoutes(
-            store: SQLPolicyAdminStore(
-                database: database, tenants: repositories.tenants, users: repositories.users, audit: audit,
-                tenantService: services.tenantService),
-            guardian: guardian, maximumBodySize: bodyLimit, now: now
-        ).register(on: admin)
-        AuthorizationDetailTypeAdminRoutes(
-            store: SQLAuthorizationDetailTypeAdminStore(
-                database: database, tenants: repositories.tenants, audit: audit, tenantService: services.tenantService),
-            guardian: guardian, maximumBodySize: bodyLimit, now: now
-        ).register(on: admin)
-        let configuration = services.configuration
-        let origin = services.origin
         let continuation = listeningContinuation
         let listened = listened
-        let connections = ConnectionRegistry(maximum: connectionCap, logger: services.logger)
+        let connections = ConnectionRegistry(maximum: connectionCap, logger: logger)
         self.connections = connections
         application = Application(
             router: router,
@@ -197,53 +158,14 @@ public final class CountersignServer: Sendable {
                 listened.set()
                 continuation.yield(port)
             },
-            logger: services.logger)
+            logger: logger)
     }
 
-    /// The push, webhook and client-notification dispatchers, the HTTP server, the cross-node listener, and (shut
-    /// down first) the closer of live streams.
+    /// The push, webhook and client-notification dispatchers, the HTTP server, the cross-node
+    /// listener, and (shut down first) the closer of live streams. Shut down in reverse order:
+    /// the dispatchers last, so that what the final requests queued is still sent.
     private var serviceList: [any Service] {
-        // Shut down in reverse order: the dispatchers last, so that what the final requests queued
-        // is still sent.
-        var list: [any Service] = services.configuration.push.dispatch ? dispatchers : []
-        list += [application, ClusterRelayListener(relay: services.clusterRelay, approvals: services.repositories.approvals),
-                 LiveStreamCloser(events: services.approvalEvents)]
-        return list
-    }
-
-    /// The push, webhook and client-notification dispatchers, each given what it reads and writes.
-    private var dispatchers: [any Service] {
-        let configuration = services.configuration
-        let repositories = services.repositories
-        let push = PushDispatcher(
-            store: SQLPushDeliveryStore(
-                database: services.database, outbox: repositories.pushOutbox, devices: repositories.devices,
-                approvals: repositories.approvals, audit: services.audit),
-            senders: PushSenders(
-                credentials: SQLActivePushCredentials(database: services.database, credentials: repositories.pushCredentials),
-                sealer: services.sealer, configuration: configuration.push,
-                providerTokens: SQLAPNsProviderTokenStore(database: services.database, sealer: services.sealer),
-                now: configuration.now, logger: services.logger),
-            configuration: configuration.push, wakeup: services.pushWakeup, metrics: services.metrics,
-            logger: services.logger, now: configuration.now)
-        let webhooks = WebhookDispatcher(
-            store: SQLWebhookDeliveryStore(
-                database: services.database, outbox: repositories.webhookOutbox,
-                targets: SQLWebhookTargets(database: services.database, webhooks: repositories.webhooks, sealer: services.sealer)),
-            client: services.webhookClient, configuration: configuration.webhooks, wakeup: services.webhookWakeup,
-            logger: services.logger, now: configuration.now)
-        let store = SQLClientNotificationStore(
-            database: services.database, notifications: repositories.clientNotifications, approvals: repositories.approvals,
-            clients: repositories.clients, tenants: repositories.tenants)
-        let notifications = ClientNotificationDispatcher(
-            store: store,
-            sender: ClientNotificationSender(
-                store: store, sealer: services.sealer, tokens: TokenIssuer(keys: services.tokenSigningKeys),
-                http: services.webhookClient, origin: services.origin, timeout: configuration.clientNotifications.timeout,
-                now: configuration.now),
-            configuration: configuration.clientNotifications, wakeup: services.clientNotificationWakeup,
-            logger: services.logger, now: configuration.now)
-        return [push, webhooks, notifications]
+        dispatchers + [application, clusterListener, liveStreamCloser]
     }
 
     /// Serves until `signals` arrive (SIGINT and SIGTERM by default) or the task is cancelled;
@@ -252,7 +174,7 @@ public final class CountersignServer: Sendable {
     /// bootstrap admin key made for it: the next start makes and shows a new one.
     public func run(signals: [UnixSignal] = [.sigint, .sigterm]) async throws {
         let group = ServiceGroup(configuration: .init(
-            services: serviceList, gracefulShutdownSignals: signals, logger: services.logger))
+            services: serviceList, gracefulShutdownSignals: signals, logger: logger))
         do {
             try await group.run()
         } catch {
@@ -260,22 +182,22 @@ public final class CountersignServer: Sendable {
                 do {
                     try await bootstrapper.withdraw(secret: secret)
                 } catch {
-                    services.logger.error("the bootstrap admin key of a start that failed could not be withdrawn",
+                    logger.error("the bootstrap admin key of a start that failed could not be withdrawn",
                                           metadata: ["error": "\(ErrorMiddleware.describe(error))"])
                 }
             }
-            await services.webhookClient.shutdown()
-            await services.database.close()
+            await webhookClient.shutdown()
+            await database.close()
             throw error
         }
-        await services.webhookClient.shutdown()
-        await services.database.close()
+        await webhookClient.shutdown()
+        await database.close()
     }
 
     /// Closes what `make` opened, for a server that was never run (its router driven in memory).
     func close() async {
-        await services.webhookClient.shutdown()
-        await services.database.close()
+        await webhookClient.shutdown()
+        await database.close()
     }
 
     /// The port the server listens on, once it does.
@@ -299,25 +221,25 @@ public final class CountersignServer: Sendable {
             self.task = task
         }
 
-        public var baseURL: String { server.services.origin.base }
+        public var baseURL: String { server.origin.base }
 
         public func stop() async throws {
             await group.triggerGracefulShutdown()
             do {
                 try await task.value
             } catch {
-                await server.services.webhookClient.shutdown()
+                await server.webhookClient.shutdown()
                 throw error
             }
-            await server.services.webhookClient.shutdown()
-            await server.services.database.close()
+            await server.webhookClient.shutdown()
+            await server.database.close()
         }
     }
 
     /// Starts serving in the background and returns once the socket is bound.
     public func start() async throws -> Running {
         let group = ServiceGroup(configuration: .init(
-            services: serviceList, gracefulShutdownSignals: [], logger: services.logger))
+            services: serviceList, gracefulShutdownSignals: [], logger: logger))
         let task = Task { try await group.run() }
         guard let port = await port() else {
             task.cancel()

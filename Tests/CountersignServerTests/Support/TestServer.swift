@@ -50,8 +50,17 @@ struct TestServer: Sendable {
         return listening
     }
 
-    var base: String { server.services.origin.base }
-    var services: ServerServices { server.services }
+    var base: String { server.origin.base }
+
+    // The server's parts a test reads directly.
+    var database: any Database { server.database }
+    var sealer: SecretSealer { server.sealer }
+    var tenants: TenantService { server.tenants }
+    var tokenSigningKeys: TokenSigningKeys { server.tokenSigningKeys }
+    var approvalEvents: ApprovalEvents { server.approvalEvents }
+    var tenantEvents: TenantEvents { server.tenantEvents }
+    var configuration: ServerConfiguration { server.configuration }
+    var logger: Logger { server.logger }
 
     /// The public URL of a server driven in memory: its issuer and the base of its endpoints.
     static let routedBase = "https://countersign.test"

@@ -44,8 +44,8 @@ extension TestServer {
     func enqueueEvent(_ event: String, data: JSONValue) async throws -> Bool {
         let tenantID = defaultTenantID
         let at = clock.now
-        let events = services.tenantEvents
-        return try await services.database.transaction { executor in
+        let events = tenantEvents
+        return try await database.transaction { executor in
             try await events.enqueue(event: event, payload: data, tenantID: tenantID, at: at, on: executor)
         }
     }

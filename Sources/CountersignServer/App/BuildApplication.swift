@@ -1,0 +1,211 @@
+import Foundation
+import Hummingbird
+import Logging
+import ServiceLifecycle
+
+extension CountersignServer {
+    /// Builds one node on its opened, migrated database: every shared part once, the default
+    /// tenant and the bootstrap key, each feature with the few parts it declares, the router,
+    /// and the background services. Read top to bottom, this is the whole assembly: no part is
+    /// reached through another, and nothing is built twice.
+    static func buildApplication(
+        configuration: ServerConfiguration, database: any Database, sealer: SecretSealer, connectionCap: Int, logger: Logger
+    ) async throws -> CountersignServer {
+        let now = configuration.now
+        let origin = PublicOrigin(configuration.publicURL)
+        let metrics = ServerMetrics()
+
+        // Storage: each feature's repository over its own tables. They hold no state; a test may
+        // put a fake behind any of these protocols.
+        let tenantRepository: any TenantRepository = SQLTenantRepository()
+        let adminKeys: any AdminKeyRepository = SQLAdminKeyRepository()
+        let clients: any ClientRepository = SQLClientRepository()
+        let users: any UserRepository = SQLUserRepository()
+        let tickets: any EnrollmentTicketRepository = SQLEnrollmentTicketRepository()
+        let devices: any DeviceRepository = SQLDeviceRepository()
+        let auditRepository: any AuditRepository = SQLAuditRepository()
+        let approvals: any ApprovalTransactionRepository = SQLApprovalTransactionRepository()
+        let pushCredentialRepository: any PushCredentialRepository = SQLPushCredentialRepository()
+        let pushOutbox: any PushOutboxRepository = SQLPushOutboxRepository()
+        let webhooks: any TenantWebhookRepository = SQLTenantWebhookRepository()
+        let webhookOutbox: any WebhookOutboxRepository = SQLWebhookOutboxRepository()
+        let clientNotifications: any ClientNotificationRepository = SQLClientNotificationRepository()
+        let clientRequestWindows: any ClientRequestWindowRepository = SQLClientRequestWindowRepository()
+
+        // The node's shared parts.
+        let audit = AuditLog(repository: auditRepository)
+        let tenants = TenantService(database: database, tenants: tenantRepository, sealer: sealer, audit: audit)
+        let throttle = FailedAuthenticationThrottle(limit: configuration.failedAuthenticationLimit, now: now)
+        let adminAuthenticator = AdminAuthenticator(
+            database: database, keys: adminKeys, audit: audit, throttle: throttle, metrics: metrics)
+        let tokenSigningKeys = TokenSigningKeys(
+            database: database, repository: SQLTokenSigningKeyRepository(), sealer: sealer, now: now,
+            rotationAge: configuration.tokenSigningKeyRotation)
+        let approvalEvents = ApprovalEvents()
+        let clusterRelay = ClusterRelay(database: database, events: approvalEvents, logger: logger)
+        let (pushWakeup, webhookWakeup, clientNotificationWakeup) = (PushWakeup(), PushWakeup(), PushWakeup())
+        let webhookClient = WebhookHTTPClient()
+        let webhookTargets = SQLWebhookTargets(database: database, webhooks: webhooks, sealer: sealer)
+        let tenantEvents = TenantEvents(webhooks: webhooks, outbox: webhookOutbox, wakeup: webhookWakeup)
+        let customVerifier = CustomVerifier(
+            targets: webhookTargets, client: webhookClient, timeout: configuration.webhooks.verifierTimeout, logger: logger,
+            now: now)
+
+        let bootstrapper = Bootstrap(
+            database: database, tenants: tenantRepository, adminKeys: adminKeys, tenantService: tenants,
+            authenticator: adminAuthenticator, audit: audit, now: now)
+        let bootstrap = try await bootstrapper.run()
+
+        // The features the routes call.
+        let enrollment = EnrollmentService(
+            database: database, tickets: tickets, users: users, devices: devices, audit: audit, sealer: sealer,
+            tenants: tenants, origin: origin, ticketLifetime: configuration.enrollmentTicketLifetime,
+            signatureWindow: configuration.signatureWindow, now: now)
+        let pins = PINVerifier(database: database, devices: devices, audit: audit, now: now)
+        let approvalService = ApprovalService(
+            store: SQLApprovalStore(
+                database: database, approvals: approvals, devices: devices, users: users, pushOutbox: pushOutbox,
+                clientNotifications: clientNotifications, clientRequestWindows: clientRequestWindows, audit: audit,
+                notRequested: NotRequestedReport(users: users, audit: audit, events: tenantEvents)),
+            signals: ApprovalSignals(
+                pushWakeup: pushWakeup, clientNotificationWakeup: clientNotificationWakeup,
+                notifiers: [LiveStreamNotifier(events: approvalEvents)], events: approvalEvents, cluster: clusterRelay),
+            answers: AnswerCheck(database: database, users: users, approvals: approvals, pins: pins, verifier: customVerifier),
+            sealer: sealer, metrics: metrics, logger: logger, now: now)
+        let jwtIDs = JWTIDLedger(database: database, now: now)
+        let userHints = UserHintResolver(database: database, users: users, signingKeys: tokenSigningKeys, now: now)
+        let tokens = TokenIssuer(keys: tokenSigningKeys)
+        let housekeeping = TokenHousekeeping(database: database, logger: logger)
+        let accessTokens = AccessTokenVerifier(database: database, users: users, signingKeys: tokenSigningKeys, now: now)
+        let features = Features(
+            approvals: approvalService,
+            deviceAuthenticator: DeviceAuthenticator(
+                store: SQLDeviceSignatureStore(database: database, devices: devices), window: configuration.signatureWindow,
+                metrics: metrics, now: now),
+            deviceSelfService: DeviceSelfService(
+                database: database, devices: devices, users: users, audit: audit, pins: pins, now: now),
+            clientAuthentication: ClientAuthentication(
+                database: database, clients: clients, origin: origin, throttle: throttle, metrics: metrics, jwtIDs: jwtIDs,
+                now: now),
+            backchannel: BackchannelAuthentication(
+                rateLimit: ClientRateLimit(database: database, windows: clientRequestWindows, metrics: metrics, now: now),
+                jwtIDs: jwtIDs, userHints: userHints,
+                userCodes: UserCodeCheck(database: database, sealer: sealer, audit: audit, now: now),
+                approvals: approvalService),
+            tokenEndpoint: TokenEndpoint(
+                ciba: CIBAGrant(
+                    store: SQLCIBAGrantStore(
+                        database: database, approvals: approvals, users: users, devices: devices, tokens: tokens, audit: audit),
+                    tokens: tokens, now: now),
+                refresh: RefreshTokenGrant(
+                    database: database, users: users, audit: audit, now: now, tokens: tokens, housekeeping: housekeeping)),
+            revocation: TokenRevocation(
+                database: database, audit: audit, signingKeys: tokenSigningKeys, now: now, housekeeping: housekeeping),
+            introspection: TokenIntrospection(database: database, users: users, now: now, accessTokens: accessTokens),
+            accessTokens: accessTokens,
+            totp: TOTPVerification(
+                database: database, devices: devices, users: users, sealer: sealer, audit: audit, userHints: userHints, now: now),
+            enrollment: enrollment,
+            approvalEvents: approvalEvents)
+
+        // The router: health first, then the tenant routes (at "" and "/t/{tenant}"), then admin.
+        let router = Router(context: CountersignRequestContext.self)
+        router.add(middleware: MetricsMiddleware(metrics: metrics))
+        router.add(middleware: ErrorMiddleware(surface: .api, logger: logger))
+        router.add(middleware: NULInPathRefusal())
+        HealthRoutes(database: database, metrics: metrics).register(on: router)
+        let throttling = FailedAuthenticationMiddleware(throttle: throttle, metrics: metrics)
+        let guardian = AdminGuard(authenticator: adminAuthenticator, tenants: tenants, now: now)
+        let (bodyLimit, pushCredentials) = (
+            configuration.maximumBodySize,
+            PushCredentialService(
+                database: database, credentials: pushCredentialRepository, sealer: sealer, audit: audit, now: now))
+        let tenantRoutes = TenantRoutes(
+            tenant: TenantMiddleware(tenants: tenants, origin: origin), throttle: throttling, logger: logger)
+        DiscoveryRoutes(signingKeys: tokenSigningKeys).register(on: tenantRoutes)
+        CIBARoutes(features: features, metrics: metrics, now: now).register(on: tenantRoutes)
+        DeviceRoutes(
+            features: features, tenants: tenants, origin: origin, metrics: metrics, maximumBodySize: bodyLimit, now: now,
+            liveStreamKeepalive: configuration.liveStreamKeepalive
+        ).register(on: tenantRoutes)
+        CyberArkMobileRoutes(credentials: pushCredentials, guardian: guardian, maximumBodySize: bodyLimit)
+            .register(on: tenantRoutes)
+        tenantRoutes.mount(on: router)
+
+        let admin = router.group("").add(middleware: throttling)
+        TenantAdminRoutes(
+            store: SQLTenantAdminStore(database: database, tenants: tenantRepository, tenantService: tenants, audit: audit),
+            guardian: guardian, origin: origin, maximumBodySize: bodyLimit, now: now
+        ).register(on: admin)
+        AdminKeyRoutes(
+            store: SQLAdminKeyStore(database: database, keys: adminKeys, authenticator: adminAuthenticator, audit: audit),
+            guardian: guardian, maximumBodySize: bodyLimit, now: now
+        ).register(on: admin)
+        ClientAdminRoutes(
+            store: SQLClientAdminStore(database: database, clients: clients, audit: audit),
+            guardian: guardian, maximumBodySize: bodyLimit, now: now
+        ).register(on: admin)
+        UserAdminRoutes(
+            store: SQLUserAdminStore(
+                database: database, users: users, userCodes: SQLUserCodeRepository(), tickets: tickets, devices: devices,
+                audit: audit, masterKey: sealer.masterKey),
+            guardian: guardian, enrollment: enrollment, maximumBodySize: bodyLimit, now: now
+        ).register(on: admin)
+        AuditAdminRoutes(store: SQLAuditAdminStore(database: database, audit: auditRepository), guardian: guardian)
+            .register(on: admin)
+        PushAdminRoutes(credentials: pushCredentials, guardian: guardian, maximumBodySize: bodyLimit).register(on: admin)
+        DeliveryAdminRoutes(
+            store: SQLDeliveryAdminStore(
+                database: database, approvals: approvals, devices: devices, pushOutbox: pushOutbox,
+                clientNotifications: clientNotifications),
+            guardian: guardian, now: now
+        ).register(on: admin)
+        WebhookAdminRoutes(
+            webhooks: TenantWebhookService(database: database, webhooks: webhooks, sealer: sealer, audit: audit, now: now),
+            store: SQLWebhookAdminStore(database: database, outbox: webhookOutbox),
+            guardian: guardian, maximumBodySize: bodyLimit
+        ).register(on: admin)
+        PolicyAdminRoutes(
+            store: SQLPolicyAdminStore(
+                database: database, tenants: tenantRepository, users: users, audit: audit, tenantService: tenants),
+            guardian: guardian, maximumBodySize: bodyLimit, now: now
+        ).register(on: admin)
+        AuthorizationDetailTypeAdminRoutes(
+            store: SQLAuthorizationDetailTypeAdminStore(
+                database: database, tenants: tenantRepository, audit: audit, tenantService: tenants),
+            guardian: guardian, maximumBodySize: bodyLimit, now: now
+        ).register(on: admin)
+
+        // Background work: the dispatchers of push notifications, webhook events and client
+        // callbacks, each given what it reads and writes.
+        let push = PushDispatcher(
+            store: SQLPushDeliveryStore(
+                database: database, outbox: pushOutbox, devices: devices, approvals: approvals, audit: audit),
+            senders: PushSenders(
+                credentials: SQLActivePushCredentials(database: database, credentials: pushCredentialRepository),
+                sealer: sealer, configuration: configuration.push,
+                providerTokens: SQLAPNsProviderTokenStore(database: database, sealer: sealer), now: now, logger: logger),
+            configuration: configuration.push, wakeup: pushWakeup, metrics: metrics, logger: logger, now: now)
+        let webhookDispatcher = WebhookDispatcher(
+            store: SQLWebhookDeliveryStore(database: database, outbox: webhookOutbox, targets: webhookTargets),
+            client: webhookClient, configuration: configuration.webhooks, wakeup: webhookWakeup, logger: logger, now: now)
+        let notificationStore = SQLClientNotificationStore(
+            database: database, notifications: clientNotifications, approvals: approvals, clients: clients,
+            tenants: tenantRepository)
+        let notifications = ClientNotificationDispatcher(
+            store: notificationStore,
+            sender: ClientNotificationSender(
+                store: notificationStore, sealer: sealer, tokens: tokens, http: webhookClient, origin: origin,
+                timeout: configuration.clientNotifications.timeout, now: now),
+            configuration: configuration.clientNotifications, wakeup: clientNotificationWakeup, logger: logger, now: now)
+
+        return CountersignServer(
+            router: router, configuration: configuration, origin: origin, database: database, logger: logger,
+            connectionCap: connectionCap, bootstrapper: bootstrapper, bootstrap: bootstrap,
+            dispatchers: configuration.push.dispatch ? [push, webhookDispatcher, notifications] : [],
+            clusterListener: ClusterRelayListener(relay: clusterRelay, approvals: approvals),
+            liveStreamCloser: LiveStreamCloser(events: approvalEvents), webhookClient: webhookClient,
+            sealer: sealer, tenants: tenants, tokenSigningKeys: tokenSigningKeys, adminAuthenticator: adminAuthenticator,
+            approvalEvents: approvalEvents, tenantEvents: tenantEvents, customVerifier: customVerifier)
+    }
+}
