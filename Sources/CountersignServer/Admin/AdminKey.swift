@@ -45,33 +45,36 @@ public protocol AdminKeyRepository: Sendable {
 public struct SQLAdminKeyRepository: AdminKeyRepository {
     public init() {}
 
-    private static let columns = "id, tenant_id, name, secret_hash, rights, created_by, created_at, last_used_at, revoked_at"
+    private typealias Row = AdminKeyRow
 
     public func insert(_ key: AdminKey, secretHash: Data, on executor: any SQLExecutor) async throws {
         try await executor.run(
             """
             INSERT INTO admin_keys (id, tenant_id, name, secret_hash, rights, created_by, created_at)
-            VALUES (\(key.id), \(key.tenantID), \(key.name), \(secretHash), \(key.rights.map(\.rawValue).sorted().joined(separator: " ")), \(key.createdBy), \(key.createdAt))
+            VALUES (\(key.id), \(key.tenantID), \(key.name), \(secretHash),
+                \(key.rights.map(\.rawValue).sorted().joined(separator: " ")), \(key.createdBy), \(key.createdAt))
             """)
     }
 
     public func find(id: String, on executor: any SQLExecutor) async throws -> (AdminKey, Data)? {
-        guard let row = try await executor.run("SELECT \(raw: Self.columns) FROM admin_keys WHERE id = \(id)").first else {
-            return nil
-        }
-        return (try Self.decode(row), try row.data("secret_hash"))
+        guard let row = try await executor.first(
+            "SELECT \(raw: Row.columns) FROM admin_keys WHERE id = \(id)", as: Row.self) else { return nil }
+        return (try row.key(), row.secretHash)
     }
 
     public func list(tenantID: String?, after cursor: String?, limit: Int, on executor: any SQLExecutor) async throws -> [AdminKey] {
-        let rows: [SQLRow]
-        if let tenantID {
-            rows = try await executor.run(
-                "SELECT \(raw: Self.columns) FROM admin_keys WHERE tenant_id = \(tenantID) AND id > \(cursor ?? "") ORDER BY id LIMIT \(Int64(limit))")
+        let statement: SQLStatement = if let tenantID {
+            """
+            SELECT \(raw: Row.columns) FROM admin_keys
+            WHERE tenant_id = \(tenantID) AND id > \(cursor ?? "") ORDER BY id LIMIT \(limit)
+            """
         } else {
-            rows = try await executor.run(
-                "SELECT \(raw: Self.columns) FROM admin_keys WHERE tenant_id IS NULL AND id > \(cursor ?? "") ORDER BY id LIMIT \(Int64(limit))")
+            """
+            SELECT \(raw: Row.columns) FROM admin_keys
+            WHERE tenant_id IS NULL AND id > \(cursor ?? "") ORDER BY id LIMIT \(limit)
+            """
         }
-        return try rows.map(Self.decode)
+        return try await executor.all(statement, as: Row.self).map { try $0.key() }
     }
 
     public func revoke(id: String, at date: Date, on executor: any SQLExecutor) async throws -> Bool {
@@ -90,12 +93,49 @@ public struct SQLAdminKeyRepository: AdminKeyRepository {
     public func withdraw(id: String, on executor: any SQLExecutor) async throws -> Bool {
         !(try await executor.run("DELETE FROM admin_keys WHERE id = \(id) RETURNING id")).isEmpty
     }
+}
 
-    static func decode(_ row: SQLRow) throws -> AdminKey {
+/// A row of `admin_keys` as stored: decoded by column name, then turned into an `AdminKey`
+/// (the rights split from their space-separated list).
+struct AdminKeyRow: Decodable {
+    /// The columns `CodingKeys` names, for `SELECT`.
+    static let columns = CodingKeys.allCases.map(\.rawValue).joined(separator: ", ")
+
+    var id: String
+    /// NULL for a system key.
+    var tenantID: String?
+    var name: String
+    /// SHA-256 of the secret.
+    var secretHash: Data
+    /// `AdminRight` values, separated by spaces.
+    var rights: String
+    var createdBy: String?
+    var createdAt: Date
+    var lastUsedAt: Date?
+    var revokedAt: Date?
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case id
+        case tenantID = "tenant_id"
+        case name
+        case secretHash = "secret_hash"
+        case rights
+        case createdBy = "created_by"
+        case createdAt = "created_at"
+        case lastUsedAt = "last_used_at"
+        case revokedAt = "revoked_at"
+    }
+
+    /// The key. A right the code does not know is `StorageError.corrupt`, never read as no right.
+    func key() throws(StorageError) -> AdminKey {
         AdminKey(
-            id: try row.string("id"), tenantID: try row.optionalString("tenant_id"), name: try row.string("name"),
-            rights: try row.words("rights", as: AdminRight.self),
-            createdBy: try row.optionalString("created_by"), createdAt: try row.date("created_at"),
-            lastUsedAt: try row.optionalDate("last_used_at"), revokedAt: try row.optionalDate("revoked_at"))
+            id: id, tenantID: tenantID, name: name,
+            rights: try rights.split(separator: " ").map { (word) throws(StorageError) -> AdminRight in
+                guard let right = AdminRight(rawValue: String(word)) else {
+                    throw .corrupt("column rights holds no AdminRight")
+                }
+                return right
+            },
+            createdBy: createdBy, createdAt: createdAt, lastUsedAt: lastUsedAt, revokedAt: revokedAt)
     }
 }

@@ -89,40 +89,52 @@ public protocol ClientRepository: Sendable {
 public struct SQLClientRepository: ClientRepository {
     public init() {}
 
-    private static let columns = """
-        id, tenant_id, name, scopes, delivery_mode, notification_endpoint, created_at, updated_at, default_acr, minimum_acr,
-        token_endpoint_auth_method, jwks, require_signed_request_object, backchannel_user_code_parameter,
-        backchannel_requests_per_minute, authorization_details_types, id_token_signed_response_alg
-        """
+    private typealias Row = ClientRow
 
     public func insert(_ client: Client, secretHash: Data, on executor: any SQLExecutor) async throws {
         try await executor.run(
             """
-            INSERT INTO clients (id, tenant_id, name, secret_hash, scopes, delivery_mode, notification_endpoint, created_at,
-                updated_at, default_acr, minimum_acr, token_endpoint_auth_method, jwks, require_signed_request_object,
-                backchannel_user_code_parameter, backchannel_requests_per_minute, authorization_details_types,
-                id_token_signed_response_alg)
-            VALUES (\(client.id), \(client.tenantID), \(client.name), \(secretHash), \(client.scopes.joined(separator: " ")), \(client.deliveryMode.rawValue), \(client.notificationEndpoint), \(client.createdAt), \(client.updatedAt), \(client.defaultAcr), \(client.minimumAcr), \(client.authenticationMethod.rawValue), \(client.jwks?.canonicalJSON), \(client.requireSignedRequestObject), \(client.backchannelUserCodeParameter), \(client.backchannelRequestsPerMinute), \(Self.typesColumn(client)), \(client.idTokenSignedResponseAlg.rawValue))
+            INSERT INTO clients (id, tenant_id, name, secret_hash, scopes, delivery_mode, notification_endpoint,
+                created_at, updated_at, default_acr, minimum_acr, token_endpoint_auth_method, jwks,
+                require_signed_request_object, backchannel_user_code_parameter, backchannel_requests_per_minute,
+                authorization_details_types, id_token_signed_response_alg)
+            VALUES (\(client.id), \(client.tenantID), \(client.name), \(secretHash),
+                \(client.scopes.joined(separator: " ")), \(client.deliveryMode), \(client.notificationEndpoint),
+                \(client.createdAt), \(client.updatedAt), \(client.defaultAcr), \(client.minimumAcr),
+                \(client.authenticationMethod), \(client.jwks?.canonicalJSON),
+                \(client.requireSignedRequestObject), \(client.backchannelUserCodeParameter),
+                \(client.backchannelRequestsPerMinute), \(Self.typesColumn(client)), \(client.idTokenSignedResponseAlg))
             """)
     }
 
     public func find(id: String, tenantID: String, on executor: any SQLExecutor) async throws -> Client? {
-        try await executor.run(
-            "SELECT \(raw: Self.columns) FROM clients WHERE id = \(id) AND tenant_id = \(tenantID)").first.map(Self.decode)
+        try await executor.first(
+            "SELECT \(raw: Row.columns) FROM clients WHERE id = \(id) AND tenant_id = \(tenantID)", as: Row.self
+        )?.client()
     }
 
     public func list(tenantID: String, after cursor: String?, limit: Int, on executor: any SQLExecutor) async throws -> [Client] {
-        try await executor.run(
-            "SELECT \(raw: Self.columns) FROM clients WHERE tenant_id = \(tenantID) AND id > \(cursor ?? "") ORDER BY id LIMIT \(Int64(limit))").map(Self.decode)
+        try await executor.all(
+            """
+            SELECT \(raw: Row.columns) FROM clients
+            WHERE tenant_id = \(tenantID) AND id > \(cursor ?? "") ORDER BY id LIMIT \(limit)
+            """, as: Row.self
+        ).map { try $0.client() }
     }
 
     public func update(_ client: Client, on executor: any SQLExecutor) async throws {
         try await executor.run(
             """
-            UPDATE clients SET name = \(client.name), scopes = \(client.scopes.joined(separator: " ")), delivery_mode = \(client.deliveryMode.rawValue), notification_endpoint = \(client.notificationEndpoint), updated_at = \(client.updatedAt),
-                default_acr = \(client.defaultAcr), minimum_acr = \(client.minimumAcr), token_endpoint_auth_method = \(client.authenticationMethod.rawValue), jwks = \(client.jwks?.canonicalJSON), require_signed_request_object = \(client.requireSignedRequestObject),
-                backchannel_user_code_parameter = \(client.backchannelUserCodeParameter), backchannel_requests_per_minute = \(client.backchannelRequestsPerMinute), authorization_details_types = \(Self.typesColumn(client)),
-                id_token_signed_response_alg = \(client.idTokenSignedResponseAlg.rawValue)
+            UPDATE clients SET name = \(client.name), scopes = \(client.scopes.joined(separator: " ")),
+                delivery_mode = \(client.deliveryMode), notification_endpoint = \(client.notificationEndpoint),
+                updated_at = \(client.updatedAt), default_acr = \(client.defaultAcr),
+                minimum_acr = \(client.minimumAcr),
+                token_endpoint_auth_method = \(client.authenticationMethod), jwks = \(client.jwks?.canonicalJSON),
+                require_signed_request_object = \(client.requireSignedRequestObject),
+                backchannel_user_code_parameter = \(client.backchannelUserCodeParameter),
+                backchannel_requests_per_minute = \(client.backchannelRequestsPerMinute),
+                authorization_details_types = \(Self.typesColumn(client)),
+                id_token_signed_response_alg = \(client.idTokenSignedResponseAlg)
             WHERE id = \(client.id)
             """)
     }
@@ -137,50 +149,21 @@ public struct SQLClientRepository: ClientRepository {
     }
 
     public func secretHash(id: String, on executor: any SQLExecutor) async throws -> Data? {
-        try await executor.run("SELECT secret_hash FROM clients WHERE id = \(id)").first?.data("secret_hash")
+        try await executor.first(
+            "SELECT secret_hash FROM clients WHERE id = \(id)", column: "secret_hash", as: Data.self)
     }
 
     public func findWithSecretHash(id: String, tenantID: String, on executor: any SQLExecutor) async throws
         -> (client: Client, secretHash: Data)? {
-        guard let row = try await executor.run(
-            "SELECT \(raw: Self.columns), secret_hash FROM clients WHERE id = \(id) AND tenant_id = \(tenantID)").first else { return nil }
-        return (try Self.decode(row), try row.data("secret_hash"))
+        guard let row = try await executor.first(
+            "SELECT \(raw: Row.columns), secret_hash FROM clients WHERE id = \(id) AND tenant_id = \(tenantID)",
+            as: ClientSecretRow.self) else { return nil }
+        return (try row.client.client(), row.secretHash)
     }
 
-    static func decode(_ row: SQLRow) throws -> Client {
-        Client(
-            id: try row.string("id"), tenantID: try row.string("tenant_id"), name: try row.string("name"),
-            scopes: try row.string("scopes").split(separator: " ").map(String.init),
-            deliveryMode: try row.string("delivery_mode", as: Client.DeliveryMode.self),
-            notificationEndpoint: try row.optionalString("notification_endpoint"),
-            createdAt: try row.date("created_at"), updatedAt: try row.date("updated_at"),
-            defaultAcr: try row.optionalString("default_acr"), minimumAcr: try row.optionalString("minimum_acr"),
-            authenticationMethod: try row.string("token_endpoint_auth_method", as: Client.AuthenticationMethod.self),
-            jwks: try row.optionalString("jwks").map(decodeJWKS),
-            requireSignedRequestObject: try row.bool("require_signed_request_object"),
-            backchannelUserCodeParameter: try row.bool("backchannel_user_code_parameter"),
-            backchannelRequestsPerMinute: try row.optionalInt("backchannel_requests_per_minute").map { Int($0) },
-            authorizationDetailsTypes: try row.optionalString("authorization_details_types").map {
-                $0.split(separator: " ").map(String.init)
-            } ?? [],
-            idTokenSignedResponseAlg: try decodeAlgorithm(try row.string("id_token_signed_response_alg")))
-    }
-
-    /// Only the API writes the column, and only values it parsed.
-    private static func decodeAlgorithm(_ text: String) throws -> TokenSigningAlgorithm {
-        guard let algorithm = TokenSigningAlgorithm(rawValue: text) else { throw StorageError.corrupt("clients.id_token_signed_response_alg") }
-        return algorithm
-    }
-
-    /// Type names hold no spaces (`AuthorizationDetailTypes`), so a space separates them.
-    private static func typesColumn(_ client: Client) -> SQLValue {
-        client.authorizationDetailsTypes.isEmpty ? .null : .text(client.authorizationDetailsTypes.joined(separator: " "))
-    }
-
-    /// Keys were checked on upload; one that no longer parses means the row was altered.
-    private static func decodeJWKS(_ text: String) throws -> ClientJWKS {
-        do { return try ClientJWKS(validating: try JSONValue(parsing: Data(text.utf8))) } catch {
-            throw StorageError.corrupt("clients.jwks")
-        }
+    /// Type names hold no spaces (`AuthorizationDetailTypes`), so a space separates them; none
+    /// is NULL.
+    private static func typesColumn(_ client: Client) -> String? {
+        client.authorizationDetailsTypes.isEmpty ? nil : client.authorizationDetailsTypes.joined(separator: " ")
     }
 }

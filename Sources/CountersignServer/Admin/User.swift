@@ -57,37 +57,46 @@ public protocol UserRepository: Sendable {
 public struct SQLUserRepository: UserRepository {
     public init() {}
 
-    private static let columns = """
-        id, tenant_id, username, display_name, status, created_at, updated_at, requests_suppressed_until, totp_locked_until,
-        CASE WHEN user_code_hash IS NULL THEN 0 ELSE 1 END AS has_user_code, user_code_locked_until
-        """
+    private typealias Row = UserRow
 
     public func insert(_ user: User, on executor: any SQLExecutor) async throws {
         try await executor.run(
             """
             INSERT INTO users (id, tenant_id, username, display_name, status, created_at, updated_at)
-            VALUES (\(user.id), \(user.tenantID), \(user.username), \(user.displayName), \(user.status.rawValue), \(user.createdAt), \(user.updatedAt))
+            VALUES (\(user.id), \(user.tenantID), \(user.username), \(user.displayName), \(user.status), \(user.createdAt),
+                \(user.updatedAt))
             """)
     }
 
     public func find(id: String, tenantID: String, on executor: any SQLExecutor) async throws -> User? {
-        try await executor.run(
-            "SELECT \(raw: Self.columns) FROM users WHERE id = \(id) AND tenant_id = \(tenantID)").first.map(Self.decode)
+        try await executor.first(
+            "SELECT \(raw: Row.columns) FROM users WHERE id = \(id) AND tenant_id = \(tenantID)", as: Row.self
+        )?.user()
     }
 
     public func find(username: String, tenantID: String, on executor: any SQLExecutor) async throws -> User? {
-        try await executor.run(
-            "SELECT \(raw: Self.columns) FROM users WHERE username = \(username) AND tenant_id = \(tenantID)").first.map(Self.decode)
+        try await executor.first(
+            "SELECT \(raw: Row.columns) FROM users WHERE username = \(username) AND tenant_id = \(tenantID)",
+            as: Row.self
+        )?.user()
     }
 
     public func list(tenantID: String, after cursor: String?, limit: Int, on executor: any SQLExecutor) async throws -> [User] {
-        try await executor.run(
-            "SELECT \(raw: Self.columns) FROM users WHERE tenant_id = \(tenantID) AND id > \(cursor ?? "") ORDER BY id LIMIT \(Int64(limit))").map(Self.decode)
+        try await executor.all(
+            """
+            SELECT \(raw: Row.columns) FROM users
+            WHERE tenant_id = \(tenantID) AND id > \(cursor ?? "") ORDER BY id LIMIT \(limit)
+            """, as: Row.self
+        ).map { $0.user() }
     }
 
     public func update(_ user: User, on executor: any SQLExecutor) async throws {
         try await executor.run(
-            "UPDATE users SET username = \(user.username), display_name = \(user.displayName), status = \(user.status.rawValue), updated_at = \(user.updatedAt) WHERE id = \(user.id)")
+            """
+            UPDATE users SET username = \(user.username), display_name = \(user.displayName), status = \(user.status),
+                updated_at = \(user.updatedAt)
+            WHERE id = \(user.id)
+            """)
     }
 
     public func delete(id: String, on executor: any SQLExecutor) async throws {
@@ -113,8 +122,9 @@ public struct SQLUserRepository: UserRepository {
     }
 
     public func recordTOTPFailure(userID: String, limit: Int, lockUntil: Date, on executor: any SQLExecutor) async throws -> Date? {
-        guard let row = try await executor.run(
-            "UPDATE users SET totp_failures = totp_failures + 1 WHERE id = \(userID) RETURNING totp_failures").first, try row.int("totp_failures") >= Int64(limit) else { return nil }
+        guard let failures = try await executor.first(
+            "UPDATE users SET totp_failures = totp_failures + 1 WHERE id = \(userID) RETURNING totp_failures",
+            column: "totp_failures", as: Int.self), failures >= limit else { return nil }
         try await executor.run(
             "UPDATE users SET totp_failures = 0, totp_locked_until = \(lockUntil) WHERE id = \(userID)")
         return lockUntil
@@ -123,15 +133,47 @@ public struct SQLUserRepository: UserRepository {
     public func resetTOTPFailures(userID: String, on executor: any SQLExecutor) async throws {
         try await executor.run("UPDATE users SET totp_failures = 0 WHERE id = \(userID) AND totp_failures <> 0")
     }
+}
 
-    static func decode(_ row: SQLRow) throws -> User {
+/// A row of `users` as stored, decoded by column name, then turned into a `User`. The code's
+/// hash is never read here: only whether there is one.
+struct UserRow: Decodable {
+    /// What `SELECT` reads for `CodingKeys`: the columns, and for `has_user_code` whether
+    /// `user_code_hash` is set.
+    static let columns = CodingKeys.allCases.map { key in
+        key == .hasUserCode ? "CASE WHEN user_code_hash IS NULL THEN 0 ELSE 1 END AS \(key.rawValue)" : key.rawValue
+    }.joined(separator: ", ")
+
+    var id: String
+    var tenantID: String
+    var username: String
+    var displayName: String?
+    var status: User.Status
+    var createdAt: Date
+    var updatedAt: Date
+    var requestsSuppressedUntil: Date?
+    var totpLockedUntil: Date?
+    var hasUserCode: Bool
+    var userCodeLockedUntil: Date?
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case id
+        case tenantID = "tenant_id"
+        case username
+        case displayName = "display_name"
+        case status
+        case createdAt = "created_at"
+        case updatedAt = "updated_at"
+        case requestsSuppressedUntil = "requests_suppressed_until"
+        case totpLockedUntil = "totp_locked_until"
+        case hasUserCode = "has_user_code"
+        case userCodeLockedUntil = "user_code_locked_until"
+    }
+
+    func user() -> User {
         User(
-            id: try row.string("id"), tenantID: try row.string("tenant_id"), username: try row.string("username"),
-            displayName: try row.optionalString("display_name"),
-            status: try row.string("status", as: User.Status.self),
-            createdAt: try row.date("created_at"), updatedAt: try row.date("updated_at"),
-            requestsSuppressedUntil: try row.optionalDate("requests_suppressed_until"),
-            totpLockedUntil: try row.optionalDate("totp_locked_until"), hasUserCode: try row.bool("has_user_code"),
-            userCodeLockedUntil: try row.optionalDate("user_code_locked_until"))
+            id: id, tenantID: tenantID, username: username, displayName: displayName, status: status,
+            createdAt: createdAt, updatedAt: updatedAt, requestsSuppressedUntil: requestsSuppressedUntil,
+            totpLockedUntil: totpLockedUntil, hasUserCode: hasUserCode, userCodeLockedUntil: userCodeLockedUntil)
     }
 }

@@ -119,7 +119,8 @@ extension CountersignServer {
         let (bodyLimit, pushCredentials) = (
             configuration.maximumBodySize,
             PushCredentialService(
-                database: database, credentials: pushCredentialRepository, sealer: sealer, audit: audit, now: now))
+                store: SQLPushCredentialStore(database: database, credentials: pushCredentialRepository, audit: audit),
+                sealer: sealer, now: now))
         let tenantRoutes = TenantRoutes(
             tenant: TenantMiddleware(tenants: tenants, origin: origin), throttle: throttling, logger: logger)
         DiscoveryRoutes(signingKeys: tokenSigningKeys).register(on: tenantRoutes)
@@ -161,7 +162,8 @@ extension CountersignServer {
             guardian: guardian, now: now
         ).register(on: admin)
         WebhookAdminRoutes(
-            webhooks: TenantWebhookService(database: database, webhooks: webhooks, sealer: sealer, audit: audit, now: now),
+            webhooks: TenantWebhookService(
+                store: SQLTenantWebhookStore(database: database, webhooks: webhooks, audit: audit), sealer: sealer, now: now),
             store: SQLWebhookAdminStore(database: database, outbox: webhookOutbox),
             guardian: guardian, maximumBodySize: bodyLimit
         ).register(on: admin)

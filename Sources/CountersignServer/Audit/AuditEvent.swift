@@ -33,37 +33,63 @@ public protocol AuditRepository: Sendable {
 public struct SQLAuditRepository: AuditRepository {
     public init() {}
 
-    private static let columns = "id, tenant_id, actor, action, target_type, target_id, details, occurred_at"
+    private typealias Row = AuditEventRow
 
     public func append(_ event: AuditEvent, on executor: any SQLExecutor) async throws {
         let details = JSONValue.object(event.details.mapValues(JSONValue.string)).canonicalString
         try await executor.run(
             """
             INSERT INTO audit_events (id, tenant_id, actor, action, target_type, target_id, details, occurred_at)
-            VALUES (\(event.id), \(event.tenantID), \(event.actor), \(event.action), \(event.targetType), \(event.targetID), \(details), \(event.occurredAt))
+            VALUES (\(event.id), \(event.tenantID), \(event.actor), \(event.action), \(event.targetType),
+                \(event.targetID), \(details), \(event.occurredAt))
             """)
     }
 
     public func list(tenantID: String?, before cursor: String?, limit: Int, on executor: any SQLExecutor) async throws -> [AuditEvent] {
         // "~" sorts after every identifier character, so it stands for "from the newest".
-        let upper = SQLValue.text(cursor ?? "~")
-        let rows: [SQLRow]
-        if let tenantID {
-            rows = try await executor.run(
-                "SELECT \(raw: Self.columns) FROM audit_events WHERE tenant_id = \(tenantID) AND id < \(upper) ORDER BY id DESC LIMIT \(Int64(limit))")
+        let upper = cursor ?? "~"
+        let statement: SQLStatement = if let tenantID {
+            """
+            SELECT \(raw: Row.columns) FROM audit_events
+            WHERE tenant_id = \(tenantID) AND id < \(upper) ORDER BY id DESC LIMIT \(limit)
+            """
         } else {
-            rows = try await executor.run(
-                "SELECT \(raw: Self.columns) FROM audit_events WHERE id < \(upper) ORDER BY id DESC LIMIT \(Int64(limit))")
+            "SELECT \(raw: Row.columns) FROM audit_events WHERE id < \(upper) ORDER BY id DESC LIMIT \(limit)"
         }
-        return try rows.map(Self.decode)
+        return try await executor.all(statement, as: Row.self).map { try $0.event() }
+    }
+}
+
+/// A row of `audit_events` as stored: decoded by column name, then turned into an
+/// `AuditEvent` (its details parsed).
+struct AuditEventRow: Decodable {
+    /// The columns `CodingKeys` names, for `SELECT`.
+    static let columns = CodingKeys.allCases.map(\.rawValue).joined(separator: ", ")
+
+    var id: String
+    var tenantID: String?
+    var actor: String
+    var action: String
+    var targetType: String
+    var targetID: String
+    /// A JSON object of strings.
+    var details: String
+    var occurredAt: Date
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case id
+        case tenantID = "tenant_id"
+        case actor, action
+        case targetType = "target_type"
+        case targetID = "target_id"
+        case details
+        case occurredAt = "occurred_at"
     }
 
-    static func decode(_ row: SQLRow) throws -> AuditEvent {
-        let details = try JSONDecoder().decode([String: String].self, from: Data(try row.string("details").utf8))
-        return AuditEvent(
-            id: try row.string("id"), tenantID: try row.optionalString("tenant_id"), actor: try row.string("actor"),
-            action: try row.string("action"), targetType: try row.string("target_type"),
-            targetID: try row.string("target_id"), details: details, occurredAt: try row.date("occurred_at"))
+    func event() throws -> AuditEvent {
+        AuditEvent(
+            id: id, tenantID: tenantID, actor: actor, action: action, targetType: targetType, targetID: targetID,
+            details: try JSONDecoder().decode([String: String].self, from: Data(details.utf8)), occurredAt: occurredAt)
     }
 }
 

@@ -19,16 +19,31 @@ public protocol ClientRequestWindowRepository: Sendable {
 public struct SQLClientRequestWindowRepository: ClientRequestWindowRepository {
     public init() {}
 
+    /// The count of one minute, as stored.
+    private struct Window: Decodable {
+        var start: Date
+        var requests: Int64
+
+        enum CodingKeys: String, CodingKey {
+            case start = "window_start"
+            case requests
+        }
+    }
+
     public func counts(clientID: String, previous: Date, current: Date, on executor: any SQLExecutor) async throws
         -> (previous: Int64, current: Int64) {
-        let rows = try await executor.run(
-            "SELECT window_start, requests FROM client_request_windows WHERE client_id = \(clientID) AND window_start IN (\(previous), \(current))")
+        let windows = try await executor.all(
+            """
+            SELECT window_start, requests FROM client_request_windows
+            WHERE client_id = \(clientID) AND window_start IN (\(previous), \(current))
+            """, as: Window.self)
         var counts: (previous: Int64, current: Int64) = (0, 0)
-        for row in rows {
-            if SQLValue.integer(try row.int("window_start")) == SQLValue(current) {
-                counts.current = try row.int("requests")
+        for window in windows {
+            // Compared as stored, in whole milliseconds, as the statement matched it.
+            if window.start.sqlValue == current.sqlValue {
+                counts.current = window.requests
             } else {
-                counts.previous = try row.int("requests")
+                counts.previous = window.requests
             }
         }
         return counts

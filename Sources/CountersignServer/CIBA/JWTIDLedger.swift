@@ -47,7 +47,8 @@ struct SQLClientJWTIDRepository: ClientJWTIDRepository {
                 on executor: any SQLExecutor) async throws -> Bool {
         !(try await executor.run(
             """
-            INSERT INTO client_jwt_ids (client_id, purpose, jti, expires_at) VALUES (\(clientID), \(purpose), \(jti), \(until))
+            INSERT INTO client_jwt_ids (client_id, purpose, jti, expires_at)
+            VALUES (\(clientID), \(purpose), \(jti), \(until))
             ON CONFLICT (client_id, purpose, jti) DO UPDATE SET expires_at = excluded.expires_at
             WHERE client_jwt_ids.expires_at < \(now)
             RETURNING jti

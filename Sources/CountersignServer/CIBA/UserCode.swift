@@ -56,19 +56,37 @@ protocol UserCodeRepository: Sendable {
 struct SQLUserCodeRepository: UserCodeRepository {
     func set(userID: String, hash: Data?, on executor: any SQLExecutor) async throws {
         try await executor.run(
-            "UPDATE users SET user_code_hash = \(hash), user_code_failures = 0, user_code_locked_until = NULL WHERE id = \(userID)")
+            """
+            UPDATE users SET user_code_hash = \(hash), user_code_failures = 0, user_code_locked_until = NULL
+            WHERE id = \(userID)
+            """)
+    }
+
+    /// The user-code columns of a row of `users`.
+    private struct Row: Decodable {
+        /// NULL when the user has no code.
+        var hash: Data?
+        var lockedUntil: Date?
+
+        enum CodingKeys: String, CodingKey {
+            case hash = "user_code_hash"
+            case lockedUntil = "user_code_locked_until"
+        }
     }
 
     func find(userID: String, on executor: any SQLExecutor) async throws -> StoredUserCode? {
-        guard let row = try await executor.run(
-            "SELECT user_code_hash, user_code_locked_until FROM users WHERE id = \(userID)").first,
-            let hash = try row.optionalData("user_code_hash") else { return nil }
-        return StoredUserCode(hash: hash, lockedUntil: try row.optionalDate("user_code_locked_until"))
+        guard let row = try await executor.first(
+            "SELECT user_code_hash, user_code_locked_until FROM users WHERE id = \(userID)", as: Row.self),
+            let hash = row.hash else { return nil }
+        return StoredUserCode(hash: hash, lockedUntil: row.lockedUntil)
     }
 
     func recordFailure(userID: String, limit: Int, lockUntil: Date, on executor: any SQLExecutor) async throws -> Date? {
-        guard let row = try await executor.run(
-            "UPDATE users SET user_code_failures = user_code_failures + 1 WHERE id = \(userID) RETURNING user_code_failures").first, try row.int("user_code_failures") >= Int64(limit) else { return nil }
+        guard let failures = try await executor.first(
+            """
+            UPDATE users SET user_code_failures = user_code_failures + 1 WHERE id = \(userID)
+            RETURNING user_code_failures
+            """, column: "user_code_failures", as: Int.self), failures >= limit else { return nil }
         try await executor.run(
             "UPDATE users SET user_code_failures = 0, user_code_locked_until = \(lockUntil) WHERE id = \(userID)")
         return lockUntil

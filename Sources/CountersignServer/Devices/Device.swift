@@ -128,11 +128,7 @@ public protocol DeviceRepository: Sendable {
 public struct SQLDeviceRepository: DeviceRepository {
     public init() {}
 
-    private static let columns = """
-        id, tenant_id, user_id, name, platform, signing_key_jwk, encryption_key_jwk, push_provider, push_token,
-        push_token_valid, status, created_at, updated_at, last_seen_at, deleted_at, push_token_updated_at, push_token_error,
-        pin_key_jwk, pin_failures, biometric_key_jwk, CASE WHEN totp_seed_sealed IS NULL THEN 0 ELSE 1 END AS has_totp, deregistered_reason
-        """
+    private typealias Row = DeviceRow
 
     public func insert(_ device: Device, on executor: any SQLExecutor) async throws {
         try await insert(device, totpSeed: nil, on: executor)
@@ -144,19 +140,28 @@ public struct SQLDeviceRepository: DeviceRepository {
             INSERT INTO devices (id, tenant_id, user_id, name, platform, signing_key_jwk, signing_key_thumbprint,
                 encryption_key_jwk, push_provider, push_token, push_token_valid, status, created_at, updated_at,
                 push_token_updated_at, pin_key_jwk, biometric_key_jwk, totp_seed_sealed)
-            VALUES (\(device.id), \(device.tenantID), \(device.userID), \(device.name), \(device.platform.rawValue), \(try JSONValue(encoding: device.signingKey).canonicalString), \(device.signingKey.thumbprint), \(try JSONValue(encoding: device.encryptionKey).canonicalString), \(device.push?.provider.rawValue), \(device.push?.token), \(device.pushTokenValid), \(device.status.rawValue), \(device.createdAt), \(device.updatedAt), \(device.push == nil ? nil : device.pushTokenUpdatedAt ?? device.createdAt), \(try device.pinKey.map { try JSONValue(encoding: $0).canonicalString }), \(try device.biometricKey.map { try JSONValue(encoding: $0).canonicalString }), \(totpSeed.map(SQLValue.blob) ?? .null))
+            VALUES (\(device.id), \(device.tenantID), \(device.userID), \(device.name), \(device.platform),
+                \(try JSONValue(encoding: device.signingKey).canonicalString), \(device.signingKey.thumbprint),
+                \(try JSONValue(encoding: device.encryptionKey).canonicalString), \(device.push?.provider),
+                \(device.push?.token), \(device.pushTokenValid), \(device.status), \(device.createdAt),
+                \(device.updatedAt), \(device.push == nil ? nil : device.pushTokenUpdatedAt ?? device.createdAt),
+                \(try device.pinKey.map { try JSONValue(encoding: $0).canonicalString }),
+                \(try device.biometricKey.map { try JSONValue(encoding: $0).canonicalString }), \(totpSeed))
             """)
     }
 
-    public func recordPINFailure(id: String, limit: Int, at date: Date, on executor: any SQLExecutor) async throws -> PINFailure? {
-        guard let row = try await executor.run(
-            "UPDATE devices SET pin_failures = pin_failures + 1 WHERE id = \(id) AND status = 'active' RETURNING pin_failures").first else { return nil }
-        let failures = Int(try row.int("pin_failures"))
+    public func recordPINFailure(id: String, limit: Int, at date: Date, on executor: any SQLExecutor) async throws
+        -> PINFailure? {
+        guard let failures = try await executor.first(
+            """
+            UPDATE devices SET pin_failures = pin_failures + 1
+            WHERE id = \(id) AND status = 'active' RETURNING pin_failures
+            """, column: "pin_failures", as: Int.self) else { return nil }
         guard failures >= limit else { return .wrong(attemptsRemaining: limit - failures) }
         try await executor.run(
             """
-            UPDATE devices SET status = 'deleted', deleted_at = \(date), updated_at = \(date), push_token = NULL, push_provider = NULL,
-                deregistered_reason = \(DeregistrationNotice.Reason.pinAttemptsExceeded.rawValue)
+            UPDATE devices SET status = 'deleted', deleted_at = \(date), updated_at = \(date), push_token = NULL,
+                push_provider = NULL, deregistered_reason = \(DeregistrationNotice.Reason.pinAttemptsExceeded)
             WHERE id = \(id) AND status = 'active'
             """)
         return .limitReached
@@ -168,17 +173,32 @@ public struct SQLDeviceRepository: DeviceRepository {
 
     public func setPINKey(id: String, _ key: ECPublicJWK, at date: Date, on executor: any SQLExecutor) async throws {
         try await executor.run(
-            "UPDATE devices SET pin_key_jwk = \(try JSONValue(encoding: key).canonicalString), pin_failures = 0, updated_at = \(date) WHERE id = \(id)")
+            """
+            UPDATE devices SET pin_key_jwk = \(try JSONValue(encoding: key).canonicalString), pin_failures = 0,
+                updated_at = \(date)
+            WHERE id = \(id)
+            """)
+    }
+
+    /// A device's TOTP seed as `totpSeeds` reads it.
+    private struct TOTPSeedRow: Decodable {
+        var id: String
+        var sealed: Data
+        var lastStep: Int64?
+
+        enum CodingKeys: String, CodingKey {
+            case id, sealed = "totp_seed_sealed", lastStep = "totp_last_step"
+        }
     }
 
     public func totpSeeds(userID: String, on executor: any SQLExecutor) async throws
         -> [(deviceID: String, sealed: Data, lastStep: Int64?)] {
-        try await executor.run(
+        try await executor.all(
             """
             SELECT id, totp_seed_sealed, totp_last_step FROM devices
             WHERE user_id = \(userID) AND status = 'active' AND totp_seed_sealed IS NOT NULL ORDER BY id
-            """
-        ).map { row in (try row.string("id"), try row.data("totp_seed_sealed"), try row.optionalInt("totp_last_step")) }
+            """, as: TOTPSeedRow.self
+        ).map { ($0.id, $0.sealed, $0.lastStep) }
     }
 
     public func acceptTOTPStep(id: String, step: Int64, on executor: any SQLExecutor) async throws -> Bool {
@@ -190,29 +210,36 @@ public struct SQLDeviceRepository: DeviceRepository {
     }
 
     public func find(id: String, on executor: any SQLExecutor) async throws -> Device? {
-        try await executor.run("SELECT \(raw: Self.columns) FROM devices WHERE id = \(id)").first.map(Self.decode)
+        try await executor.first("SELECT \(raw: Row.columns) FROM devices WHERE id = \(id)", as: Row.self)?.device()
     }
 
     public func find(ids: [String], on executor: any SQLExecutor) async throws -> [String: Device] {
-        let devices = try await executor.run(chunking: ids) { "SELECT \(raw: Self.columns) FROM devices WHERE id IN (\(list: $0))" }
-            .map(Self.decode)
+        let devices = try await executor.run(chunking: ids) { part in
+            "SELECT \(raw: Row.columns) FROM devices WHERE id IN (\(list: part))"
+        }.map { try $0.decode(Row.self).device() }
         return Dictionary(devices.map { ($0.id, $0) }) { first, _ in first }
     }
 
-    public func list(userID: String, after cursor: String?, limit: Int, on executor: any SQLExecutor) async throws -> [Device] {
-        try await executor.run(
-            "SELECT \(raw: Self.columns) FROM devices WHERE user_id = \(userID) AND status = 'active' AND id > \(cursor ?? "") ORDER BY id LIMIT \(Int64(limit))").map(Self.decode)
+    public func list(userID: String, after cursor: String?, limit: Int, on executor: any SQLExecutor) async throws
+        -> [Device] {
+        try await executor.all(
+            """
+            SELECT \(raw: Row.columns) FROM devices
+            WHERE user_id = \(userID) AND status = 'active' AND id > \(cursor ?? "") ORDER BY id LIMIT \(limit)
+            """, as: Row.self
+        ).map { try $0.device() }
     }
 
     public func rename(id: String, to name: String, at date: Date, on executor: any SQLExecutor) async throws {
         try await executor.run("UPDATE devices SET name = \(name), updated_at = \(date) WHERE id = \(id)")
     }
 
-    public func setPush(id: String, _ push: PushRegistration?, at date: Date, on executor: any SQLExecutor) async throws {
+    public func setPush(id: String, _ push: PushRegistration?, at date: Date,
+                        on executor: any SQLExecutor) async throws {
         try await executor.run(
             """
-            UPDATE devices SET push_provider = \(push?.provider.rawValue), push_token = \(push?.token), push_token_valid = 1, push_token_error = NULL,
-                push_token_updated_at = \(push == nil ? nil : date), updated_at = \(date)
+            UPDATE devices SET push_provider = \(push?.provider), push_token = \(push?.token), push_token_valid = 1,
+                push_token_error = NULL, push_token_updated_at = \(push == nil ? nil : date), updated_at = \(date)
             WHERE id = \(id)
             """)
     }
@@ -220,7 +247,8 @@ public struct SQLDeviceRepository: DeviceRepository {
     public func markDeleted(id: String, at date: Date, on executor: any SQLExecutor) async throws -> Bool {
         !(try await executor.run(
             """
-            UPDATE devices SET status = 'deleted', deleted_at = \(date), updated_at = \(date), push_token = NULL, push_provider = NULL
+            UPDATE devices SET status = 'deleted', deleted_at = \(date), updated_at = \(date), push_token = NULL,
+                push_provider = NULL
             WHERE id = \(id) AND status = 'active' RETURNING id
             """)).isEmpty
     }
@@ -249,10 +277,14 @@ public struct SQLDeviceRepository: DeviceRepository {
         return !(try await executor.run(statement)).isEmpty
     }
 
-    public func recordNonce(deviceID: String, nonce: String, expiresAt: Date, on executor: any SQLExecutor) async throws -> Bool {
+    public func recordNonce(deviceID: String, nonce: String, expiresAt: Date, on executor: any SQLExecutor) async throws
+        -> Bool {
         do {
             try await executor.run(
-                "INSERT INTO device_request_nonces (device_id, nonce, expires_at) VALUES (\(deviceID), \(nonce), \(expiresAt))")
+                """
+                INSERT INTO device_request_nonces (device_id, nonce, expires_at)
+                VALUES (\(deviceID), \(nonce), \(expiresAt))
+                """)
             return true
         } catch StorageError.uniqueViolation {
             return false
@@ -261,33 +293,6 @@ public struct SQLDeviceRepository: DeviceRepository {
 
     public func purgeNonces(before date: Date, on executor: any SQLExecutor) async throws {
         try await executor.run("DELETE FROM device_request_nonces WHERE expires_at < \(date)")
-    }
-
-    static func decode(_ row: SQLRow) throws -> Device {
-        let decoder = JSONDecoder()
-        let push: PushRegistration? = try {
-            guard let provider = try row.optionalString("push_provider", as: PushRegistration.Provider.self),
-                  let token = try row.optionalString("push_token") else { return nil }
-            return PushRegistration(provider: provider, token: token)
-        }()
-        return Device(
-            id: try row.string("id"), tenantID: try row.string("tenant_id"), userID: try row.string("user_id"),
-            name: try row.string("name"), platform: try row.string("platform", as: DevicePlatform.self),
-            signingKey: try decoder.decode(ECPublicJWK.self, from: Data(try row.string("signing_key_jwk").utf8)),
-            encryptionKey: try decoder.decode(ECPublicJWK.self, from: Data(try row.string("encryption_key_jwk").utf8)),
-            push: push, pushTokenValid: try row.bool("push_token_valid"),
-            status: try row.string("status", as: Device.Status.self),
-            createdAt: try row.date("created_at"), updatedAt: try row.date("updated_at"),
-            lastSeenAt: try row.optionalDate("last_seen_at"), deletedAt: try row.optionalDate("deleted_at"),
-            pushTokenUpdatedAt: try row.optionalDate("push_token_updated_at"),
-            pushTokenError: try row.optionalString("push_token_error"),
-            pinKey: try row.optionalString("pin_key_jwk").map { try decoder.decode(ECPublicJWK.self, from: Data($0.utf8)) },
-            pinFailures: Int(try row.int("pin_failures")),
-            biometricKey: try row.optionalString("biometric_key_jwk").map {
-                try decoder.decode(ECPublicJWK.self, from: Data($0.utf8))
-            },
-            hasTOTP: try row.bool("has_totp"),
-            deregisteredReason: try row.optionalString("deregistered_reason", as: DeregistrationNotice.Reason.self))
     }
 }
 

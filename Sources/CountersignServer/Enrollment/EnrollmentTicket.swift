@@ -45,41 +45,43 @@ public protocol EnrollmentTicketRepository: Sendable {
 public struct SQLEnrollmentTicketRepository: EnrollmentTicketRepository {
     public init() {}
 
+    private typealias Row = EnrollmentTicketRow
+
     public func insert(_ ticket: EnrollmentTicket, secretHash: Data, on executor: any SQLExecutor) async throws {
         try await executor.run(
             """
             INSERT INTO enrollment_tickets (id, tenant_id, user_id, secret_hash, created_by, created_at, expires_at)
-            VALUES (\(ticket.id), \(ticket.tenantID), \(ticket.userID), \(secretHash), \(ticket.createdBy), \(ticket.createdAt), \(ticket.expiresAt))
+            VALUES (\(ticket.id), \(ticket.tenantID), \(ticket.userID), \(secretHash), \(ticket.createdBy),
+                \(ticket.createdAt), \(ticket.expiresAt))
             """)
     }
 
-    private static let columns = "id, tenant_id, user_id, created_by, created_at, expires_at, used_at, revoked_at, device_id"
-
     public func find(secretHash: Data, on executor: any SQLExecutor) async throws -> EnrollmentTicket? {
-        try await executor.run("SELECT \(raw: Self.columns) FROM enrollment_tickets WHERE secret_hash = \(secretHash)").first
-            .map(Self.decode)
+        try await executor.first(
+            "SELECT \(raw: Row.columns) FROM enrollment_tickets WHERE secret_hash = \(secretHash)", as: Row.self
+        )?.ticket()
     }
 
     public func find(id: String, on executor: any SQLExecutor) async throws -> EnrollmentTicket? {
-        try await executor.run("SELECT \(raw: Self.columns) FROM enrollment_tickets WHERE id = \(id)").first.map(Self.decode)
+        try await executor.first("SELECT \(raw: Row.columns) FROM enrollment_tickets WHERE id = \(id)", as: Row.self)?
+            .ticket()
     }
 
     public func list(userID: String, before cursor: String?, limit: Int, on executor: any SQLExecutor) async throws -> [EnrollmentTicket] {
-        try await executor.run(
-            "SELECT \(raw: Self.columns) FROM enrollment_tickets WHERE user_id = \(userID) AND id < \(cursor ?? "~") ORDER BY id DESC LIMIT \(Int64(limit))").map(Self.decode)
+        try await executor.all(
+            """
+            SELECT \(raw: Row.columns) FROM enrollment_tickets
+            WHERE user_id = \(userID) AND id < \(cursor ?? "~") ORDER BY id DESC LIMIT \(limit)
+            """, as: Row.self
+        ).map { $0.ticket() }
     }
 
     public func revoke(id: String, at date: Date, on executor: any SQLExecutor) async throws -> Bool {
         !(try await executor.run(
-            "UPDATE enrollment_tickets SET revoked_at = \(date) WHERE id = \(id) AND used_at IS NULL AND revoked_at IS NULL RETURNING id")).isEmpty
-    }
-
-    static func decode(_ row: SQLRow) throws -> EnrollmentTicket {
-        EnrollmentTicket(
-            id: try row.string("id"), tenantID: try row.string("tenant_id"), userID: try row.string("user_id"),
-            createdBy: try row.string("created_by"), createdAt: try row.date("created_at"),
-            expiresAt: try row.date("expires_at"), usedAt: try row.optionalDate("used_at"),
-            revokedAt: try row.optionalDate("revoked_at"), deviceID: try row.optionalString("device_id"))
+            """
+            UPDATE enrollment_tickets SET revoked_at = \(date)
+            WHERE id = \(id) AND used_at IS NULL AND revoked_at IS NULL RETURNING id
+            """)).isEmpty
     }
 
     public func redeem(id: String, deviceID: String, at date: Date, on executor: any SQLExecutor) async throws -> Bool {
@@ -88,5 +90,40 @@ public struct SQLEnrollmentTicketRepository: EnrollmentTicketRepository {
             UPDATE enrollment_tickets SET used_at = \(date), device_id = \(deviceID)
             WHERE id = \(id) AND used_at IS NULL AND revoked_at IS NULL AND expires_at > \(date) RETURNING id
             """)).isEmpty
+    }
+}
+
+/// A row of `enrollment_tickets` as stored, decoded by column name. The secret hash is not
+/// among its columns.
+struct EnrollmentTicketRow: Decodable {
+    /// The columns `CodingKeys` names, for `SELECT`.
+    static let columns = CodingKeys.allCases.map(\.rawValue).joined(separator: ", ")
+
+    var id: String
+    var tenantID: String
+    var userID: String
+    var createdBy: String
+    var createdAt: Date
+    var expiresAt: Date
+    var usedAt: Date?
+    var revokedAt: Date?
+    var deviceID: String?
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case id
+        case tenantID = "tenant_id"
+        case userID = "user_id"
+        case createdBy = "created_by"
+        case createdAt = "created_at"
+        case expiresAt = "expires_at"
+        case usedAt = "used_at"
+        case revokedAt = "revoked_at"
+        case deviceID = "device_id"
+    }
+
+    func ticket() -> EnrollmentTicket {
+        EnrollmentTicket(
+            id: id, tenantID: tenantID, userID: userID, createdBy: createdBy, createdAt: createdAt,
+            expiresAt: expiresAt, usedAt: usedAt, revokedAt: revokedAt, deviceID: deviceID)
     }
 }

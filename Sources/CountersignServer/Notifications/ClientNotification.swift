@@ -75,25 +75,27 @@ public protocol ClientNotificationRepository: Sendable {
 public struct SQLClientNotificationRepository: ClientNotificationRepository {
     public init() {}
 
-    private static let table = OutboxTable(name: "client_notifications", columns: """
-        id, tenant_id, transaction_id, client_id, kind, error, status, attempts, next_attempt_at, give_up_at, last_error,
-        created_at, updated_at, sent_at
-        """)
+    private static let table = OutboxTable(name: "client_notifications")
+
+    private typealias Row = ClientNotificationRow
 
     public func enqueue(_ notifications: [ClientNotification], on executor: any SQLExecutor) async throws {
         for entry in notifications {
             try await executor.run(
                 """
-                INSERT INTO client_notifications (id, tenant_id, transaction_id, client_id, kind, error, status, attempts,
-                    next_attempt_at, give_up_at, created_at, updated_at)
-                VALUES (\(entry.id), \(entry.tenantID), \(entry.transactionID), \(entry.clientID), \(entry.kind.rawValue), \(entry.error), \(entry.status.rawValue), \(entry.attempts), \(entry.nextAttemptAt), \(entry.giveUpAt), \(entry.createdAt), \(entry.updatedAt))
+                INSERT INTO client_notifications (id, tenant_id, transaction_id, client_id, kind, error, status,
+                    attempts, next_attempt_at, give_up_at, created_at, updated_at)
+                VALUES (\(entry.id), \(entry.tenantID), \(entry.transactionID), \(entry.clientID), \(entry.kind),
+                    \(entry.error), \(entry.status), \(entry.attempts), \(entry.nextAttemptAt), \(entry.giveUpAt),
+                    \(entry.createdAt), \(entry.updatedAt))
                 """)
         }
     }
 
     public func claim(limit: Int, at date: Date, leaseUntil: Date, on executor: any SQLExecutor) async throws
         -> [ClientNotification] {
-        try await Self.table.claim(limit: limit, at: date, leaseUntil: leaseUntil, on: executor).map(Self.decode)
+        try await Self.table.claim(limit: limit, at: date, leaseUntil: leaseUntil, as: Row.self, on: executor)
+            .map(\.notification)
     }
 
     public func record(id: String, status: ClientNotification.Status, next: Date?, error: String?, at date: Date,
@@ -103,25 +105,56 @@ public struct SQLClientNotificationRepository: ClientNotificationRepository {
         } else if status == .sent {
             try await Self.table.markSent(ids: [id], at: date, on: executor)
         } else {
-            try await Self.table.close(id: id, status: status.rawValue, error: error, at: date, on: executor)
+            try await Self.table.close(id: id, status: status, error: error, at: date, on: executor)
         }
     }
 
     public func list(transactionID: String, on executor: any SQLExecutor) async throws -> [ClientNotification] {
-        try await executor.run(
-            "SELECT \(raw: Self.table.columns) FROM client_notifications WHERE transaction_id = \(transactionID) ORDER BY id").map(Self.decode)
+        try await executor.all(
+            "SELECT \(raw: Row.columns) FROM client_notifications WHERE transaction_id = \(transactionID) ORDER BY id",
+            as: Row.self
+        ).map(\.notification)
+    }
+}
+
+/// A row of `client_notifications` as stored.
+struct ClientNotificationRow: OutboxRow {
+    /// The columns `CodingKeys` names, for `SELECT` and `RETURNING`.
+    static let columns = CodingKeys.allCases.map(\.rawValue).joined(separator: ", ")
+
+    var id: String
+    var tenantID: String
+    var transactionID: String
+    var clientID: String
+    var kind: ClientNotification.Kind
+    var error: String?
+    var status: ClientNotification.Status
+    var attempts: Int
+    var nextAttemptAt: Date
+    var giveUpAt: Date
+    var lastError: String?
+    var createdAt: Date
+    var updatedAt: Date
+    var sentAt: Date?
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case id
+        case tenantID = "tenant_id"
+        case transactionID = "transaction_id"
+        case clientID = "client_id"
+        case kind, error, status, attempts
+        case nextAttemptAt = "next_attempt_at"
+        case giveUpAt = "give_up_at"
+        case lastError = "last_error"
+        case createdAt = "created_at"
+        case updatedAt = "updated_at"
+        case sentAt = "sent_at"
     }
 
-    static func decode(_ row: SQLRow) throws -> ClientNotification {
-        guard let kind = ClientNotification.Kind(rawValue: try row.string("kind")),
-              let status = ClientNotification.Status(rawValue: try row.string("status")) else {
-            throw StorageError.corrupt("client notification row")
-        }
-        return ClientNotification(
-            id: try row.string("id"), tenantID: try row.string("tenant_id"), transactionID: try row.string("transaction_id"),
-            clientID: try row.string("client_id"), kind: kind, error: try row.optionalString("error"), status: status,
-            attempts: Int(try row.int("attempts")), nextAttemptAt: try row.date("next_attempt_at"),
-            giveUpAt: try row.date("give_up_at"), lastError: try row.optionalString("last_error"),
-            createdAt: try row.date("created_at"), updatedAt: try row.date("updated_at"), sentAt: try row.optionalDate("sent_at"))
+    var notification: ClientNotification {
+        ClientNotification(
+            id: id, tenantID: tenantID, transactionID: transactionID, clientID: clientID, kind: kind, error: error,
+            status: status, attempts: attempts, nextAttemptAt: nextAttemptAt, giveUpAt: giveUpAt,
+            lastError: lastError, createdAt: createdAt, updatedAt: updatedAt, sentAt: sentAt)
     }
 }

@@ -38,21 +38,24 @@ public protocol TokenSigningKeyRepository: Sendable {
 public struct SQLTokenSigningKeyRepository: TokenSigningKeyRepository {
     public init() {}
 
+    private typealias Row = TokenSigningKeyRow
+
     public func insert(_ key: StoredTokenSigningKey, on executor: any SQLExecutor) async throws {
         try await executor.run(
             """
             INSERT INTO token_signing_keys (id, tenant_id, algorithm, sealed_key, public_jwk, created_at, retired_at)
-            VALUES (\(key.id), \(key.tenantID), \(key.algorithm.rawValue), \(key.sealedKey), \(try key.publicKey.json.canonicalString), \(key.createdAt), \(key.retiredAt))
+            VALUES (\(key.id), \(key.tenantID), \(key.algorithm), \(key.sealedKey),
+                \(try key.publicKey.json.canonicalString), \(key.createdAt), \(key.retiredAt))
             """)
     }
 
     public func published(tenantID: String, on executor: any SQLExecutor) async throws -> [StoredTokenSigningKey] {
-        try await executor.run(
+        try await executor.all(
             """
-            SELECT id, tenant_id, algorithm, sealed_key, public_jwk, created_at, retired_at FROM token_signing_keys
+            SELECT \(raw: Row.columns) FROM token_signing_keys
             WHERE tenant_id = \(tenantID) AND retired_at IS NULL ORDER BY created_at, algorithm, id
-            """
-        ).map(Self.decode)
+            """, as: Row.self
+        ).map { try $0.key() }
     }
 
     public func retire(id: String, at date: Date, on executor: any SQLExecutor) async throws {
@@ -66,17 +69,43 @@ public struct SQLTokenSigningKeyRepository: TokenSigningKeyRepository {
         guard executor.dialect == .postgres else { return }
         try await executor.run("SELECT id FROM tenants WHERE id = \(tenantID) FOR UPDATE")
     }
+}
 
-    static func decode(_ row: SQLRow) throws -> StoredTokenSigningKey {
-        let jwk = Data(try row.string("public_jwk").utf8)
-        let publicKey: TokenPublicKey? = switch TokenSigningAlgorithm(rawValue: try row.string("algorithm")) {
+/// A row of `token_signing_keys` as stored: decoded by column name, then turned into a
+/// `StoredTokenSigningKey` (the public key parsed as its algorithm's JWK).
+struct TokenSigningKeyRow: Decodable {
+    /// The columns `CodingKeys` names, for `SELECT`.
+    static let columns = CodingKeys.allCases.map(\.rawValue).joined(separator: ", ")
+
+    var id: String
+    var tenantID: String
+    var algorithm: TokenSigningAlgorithm
+    var sealedKey: Data
+    /// The public key as a JWK of `algorithm`.
+    var publicJWK: String
+    var createdAt: Date
+    var retiredAt: Date?
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case id
+        case tenantID = "tenant_id"
+        case algorithm
+        case sealedKey = "sealed_key"
+        case publicJWK = "public_jwk"
+        case createdAt = "created_at"
+        case retiredAt = "retired_at"
+    }
+
+    /// The key. A public key that is not a JWK of its algorithm means the row was altered.
+    func key() throws(StorageError) -> StoredTokenSigningKey {
+        let jwk = Data(publicJWK.utf8)
+        let publicKey: TokenPublicKey? = switch algorithm {
         case .es256: (try? JSONDecoder().decode(ECPublicJWK.self, from: jwk)).map(TokenPublicKey.ec)
         case .rs256: (try? JSONDecoder().decode(RSAPublicJWK.self, from: jwk)).map(TokenPublicKey.rsa)
-        case nil: nil
         }
-        guard let publicKey else { throw StorageError.corrupt("token signing key \(try row.string("id"))") }
+        guard let publicKey else { throw .corrupt("token signing key \(id)") }
         return StoredTokenSigningKey(
-            id: try row.string("id"), tenantID: try row.string("tenant_id"), sealedKey: try row.data("sealed_key"),
-            publicKey: publicKey, createdAt: try row.date("created_at"), retiredAt: try row.optionalDate("retired_at"))
+            id: id, tenantID: tenantID, sealedKey: sealedKey, publicKey: publicKey, createdAt: createdAt,
+            retiredAt: retiredAt)
     }
 }

@@ -1,5 +1,11 @@
 import Foundation
 
+/// A row type an outbox claims: decoded by column name, and naming the columns it reads.
+protocol OutboxRow: Decodable {
+    /// The columns the row's coding keys name, for `RETURNING` and `SELECT`.
+    static var columns: String { get }
+}
+
 /// The statements every outbox table shares. A row is `queued` until it is claimed; a claim
 /// marks it `sending`, counts the attempt and leases it by moving `next_attempt_at` to the end
 /// of the lease, so a row whose node stopped mid-send is due again once the lease runs out. An
@@ -13,24 +19,25 @@ struct OutboxTable: Sendable {
     static let cutOffAttempt = "an earlier attempt was cut off before its outcome was recorded"
 
     let name: String
-    /// What a claim returns, for the feature's decoder.
-    let columns: String
 
     /// Claims up to `limit` due rows (queued, or `sending` by a node whose lease ran out), oldest
-    /// due first, leasing them until `leaseUntil`. On PostgreSQL rows claimed by another node are
-    /// skipped (`FOR UPDATE SKIP LOCKED`), so no two nodes send the same row at once.
-    func claim(limit: Int, at date: Date, leaseUntil: Date, on executor: any SQLExecutor) async throws -> [SQLRow] {
+    /// due first, leasing them until `leaseUntil`, and returns them as `Row`. On PostgreSQL rows
+    /// claimed by another node are skipped (`FOR UPDATE SKIP LOCKED`), so no two nodes send the
+    /// same row at once.
+    func claim<Row: OutboxRow>(limit: Int, at date: Date, leaseUntil: Date, as type: Row.Type,
+                               on executor: any SQLExecutor) async throws -> [Row] {
         // SQLite has one writer, so its UPDATE is atomic as it stands.
         let skipLocked = executor.dialect == .postgres ? " FOR UPDATE SKIP LOCKED" : ""
-        return try await executor.run(
+        return try await executor.all(
             """
-            UPDATE \(raw: name) SET status = 'sending', attempts = attempts + 1, next_attempt_at = \(leaseUntil), updated_at = \(date),
+            UPDATE \(raw: name)
+            SET status = 'sending', attempts = attempts + 1, next_attempt_at = \(leaseUntil), updated_at = \(date),
                 last_error = CASE WHEN status = 'sending' THEN '\(raw: Self.cutOffAttempt)' ELSE last_error END
             WHERE id IN (
                 SELECT id FROM \(raw: name) WHERE status IN ('queued', 'sending') AND next_attempt_at <= \(date)
-                ORDER BY next_attempt_at LIMIT \(Int64(limit))\(raw: skipLocked))
-            RETURNING \(raw: columns)
-            """)
+                ORDER BY next_attempt_at LIMIT \(limit)\(raw: skipLocked))
+            RETURNING \(raw: Row.columns)
+            """, as: type)
     }
 
     /// Records rows as sent, a chunk of ids at a time.
@@ -47,14 +54,19 @@ struct OutboxTable: Sendable {
     func reschedule(id: String, next: Date, error: String?, at date: Date, on executor: any SQLExecutor) async throws {
         try await executor.run(
             """
-            UPDATE \(raw: name) SET status = 'queued', next_attempt_at = \(next), last_error = \(error), updated_at = \(date)
+            UPDATE \(raw: name)
+            SET status = 'queued', next_attempt_at = \(next), last_error = \(error), updated_at = \(date)
             WHERE id = \(id) AND status = 'sending'
             """)
     }
 
     /// Closes a row unsent: `status` is the feature's (`failed`, `cancelled`, `refused`).
-    func close(id: String, status: String, error: String?, at date: Date, on executor: any SQLExecutor) async throws {
+    func close<Status: RawRepresentable>(id: String, status: Status, error: String?, at date: Date,
+                                         on executor: any SQLExecutor) async throws where Status.RawValue == String {
         try await executor.run(
-            "UPDATE \(raw: name) SET status = \(status), last_error = \(error), updated_at = \(date) WHERE id = \(id) AND status = 'sending'")
+            """
+            UPDATE \(raw: name) SET status = \(status), last_error = \(error), updated_at = \(date)
+            WHERE id = \(id) AND status = 'sending'
+            """)
     }
 }

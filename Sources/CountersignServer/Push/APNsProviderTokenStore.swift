@@ -28,32 +28,42 @@ struct SQLAPNsProviderTokenStore: APNsProviderTokenStore {
     let database: any Database
     let sealer: SecretSealer
 
-    func current(for fingerprint: String) async throws -> StoredProviderToken? {
-        guard let row = try await database.run(
-            "SELECT token_sealed, issued_at FROM apns_provider_tokens WHERE key_fingerprint = \(fingerprint)").first else {
-            return nil
+    /// A stored token as `current` reads it.
+    private struct Row: Decodable {
+        var tokenSealed: Data
+        var issuedAt: Date
+
+        enum CodingKeys: String, CodingKey {
+            case tokenSealed = "token_sealed", issuedAt = "issued_at"
         }
-        let jwt = try sealer.open(try row.data("token_sealed"), context: Self.sealingContext(fingerprint))
-        return StoredProviderToken(jwt: String(decoding: jwt, as: UTF8.self), issuedAt: try row.date("issued_at"))
     }
 
-    func replace(_ replacing: StoredProviderToken?, with token: StoredProviderToken, for fingerprint: String) async throws -> Bool {
-        let sealed = try sealer.seal(Data(token.jwt.utf8), context: Self.sealingContext(fingerprint))
-        let rows: [SQLRow]
-        if let replacing {
-            rows = try await database.run(
-                """
-                UPDATE apns_provider_tokens SET token_sealed = \(sealed), issued_at = \(token.issuedAt)
-                WHERE key_fingerprint = \(fingerprint) AND issued_at = \(replacing.issuedAt) RETURNING key_fingerprint
-                """)
-        } else {
-            rows = try await database.run(
-                """
-                INSERT INTO apns_provider_tokens (key_fingerprint, token_sealed, issued_at) VALUES (\(fingerprint), \(sealed), \(token.issuedAt))
-                ON CONFLICT (key_fingerprint) DO NOTHING RETURNING key_fingerprint
-                """)
+    func current(for fingerprint: String) async throws -> StoredProviderToken? {
+        guard let row = try await database.first(
+            "SELECT token_sealed, issued_at FROM apns_provider_tokens WHERE key_fingerprint = \(fingerprint)",
+            as: Row.self) else {
+            return nil
         }
-        return !rows.isEmpty
+        let jwt = try sealer.open(row.tokenSealed, context: Self.sealingContext(fingerprint))
+        return StoredProviderToken(jwt: String(decoding: jwt, as: UTF8.self), issuedAt: row.issuedAt)
+    }
+
+    func replace(_ replacing: StoredProviderToken?, with token: StoredProviderToken, for fingerprint: String) async throws
+        -> Bool {
+        let sealed = try sealer.seal(Data(token.jwt.utf8), context: Self.sealingContext(fingerprint))
+        let statement: SQLStatement = if let replacing {
+            """
+            UPDATE apns_provider_tokens SET token_sealed = \(sealed), issued_at = \(token.issuedAt)
+            WHERE key_fingerprint = \(fingerprint) AND issued_at = \(replacing.issuedAt) RETURNING key_fingerprint
+            """
+        } else {
+            """
+            INSERT INTO apns_provider_tokens (key_fingerprint, token_sealed, issued_at)
+            VALUES (\(fingerprint), \(sealed), \(token.issuedAt))
+            ON CONFLICT (key_fingerprint) DO NOTHING RETURNING key_fingerprint
+            """
+        }
+        return !(try await database.run(statement)).isEmpty
     }
 
     /// Names the row a sealed token belongs to, so that it opens nowhere else.

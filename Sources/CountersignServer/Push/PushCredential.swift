@@ -114,13 +114,16 @@ public protocol PushCredentialRepository: Sendable {
 public struct SQLPushCredentialRepository: PushCredentialRepository {
     public init() {}
 
-    private static let columns =
-        "id, tenant_id, kind, client_app_key, environment, topic, summary, sealed_secret, created_at, updated_at"
+    private typealias Row = PushCredentialRow
 
     public func find(tenantID: String, kind: PushCredential.Kind, clientAppKey: String, on executor: any SQLExecutor)
         async throws -> PushCredential? {
-        try await executor.run(
-            "SELECT \(raw: Self.columns) FROM push_credentials WHERE tenant_id = \(tenantID) AND kind = \(kind.rawValue) AND client_app_key = \(clientAppKey)").first.map(Self.decode)
+        try await executor.first(
+            """
+            SELECT \(raw: Row.columns) FROM push_credentials
+            WHERE tenant_id = \(tenantID) AND kind = \(kind) AND client_app_key = \(clientAppKey)
+            """, as: Row.self
+        )?.credential()
     }
 
     public func insert(_ credential: PushCredential, sealedSecret: Data, on executor: any SQLExecutor) async throws {
@@ -128,14 +131,19 @@ public struct SQLPushCredentialRepository: PushCredentialRepository {
             """
             INSERT INTO push_credentials (id, tenant_id, provider, kind, client_app_key, environment, topic, summary,
                 sealed_secret, created_at, updated_at)
-            VALUES (\(credential.id), \(credential.tenantID), \(credential.kind.provider.rawValue), \(credential.kind.rawValue), \(credential.clientAppKey), \(credential.environment?.rawValue), \(credential.topic), \(try Self.summaryText(credential)), \(sealedSecret), \(credential.createdAt), \(credential.updatedAt))
+            VALUES (\(credential.id), \(credential.tenantID), \(credential.kind.provider), \(credential.kind),
+                \(credential.clientAppKey), \(credential.environment), \(credential.topic),
+                \(try Self.summaryText(credential)), \(sealedSecret), \(credential.createdAt), \(credential.updatedAt))
             """)
     }
 
     public func replace(_ credential: PushCredential, sealedSecret: Data, on executor: any SQLExecutor) async throws {
         try await executor.run(
             """
-            UPDATE push_credentials SET environment = \(credential.environment?.rawValue), topic = \(credential.topic), summary = \(try Self.summaryText(credential)), sealed_secret = \(sealedSecret), updated_at = \(credential.updatedAt)
+            UPDATE push_credentials
+            SET environment = \(credential.environment), topic = \(credential.topic),
+                summary = \(try Self.summaryText(credential)), sealed_secret = \(sealedSecret),
+                updated_at = \(credential.updatedAt)
             WHERE id = \(credential.id)
             """)
     }
@@ -145,40 +153,69 @@ public struct SQLPushCredentialRepository: PushCredentialRepository {
     }
 
     public func list(tenantID: String, on executor: any SQLExecutor) async throws -> [PushCredential] {
-        try await executor.run(
-            "SELECT \(raw: Self.columns) FROM push_credentials WHERE tenant_id = \(tenantID) ORDER BY provider, updated_at DESC, id DESC").map(Self.decode)
+        try await executor.all(
+            """
+            SELECT \(raw: Row.columns) FROM push_credentials
+            WHERE tenant_id = \(tenantID) ORDER BY provider, updated_at DESC, id DESC
+            """, as: Row.self
+        ).map { try $0.credential() }
     }
 
     public func active(tenantID: String, provider: PushRegistration.Provider, on executor: any SQLExecutor) async throws
         -> (PushCredential, Data)? {
         guard let row = try await executor.run(
             """
-            SELECT \(raw: Self.columns) FROM push_credentials WHERE tenant_id = \(tenantID) AND provider = \(provider.rawValue)
+            SELECT \(raw: Row.columns), sealed_secret FROM push_credentials
+            WHERE tenant_id = \(tenantID) AND provider = \(provider)
             ORDER BY updated_at DESC, id DESC LIMIT 1
             """).first else { return nil }
-        return (try Self.decode(row), try row.data("sealed_secret"))
+        return (try row.decode(Row.self).credential(), try row.decode(column: "sealed_secret", as: Data.self))
     }
 
     public func delete(tenantID: String, kind: PushCredential.Kind, clientAppKey: String, on executor: any SQLExecutor)
         async throws -> PushCredential? {
-        try await executor.run(
+        try await executor.first(
             """
-            DELETE FROM push_credentials WHERE tenant_id = \(tenantID) AND kind = \(kind.rawValue) AND client_app_key = \(clientAppKey)
-            RETURNING \(raw: Self.columns)
-            """
-        ).first.map(Self.decode)
+            DELETE FROM push_credentials
+            WHERE tenant_id = \(tenantID) AND kind = \(kind) AND client_app_key = \(clientAppKey)
+            RETURNING \(raw: Row.columns)
+            """, as: Row.self
+        )?.credential()
+    }
+}
+
+/// A row of `push_credentials` as stored, without its sealed secret (which only `active`
+/// reads): decoded by column name, then turned into a `PushCredential` (the summary parsed).
+struct PushCredentialRow: Decodable {
+    /// The columns `CodingKeys` names, for `SELECT` and `RETURNING`.
+    static let columns = CodingKeys.allCases.map(\.rawValue).joined(separator: ", ")
+
+    var id: String
+    var tenantID: String
+    var kind: PushCredential.Kind
+    var clientAppKey: String
+    var environment: PushCredential.Environment?
+    var topic: String?
+    var summary: String
+    var createdAt: Date
+    var updatedAt: Date
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case id
+        case tenantID = "tenant_id"
+        case kind
+        case clientAppKey = "client_app_key"
+        case environment, topic, summary
+        case createdAt = "created_at"
+        case updatedAt = "updated_at"
     }
 
-    static func decode(_ row: SQLRow) throws -> PushCredential {
-        guard let kind = PushCredential.Kind(rawValue: try row.string("kind")),
-              let summary = try? JSON.decode(PushCredentialSummary.self, from: Data(try row.string("summary").utf8)) else {
+    func credential() throws -> PushCredential {
+        guard let parsed = try? JSON.decode(PushCredentialSummary.self, from: Data(summary.utf8)) else {
             throw StorageError.corrupt("push credential")
         }
         return PushCredential(
-            id: try row.string("id"), tenantID: try row.string("tenant_id"), kind: kind,
-            clientAppKey: try row.string("client_app_key"),
-            environment: try row.optionalString("environment", as: PushCredential.Environment.self),
-            topic: try row.optionalString("topic"), summary: summary, createdAt: try row.date("created_at"),
-            updatedAt: try row.date("updated_at"))
+            id: id, tenantID: tenantID, kind: kind, clientAppKey: clientAppKey, environment: environment,
+            topic: topic, summary: parsed, createdAt: createdAt, updatedAt: updatedAt)
     }
 }

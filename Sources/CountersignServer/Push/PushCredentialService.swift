@@ -5,11 +5,9 @@ import Foundation
 /// is stored (a certificate that does not open, has no key or has expired is refused), sealed
 /// under the master key, and audited.
 struct PushCredentialService: Sendable {
-    let database: any Database
-    let credentials: any PushCredentialRepository
+    let store: any PushCredentialStore
     /// Seals each secret under the master key before it is stored.
     let sealer: SecretSealer
-    let audit: AuditLog
     let now: @Sendable () -> Date
 
     /// An APNs certificate as uploaded, parsed from the raw fields of either API.
@@ -84,7 +82,7 @@ struct PushCredentialService: Sendable {
 
     /// Every credential of the tenant, the ones it sends with marked active.
     func list(tenant: Tenant) async throws -> [PushCredentialRecord] {
-        let stored = try await credentials.list(tenantID: tenant.id, on: database)
+        let stored = try await store.list(tenantID: tenant.id)
         var seen = Set<PushRegistration.Provider>()
         // Listed newest first per provider: the first of each provider is the active one.
         return stored.map { credential in
@@ -93,16 +91,11 @@ struct PushCredentialService: Sendable {
     }
 
     func delete(_ kind: PushCredential.Kind, clientAppKey: String = "", tenant: Tenant, actor: String) async throws {
-        let date = now()
-        try await database.transaction { executor in
-            guard let deleted = try await credentials.delete(
-                tenantID: tenant.id, kind: kind, clientAppKey: clientAppKey, on: executor) else {
-                throw AdminError.notFound(clientAppKey.isEmpty
-                    ? "\(kind.rawValue) credential" : "APNs certificate for client app key \(clientAppKey)")
-            }
-            try await audit.record(
-                "push_credential.deleted", actor: actor, tenantID: tenant.id, target: ("push_credential", deleted.id),
-                details: Self.auditDetails(deleted), at: date, on: executor)
+        guard try await store.delete(
+            tenantID: tenant.id, kind: kind, clientAppKey: clientAppKey, actor: actor, at: now(),
+            auditDetails: Self.auditDetails) != nil else {
+            throw AdminError.notFound(clientAppKey.isEmpty
+                ? "\(kind.rawValue) credential" : "APNs certificate for client app key \(clientAppKey)")
         }
     }
 
@@ -111,26 +104,18 @@ struct PushCredentialService: Sendable {
                        actor: String) async throws -> PushCredential {
         let date = now()
         let plaintext = try JSONEncoder().encode(secret)
-        return try await database.transaction { executor in
-            let repository = credentials
-            let existing = try await repository.find(
-                tenantID: tenant.id, kind: kind, clientAppKey: clientAppKey, on: executor)
-            let credential = PushCredential(
-                id: existing?.id ?? Identifier.make("psh", at: date), tenantID: tenant.id, kind: kind,
-                clientAppKey: clientAppKey, environment: environment, topic: topic, summary: summary,
-                createdAt: existing?.createdAt ?? date, updatedAt: date)
+        let sealer = sealer
+        return try await store.put(
+            tenantID: tenant.id, kind: kind, clientAppKey: clientAppKey,
+            make: { existing in
+                PushCredential(
+                    id: existing?.id ?? Identifier.make("psh", at: date), tenantID: tenant.id, kind: kind,
+                    clientAppKey: clientAppKey, environment: environment, topic: topic, summary: summary,
+                    createdAt: existing?.createdAt ?? date, updatedAt: date)
+            },
             // The sealed secret names its row, so a replacement keeps the row's id.
-            let sealed = try sealer.seal(plaintext, context: credential.sealingContext)
-            if existing == nil {
-                try await repository.insert(credential, sealedSecret: sealed, on: executor)
-            } else {
-                try await repository.replace(credential, sealedSecret: sealed, on: executor)
-            }
-            try await audit.record(
-                "push_credential.set", actor: actor, tenantID: tenant.id, target: ("push_credential", credential.id),
-                details: Self.auditDetails(credential), at: date, on: executor)
-            return credential
-        }
+            seal: { credential in try sealer.seal(plaintext, context: credential.sealingContext) },
+            auditDetails: Self.auditDetails, actor: actor, at: date)
     }
 
     private static func auditDetails(_ credential: PushCredential) -> [String: String] {

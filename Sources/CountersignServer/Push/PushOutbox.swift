@@ -71,14 +71,14 @@ public protocol PushOutboxRepository: Sendable {
 public struct SQLPushOutboxRepository: PushOutboxRepository {
     public init() {}
 
-    private static let table = OutboxTable(name: "push_outbox", columns: """
-        id, tenant_id, transaction_id, device_id, kind, provider, status, attempts, next_attempt_at, expires_at, last_error,
-        provider_message_id, created_at, updated_at, sent_at
-        """)
+    private static let table = OutboxTable(name: "push_outbox")
+
+    private typealias Row = PushOutboxRow
 
     public func enqueue(_ entries: [PushOutboxEntry], on executor: any SQLExecutor) async throws {
         guard !entries.isEmpty else { return }
         // One statement for all rows: a request to a user with several devices stays one round trip.
+        // (`\(rows:)` takes values, so the enumerations are written by their raw values here.)
         let rows: [[SQLValue]] = entries.map { entry in
             [entry.id.sqlValue, entry.tenantID.sqlValue, entry.transactionID.sqlValue, entry.deviceID.sqlValue,
              entry.kind.rawValue.sqlValue, entry.provider.rawValue.sqlValue, entry.status.rawValue.sqlValue,
@@ -95,7 +95,8 @@ public struct SQLPushOutboxRepository: PushOutboxRepository {
 
     public func claim(limit: Int, at date: Date, leaseUntil: Date, on executor: any SQLExecutor) async throws
         -> [PushOutboxEntry] {
-        try await Self.table.claim(limit: limit, at: date, leaseUntil: leaseUntil, on: executor).map(Self.decode)
+        try await Self.table.claim(limit: limit, at: date, leaseUntil: leaseUntil, as: Row.self, on: executor)
+            .map(\.entry)
     }
 
     public func markSent(_ sent: [(id: String, providerMessageID: String?)], at date: Date,
@@ -106,7 +107,9 @@ public struct SQLPushOutboxRepository: PushOutboxRepository {
             guard let messageID else { continue }
             try await executor.run(
                 """
-                UPDATE push_outbox SET status = 'sent', sent_at = \(date), updated_at = \(date), last_error = NULL, provider_message_id = \(messageID)
+                UPDATE push_outbox
+                SET status = 'sent', sent_at = \(date), updated_at = \(date), last_error = NULL,
+                    provider_message_id = \(messageID)
                 WHERE id = \(id) AND status = 'sending'
                 """)
         }
@@ -117,47 +120,92 @@ public struct SQLPushOutboxRepository: PushOutboxRepository {
     }
 
     public func markFailed(id: String, error: String, at date: Date, on executor: any SQLExecutor) async throws {
-        try await Self.table.close(id: id, status: PushOutboxEntry.Status.failed.rawValue, error: error, at: date,
-                                   on: executor)
+        try await Self.table.close(id: id, status: PushOutboxEntry.Status.failed, error: error, at: date, on: executor)
     }
 
     public func markCancelled(id: String, reason: String, at date: Date, on executor: any SQLExecutor) async throws {
-        try await Self.table.close(id: id, status: PushOutboxEntry.Status.cancelled.rawValue, error: reason, at: date,
+        try await Self.table.close(id: id, status: PushOutboxEntry.Status.cancelled, error: reason, at: date,
                                    on: executor)
+    }
+
+    /// A device whose request push went out, as `cancelRequests` reads it.
+    private struct AlertedDevice: Decodable {
+        var deviceID: String
+        var provider: PushRegistration.Provider
+
+        enum CodingKeys: String, CodingKey {
+            case deviceID = "device_id", provider
+        }
     }
 
     public func cancelRequests(transactionID: String, decidingDevice: String, at date: Date, on executor: any SQLExecutor)
         async throws -> [(deviceID: String, provider: PushRegistration.Provider)] {
         try await executor.run(
             """
-            UPDATE push_outbox SET status = 'cancelled', last_error = 'answered before it was sent', updated_at = \(date)
+            UPDATE push_outbox
+            SET status = 'cancelled', last_error = 'answered before it was sent', updated_at = \(date)
             WHERE transaction_id = \(transactionID) AND kind = 'request' AND status = 'queued'
             """)
-        return try await executor.run(
+        return try await executor.all(
             """
             SELECT device_id, provider FROM push_outbox
-            WHERE transaction_id = \(transactionID) AND kind = 'request' AND status IN ('sent', 'sending') AND device_id <> \(decidingDevice)
-            """
-        ).map { row in (try row.string("device_id"), try row.string("provider", as: PushRegistration.Provider.self)) }
+            WHERE transaction_id = \(transactionID) AND kind = 'request' AND status IN ('sent', 'sending')
+                AND device_id <> \(decidingDevice)
+            """, as: AlertedDevice.self
+        ).map { ($0.deviceID, $0.provider) }
     }
 
     public func entries(transactionID: String, on executor: any SQLExecutor) async throws -> [PushOutboxEntry] {
-        try await executor.run(
-            "SELECT \(raw: Self.table.columns) FROM push_outbox WHERE transaction_id = \(transactionID) ORDER BY created_at, kind, device_id").map(Self.decode)
+        try await executor.all(
+            """
+            SELECT \(raw: Row.columns) FROM push_outbox
+            WHERE transaction_id = \(transactionID) ORDER BY created_at, kind, device_id
+            """, as: Row.self
+        ).map(\.entry)
+    }
+}
+
+/// A row of `push_outbox` as stored.
+struct PushOutboxRow: OutboxRow {
+    /// The columns `CodingKeys` names, for `SELECT` and `RETURNING`.
+    static let columns = CodingKeys.allCases.map(\.rawValue).joined(separator: ", ")
+
+    var id: String
+    var tenantID: String
+    var transactionID: String
+    var deviceID: String
+    var kind: PushOutboxEntry.Kind
+    var provider: PushRegistration.Provider
+    var status: PushOutboxEntry.Status
+    var attempts: Int
+    var nextAttemptAt: Date
+    var expiresAt: Date
+    var lastError: String?
+    var providerMessageID: String?
+    var createdAt: Date
+    var updatedAt: Date
+    var sentAt: Date?
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case id
+        case tenantID = "tenant_id"
+        case transactionID = "transaction_id"
+        case deviceID = "device_id"
+        case kind, provider, status, attempts
+        case nextAttemptAt = "next_attempt_at"
+        case expiresAt = "expires_at"
+        case lastError = "last_error"
+        case providerMessageID = "provider_message_id"
+        case createdAt = "created_at"
+        case updatedAt = "updated_at"
+        case sentAt = "sent_at"
     }
 
-    static func decode(_ row: SQLRow) throws -> PushOutboxEntry {
-        guard let kind = PushOutboxEntry.Kind(rawValue: try row.string("kind")),
-              let provider = PushRegistration.Provider(rawValue: try row.string("provider")),
-              let status = PushOutboxEntry.Status(rawValue: try row.string("status")) else {
-            throw StorageError.corrupt("push outbox row")
-        }
-        return PushOutboxEntry(
-            id: try row.string("id"), tenantID: try row.string("tenant_id"), transactionID: try row.string("transaction_id"),
-            deviceID: try row.string("device_id"), kind: kind, provider: provider, status: status,
-            attempts: Int(try row.int("attempts")), nextAttemptAt: try row.date("next_attempt_at"),
-            expiresAt: try row.date("expires_at"), lastError: try row.optionalString("last_error"),
-            providerMessageID: try row.optionalString("provider_message_id"), createdAt: try row.date("created_at"),
-            updatedAt: try row.date("updated_at"), sentAt: try row.optionalDate("sent_at"))
+    var entry: PushOutboxEntry {
+        PushOutboxEntry(
+            id: id, tenantID: tenantID, transactionID: transactionID, deviceID: deviceID, kind: kind,
+            provider: provider, status: status, attempts: attempts, nextAttemptAt: nextAttemptAt,
+            expiresAt: expiresAt, lastError: lastError, providerMessageID: providerMessageID, createdAt: createdAt,
+            updatedAt: updatedAt, sentAt: sentAt)
     }
 }

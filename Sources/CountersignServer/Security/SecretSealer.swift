@@ -39,8 +39,9 @@ public struct SecretSealer: Sendable {
     public func verifyAgainst(_ database: any Database) async throws {
         try await database.transaction { executor in
             try await executor.lockForStartup()
-            if let row = try await executor.run("SELECT value FROM server_meta WHERE key = \(Self.checkContext)").first {
-                guard let sealed = Data(base64Encoded: try row.string("value")),
+            if let value = try await executor.first(
+                "SELECT value FROM server_meta WHERE key = \(Self.checkContext)", column: "value", as: String.self) {
+                guard let sealed = Data(base64Encoded: value),
                       let opened = try? open(sealed, context: Self.checkContext), opened == Self.checkPlaintext else {
                     throw MasterKeyError.mismatch(masterKey.identifier)
                 }

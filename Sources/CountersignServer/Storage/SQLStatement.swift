@@ -63,9 +63,14 @@ public struct SQLStatement: Sendable, ExpressibleByStringInterpolation, CustomSt
             text += String(binds.count)
         }
 
-        /// Binds a value of a stored type (nil binds NULL).
+        /// Binds a value of a stored type.
         public mutating func appendInterpolation<Value: SQLStorable>(_ value: Value) {
             appendInterpolation(value.sqlValue)
+        }
+
+        /// Binds an optional value of a stored type; nil binds NULL.
+        public mutating func appendInterpolation<Value: SQLStorable>(_ value: Value?) {
+            appendInterpolation(value?.sqlValue ?? .null)
         }
 
         /// Binds an enumeration by its raw value.

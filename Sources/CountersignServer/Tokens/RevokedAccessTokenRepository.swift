@@ -15,14 +15,16 @@ struct SQLRevokedAccessTokenRepository: RevokedAccessTokenRepository {
     func revoke(jti: String, tenantID: String, expiresAt: Date, at date: Date, on executor: any SQLExecutor) async throws -> Bool {
         !(try await executor.run(
             """
-            INSERT INTO revoked_access_tokens (jti, tenant_id, expires_at, revoked_at) VALUES (\(jti), \(tenantID), \(expiresAt), \(date))
+            INSERT INTO revoked_access_tokens (jti, tenant_id, expires_at, revoked_at)
+            VALUES (\(jti), \(tenantID), \(expiresAt), \(date))
             ON CONFLICT (jti) DO NOTHING RETURNING jti
             """)).isEmpty
     }
 
     func isRevoked(jti: String, tenantID: String, on executor: any SQLExecutor) async throws -> Bool {
-        try await executor.run(
-            "SELECT jti FROM revoked_access_tokens WHERE jti = \(jti) AND tenant_id = \(tenantID)").first != nil
+        try await executor.first(
+            "SELECT jti FROM revoked_access_tokens WHERE jti = \(jti) AND tenant_id = \(tenantID)", column: "jti",
+            as: String.self) != nil
     }
 
     func purge(expiredBefore date: Date, on executor: any SQLExecutor) async throws {

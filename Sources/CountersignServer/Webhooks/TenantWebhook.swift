@@ -46,60 +46,90 @@ public protocol TenantWebhookRepository: Sendable {
 public struct SQLTenantWebhookRepository: TenantWebhookRepository {
     public init() {}
 
-    private static let columns = "tenant_id, purpose, url, created_at, updated_at"
+    private typealias Row = TenantWebhookRow
 
     public func find(tenantID: String, purpose: WebhookPurpose, on executor: any SQLExecutor) async throws
         -> (TenantWebhook, Data)? {
         guard let row = try await executor.run(
-            "SELECT \(raw: Self.columns), secret_sealed FROM tenant_webhooks WHERE tenant_id = \(tenantID) AND purpose = \(purpose.rawValue)").first else { return nil }
-        return (try Self.decode(row), try row.data("secret_sealed"))
+            """
+            SELECT \(raw: Row.columns), secret_sealed FROM tenant_webhooks
+            WHERE tenant_id = \(tenantID) AND purpose = \(purpose)
+            """).first else { return nil }
+        return (try row.decode(Row.self).webhook, try row.decode(column: "secret_sealed", as: Data.self))
     }
 
     public func configuredTenantSlug(tenantID: String, purpose: WebhookPurpose, on executor: any SQLExecutor)
         async throws -> String? {
-        try await executor.run(
+        try await executor.first(
             """
             SELECT tenants.slug FROM tenant_webhooks JOIN tenants ON tenants.id = tenant_webhooks.tenant_id
-            WHERE tenant_webhooks.tenant_id = \(tenantID) AND tenant_webhooks.purpose = \(purpose.rawValue)
-            """
-        ).first?.string("slug")
+            WHERE tenant_webhooks.tenant_id = \(tenantID) AND tenant_webhooks.purpose = \(purpose)
+            """, column: "slug", as: String.self)
     }
 
     public func list(tenantID: String, on executor: any SQLExecutor) async throws -> [TenantWebhook] {
-        try await executor.run(
-            "SELECT \(raw: Self.columns) FROM tenant_webhooks WHERE tenant_id = \(tenantID) ORDER BY purpose").map(Self.decode)
+        try await executor.all(
+            "SELECT \(raw: Row.columns) FROM tenant_webhooks WHERE tenant_id = \(tenantID) ORDER BY purpose",
+            as: Row.self
+        ).map(\.webhook)
     }
 
     public func insert(_ webhook: TenantWebhook, sealedSecret: Data, on executor: any SQLExecutor) async throws {
         try await executor.run(
             """
             INSERT INTO tenant_webhooks (tenant_id, purpose, url, secret_sealed, created_at, updated_at)
-            VALUES (\(webhook.tenantID), \(webhook.purpose.rawValue), \(webhook.url), \(sealedSecret), \(webhook.createdAt), \(webhook.updatedAt))
+            VALUES (\(webhook.tenantID), \(webhook.purpose), \(webhook.url), \(sealedSecret), \(webhook.createdAt),
+                \(webhook.updatedAt))
             """)
     }
 
     public func update(_ webhook: TenantWebhook, sealedSecret: Data?, on executor: any SQLExecutor) async throws {
         if let sealedSecret {
             try await executor.run(
-                "UPDATE tenant_webhooks SET url = \(webhook.url), secret_sealed = \(sealedSecret), updated_at = \(webhook.updatedAt) WHERE tenant_id = \(webhook.tenantID) AND purpose = \(webhook.purpose.rawValue)")
+                """
+                UPDATE tenant_webhooks
+                SET url = \(webhook.url), secret_sealed = \(sealedSecret), updated_at = \(webhook.updatedAt)
+                WHERE tenant_id = \(webhook.tenantID) AND purpose = \(webhook.purpose)
+                """)
         } else {
             try await executor.run(
-                "UPDATE tenant_webhooks SET url = \(webhook.url), updated_at = \(webhook.updatedAt) WHERE tenant_id = \(webhook.tenantID) AND purpose = \(webhook.purpose.rawValue)")
+                """
+                UPDATE tenant_webhooks SET url = \(webhook.url), updated_at = \(webhook.updatedAt)
+                WHERE tenant_id = \(webhook.tenantID) AND purpose = \(webhook.purpose)
+                """)
         }
     }
 
     public func delete(tenantID: String, purpose: WebhookPurpose, on executor: any SQLExecutor) async throws
         -> TenantWebhook? {
-        try await executor.run(
-            "DELETE FROM tenant_webhooks WHERE tenant_id = \(tenantID) AND purpose = \(purpose.rawValue) RETURNING \(raw: Self.columns)").first.map(Self.decode)
+        try await executor.first(
+            """
+            DELETE FROM tenant_webhooks WHERE tenant_id = \(tenantID) AND purpose = \(purpose)
+            RETURNING \(raw: Row.columns)
+            """, as: Row.self
+        )?.webhook
+    }
+}
+
+/// A row of `tenant_webhooks` as stored, without its sealed secret (which only `find` reads).
+struct TenantWebhookRow: Decodable {
+    /// The columns `CodingKeys` names, for `SELECT` and `RETURNING`.
+    static let columns = CodingKeys.allCases.map(\.rawValue).joined(separator: ", ")
+
+    var tenantID: String
+    var purpose: WebhookPurpose
+    var url: String
+    var createdAt: Date
+    var updatedAt: Date
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case tenantID = "tenant_id"
+        case purpose, url
+        case createdAt = "created_at"
+        case updatedAt = "updated_at"
     }
 
-    static func decode(_ row: SQLRow) throws -> TenantWebhook {
-        guard let purpose = WebhookPurpose(rawValue: try row.string("purpose")) else {
-            throw StorageError.corrupt("tenant webhook purpose")
-        }
-        return TenantWebhook(
-            tenantID: try row.string("tenant_id"), purpose: purpose, url: try row.string("url"),
-            createdAt: try row.date("created_at"), updatedAt: try row.date("updated_at"))
+    var webhook: TenantWebhook {
+        TenantWebhook(tenantID: tenantID, purpose: purpose, url: url, createdAt: createdAt, updatedAt: updatedAt)
     }
 }

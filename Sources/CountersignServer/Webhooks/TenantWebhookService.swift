@@ -6,11 +6,9 @@ import Foundation
 /// storage, and every change is audited (with the host, never the whole URL, which may carry a
 /// token of the receiver's).
 struct TenantWebhookService: Sendable {
-    let database: any Database
-    let webhooks: any TenantWebhookRepository
+    let store: any TenantWebhookStore
     /// Seals each secret under the master key before it is stored.
     let sealer: SecretSealer
-    let audit: AuditLog
     let now: @Sendable () -> Date
 
     /// What a set did: the webhook as stored, and its secret when one was made.
@@ -32,26 +30,25 @@ struct TenantWebhookService: Sendable {
     func set(_ purpose: WebhookPurpose, url: WebhookURL, rotateSecret: Bool, tenant: Tenant, actor: String)
         async throws -> Outcome {
         let date = now()
+        // Made before the transaction, used only if the webhook is new or its secret rotated.
+        let candidate = Self.newSecret()
+        let sealer = sealer
         do {
-            return try await database.transaction { executor in
-                let existing = try await webhooks.find(tenantID: tenant.id, purpose: purpose, on: executor)?.0
-                let webhook = TenantWebhook(
-                    tenantID: tenant.id, purpose: purpose, url: url.value, createdAt: existing?.createdAt ?? date,
-                    updatedAt: date)
-                let secret = existing == nil || rotateSecret ? Self.newSecret() : nil
-                let sealed = try secret.map { try sealer.seal(Data($0.utf8), context: webhook.sealingContext) }
-                if existing == nil, let sealed {
-                    try await webhooks.insert(webhook, sealedSecret: sealed, on: executor)
-                } else {
-                    try await webhooks.update(webhook, sealedSecret: sealed, on: executor)
-                }
-                try await audit.record(
-                    "webhook.set", actor: actor, tenantID: tenant.id, target: ("webhook", purpose.rawValue),
-                    details: ["host": url.host,
-                              "secret": existing == nil ? "created" : secret == nil ? "kept" : "rotated"],
-                    at: date, on: executor)
-                return Outcome(webhook: webhook, secret: secret, created: existing == nil)
-            }
+            let (webhook, created) = try await store.put(
+                tenantID: tenant.id, purpose: purpose,
+                make: { existing in
+                    let webhook = TenantWebhook(
+                        tenantID: tenant.id, purpose: purpose, url: url.value, createdAt: existing?.createdAt ?? date,
+                        updatedAt: date)
+                    let sealed = existing == nil || rotateSecret
+                        ? try sealer.seal(Data(candidate.utf8), context: webhook.sealingContext) : nil
+                    return (webhook, sealed)
+                },
+                auditDetails: { replaced, newSecret in
+                    ["host": url.host, "secret": replaced == nil ? "created" : newSecret ? "rotated" : "kept"]
+                },
+                actor: actor, at: date)
+            return Outcome(webhook: webhook, secret: created || rotateSecret ? candidate : nil, created: created)
         } catch StorageError.uniqueViolation {
             // Two first sets at once: the other one's row and secret stand.
             throw AdminError.conflict("the \(purpose.rawValue) webhook was set by another call at the same time; try again")
@@ -59,26 +56,21 @@ struct TenantWebhookService: Sendable {
     }
 
     func find(_ purpose: WebhookPurpose, tenant: Tenant) async throws -> TenantWebhook {
-        guard let (webhook, _) = try await webhooks.find(tenantID: tenant.id, purpose: purpose, on: database) else {
+        guard let webhook = try await store.find(tenantID: tenant.id, purpose: purpose) else {
             throw AdminError.notFound("\(purpose.rawValue) webhook")
         }
         return webhook
     }
 
     func list(tenant: Tenant) async throws -> [TenantWebhook] {
-        try await webhooks.list(tenantID: tenant.id, on: database)
+        try await store.list(tenantID: tenant.id)
     }
 
     func delete(_ purpose: WebhookPurpose, tenant: Tenant, actor: String) async throws {
-        let date = now()
-        try await database.transaction { executor in
-            guard let deleted = try await webhooks.delete(
-                tenantID: tenant.id, purpose: purpose, on: executor) else {
-                throw AdminError.notFound("\(purpose.rawValue) webhook")
-            }
-            try await audit.record(
-                "webhook.deleted", actor: actor, tenantID: tenant.id, target: ("webhook", purpose.rawValue),
-                details: ["host": (try? WebhookURL(deleted.url).host) ?? ""], at: date, on: executor)
+        guard try await store.delete(
+            tenantID: tenant.id, purpose: purpose, actor: actor, at: now(),
+            auditDetails: { deleted in ["host": (try? WebhookURL(deleted.url).host) ?? ""] }) != nil else {
+            throw AdminError.notFound("\(purpose.rawValue) webhook")
         }
     }
 }

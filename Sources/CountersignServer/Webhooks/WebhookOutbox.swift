@@ -44,23 +44,24 @@ public protocol WebhookOutboxRepository: Sendable {
 public struct SQLWebhookOutboxRepository: WebhookOutboxRepository {
     public init() {}
 
-    private static let table = OutboxTable(
-        name: "webhook_outbox",
-        columns: """
-            id, tenant_id, event, payload, status, attempts, next_attempt_at, last_error, created_at, updated_at, sent_at
-            """)
+    private static let table = OutboxTable(name: "webhook_outbox")
+
+    private typealias Row = WebhookOutboxRow
 
     public func enqueue(_ entry: WebhookOutboxEntry, on executor: any SQLExecutor) async throws {
         try await executor.run(
             """
-            INSERT INTO webhook_outbox (id, tenant_id, event, payload, status, attempts, next_attempt_at, created_at, updated_at)
-            VALUES (\(entry.id), \(entry.tenantID), \(entry.event), \(entry.payload), \(entry.status.rawValue), \(entry.attempts), \(entry.nextAttemptAt), \(entry.createdAt), \(entry.updatedAt))
+            INSERT INTO webhook_outbox (id, tenant_id, event, payload, status, attempts, next_attempt_at, created_at,
+                updated_at)
+            VALUES (\(entry.id), \(entry.tenantID), \(entry.event), \(entry.payload), \(entry.status),
+                \(entry.attempts), \(entry.nextAttemptAt), \(entry.createdAt), \(entry.updatedAt))
             """)
     }
 
     public func claim(limit: Int, at date: Date, leaseUntil: Date, on executor: any SQLExecutor) async throws
         -> [WebhookOutboxEntry] {
-        try await Self.table.claim(limit: limit, at: date, leaseUntil: leaseUntil, on: executor).map(Self.decode)
+        try await Self.table.claim(limit: limit, at: date, leaseUntil: leaseUntil, as: Row.self, on: executor)
+            .map(\.entry)
     }
 
     public func markSent(id: String, at date: Date, on executor: any SQLExecutor) async throws {
@@ -72,31 +73,59 @@ public struct SQLWebhookOutboxRepository: WebhookOutboxRepository {
     }
 
     public func markFailed(id: String, error: String, at date: Date, on executor: any SQLExecutor) async throws {
-        try await Self.table.close(id: id, status: WebhookOutboxEntry.Status.failed.rawValue, error: error, at: date,
+        try await Self.table.close(id: id, status: WebhookOutboxEntry.Status.failed, error: error, at: date,
                                    on: executor)
     }
 
     public func recent(tenantID: String, before cursor: String?, limit: Int, on executor: any SQLExecutor) async throws
         -> [WebhookOutboxEntry] {
-        let rows: [SQLRow]
-        if let cursor {
-            rows = try await executor.run(
-                "SELECT \(raw: Self.table.columns) FROM webhook_outbox WHERE tenant_id = \(tenantID) AND id < \(cursor) ORDER BY id DESC LIMIT \(Int64(limit))")
+        let statement: SQLStatement = if let cursor {
+            """
+            SELECT \(raw: Row.columns) FROM webhook_outbox
+            WHERE tenant_id = \(tenantID) AND id < \(cursor) ORDER BY id DESC LIMIT \(limit)
+            """
         } else {
-            rows = try await executor.run(
-                "SELECT \(raw: Self.table.columns) FROM webhook_outbox WHERE tenant_id = \(tenantID) ORDER BY id DESC LIMIT \(Int64(limit))")
+            """
+            SELECT \(raw: Row.columns) FROM webhook_outbox
+            WHERE tenant_id = \(tenantID) ORDER BY id DESC LIMIT \(limit)
+            """
         }
-        return try rows.map(Self.decode)
+        return try await executor.all(statement, as: Row.self).map(\.entry)
+    }
+}
+
+/// A row of `webhook_outbox` as stored.
+struct WebhookOutboxRow: OutboxRow {
+    /// The columns `CodingKeys` names, for `SELECT` and `RETURNING`.
+    static let columns = CodingKeys.allCases.map(\.rawValue).joined(separator: ", ")
+
+    var id: String
+    var tenantID: String
+    var event: String
+    var payload: String
+    var status: WebhookOutboxEntry.Status
+    var attempts: Int
+    var nextAttemptAt: Date
+    var lastError: String?
+    var createdAt: Date
+    var updatedAt: Date
+    var sentAt: Date?
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case id
+        case tenantID = "tenant_id"
+        case event, payload, status, attempts
+        case nextAttemptAt = "next_attempt_at"
+        case lastError = "last_error"
+        case createdAt = "created_at"
+        case updatedAt = "updated_at"
+        case sentAt = "sent_at"
     }
 
-    static func decode(_ row: SQLRow) throws -> WebhookOutboxEntry {
-        guard let status = WebhookOutboxEntry.Status(rawValue: try row.string("status")) else {
-            throw StorageError.corrupt("webhook outbox row")
-        }
-        return WebhookOutboxEntry(
-            id: try row.string("id"), tenantID: try row.string("tenant_id"), event: try row.string("event"),
-            payload: try row.string("payload"), status: status, attempts: Int(try row.int("attempts")),
-            nextAttemptAt: try row.date("next_attempt_at"), lastError: try row.optionalString("last_error"),
-            createdAt: try row.date("created_at"), updatedAt: try row.date("updated_at"), sentAt: try row.optionalDate("sent_at"))
+    var entry: WebhookOutboxEntry {
+        WebhookOutboxEntry(
+            id: id, tenantID: tenantID, event: event, payload: payload, status: status, attempts: attempts,
+            nextAttemptAt: nextAttemptAt, lastError: lastError, createdAt: createdAt, updatedAt: updatedAt,
+            sentAt: sentAt)
     }
 }
