@@ -6,7 +6,8 @@ import Testing
 /// RFC 9396 `authorization_details` at `bc-authorize` of a real server: accepted from the form
 /// and from a signed request, refused with `invalid_authorization_details` for every way it can
 /// be wrong, shown to the device in the sealed details and signed by it, and granted in the
-/// token response, the access token, introspection and every refresh.
+/// token response, the access token, introspection and every refresh. The router is driven in
+/// memory; the tokens' details also come from PostgreSQL, and push mode needs its dispatcher.
 @Suite("Authorization details: requests, devices and tokens")
 struct AuthorizationDetailsTests {
     typealias Fixtures = AuthorizationDetailsFixtures
@@ -16,9 +17,9 @@ struct AuthorizationDetailsTests {
         get throws { try JSONValue(parsing: Data(Fixtures.paymentDetails.utf8)) }
     }
 
-    @Test("details sent in the form reach the device sealed, in details of version 2", arguments: Engine.available)
-    func acceptedFromTheForm(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("details sent in the form reach the device sealed, in details of version 2")
+    func acceptedFromTheForm() async throws {
+        try await TestServer.routed { server in
             try await server.registerDetailTypes()
             let client = try await server.detailsClient()
             let alice = try await server.enrolledUser("alice")
@@ -36,9 +37,9 @@ struct AuthorizationDetailsTests {
         }
     }
 
-    @Test("details in a signed request are a JSON array claim, accepted alike", arguments: Engine.available)
-    func acceptedFromASignedRequest(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("details in a signed request are a JSON array claim, accepted alike")
+    func acceptedFromASignedRequest() async throws {
+        try await TestServer.routed { server in
             try await server.registerDetailTypes()
             let client = try await server.keyClient(
                 method: "client_secret_basic", extra: ["authorization_details_types": ["payment_initiation"]])
@@ -77,9 +78,9 @@ struct AuthorizationDetailsTests {
          "authorization_details is longer than 8192 bytes"),
     ]
 
-    @Test("each bad value is 400 invalid_authorization_details, and nothing is stored or sent", arguments: Engine.available)
-    func refusedAndNothingStored(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("each bad value is 400 invalid_authorization_details, and nothing is stored or sent")
+    func refusedAndNothingStored() async throws {
+        try await TestServer.routed { server in
             try await server.registerDetailTypes()
             let client = try await server.detailsClient()
             let alice = try await server.enrolledUser("alice")
@@ -97,9 +98,9 @@ struct AuthorizationDetailsTests {
         }
     }
 
-    @Test("a device that signs other details than it was sent (another amount) is refused", arguments: Engine.available)
-    func signatureOverOtherDetailsIsRefused(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("a device that signs other details than it was sent (another amount) is refused")
+    func signatureOverOtherDetailsIsRefused() async throws {
+        try await TestServer.routed { server in
             try await server.registerDetailTypes()
             let client = try await server.detailsClient()
             let alice = try await server.enrolledUser("alice")
@@ -141,9 +142,9 @@ struct AuthorizationDetailsTests {
         }
     }
 
-    @Test("every refresh grants the same details again", arguments: Engine.available)
-    func refreshCarriesTheDetails(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("every refresh grants the same details again")
+    func refreshCarriesTheDetails() async throws {
+        try await TestServer.routed { server in
             try await server.registerDetailTypes()
             let client = try await server.detailsClient()
             let alice = try await server.enrolledUser("alice")
@@ -158,9 +159,9 @@ struct AuthorizationDetailsTests {
         }
     }
 
-    @Test("without details, tokens and device details stay as they were", arguments: Engine.available)
-    func absentDetailsChangeNothing(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("without details, tokens and device details stay as they were")
+    func absentDetailsChangeNothing() async throws {
+        try await TestServer.routed { server in
             try await server.registerDetailTypes()
             let client = try await server.detailsClient()
             let alice = try await server.enrolledUser("alice")

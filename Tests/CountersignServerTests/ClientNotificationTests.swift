@@ -6,7 +6,8 @@ import Testing
 
 /// CIBA ping and push modes: the client's notification endpoint is a real HTTP server that
 /// records each call; the bearer token, the body and the ID token's bindings are checked as a
-/// client would check them.
+/// client would check them. The requests refused before anything is sent drive the router in
+/// memory.
 @Suite("CIBA ping and push callbacks")
 struct ClientNotificationTests {
     /// Runs `body` with a server whose notification dispatcher polls often, and a receiver
@@ -18,6 +19,10 @@ struct ClientNotificationTests {
             try await body(server, receiver)
         }
     }
+
+    /// The endpoint of a client whose requests are refused before anything could be sent to it
+    /// (tests with the router driven in memory, where no dispatcher runs).
+    static let unusedEndpoint = "https://rp.example.com/notify"
 
     private func client(_ server: TestServer, mode: String, endpoint: String) async throws -> TestClient {
         let answer = try await server.admin("POST", "/admin/v1/tenants/default/clients", json: [
@@ -169,10 +174,10 @@ struct ClientNotificationTests {
         }
     }
 
-    @Test("a tenant can refuse push mode; discovery then leaves it out", arguments: Engine.available)
-    func pushSwitchedOff(engine: Engine) async throws {
-        try await withClientEndpoint(engine) { server, receiver in
-            let client = try await client(server, mode: "push", endpoint: receiver.url)
+    @Test("a tenant can refuse push mode; discovery then leaves it out")
+    func pushSwitchedOff() async throws {
+        try await TestServer.routed { server in
+            let client = try await client(server, mode: "push", endpoint: Self.unusedEndpoint)
             _ = try await server.enrolledUser("ada")
             try await server.setPolicy(["push_delivery_allowed": false])
             let refused = try await start(server, client)
@@ -182,12 +187,12 @@ struct ClientNotificationTests {
         }
     }
 
-    @Test("a ping or push client must send a client_notification_token", arguments: Engine.available)
-    func notificationTokenRequired(engine: Engine) async throws {
-        try await withClientEndpoint(engine) { server, receiver in
+    @Test("a ping or push client must send a client_notification_token")
+    func notificationTokenRequired() async throws {
+        try await TestServer.routed { server in
             _ = try await server.enrolledUser("ada")
             for mode in ["ping", "push"] {
-                let client = try await client(server, mode: mode, endpoint: receiver.url)
+                let client = try await client(server, mode: mode, endpoint: Self.unusedEndpoint)
                 let answer = try await server.bcAuthorize(client, [("scope", "openid"), ("login_hint", "ada")])
                 #expect(answer.status == 400 && answer.error == "invalid_request", "\(mode)")
             }

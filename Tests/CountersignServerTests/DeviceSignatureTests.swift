@@ -6,7 +6,8 @@ import Testing
 @testable import CountersignServer
 
 /// Every way a device-signed request can be wrong is a 401 naming what was wrong, and changes
-/// nothing: the device's name stays as it was.
+/// nothing: the device's name stays as it was. The router is driven in memory; the replay check,
+/// whose ledger of seen signatures is storage, also runs on PostgreSQL.
 @Suite("Device-signed requests")
 struct DeviceSignatureTests {
     enum Forgery: String, CaseIterable, CustomTestStringConvertible, Sendable {
@@ -28,10 +29,10 @@ struct DeviceSignatureTests {
         }
     }
 
-    @Test("a forged or mismatched signature is refused with 401", arguments: Engine.available, Forgery.allCases)
-    func forgeryIsRefused(engine: Engine, forgery: Forgery) async throws {
+    @Test("a forged or mismatched signature is refused with 401", arguments: Forgery.allCases)
+    func forgeryIsRefused(forgery: Forgery) async throws {
         let clock = TestClock()
-        try await TestServer.with(engine, clock: clock) { server in
+        try await TestServer.routed(clock: clock) { server in
             _ = try await server.admin("POST", "/admin/v1/tenants", json: ["slug": "acme", "display_name": "Acme"])
             let (device, store) = server.authenticator()
             let enrollment = try await device.enroll(
@@ -95,9 +96,9 @@ struct DeviceSignatureTests {
         }
     }
 
-    @Test("a device removed by an administrator is told it is deregistered", arguments: Engine.available)
-    func deletedDeviceIsDeregistered(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("a device removed by an administrator is told it is deregistered")
+    func deletedDeviceIsDeregistered() async throws {
+        try await TestServer.routed { server in
             let (device, store) = server.authenticator()
             let enrollment = try await device.enroll(
                 uri: try await server.enrollmentURI(for: try await server.createUser("grace")), deviceName: "phone",
@@ -129,9 +130,9 @@ struct DeviceSignatureTests {
         }
     }
 
-    @Test("deleting a user removes its devices, records each, and the device learns it", arguments: Engine.available)
-    func deletedUserTakesItsDevices(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("deleting a user removes its devices, records each, and the device learns it")
+    func deletedUserTakesItsDevices() async throws {
+        try await TestServer.routed { server in
             let userID = try await server.createUser("ivy")
             let (device, _) = server.authenticator()
             let enrollment = try await device.enroll(
@@ -147,9 +148,9 @@ struct DeviceSignatureTests {
         }
     }
 
-    @Test("oversized and malformed device bodies are refused", arguments: Engine.available)
-    func malformedDeviceBodies(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("oversized and malformed device bodies are refused")
+    func malformedDeviceBodies() async throws {
+        try await TestServer.routed { server in
             let (device, store) = server.authenticator()
             let enrollment = try await device.enroll(
                 uri: try await server.enrollmentURI(for: try await server.createUser("heidi")), deviceName: "phone",

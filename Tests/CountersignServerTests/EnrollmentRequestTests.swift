@@ -58,10 +58,10 @@ struct EnrollmentRequestTests {
     }
 
     @Test("a malformed enrollment gets its precise error and leaves the ticket unused",
-          arguments: Engine.available, Defect.allCases)
-    func malformedEnrollmentChangesNothing(engine: Engine, defect: Defect) async throws {
+          arguments: Defect.allCases)
+    func malformedEnrollmentChangesNothing(defect: Defect) async throws {
         let clock = TestClock()
-        try await TestServer.with(engine, clock: clock) { server in
+        try await TestServer.routed(clock: clock) { server in
             let userID = try await server.createUser("dave")
             let uri = try EnrollmentURI(parsing: try await server.enrollmentURI(for: userID))
             let bad = try Self.request(ticket: uri.ticket, audience: server.base, now: clock.now, defect: defect)
@@ -78,9 +78,9 @@ struct EnrollmentRequestTests {
         }
     }
 
-    @Test("malformed bodies are refused before anything is read", arguments: Engine.available)
-    func malformedBodies(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("malformed bodies are refused before anything is read")
+    func malformedBodies() async throws {
+        try await TestServer.routed { server in
             let cases: [(Data, Int, String)] = [
                 (Data(), 400, "invalid_request"),
                 (Data("{".utf8), 400, "invalid_request"),

@@ -5,7 +5,9 @@ import Testing
 @testable import CountersignServer
 
 /// The custom authenticator end to end: the app's data reaches the tenant's verifier in a
-/// signed call, and its verdict decides — or, failing, decides nothing.
+/// signed call, and its verdict decides — or, failing, decides nothing. The verifier is called
+/// while the device's answer is handled, so most tests drive the router in memory with a real
+/// receiver; the approval also runs on PostgreSQL, and the event needs its dispatcher.
 @Suite("Custom authenticator and the tenant's verifier")
 struct FactorCustomTests {
     private let customClass = [("acr_values", "urn:countersign:acr:custom")]
@@ -31,9 +33,9 @@ struct FactorCustomTests {
         }
     }
 
-    @Test("the verifier's reject is a denial with reason custom_rejected", arguments: Engine.available)
-    func rejected(engine: Engine) async throws {
-        try await TestServer.withReceiver(engine) { server, receiver in
+    @Test("the verifier's reject is a denial with reason custom_rejected")
+    func rejected() async throws {
+        try await TestServer.routedWithReceiver { server, receiver in
             try await server.connect(.customVerifier, to: receiver)
             receiver.answer([.json(#"{"result":"reject","reason":"token unknown"}"#)])
             let client = try await server.createClient()
@@ -46,10 +48,9 @@ struct FactorCustomTests {
         }
     }
 
-    @Test("the verifier asks for the PIN: the request waits for it, and a PIN then approves even where the policy forbids the fallback",
-          arguments: Engine.available)
-    func pinFallbackAsked(engine: Engine) async throws {
-        try await TestServer.withReceiver(engine) { server, receiver in
+    @Test("the verifier asks for the PIN: the request waits for it, and a PIN then approves even where the policy forbids the fallback")
+    func pinFallbackAsked() async throws {
+        try await TestServer.routedWithReceiver { server, receiver in
             try await server.setPolicy(["custom_pin_fallback": false])
             try await server.connect(.customVerifier, to: receiver)
             receiver.answer([.json(#"{"result":"pin_fallback"}"#)])
@@ -65,9 +66,9 @@ struct FactorCustomTests {
         }
     }
 
-    @Test("a verifier that fails, answers garbage or is missing decides nothing", arguments: Engine.available)
-    func failsClosed(engine: Engine) async throws {
-        try await TestServer.withReceiver(engine) { server, receiver in
+    @Test("a verifier that fails, answers garbage or is missing decides nothing")
+    func failsClosed() async throws {
+        try await TestServer.routedWithReceiver { server, receiver in
             let client = try await server.createClient()
             let device = try await server.enrollFactorDevice(for: try await server.createUser("ada"))
             _ = try await server.startApproval(client, user: "ada", extra: customClass)

@@ -8,9 +8,9 @@ import Testing
 struct HintClientNotificationTokenTests {
     static let malformed = "client_notification_token must be at most 1024 characters of the RFC 6750 b64token syntax"
 
-    @Test("a ping client must send client_notification_token", arguments: Engine.available)
-    func requiredForPing(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("a ping client must send client_notification_token")
+    func requiredForPing() async throws {
+        try await TestServer.routed { server in
             let client = try await server.createClient(mode: "ping")
             _ = try await server.enrolledUser("alice")
             let without = try await server.bcAuthorize(client, [("scope", "openid"), ("login_hint", "alice")])
@@ -26,7 +26,7 @@ struct HintClientNotificationTokenTests {
     @Test("a malformed client_notification_token is invalid_request, from a poll client too",
           arguments: [String(repeating: "a", count: 1025), "two words", "=abc", "ab=c", "tök€n", "a\"b"])
     func malformedToken(token: String) async throws {
-        try await TestServer.with(.sqlite) { server in
+        try await TestServer.routed { server in
             let client = try await server.createClient()
             let answer = try await server.bcAuthorize(
                 client, [("scope", "openid"), ("login_hint", "alice"), ("client_notification_token", token)])

@@ -4,7 +4,8 @@ import Testing
 @testable import CountersignServer
 
 /// `user_code` (CIBA §7.1): set by an administrator, never shown back, checked for the clients
-/// registered with `backchannel_user_code_parameter`, and locked after five wrong codes.
+/// registered with `backchannel_user_code_parameter`, and locked after five wrong codes. The router
+/// is driven in memory; the lockout, counted in storage, also runs on PostgreSQL.
 @Suite("user_code")
 struct HintUserCodeTests {
     struct Setup: Sendable {
@@ -20,39 +21,50 @@ struct HintUserCodeTests {
         }
     }
 
-    /// Alice with the code `4711`, and a client registered for user codes.
+    /// Alice with the code `4711`, and a client registered for user codes, on a listening server.
     static func with(_ engine: Engine, code: String? = "4711", _ body: (Setup) async throws -> Void) async throws {
         try await TestServer.with(engine) { server in
-            let (id, secret) = try await server.registerClient(["backchannel_user_code_parameter": true])
-            let alice = try await server.enrolledUser("alice")
-            if let code {
-                let set = try await server.admin("PATCH", "/admin/v1/tenants/default/users/\(alice.userID)", json: ["user_code": code])
-                #expect(set.status == 200, "\(set.errorDescription ?? "")")
-            }
-            try await body(Setup(server: server, client: TestClient(id: id, secret: try #require(secret)), alice: alice))
+            try await body(try await setUp(server, code: code))
         }
     }
 
-    @Test("the right user code lets the request through", arguments: Engine.available)
-    func rightCode(engine: Engine) async throws {
-        try await Self.with(engine) { setup in
+    /// The same with the server's router driven in memory.
+    static func routed(code: String? = "4711", _ body: @Sendable (Setup) async throws -> Void) async throws {
+        try await TestServer.routed { server in
+            try await body(try await setUp(server, code: code))
+        }
+    }
+
+    static func setUp(_ server: TestServer, code: String?) async throws -> Setup {
+        let (id, secret) = try await server.registerClient(["backchannel_user_code_parameter": true])
+        let alice = try await server.enrolledUser("alice")
+        if let code {
+            let set = try await server.admin("PATCH", "/admin/v1/tenants/default/users/\(alice.userID)", json: ["user_code": code])
+            #expect(set.status == 200, "\(set.errorDescription ?? "")")
+        }
+        return Setup(server: server, client: TestClient(id: id, secret: try #require(secret)), alice: alice)
+    }
+
+    @Test("the right user code lets the request through")
+    func rightCode() async throws {
+        try await Self.routed { setup in
             let answer = try await setup.start("4711")
             #expect(answer.status == 200, "\(answer.errorDescription ?? "")")
         }
     }
 
-    @Test("no user code for a user who has one is missing_user_code", arguments: Engine.available)
-    func missingCode(engine: Engine) async throws {
-        try await Self.with(engine) { setup in
+    @Test("no user code for a user who has one is missing_user_code")
+    func missingCode() async throws {
+        try await Self.routed { setup in
             let answer = try await setup.start(nil)
             #expect(answer.status == 400)
             #expect(answer.error == "missing_user_code")
         }
     }
 
-    @Test("a wrong user code is invalid_user_code", arguments: Engine.available)
-    func wrongCode(engine: Engine) async throws {
-        try await Self.with(engine) { setup in
+    @Test("a wrong user code is invalid_user_code")
+    func wrongCode() async throws {
+        try await Self.routed { setup in
             let answer = try await setup.start("1234")
             #expect(answer.status == 400)
             #expect(answer.error == "invalid_user_code")
@@ -80,9 +92,9 @@ struct HintUserCodeTests {
         }
     }
 
-    @Test("a right code sets the count of wrong ones back to zero", arguments: Engine.available)
-    func rightCodeResetsTheCount(engine: Engine) async throws {
-        try await Self.with(engine) { setup in
+    @Test("a right code sets the count of wrong ones back to zero")
+    func rightCodeResetsTheCount() async throws {
+        try await Self.routed { setup in
             for attempt in 1...4 { _ = try await setup.start("000\(attempt)") }
             #expect(try await setup.start("4711").status == 200)
             for attempt in 1...4 {
@@ -91,9 +103,9 @@ struct HintUserCodeTests {
         }
     }
 
-    @Test("for a user without a code none is needed, and one sent is invalid_user_code", arguments: Engine.available)
-    func userWithoutCode(engine: Engine) async throws {
-        try await Self.with(engine, code: nil) { setup in
+    @Test("for a user without a code none is needed, and one sent is invalid_user_code")
+    func userWithoutCode() async throws {
+        try await Self.routed(code: nil) { setup in
             #expect(try await setup.start(nil).status == 200)
             let sent = try await setup.start("4711")
             #expect(sent.error == "invalid_user_code")
@@ -101,9 +113,9 @@ struct HintUserCodeTests {
         }
     }
 
-    @Test("a client not registered for user codes may not send one", arguments: Engine.available)
-    func unregisteredClient(engine: Engine) async throws {
-        try await Self.with(engine) { setup in
+    @Test("a client not registered for user codes may not send one")
+    func unregisteredClient() async throws {
+        try await Self.routed { setup in
             let plain = try await setup.server.createClient()
             let answer = try await setup.server.bcAuthorize(plain, [("scope", "openid"), ("login_hint", "alice"), ("user_code", "4711")])
             #expect(answer.status == 400)
@@ -114,9 +126,9 @@ struct HintUserCodeTests {
         }
     }
 
-    @Test("the user code is stored but never shown; an empty one removes it", arguments: Engine.available)
-    func codeIsNeverShown(engine: Engine) async throws {
-        try await Self.with(engine) { setup in
+    @Test("the user code is stored but never shown; an empty one removes it")
+    func codeIsNeverShown() async throws {
+        try await Self.routed { setup in
             let path = "/admin/v1/tenants/default/users/\(setup.alice.userID)"
             let shown = try await setup.server.admin("GET", path)
             #expect(shown["user_code_set"] as? Bool == true)

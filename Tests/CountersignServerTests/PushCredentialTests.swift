@@ -4,6 +4,7 @@ import Foundation
 import Testing
 @testable import CountersignServer
 
+/// The router is driven in memory; a certificate stored sealed is also read back from PostgreSQL.
 @Suite("Push credentials: set, show, delete; refused when they could not send")
 struct PushCredentialTests {
     static let base = "/admin/v1/tenants/default/push-credentials"
@@ -61,7 +62,7 @@ struct PushCredentialTests {
         default:
             Self.certificateFields(try pki.clientPKCS12(commonName: "c", topic: nil, password: "s3cret", includeKey: false))
         }
-        try await TestServer.with(.sqlite) { server in
+        try await TestServer.routed { server in
             let answer = try await server.admin("PUT", Self.base + "/apns-certificates/bank-ios", json: fields)
             #expect(answer.status == 400, "\(defect)")
             #expect(answer.error == "invalid_request")
@@ -74,7 +75,7 @@ struct PushCredentialTests {
 
     @Test("a key without push-credentials:manage gets 403 on every push-credential call")
     func rightIsRequired() async throws {
-        try await TestServer.with(.sqlite) { server in
+        try await TestServer.routed { server in
             let created = try await server.admin(
                 "POST", "/admin/v1/tenants/default/admin-keys", json: ["name": "ops", "rights": ["users:read"]])
             let key = try #require(created["secret"] as? String, "\(created.errorDescription ?? "")")
@@ -100,7 +101,7 @@ struct PushCredentialTests {
 
     @Test("a .p8 key is taken with its key id and team id; bad ones are refused")
     func tokenCredential() async throws {
-        try await TestServer.with(.sqlite) { server in
+        try await TestServer.routed { server in
             let key = APNsTestKey()
             var fields = key.fields()
             fields["key_id"] = "short"
@@ -132,7 +133,7 @@ struct PushCredentialTests {
         let account = try FCMEmulator.ServiceAccount.make(
             projectID: "bank-app-1", clientEmail: "push@bank-app-1.iam.gserviceaccount.com",
             tokenURI: "https://oauth2.googleapis.com/token")
-        try await TestServer.with(.sqlite) { server in
+        try await TestServer.routed { server in
             let set = try await server.admin("PUT", Self.base + "/fcm", json: ["service_account": account.json])
             #expect(set.status == 200, "\(set.errorDescription ?? "")")
             let summary = try #require(set["summary"] as? [String: any Sendable])
@@ -157,7 +158,7 @@ struct PushCredentialTests {
         let pki = try #require(PushTestPKI.shared)
         let first = try pki.clientPKCS12(commonName: "first", topic: "com.example.bank", password: "one")
         let second = try pki.clientPKCS12(commonName: "second", topic: "com.example.bank", password: "two")
-        try await TestServer.with(.sqlite) { server in
+        try await TestServer.routed { server in
             for (appKey, p12, password) in [("app-1", first, "one"), ("app-2", second, "two")] {
                 let set = try await server.call("POST", "/Mobile/SetApnsCertForClientApp", key: server.adminKey, json: [
                     "ClientAppKey": appKey, "APNSCert": p12.base64EncodedString(), "APNSPass": password,

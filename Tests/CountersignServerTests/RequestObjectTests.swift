@@ -5,7 +5,8 @@ import Testing
 
 /// Signed authentication requests (CIBA §7.1.1) at `bc-authorize` of a real server: accepted
 /// when signed by the client's registered key, and `invalid_request` for every way they can be
-/// wrong (decision 2 of the standards checklist).
+/// wrong (decision 2 of the standards checklist). The router is driven in memory; the replay
+/// check, whose ledger is storage, also runs on PostgreSQL.
 @Suite("Signed authentication requests")
 struct RequestObjectTests {
     /// What a rejection case builds its request from.
@@ -98,25 +99,22 @@ struct RequestObjectTests {
 
     @Test("every wrong signed request is invalid_request with its reason", arguments: rejections)
     func rejectedRequest(rejection: Rejection) async throws {
-        for engine in Engine.available {
-            try await TestServer.with(engine) { server in
-                let context = Context(
-                    server: server, client: try await server.keyClient(method: "client_secret_basic"),
-                    other: try await server.keyClient(method: "client_secret_basic"), plain: try await server.createClient())
-                let caller = try rejection.byPlainClient ? context.plain : context.client.basic
-                let answer = try await server.rawForm("/bc-authorize", rejection.form(context), basic: caller)
-                #expect(answer.status == 400, "\(engine)")
-                #expect(answer.error == "invalid_request", "\(engine)")
-                #expect(answer.errorDescription == rejection.description.replacingOccurrences(of: "<issuer>", with: server.base),
-                        "\(engine)")
-            }
+        try await TestServer.routed { server in
+            let context = Context(
+                server: server, client: try await server.keyClient(method: "client_secret_basic"),
+                other: try await server.keyClient(method: "client_secret_basic"), plain: try await server.createClient())
+            let caller = try rejection.byPlainClient ? context.plain : context.client.basic
+            let answer = try await server.rawForm("/bc-authorize", rejection.form(context), basic: caller)
+            #expect(answer.status == 400)
+            #expect(answer.error == "invalid_request")
+            #expect(answer.errorDescription == rejection.description.replacingOccurrences(of: "<issuer>", with: server.base))
         }
     }
 
     @Test("a signed request with requested_expiry as a JSON number is accepted and its parameters used",
-          arguments: Engine.available, ["ES256", "RS256"])
-    func acceptedWithNumericExpiry(engine: Engine, alg: String) async throws {
-        try await TestServer.with(engine) { server in
+          arguments: ["ES256", "RS256"])
+    func acceptedWithNumericExpiry(alg: String) async throws {
+        try await TestServer.routed { server in
             let client = try await server.keyClient(alg == "ES256" ? .es256() : .rs256(), method: "client_secret_basic")
             let alice = try await server.enrolledUser("alice")
             var claims = server.requestClaims(client.id)
@@ -131,9 +129,9 @@ struct RequestObjectTests {
         }
     }
 
-    @Test("requested_expiry as a JSON string is accepted too", arguments: Engine.available)
-    func acceptedWithStringExpiry(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("requested_expiry as a JSON string is accepted too")
+    func acceptedWithStringExpiry() async throws {
+        try await TestServer.routed { server in
             let client = try await server.keyClient(method: "client_secret_basic")
             _ = try await server.enrolledUser("alice")
             var claims = server.requestClaims(client.id)
@@ -145,9 +143,9 @@ struct RequestObjectTests {
         }
     }
 
-    @Test("a private_key_jwt client sends its assertion beside the signed request", arguments: Engine.available)
-    func signedRequestWithAssertion(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("a private_key_jwt client sends its assertion beside the signed request")
+    func signedRequestWithAssertion() async throws {
+        try await TestServer.routed { server in
             let client = try await server.keyClient()
             _ = try await server.enrolledUser("alice")
             let answer = try await server.asClient(
@@ -170,9 +168,9 @@ struct RequestObjectTests {
         }
     }
 
-    @Test("a client that must sign its requests is refused an unsigned one", arguments: Engine.available)
-    func unsignedRequestRefusedWhenRequired(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("a client that must sign its requests is refused an unsigned one")
+    func unsignedRequestRefusedWhenRequired() async throws {
+        try await TestServer.routed { server in
             let client = try await server.keyClient(method: "client_secret_basic", extra: ["require_signed_request_object": true])
             _ = try await server.enrolledUser("alice")
             let basic = try client.basic

@@ -3,13 +3,15 @@ import Foundation
 import Testing
 @testable import CountersignServer
 
+/// The router driven in memory; setting, moving and rotating a webhook, and the upgrade that
+/// grants the right, also run on PostgreSQL.
 @Suite("Webhook administration: set, show, rotate, delete; URLs and rights")
 struct WebhookAdminTests {
     static let base = "/admin/v1/tenants/default/webhooks"
 
-    @Test("a new webhook answers 201 with its secret once; reading it never shows the secret", arguments: Engine.available)
-    func secretIsShownOnce(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("a new webhook answers 201 with its secret once; reading it never shows the secret")
+    func secretIsShownOnce() async throws {
+        try await TestServer.routed { server in
             let set = try await server.admin("PUT", Self.base + "/custom-verifier", json: ["url": "https://verify.example.com/cs"])
             #expect(set.status == 201, "\(set.errorDescription ?? "")")
             let secret = try #require(set["secret"] as? String)
@@ -30,9 +32,9 @@ struct WebhookAdminTests {
         }
     }
 
-    @Test("the secret is stored sealed, bound to the tenant and purpose", arguments: Engine.available)
-    func secretIsSealed(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("the secret is stored sealed, bound to the tenant and purpose")
+    func secretIsSealed() async throws {
+        try await TestServer.routed { server in
             let secret = try await server.setWebhook(.events, url: "https://events.example.com/cs")
             let row = try #require(try await server.database.run(
                 "SELECT secret_sealed FROM tenant_webhooks WHERE purpose = \("events")").first)
@@ -69,9 +71,9 @@ struct WebhookAdminTests {
         }
     }
 
-    @Test("deleting answers 204, then the webhook is gone", arguments: Engine.available)
-    func deletion(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("deleting answers 204, then the webhook is gone")
+    func deletion() async throws {
+        try await TestServer.routed { server in
             _ = try await server.setWebhook(.customVerifier, url: "https://verify.example.com/cs")
             #expect(try await server.admin("DELETE", Self.base + "/custom-verifier").status == 204)
             let gone = try await server.admin("GET", Self.base + "/custom-verifier")
@@ -81,9 +83,9 @@ struct WebhookAdminTests {
         }
     }
 
-    @Test("every change is audited with the host, never the secret", arguments: Engine.available)
-    func changesAreAudited(engine: Engine) async throws {
-        try await TestServer.with(engine) { server in
+    @Test("every change is audited with the host, never the secret")
+    func changesAreAudited() async throws {
+        try await TestServer.routed { server in
             let secret = try await server.setWebhook(.events, url: "https://events.example.com/cs?token=abc")
             _ = try await server.admin(
                 "PUT", Self.base + "/events", json: ["url": "https://events.example.com/cs", "rotate_secret": true])
@@ -114,7 +116,7 @@ struct WebhookAdminTests {
         ("https://hooks.example.com/" + String(repeating: "a", count: 2030), "must be at most 2048 characters"),
     ])
     func badURLsAreRefused(url: String, rule: String) async throws {
-        try await TestServer.with(.sqlite) { server in
+        try await TestServer.routed { server in
             let answer = try await server.admin("PUT", Self.base + "/events", json: ["url": url])
             #expect(answer.status == 400)
             #expect(answer.error == "invalid_request")
@@ -128,7 +130,7 @@ struct WebhookAdminTests {
         "HTTPS://hooks.example.com:8443/cs",
     ])
     func goodURLsAreTaken(url: String) async throws {
-        try await TestServer.with(.sqlite) { server in
+        try await TestServer.routed { server in
             let answer = try await server.admin("PUT", Self.base + "/events", json: ["url": url])
             #expect(answer.status == 201, "\(url): \(answer.errorDescription ?? "")")
         }
@@ -136,7 +138,7 @@ struct WebhookAdminTests {
 
     @Test("a body without url, and an unknown purpose, are refused")
     func missingURLAndUnknownPurpose() async throws {
-        try await TestServer.with(.sqlite) { server in
+        try await TestServer.routed { server in
             let missing = try await server.admin("PUT", Self.base + "/events", json: ["rotate_secret": true])
             #expect(missing.status == 400)
             #expect(missing.errorDescription == "field url is required")
@@ -151,7 +153,7 @@ struct WebhookAdminTests {
 
     @Test("a key without webhooks:manage gets 403 on every webhook call")
     func rightIsRequired() async throws {
-        try await TestServer.with(.sqlite) { server in
+        try await TestServer.routed { server in
             let created = try await server.admin(
                 "POST", "/admin/v1/tenants/default/admin-keys", json: ["name": "ops", "rights": ["users:read", "audit:read"]])
             let key = try #require(created["secret"] as? String, "\(created.errorDescription ?? "")")

@@ -24,7 +24,25 @@ extension TestServer {
         try await receiver.stop()
     }
 
-    var defaultTenantID: String { running.server.defaultTenant.id }
+    /// Runs `body` against a fresh server whose router is driven in memory (`routed`: no
+    /// dispatchers), and a receiver checking signatures by the server's clock, for the calls the
+    /// server makes while it answers a request (the custom verifier); always stops the receiver.
+    static func routedWithReceiver(configure: (inout ServerConfiguration) -> Void = { _ in },
+                                   _ body: @Sendable (TestServer, WebhookReceiver) async throws -> Void) async throws {
+        let clock = TestClock()
+        let receiver = try await WebhookReceiver.start(now: clock.function)
+        do {
+            try await routed(clock: clock, configure: configure) { server in
+                try await body(server, receiver)
+            }
+        } catch {
+            try? await receiver.stop()
+            throw error
+        }
+        try await receiver.stop()
+    }
+
+    var defaultTenantID: String { server.defaultTenant.id }
 
     /// Sets the default tenant's webhook for `purpose` and returns the secret it was given.
     func setWebhook(_ purpose: WebhookPurpose, url: String) async throws -> String {
