@@ -25,6 +25,7 @@ public struct SQLStatement: Sendable, ExpressibleByStringInterpolation, CustomSt
         binds = []
     }
 
+    @inlinable
     public init(stringInterpolation: Interpolation) {
         text = stringInterpolation.text
         binds = stringInterpolation.binds
@@ -41,10 +42,13 @@ public struct SQLStatement: Sendable, ExpressibleByStringInterpolation, CustomSt
 
     public var description: String { text }
 
+    // Inlinable, so that statements written in other modules (the command line's benchmarks)
+    // are built as cheaply as the repositories' own.
     public struct Interpolation: StringInterpolationProtocol, Sendable {
-        var text: String
-        var binds: [SQLValue]
+        @usableFromInline var text: String
+        @usableFromInline var binds: [SQLValue]
 
+        @inlinable
         public init(literalCapacity: Int, interpolationCount: Int) {
             text = ""
             text.reserveCapacity(literalCapacity + 4 * interpolationCount)
@@ -52,11 +56,13 @@ public struct SQLStatement: Sendable, ExpressibleByStringInterpolation, CustomSt
             binds.reserveCapacity(interpolationCount)
         }
 
+        @inlinable
         public mutating func appendLiteral(_ literal: String) {
             text += literal
         }
 
         /// Binds `value`.
+        @inlinable
         public mutating func appendInterpolation(_ value: SQLValue) {
             binds.append(value)
             text += "$"
@@ -64,27 +70,32 @@ public struct SQLStatement: Sendable, ExpressibleByStringInterpolation, CustomSt
         }
 
         /// Binds a value of a stored type.
+        @inlinable
         public mutating func appendInterpolation<Value: SQLStorable>(_ value: Value) {
             appendInterpolation(value.sqlValue)
         }
 
         /// Binds an optional value of a stored type; nil binds NULL.
+        @inlinable
         public mutating func appendInterpolation<Value: SQLStorable>(_ value: Value?) {
             appendInterpolation(value?.sqlValue ?? .null)
         }
 
         /// Binds an enumeration by its raw value.
+        @inlinable
         public mutating func appendInterpolation<Value: RawRepresentable>(_ value: Value) where Value.RawValue == String {
             appendInterpolation(SQLValue.text(value.rawValue))
         }
 
         /// Binds an optional enumeration by its raw value, or NULL.
+        @inlinable
         public mutating func appendInterpolation<Value: RawRepresentable>(_ value: Value?) where Value.RawValue == String {
             appendInterpolation(value.map { SQLValue.text($0.rawValue) } ?? .null)
         }
 
         /// Binds each of `values`, separated by commas, for `IN (…)`. The list must not be
         /// empty (`IN ()` is not SQL); `SQLExecutor.run(chunking:)` runs long lists in parts.
+        @inlinable
         public mutating func appendInterpolation(list values: some Collection<String>) {
             precondition(!values.isEmpty, "an IN list needs at least one value")
             for (offset, value) in values.enumerated() {
@@ -94,6 +105,7 @@ public struct SQLStatement: Sendable, ExpressibleByStringInterpolation, CustomSt
         }
 
         /// Binds rows of values for `VALUES (…), (…)`: one statement inserts them all.
+        @inlinable
         public mutating func appendInterpolation(rows: some Collection<[SQLValue]>) {
             precondition(!rows.isEmpty, "VALUES needs at least one row")
             for (index, row) in rows.enumerated() {
@@ -108,6 +120,7 @@ public struct SQLStatement: Sendable, ExpressibleByStringInterpolation, CustomSt
 
         /// Splices `fragment` into the text. Only for text the code itself owns (a column list,
         /// a clause chosen by the dialect), never for a value.
+        @inlinable
         public mutating func appendInterpolation(raw fragment: String) {
             text += fragment
         }
@@ -121,34 +134,42 @@ public protocol SQLStorable: Sendable {
 }
 
 extension String: SQLStorable {
+    @inlinable
     public var sqlValue: SQLValue { .text(self) }
 }
 
 extension Int: SQLStorable {
+    @inlinable
     public var sqlValue: SQLValue { .integer(Int64(self)) }
 }
 
 extension Int64: SQLStorable {
+    @inlinable
     public var sqlValue: SQLValue { .integer(self) }
 }
 
 extension Bool: SQLStorable {
+    @inlinable
     public var sqlValue: SQLValue { .integer(self ? 1 : 0) }
 }
 
 extension Data: SQLStorable {
+    @inlinable
     public var sqlValue: SQLValue { .blob(self) }
 }
 
 extension Date: SQLStorable {
+    @inlinable
     public var sqlValue: SQLValue { .integer(Int64((timeIntervalSince1970 * 1000).rounded())) }
 }
 
 extension Optional: SQLStorable where Wrapped: SQLStorable {
+    @inlinable
     public var sqlValue: SQLValue { self?.sqlValue ?? .null }
 }
 
 extension SQLValue: SQLStorable {
+    @inlinable
     public var sqlValue: SQLValue { self }
 }
 
