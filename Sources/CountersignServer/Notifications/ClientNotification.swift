@@ -77,7 +77,7 @@ public struct SQLClientNotificationRepository: ClientNotificationRepository {
 
     private static let table = OutboxTable(name: "client_notifications")
 
-    private typealias Row = ClientNotificationRow
+    private typealias Row = ClientNotification
 
     public func enqueue(_ notifications: [ClientNotification], on executor: any SQLExecutor) async throws {
         for entry in notifications {
@@ -95,7 +95,6 @@ public struct SQLClientNotificationRepository: ClientNotificationRepository {
     public func claim(limit: Int, at date: Date, leaseUntil: Date, on executor: any SQLExecutor) async throws
         -> [ClientNotification] {
         try await Self.table.claim(limit: limit, at: date, leaseUntil: leaseUntil, as: Row.self, on: executor)
-            .map(\.notification)
     }
 
     public func record(id: String, status: ClientNotification.Status, next: Date?, error: String?, at date: Date,
@@ -113,29 +112,14 @@ public struct SQLClientNotificationRepository: ClientNotificationRepository {
         try await executor.all(
             "SELECT \(raw: Row.columns) FROM client_notifications WHERE transaction_id = \(transactionID) ORDER BY id",
             as: Row.self
-        ).map(\.notification)
+        )
     }
 }
 
-/// A row of `client_notifications` as stored.
-struct ClientNotificationRow: OutboxRow {
+/// A row of `client_notifications` is the notification as it is, decoded by column name.
+extension ClientNotification: OutboxRow {
     /// The columns `CodingKeys` names, for `SELECT` and `RETURNING`.
     static let columns = CodingKeys.allCases.map(\.rawValue).joined(separator: ", ")
-
-    var id: String
-    var tenantID: String
-    var transactionID: String
-    var clientID: String
-    var kind: ClientNotification.Kind
-    var error: String?
-    var status: ClientNotification.Status
-    var attempts: Int
-    var nextAttemptAt: Date
-    var giveUpAt: Date
-    var lastError: String?
-    var createdAt: Date
-    var updatedAt: Date
-    var sentAt: Date?
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case id
@@ -149,12 +133,5 @@ struct ClientNotificationRow: OutboxRow {
         case createdAt = "created_at"
         case updatedAt = "updated_at"
         case sentAt = "sent_at"
-    }
-
-    var notification: ClientNotification {
-        ClientNotification(
-            id: id, tenantID: tenantID, transactionID: transactionID, clientID: clientID, kind: kind, error: error,
-            status: status, attempts: attempts, nextAttemptAt: nextAttemptAt, giveUpAt: giveUpAt,
-            lastError: lastError, createdAt: createdAt, updatedAt: updatedAt, sentAt: sentAt)
     }
 }

@@ -73,7 +73,7 @@ public struct SQLPushOutboxRepository: PushOutboxRepository {
 
     private static let table = OutboxTable(name: "push_outbox")
 
-    private typealias Row = PushOutboxRow
+    private typealias Row = PushOutboxEntry
 
     public func enqueue(_ entries: [PushOutboxEntry], on executor: any SQLExecutor) async throws {
         guard !entries.isEmpty else { return }
@@ -96,7 +96,6 @@ public struct SQLPushOutboxRepository: PushOutboxRepository {
     public func claim(limit: Int, at date: Date, leaseUntil: Date, on executor: any SQLExecutor) async throws
         -> [PushOutboxEntry] {
         try await Self.table.claim(limit: limit, at: date, leaseUntil: leaseUntil, as: Row.self, on: executor)
-            .map(\.entry)
     }
 
     public func markSent(_ sent: [(id: String, providerMessageID: String?)], at date: Date,
@@ -161,30 +160,14 @@ public struct SQLPushOutboxRepository: PushOutboxRepository {
             SELECT \(raw: Row.columns) FROM push_outbox
             WHERE transaction_id = \(transactionID) ORDER BY created_at, kind, device_id
             """, as: Row.self
-        ).map(\.entry)
+        )
     }
 }
 
-/// A row of `push_outbox` as stored.
-struct PushOutboxRow: OutboxRow {
+/// A row of `push_outbox` is the entry as it is, decoded by column name.
+extension PushOutboxEntry: OutboxRow {
     /// The columns `CodingKeys` names, for `SELECT` and `RETURNING`.
     static let columns = CodingKeys.allCases.map(\.rawValue).joined(separator: ", ")
-
-    var id: String
-    var tenantID: String
-    var transactionID: String
-    var deviceID: String
-    var kind: PushOutboxEntry.Kind
-    var provider: PushRegistration.Provider
-    var status: PushOutboxEntry.Status
-    var attempts: Int
-    var nextAttemptAt: Date
-    var expiresAt: Date
-    var lastError: String?
-    var providerMessageID: String?
-    var createdAt: Date
-    var updatedAt: Date
-    var sentAt: Date?
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case id
@@ -199,13 +182,5 @@ struct PushOutboxRow: OutboxRow {
         case createdAt = "created_at"
         case updatedAt = "updated_at"
         case sentAt = "sent_at"
-    }
-
-    var entry: PushOutboxEntry {
-        PushOutboxEntry(
-            id: id, tenantID: tenantID, transactionID: transactionID, deviceID: deviceID, kind: kind,
-            provider: provider, status: status, attempts: attempts, nextAttemptAt: nextAttemptAt,
-            expiresAt: expiresAt, lastError: lastError, providerMessageID: providerMessageID, createdAt: createdAt,
-            updatedAt: updatedAt, sentAt: sentAt)
     }
 }

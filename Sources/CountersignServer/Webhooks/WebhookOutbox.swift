@@ -46,7 +46,7 @@ public struct SQLWebhookOutboxRepository: WebhookOutboxRepository {
 
     private static let table = OutboxTable(name: "webhook_outbox")
 
-    private typealias Row = WebhookOutboxRow
+    private typealias Row = WebhookOutboxEntry
 
     public func enqueue(_ entry: WebhookOutboxEntry, on executor: any SQLExecutor) async throws {
         try await executor.run(
@@ -61,7 +61,6 @@ public struct SQLWebhookOutboxRepository: WebhookOutboxRepository {
     public func claim(limit: Int, at date: Date, leaseUntil: Date, on executor: any SQLExecutor) async throws
         -> [WebhookOutboxEntry] {
         try await Self.table.claim(limit: limit, at: date, leaseUntil: leaseUntil, as: Row.self, on: executor)
-            .map(\.entry)
     }
 
     public func markSent(id: String, at date: Date, on executor: any SQLExecutor) async throws {
@@ -90,26 +89,14 @@ public struct SQLWebhookOutboxRepository: WebhookOutboxRepository {
             WHERE tenant_id = \(tenantID) ORDER BY id DESC LIMIT \(limit)
             """
         }
-        return try await executor.all(statement, as: Row.self).map(\.entry)
+        return try await executor.all(statement, as: Row.self)
     }
 }
 
-/// A row of `webhook_outbox` as stored.
-struct WebhookOutboxRow: OutboxRow {
+/// A row of `webhook_outbox` is the entry as it is, decoded by column name.
+extension WebhookOutboxEntry: OutboxRow {
     /// The columns `CodingKeys` names, for `SELECT` and `RETURNING`.
     static let columns = CodingKeys.allCases.map(\.rawValue).joined(separator: ", ")
-
-    var id: String
-    var tenantID: String
-    var event: String
-    var payload: String
-    var status: WebhookOutboxEntry.Status
-    var attempts: Int
-    var nextAttemptAt: Date
-    var lastError: String?
-    var createdAt: Date
-    var updatedAt: Date
-    var sentAt: Date?
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case id
@@ -120,12 +107,5 @@ struct WebhookOutboxRow: OutboxRow {
         case createdAt = "created_at"
         case updatedAt = "updated_at"
         case sentAt = "sent_at"
-    }
-
-    var entry: WebhookOutboxEntry {
-        WebhookOutboxEntry(
-            id: id, tenantID: tenantID, event: event, payload: payload, status: status, attempts: attempts,
-            nextAttemptAt: nextAttemptAt, lastError: lastError, createdAt: createdAt, updatedAt: updatedAt,
-            sentAt: sentAt)
     }
 }
