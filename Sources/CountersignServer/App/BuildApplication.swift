@@ -46,7 +46,8 @@ extension CountersignServer {
         let (pushWakeup, webhookWakeup, clientNotificationWakeup) = (PushWakeup(), PushWakeup(), PushWakeup())
         let webhookClient = WebhookHTTPClient()
         let webhookTargets = SQLWebhookTargets(database: database, webhooks: webhooks, sealer: sealer)
-        let tenantEvents = TenantEvents(webhooks: webhooks, outbox: webhookOutbox, wakeup: webhookWakeup)
+        let tenantEvents = TenantEvents(
+            webhooks: webhooks, tenants: tenantRepository, outbox: webhookOutbox, wakeup: webhookWakeup)
         let customVerifier = CustomVerifier(
             targets: webhookTargets, client: webhookClient, timeout: configuration.webhooks.verifierTimeout, logger: logger,
             now: now)

@@ -65,9 +65,10 @@ public struct SQLTokenSigningKeyRepository: TokenSigningKeyRepository {
 
     public func lockForKeyCreation(tenantID: String, on executor: any SQLExecutor) async throws {
         // SQLite transactions begin IMMEDIATE and so already exclude every other writer; on
-        // PostgreSQL the tenant's row is the lock.
+        // PostgreSQL a lock of the transaction's, keyed by the tenant (the two-key space, apart
+        // from the start-up lock's single key), held until it ends.
         guard executor.dialect == .postgres else { return }
-        try await executor.run("SELECT id FROM tenants WHERE id = \(tenantID) FOR UPDATE")
+        try await executor.run("SELECT pg_advisory_xact_lock(4242002, hashtext(\(tenantID))) IS NULL AS locked")
     }
 }
 

@@ -5,7 +5,7 @@ import Foundation
 /// an `events` webhook gets no rows at all, so events cost such tenants one indexed lookup.
 ///
 /// ```swift
-/// let events = TenantEvents(webhooks: webhooks, outbox: webhookOutbox, wakeup: webhookWakeup)
+/// let events = TenantEvents(webhooks: webhooks, tenants: tenants, outbox: webhookOutbox, wakeup: webhookWakeup)
 /// try await database.transaction { executor in
 ///     … // the change the event reports
 ///     try await events.enqueue(
@@ -14,6 +14,8 @@ import Foundation
 /// ```
 public struct TenantEvents: Sendable {
     let webhooks: any TenantWebhookRepository
+    /// Names the tenant in each event, by its slug.
+    let tenants: any TenantRepository
     let outbox: any WebhookOutboxRepository
     let wakeup: PushWakeup
 
@@ -40,7 +42,8 @@ public struct TenantEvents: Sendable {
     @discardableResult
     public func enqueue(event: String, payload: some Encodable, tenantID: String, at date: Date,
                         on executor: any SQLExecutor) async throws -> Bool {
-        guard let slug = try await webhooks.configuredTenantSlug(tenantID: tenantID, purpose: .events, on: executor) else {
+        guard try await webhooks.exists(tenantID: tenantID, purpose: .events, on: executor),
+              let slug = try await tenants.find(id: tenantID, on: executor)?.slug else {
             return false
         }
         let id = Identifier.make("whd", at: date)

@@ -31,10 +31,8 @@ public protocol TenantWebhookRepository: Sendable {
     /// The webhook and its sealed secret, if the tenant has one for `purpose`.
     func find(tenantID: String, purpose: WebhookPurpose, on executor: any SQLExecutor) async throws
         -> (TenantWebhook, Data)?
-    /// The tenant's slug if it has a webhook for `purpose`: one query that both tells whether an
-    /// event is wanted and names the tenant in it.
-    func configuredTenantSlug(tenantID: String, purpose: WebhookPurpose, on executor: any SQLExecutor) async throws
-        -> String?
+    /// Whether the tenant has a webhook for `purpose`.
+    func exists(tenantID: String, purpose: WebhookPurpose, on executor: any SQLExecutor) async throws -> Bool
     func list(tenantID: String, on executor: any SQLExecutor) async throws -> [TenantWebhook]
     func insert(_ webhook: TenantWebhook, sealedSecret: Data, on executor: any SQLExecutor) async throws
     /// Replaces the URL, and the secret when one is given.
@@ -58,13 +56,9 @@ public struct SQLTenantWebhookRepository: TenantWebhookRepository {
         return (try row.decode(Row.self).webhook, try row.decode(column: "secret_sealed", as: Data.self))
     }
 
-    public func configuredTenantSlug(tenantID: String, purpose: WebhookPurpose, on executor: any SQLExecutor)
-        async throws -> String? {
-        try await executor.first(
-            """
-            SELECT tenants.slug FROM tenant_webhooks JOIN tenants ON tenants.id = tenant_webhooks.tenant_id
-            WHERE tenant_webhooks.tenant_id = \(tenantID) AND tenant_webhooks.purpose = \(purpose)
-            """, column: "slug", as: String.self)
+    public func exists(tenantID: String, purpose: WebhookPurpose, on executor: any SQLExecutor) async throws -> Bool {
+        !(try await executor.run(
+            "SELECT purpose FROM tenant_webhooks WHERE tenant_id = \(tenantID) AND purpose = \(purpose)")).isEmpty
     }
 
     public func list(tenantID: String, on executor: any SQLExecutor) async throws -> [TenantWebhook] {
