@@ -113,8 +113,8 @@ struct DiscoveryTests {
         try await TestServer.with(engine) { server in
             let tenant = try #require(try await server.tenants.resolve(slug: nil))
             let nodes = (0..<4).map { _ in
-                TokenSigningKeys(database: server.database, repository: SQLTokenSigningKeyRepository(),
-                                 sealer: server.sealer, now: server.clock.function)
+                TokenSigningKeys(
+                    store: SQLTokenSigningKeyStore(database: server.database), sealer: server.sealer, now: server.clock.function)
             }
             let kids = try await withThrowingTaskGroup(of: [String].self) { group in
                 for node in nodes {

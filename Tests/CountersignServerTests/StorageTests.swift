@@ -99,7 +99,7 @@ struct StorageTests {
         await database.close()
         let reopened = try await scratch.open()
         let count = try await reopened.run("SELECT COUNT(*) AS n FROM users WHERE tenant_id = \(tenantID)")
-        #expect(count.first?.values["n"] == .integer(201))
+        #expect(count.first?["n"] == .integer(201))
         await reopened.close()
     }
 

@@ -16,13 +16,14 @@ struct TokenHousekeepingTests {
             let family = try #require(try await SQLRefreshTokenRepository().find(
                 tokenHash: Secrets.hash(refresh), on: server.database)).family
 
-            let housekeeping = TokenHousekeeping(database: server.database, logger: server.logger)
+            let housekeeping = TokenHousekeeping(store: SQLTokenHousekeepingStore(database: server.database), logger: server.logger)
             try await housekeeping.runIfDue(at: family.expiresAt.addingTimeInterval(7 * 86_400 - 1))
             #expect(try await SQLRefreshTokenRepository().find(tokenHash: Secrets.hash(refresh), on: server.database) != nil)
             let revoked = try await server.database.run("SELECT jti FROM revoked_access_tokens")
             #expect(revoked.isEmpty, "the access token expired long before")
 
-            try await TokenHousekeeping(database: server.database, logger: server.logger).runIfDue(at: family.expiresAt.addingTimeInterval(7 * 86_400 + 1))
+            try await TokenHousekeeping(store: SQLTokenHousekeepingStore(database: server.database), logger: server.logger)
+                .runIfDue(at: family.expiresAt.addingTimeInterval(7 * 86_400 + 1))
             #expect(try await SQLRefreshTokenRepository().find(tokenHash: Secrets.hash(refresh), on: server.database) == nil)
             let rows = try await server.database.run("SELECT id FROM refresh_tokens")
             #expect(rows.isEmpty)

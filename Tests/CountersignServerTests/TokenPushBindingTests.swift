@@ -30,7 +30,7 @@ struct TokenPushBindingTests {
             let client = try await server.offlineClient()
             let alice = try await server.enrolledUser("alice")
             let request = try await Self.approved(server, client: client, user: alice, scope: "openid offline_access")
-            let tokens = try await TokenIssuer(keys: server.tokenSigningKeys).issue(
+            let tokens = try await TokenIssuer(keys: server.tokenSigningKeys, records: SQLIssuedTokenStore(database: server.database)).issue(
                 for: request.transaction, client: request.client, issuer: request.issuer, at: server.clock.now,
                 authReqID: request.authReqID)
             let refreshToken = try #require(tokens.refreshToken)
@@ -49,7 +49,7 @@ struct TokenPushBindingTests {
         try await TestServer.routed { server in
             let client = try await server.offlineClient()
             let alice = try await server.enrolledUser("alice")
-            let issuer = TokenIssuer(keys: server.tokenSigningKeys)
+            let issuer = TokenIssuer(keys: server.tokenSigningKeys, records: SQLIssuedTokenStore(database: server.database))
             let keys = try await server.jwks()
 
             let pushed = try await Self.approved(server, client: client, user: alice, scope: "openid")

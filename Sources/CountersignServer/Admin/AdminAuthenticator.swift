@@ -4,24 +4,19 @@ import Synchronization
 /// Issues admin keys and checks the ones presented. A key is `<id>.<secret>`: the id finds the
 /// row, the SHA-256 of the whole key is compared in constant time with the stored hash.
 public struct AdminAuthenticator: Sendable {
-    let database: any Database
-    let keys: any AdminKeyRepository
-    let audit: AuditLog
+    let store: any AdminAuthenticatorStore
     let throttle: FailedAuthenticationThrottle
     let metrics: ServerMetrics
 
-    /// Issues a key; the returned secret is shown once and never stored.
+    /// Issues a key, on the transaction of `executor` (the caller's: the first start's, or the
+    /// admin API's); the returned secret is shown once and never stored.
     public func issue(tenantID: String?, name: String, rights: [AdminRight], createdBy: String?, at date: Date,
                       on executor: any SQLExecutor) async throws -> (AdminKey, secret: String) {
         let id = Identifier.make("key", at: date)
         let secret = "\(id).\(Secrets.randomBytes(32).base64URLEncodedString)"
         let key = AdminKey(id: id, tenantID: tenantID, name: name, rights: Array(Set(rights)).sorted(),
                            createdBy: createdBy, createdAt: date)
-        try await keys.insert(key, secretHash: Secrets.hash(secret), on: executor)
-        try await audit.record("admin_key.created", actor: createdBy ?? "system", tenantID: tenantID,
-                               target: ("admin_key", id),
-                               details: ["name": name, "rights": key.rights.map(\.rawValue).joined(separator: " ")],
-                               at: date, on: executor)
+        try await store.recordIssued(key, secretHash: Secrets.hash(secret), on: executor)
         return (key, secret)
     }
 
@@ -44,7 +39,7 @@ public struct AdminAuthenticator: Sendable {
         let secret = authorization.dropFirst(7).trimmingCharacters(in: .whitespaces)
         guard let dot = secret.firstIndex(of: "."), secret.count < 200 else { throw AdminError.invalidCredentials }
         let id = String(secret[..<dot])
-        guard let (key, storedHash) = try await keys.find(id: id, on: database) else {
+        guard let (key, storedHash) = try await store.key(id: id) else {
             // Hash anyway, so an unknown id takes as long as a wrong secret.
             _ = Secrets.matches(secret, storedHash: Data(count: 32))
             throw failure(id: id)
@@ -54,7 +49,7 @@ public struct AdminAuthenticator: Sendable {
         }
         // Recording every use would turn every read into a write; once a minute is enough.
         if key.lastUsedAt.map({ date.timeIntervalSince($0) > 60 }) ?? true {
-            try await keys.touch(id: key.id, at: date, on: database)
+            try await store.recordUse(keyID: key.id, at: date)
         }
         return key
     }

@@ -34,12 +34,14 @@ extension CountersignServer {
 
         // The node's shared parts.
         let audit = AuditLog(repository: auditRepository)
-        let tenants = TenantService(database: database, tenants: tenantRepository, sealer: sealer, audit: audit)
+        let tenants = TenantService(
+            store: SQLTenantStore(database: database, tenants: tenantRepository, audit: audit), sealer: sealer)
         let throttle = FailedAuthenticationThrottle(limit: configuration.failedAuthenticationLimit, now: now)
         let adminAuthenticator = AdminAuthenticator(
-            database: database, keys: adminKeys, audit: audit, throttle: throttle, metrics: metrics)
+            store: SQLAdminAuthenticatorStore(database: database, keys: adminKeys, audit: audit), throttle: throttle,
+            metrics: metrics)
         let tokenSigningKeys = TokenSigningKeys(
-            database: database, repository: SQLTokenSigningKeyRepository(), sealer: sealer, now: now,
+            store: SQLTokenSigningKeyStore(database: database), sealer: sealer, now: now,
             rotationAge: configuration.tokenSigningKeyRotation)
         let approvalEvents = ApprovalEvents()
         let clusterRelay = ClusterRelay(database: database, events: approvalEvents, logger: logger)
@@ -59,10 +61,11 @@ extension CountersignServer {
 
         // The features the routes call.
         let enrollment = EnrollmentService(
-            database: database, tickets: tickets, users: users, devices: devices, audit: audit, sealer: sealer,
+            store: SQLEnrollmentStore(database: database, tickets: tickets, users: users, devices: devices, audit: audit),
+            sealer: sealer,
             tenants: tenants, origin: origin, ticketLifetime: configuration.enrollmentTicketLifetime,
             signatureWindow: configuration.signatureWindow, now: now)
-        let pins = PINVerifier(database: database, devices: devices, audit: audit, now: now)
+        let pins = PINVerifier(store: SQLPINAttemptStore(database: database, devices: devices, audit: audit), now: now)
         let approvalService = ApprovalService(
             store: SQLApprovalStore(
                 database: database, approvals: approvals, devices: devices, users: users, pushOutbox: pushOutbox,
@@ -71,27 +74,35 @@ extension CountersignServer {
             signals: ApprovalSignals(
                 pushWakeup: pushWakeup, clientNotificationWakeup: clientNotificationWakeup,
                 notifiers: [LiveStreamNotifier(events: approvalEvents)], events: approvalEvents, cluster: clusterRelay),
-            answers: AnswerCheck(database: database, users: users, approvals: approvals, pins: pins, verifier: customVerifier),
+            answers: AnswerCheck(
+                store: SQLAnswerCheckStore(database: database, users: users, approvals: approvals), pins: pins,
+                verifier: customVerifier),
             sealer: sealer, metrics: metrics, logger: logger, now: now)
-        let jwtIDs = JWTIDLedger(database: database, now: now)
-        let userHints = UserHintResolver(database: database, users: users, signingKeys: tokenSigningKeys, now: now)
-        let tokens = TokenIssuer(keys: tokenSigningKeys)
-        let housekeeping = TokenHousekeeping(database: database, logger: logger)
-        let accessTokens = AccessTokenVerifier(database: database, users: users, signingKeys: tokenSigningKeys, now: now)
+        let jwtIDs = JWTIDLedger(store: SQLJWTIDLedgerStore(database: database), now: now)
+        let userHints = UserHintResolver(
+            store: SQLUserHintStore(database: database, users: users), signingKeys: tokenSigningKeys, now: now)
+        let tokens = TokenIssuer(keys: tokenSigningKeys, records: SQLIssuedTokenStore(database: database))
+        let housekeeping = TokenHousekeeping(store: SQLTokenHousekeepingStore(database: database), logger: logger)
+        let accessTokens = AccessTokenVerifier(
+            store: SQLAccessTokenVerifierStore(database: database, users: users), signingKeys: tokenSigningKeys, now: now)
         let features = Features(
             approvals: approvalService,
             deviceAuthenticator: DeviceAuthenticator(
                 store: SQLDeviceSignatureStore(database: database, devices: devices), window: configuration.signatureWindow,
                 metrics: metrics, now: now),
             deviceSelfService: DeviceSelfService(
-                database: database, devices: devices, users: users, audit: audit, pins: pins, now: now),
-            clientAuthentication: ClientAuthentication(
-                database: database, clients: clients, origin: origin, throttle: throttle, metrics: metrics, jwtIDs: jwtIDs,
+                store: SQLDeviceSelfServiceStore(database: database, devices: devices, users: users, audit: audit), pins: pins,
                 now: now),
+            clientAuthentication: ClientAuthentication(
+                store: SQLClientAuthenticationStore(database: database, clients: clients), origin: origin, throttle: throttle,
+                metrics: metrics, jwtIDs: jwtIDs, now: now),
             backchannel: BackchannelAuthentication(
-                rateLimit: ClientRateLimit(database: database, windows: clientRequestWindows, metrics: metrics, now: now),
+                rateLimit: ClientRateLimit(
+                    store: SQLClientRateLimitStore(database: database, windows: clientRequestWindows), metrics: metrics,
+                    now: now),
                 jwtIDs: jwtIDs, userHints: userHints,
-                userCodes: UserCodeCheck(database: database, sealer: sealer, audit: audit, now: now),
+                userCodes: UserCodeCheck(
+                    store: SQLUserCodeCheckStore(database: database, audit: audit), sealer: sealer, now: now),
                 approvals: approvalService),
             tokenEndpoint: TokenEndpoint(
                 ciba: CIBAGrant(
@@ -99,13 +110,17 @@ extension CountersignServer {
                         database: database, approvals: approvals, users: users, devices: devices, tokens: tokens, audit: audit),
                     tokens: tokens, now: now),
                 refresh: RefreshTokenGrant(
-                    database: database, users: users, audit: audit, now: now, tokens: tokens, housekeeping: housekeeping)),
+                    store: SQLRefreshTokenStore(database: database, users: users, tokens: tokens, audit: audit),
+                    now: now, tokens: tokens, housekeeping: housekeeping)),
             revocation: TokenRevocation(
-                database: database, audit: audit, signingKeys: tokenSigningKeys, now: now, housekeeping: housekeeping),
-            introspection: TokenIntrospection(database: database, users: users, now: now, accessTokens: accessTokens),
+                store: SQLTokenRevocationStore(database: database, audit: audit), signingKeys: tokenSigningKeys, now: now,
+                housekeeping: housekeeping),
+            introspection: TokenIntrospection(
+                store: SQLTokenIntrospectionStore(database: database, users: users), now: now, accessTokens: accessTokens),
             accessTokens: accessTokens,
             totp: TOTPVerification(
-                database: database, devices: devices, users: users, sealer: sealer, audit: audit, userHints: userHints, now: now),
+                store: SQLTOTPVerificationStore(database: database, devices: devices, users: users, audit: audit),
+                sealer: sealer, userHints: userHints, now: now),
             enrollment: enrollment,
             approvalEvents: approvalEvents)
 

@@ -15,8 +15,7 @@ import HTTPTypes
 /// tenant whose endpoint was called. Secrets are compared with their stored hash in constant
 /// time.
 struct ClientAuthentication: Sendable {
-    let database: any Database
-    let clients: any ClientRepository
+    let store: any ClientAuthenticationStore
     let origin: PublicOrigin
     let throttle: FailedAuthenticationThrottle
     let metrics: ServerMetrics
@@ -43,8 +42,7 @@ struct ClientAuthentication: Sendable {
     }
 
     private func client(id: String, secret: String, tenant: Tenant) async throws -> Client {
-        guard let (client, storedHash) = try await clients.findWithSecretHash(
-            id: id, tenantID: tenant.id, on: database),
+        guard let (client, storedHash) = try await store.clientWithSecretHash(id: id, tenantID: tenant.id),
             Secrets.matches(secret, storedHash: storedHash), client.authenticationMethod.usesSecret else {
             // Counted by the id presented, known or not, so that the answer says nothing more
             // about an unknown id than about a wrong secret.
@@ -67,8 +65,7 @@ struct ClientAuthentication: Sendable {
             throw ClientAuthenticationError.assertion(error)
         }
         if let postedID, postedID != assertion.clientID { throw ClientAuthenticationError.conflictingClientID }
-        guard let client = try await clients.find(
-            id: assertion.clientID, tenantID: tenant.id, on: database),
+        guard let client = try await store.client(id: assertion.clientID, tenantID: tenant.id),
             client.authenticationMethod == .privateKeyJWT else {
             throw ClientAuthenticationError.assertion(.unknownKey)
         }

@@ -10,8 +10,7 @@ import Foundation
 /// requests let through are counted, so a client that ignores `Retry-After` still gets its
 /// limit's worth of requests through, and a refused request never prolongs the wait.
 struct ClientRateLimit: Sendable {
-    let database: any Database
-    let windows: any ClientRequestWindowRepository
+    let store: any ClientRateLimitStore
     let metrics: ServerMetrics
     let now: @Sendable () -> Date
 
@@ -20,11 +19,11 @@ struct ClientRateLimit: Sendable {
         let limit = client.backchannelRequestsPerMinute ?? policy.clientRequestsPerMinute
         guard limit > 0 else { return }
         let minute = SlidingMinute(at: now())
-                let counts = try await windows.counts(
-            clientID: client.id, previous: minute.previousStart, current: minute.currentStart, on: database)
+        let counts = try await store.requestCounts(
+            clientID: client.id, previousMinute: minute.previousStart, currentMinute: minute.currentStart)
         let capacity = minute.capacity(limit: limit, previous: counts.previous)
         if counts.current < capacity,
-           try await windows.count(clientID: client.id, window: minute.currentStart, capacity: capacity, on: database) {
+           try await store.countRequest(clientID: client.id, minute: minute.currentStart, capacity: capacity) {
             return
         }
         metrics.bcAuthorizeRateLimited(limit: "client")

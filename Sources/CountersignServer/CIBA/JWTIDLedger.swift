@@ -18,17 +18,15 @@ struct JWTIDLedger: Sendable {
     /// Expired identifiers are swept at most once a minute, by whichever request comes first.
     private static let purge = PeriodicSchedule(every: 60)
 
-    let database: any Database
+    let store: any JWTIDLedgerStore
     let now: @Sendable () -> Date
-    var repository: any ClientJWTIDRepository = SQLClientJWTIDRepository()
 
     /// Records `jti`; false when the client already used it for `purpose` and it has not expired.
     func use(_ jti: String, clientID: String, purpose: Purpose, expiresAt: Date) async throws -> Bool {
         let now = now()
-        if Self.purge.isDue(at: now) { try await repository.purge(before: now, on: database) }
-        return try await repository.record(
-            jti, clientID: clientID, purpose: purpose.rawValue,
-            until: expiresAt.addingTimeInterval(JWTTimeRules.clockSkew), at: now, on: database)
+        if Self.purge.isDue(at: now) { try await store.forgetExpired(before: now) }
+        return try await store.recordUse(
+            jti, clientID: clientID, purpose: purpose, until: expiresAt.addingTimeInterval(JWTTimeRules.clockSkew), at: now)
     }
 }
 

@@ -21,11 +21,9 @@ struct UserCodeCheck: Sendable {
     /// Longer than any code an administrator can set; a longer value is malformed, not wrong.
     static let maximumLength = 256
 
-    let database: any Database
+    let store: any UserCodeCheckStore
     let sealer: SecretSealer
-    let audit: AuditLog
     let now: @Sendable () -> Date
-    var repository: any UserCodeRepository = SQLUserCodeRepository()
 
     /// The code a request of `client` carries.
     static func parameter(_ raw: String?, client: Client) throws(BackchannelAuthenticationError) -> String? {
@@ -37,7 +35,7 @@ struct UserCodeCheck: Sendable {
 
     func verify(_ code: String?, user: User, client: Client) async throws {
         guard client.backchannelUserCodeParameter else { return }
-        guard let stored = try await repository.find(userID: user.id, on: database) else {
+        guard let stored = try await store.code(userID: user.id) else {
             if code != nil { throw BackchannelAuthenticationError.userCodeNotSet }
             return
         }
@@ -47,22 +45,16 @@ struct UserCodeCheck: Sendable {
         }
         guard let code else { throw BackchannelAuthenticationError.missingUserCode }
         if Secrets.constantTimeEqual(UserCode.hash(code, userID: user.id, masterKey: sealer.masterKey), stored.hash) {
-            try await repository.resetFailures(userID: user.id, on: database)
+            try await store.recordSuccess(userID: user.id)
             return
         }
         // Whole milliseconds, as stored: the lock ends exactly `lockout` after this failure.
         let lockUntil = Date(timeIntervalSince1970: (now.timeIntervalSince1970 * 1000).rounded(.down) / 1000 + Self.lockout)
-        let locked = try await database.transaction { executor in
-            guard let until = try await repository.recordFailure(
-                userID: user.id, limit: Self.failureLimit, lockUntil: lockUntil, on: executor) else {
-                return false
-            }
-            try await audit.record(
-                "user_code.locked", actor: "client:\(client.id)", tenantID: user.tenantID, target: ("user", user.id),
-                details: ["locked_until": Timestamps.format(until)], at: now, on: executor)
-            return true
+        if try await store.recordFailure(
+            userID: user.id, tenantID: user.tenantID, byClient: client.id, limit: Self.failureLimit, lockUntil: lockUntil,
+            at: now) {
+            throw BackchannelAuthenticationError.userCodeLocked(retryAfter: Int(Self.lockout))
         }
-        if locked { throw BackchannelAuthenticationError.userCodeLocked(retryAfter: Int(Self.lockout)) }
         throw BackchannelAuthenticationError.invalidUserCode
     }
 }

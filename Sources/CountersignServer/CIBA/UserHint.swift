@@ -28,8 +28,7 @@ enum UserHint: Sendable, Equatable {
 
 /// Finds the user a hint names, within the tenant.
 struct UserHintResolver: Sendable {
-    let database: any Database
-    let users: any UserRepository
+    let store: any UserHintStore
     let signingKeys: TokenSigningKeys
     let now: @Sendable () -> Date
 
@@ -41,13 +40,13 @@ struct UserHintResolver: Sendable {
         case .idTokenHint(let token):
             let keys = try await signingKeys.keySet(for: issuer.tenant)
             let subject = try await IDTokenHint(token, keys: keys, issuer: issuer.identifier, clientID: client.id).subject
-            found = try await users.find(id: subject, tenantID: issuer.tenant.id, on: database)
+            found = try await store.user(id: subject, tenantID: issuer.tenant.id)
         case .loginHintToken(let token):
             switch try await LoginHintToken(token, client: client, issuer: issuer.identifier, at: now()).subject {
             case .loginHint(let hint):
                 found = try await user(named: hint, tenantID: issuer.tenant.id)
             case .userID(let id):
-                found = try await users.find(id: id, tenantID: issuer.tenant.id, on: database)
+                found = try await store.user(id: id, tenantID: issuer.tenant.id)
             }
         }
         guard let found else { throw BackchannelAuthenticationError.unknownUser }
@@ -56,7 +55,7 @@ struct UserHintResolver: Sendable {
 
     /// A user by id, or failing that by username.
     private func user(named hint: String, tenantID: String) async throws -> User? {
-                if let user = try await users.find(id: hint, tenantID: tenantID, on: database) { return user }
-        return try await users.find(username: hint, tenantID: tenantID, on: database)
+        if let user = try await store.user(id: hint, tenantID: tenantID) { return user }
+        return try await store.user(username: hint, tenantID: tenantID)
     }
 }

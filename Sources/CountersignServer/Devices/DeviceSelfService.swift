@@ -4,18 +4,14 @@ import Foundation
 /// What a device may do to its own enrollment: read it, rename itself, change its push token,
 /// and unenroll.
 public struct DeviceSelfService: Sendable {
-    let database: any Database
-    let devices: any DeviceRepository
-    let users: any UserRepository
-    let audit: AuditLog
+    let store: any DeviceSelfServiceStore
     let pins: PINVerifier
     let now: @Sendable () -> Date
 
     /// The device as the server holds it; `device` is the row the request's authentication just
     /// read, so no second read is needed.
     public func describe(_ device: Device, tenant: Tenant) async throws -> DeviceDescription {
-        guard let user = try await users.find(id: device.userID, tenantID: tenant.id,
-                                                                   on: database) else {
+        guard let user = try await store.user(id: device.userID, tenantID: tenant.id) else {
             throw DeviceRequestError.unknownDevice
         }
         let current = device
@@ -40,12 +36,7 @@ public struct DeviceSelfService: Sendable {
             change.pinSignature, over: FactorProof.pinChangeMessage(deviceID: device.id, newKey: change.pinKey),
             device: device, tenant: tenant)
         let date = now()
-        try await database.transaction { executor in
-            try await devices.setPINKey(id: device.id, change.pinKey, at: date, on: executor)
-            try await audit.record(
-                "device.pin_changed", actor: "device:\(device.id)", tenantID: tenant.id, target: ("device", device.id),
-                at: date, on: executor)
-        }
+        try await store.changePINKey(deviceID: device.id, to: change.pinKey, tenantID: tenant.id, at: date)
         return try await describe(try await reloaded(device), tenant: tenant)
     }
 
@@ -54,12 +45,7 @@ public struct DeviceSelfService: Sendable {
             throw APIError.badRequest("name must be 1 to \(DeviceName.maximumLength) characters without control characters")
         }
         let date = now()
-        try await database.transaction { executor in
-            try await devices.rename(id: device.id, to: name, at: date, on: executor)
-            try await audit.record(
-                "device.renamed", actor: "device:\(device.id)", tenantID: tenant.id, target: ("device", device.id),
-                details: ["name": name], at: date, on: executor)
-        }
+        try await store.rename(deviceID: device.id, to: name, tenantID: tenant.id, at: date)
         return try await describe(try await reloaded(device), tenant: tenant)
     }
 
@@ -68,18 +54,12 @@ public struct DeviceSelfService: Sendable {
             throw APIError.badRequest("token must be 1 to \(PushRegistration.maximumTokenLength) characters")
         }
         let date = now()
-        try await database.transaction { executor in
-            try await devices.setPush(id: device.id, push, at: date, on: executor)
-            try await audit.record(
-                push == nil ? "device.push_token_removed" : "device.push_token_updated", actor: "device:\(device.id)",
-                tenantID: tenant.id, target: ("device", device.id),
-                details: push.map { ["provider": $0.provider.rawValue] } ?? [:], at: date, on: executor)
-        }
+        try await store.setPush(deviceID: device.id, push, tenantID: tenant.id, at: date)
         return try await describe(try await reloaded(device), tenant: tenant)
     }
 
     private func reloaded(_ device: Device) async throws -> Device {
-        guard let current = try await devices.find(id: device.id, on: database) else {
+        guard let current = try await store.device(id: device.id) else {
             throw DeviceRequestError.unknownDevice
         }
         return current
@@ -87,13 +67,8 @@ public struct DeviceSelfService: Sendable {
 
     public func unenroll(_ device: Device, tenant: Tenant) async throws {
         let date = now()
-        try await database.transaction { executor in
-            guard try await devices.markDeleted(id: device.id, at: date, on: executor) else {
-                throw DeviceRequestError.deviceDeregistered
-            }
-            try await audit.record(
-                "device.unenrolled", actor: "device:\(device.id)", tenantID: tenant.id, target: ("device", device.id),
-                at: date, on: executor)
+        guard try await store.unenroll(deviceID: device.id, tenantID: tenant.id, at: date) else {
+            throw DeviceRequestError.deviceDeregistered
         }
     }
 }

@@ -4,11 +4,7 @@ import Foundation
 
 /// Issues enrollment tickets and redeems them for devices.
 public struct EnrollmentService: Sendable {
-    let database: any Database
-    let tickets: any EnrollmentTicketRepository
-    let users: any UserRepository
-    let devices: any DeviceRepository
-    let audit: AuditLog
+    let store: any EnrollmentStore
     let sealer: SecretSealer
     let tenants: TenantService
     let origin: PublicOrigin
@@ -31,13 +27,7 @@ public struct EnrollmentService: Sendable {
         let ticket = EnrollmentTicket(
             id: Identifier.make("tkt", at: date), tenantID: tenant.id, userID: user.id, createdBy: actor,
             createdAt: date, expiresAt: date.addingTimeInterval(lifetime))
-        try await database.transaction { executor in
-            try await tickets.insert(ticket, secretHash: Secrets.hash(secret), on: executor)
-            try await audit.record(
-                "enrollment_ticket.created", actor: actor, tenantID: tenant.id, target: ("user", user.id),
-                details: ["ticket_id": ticket.id, "expires_at": Timestamps.format(ticket.expiresAt)],
-                at: date, on: executor)
-        }
+        try await store.issue(ticket, secretHash: Secrets.hash(secret), at: date)
         guard let server = URL(string: origin.tenantBase(tenant)) else {
             throw StorageError.corrupt("the public URL is not a URL")
         }
@@ -71,7 +61,7 @@ public struct EnrollmentService: Sendable {
             }
         }
         let ticket = try await findTicket(request.ticket, tenant: tenant, at: date)
-        guard let user = try await users.find(id: ticket.userID, tenantID: tenant.id, on: database),
+        guard let user = try await store.user(id: ticket.userID, tenantID: tenant.id),
               user.status == .active else {
             throw EnrollmentError.userNotActive
         }
@@ -84,24 +74,21 @@ public struct EnrollmentService: Sendable {
         // master key: the server must recompute codes, so it cannot keep a hash.
         let totpSeed = device.hasTOTP ? Secrets.randomBytes(20) : nil
         let sealedSeed = try totpSeed.map { try sealer.seal($0, context: Self.totpContext(device.id)) }
-        try await database.transaction { executor in
-            guard try await tickets.redeem(id: ticket.id, deviceID: device.id, at: date, on: executor) else {
-                // Another redemption or a revocation came first: say which.
-                let current = try await tickets.find(id: ticket.id, on: executor)
-                if current?.revokedAt != nil { throw EnrollmentError.ticketRevoked }
-                if current?.usedAt == nil { throw EnrollmentError.ticketExpired }
-                throw EnrollmentError.ticketUsed
-            }
-            do {
-                try await devices.insert(device, totpSeed: sealedSeed, on: executor)
-            } catch StorageError.uniqueViolation {
+        do {
+            try await store.enroll(
+                device, totpSeed: sealedSeed, ticketID: ticket.id,
+                auditDetails: ["user_id": user.id, "ticket_id": ticket.id, "platform": device.platform.rawValue, "name": name,
+                               "factors": Self.factorNames(device)],
+                at: date)
+        } catch let conflict as EnrollmentConflict {
+            // Another redemption or a revocation came first: say which.
+            switch conflict {
+            case .ticketRevoked: throw EnrollmentError.ticketRevoked
+            case .ticketExpired: throw EnrollmentError.ticketExpired
+            case .ticketUsed: throw EnrollmentError.ticketUsed
+            case .signingKeyEnrolled:
                 throw EnrollmentError.invalidKey("this signing key is already enrolled; generate a new key for each enrollment")
             }
-            try await audit.record(
-                "device.enrolled", actor: "device:\(device.id)", tenantID: tenant.id, target: ("device", device.id),
-                details: ["user_id": user.id, "ticket_id": ticket.id, "platform": device.platform.rawValue, "name": name,
-                          "factors": Self.factorNames(device)],
-                at: date, on: executor)
         }
         let totp = try totpSeed.map { seed in
             TOTPEnrollment(
@@ -170,7 +157,7 @@ public struct EnrollmentService: Sendable {
 
     private func findTicket(_ secret: String, tenant: Tenant, at date: Date) async throws -> EnrollmentTicket {
         guard secret.hasPrefix(EnrollmentTicket.secretPrefix), secret.count < 100,
-              let ticket = try await tickets.find(secretHash: Secrets.hash(secret), on: database),
+              let ticket = try await store.ticket(secretHash: Secrets.hash(secret)),
               ticket.tenantID == tenant.id else {
             throw EnrollmentError.invalidTicket
         }

@@ -16,9 +16,7 @@ enum AnswerOutcome: Sendable, Equatable {
 /// biometric key's signature, the PIN (which counts), and last the custom verifier (a call
 /// out).
 struct AnswerCheck: Sendable {
-    let database: any Database
-    let users: any UserRepository
-    let approvals: any ApprovalTransactionRepository
+    let store: any AnswerCheckStore
     let pins: PINVerifier
     let verifier: CustomVerifier
 
@@ -101,7 +99,7 @@ struct AnswerCheck: Sendable {
         guard data.utf8.count <= ApprovalResponse.maximumCustomDataLength else {
             throw ApprovalError.invalidResponse("custom_data is longer than \(ApprovalResponse.maximumCustomDataLength) bytes")
         }
-        let user = try await users.find(id: transaction.userID, tenantID: tenant.id, on: database)
+        let user = try await store.user(id: transaction.userID, tenantID: tenant.id)
         let call = CustomVerification(
             tenant: tenant.slug, requestID: transaction.id, clientID: transaction.clientID, userID: transaction.userID,
             username: user?.username ?? "", deviceID: device.id, data: data, bindingMessage: transaction.bindingMessage)
@@ -111,8 +109,7 @@ struct AnswerCheck: Sendable {
         case .reject(let why):
             return .deny(.customRejected, detail: why)
         case .pinFallback:
-            try await approvals.allowPINFallback(
-                id: transaction.id, verification: verification, on: database)
+            try await store.allowPINFallback(requestID: transaction.id, verification: verification)
             throw FactorError.pinFallbackRequired
         case .unavailable:
             throw FactorError.verifierUnavailable

@@ -7,36 +7,17 @@ import Foundation
 /// though the answer fails), a right one clears the count, and the tenant's limit removes the
 /// enrollment.
 struct PINVerifier: Sendable {
-    let database: any Database
-    let devices: any DeviceRepository
-    let audit: AuditLog
+    let store: any PINAttemptStore
     let now: @Sendable () -> Date
 
     func check(_ signature: String, over message: Data, device: Device, tenant: Tenant) async throws {
         guard let key = device.pinKey else { throw FactorError.factorNotEnrolled(.pin) }
-                if FactorProof.isValid(signature, of: message, by: try key.signingKey()) {
-            if device.pinFailures > 0 { try await devices.resetPINFailures(id: device.id, on: database) }
+        if FactorProof.isValid(signature, of: message, by: try key.signingKey()) {
+            if device.pinFailures > 0 { try await store.clearPINFailures(deviceID: device.id) }
             return
         }
-        let now = now()
-        let outcome = try await database.transaction { executor -> PINFailure? in
-            let outcome = try await devices.recordPINFailure(
-                id: device.id, limit: tenant.policy.pinAttemptLimit, at: now, on: executor)
-            switch outcome {
-            case .wrong(let remaining):
-                try await audit.record(
-                    "device.pin_failed", actor: "device:\(device.id)", tenantID: tenant.id, target: ("device", device.id),
-                    details: ["attempts_remaining": String(remaining)], at: now, on: executor)
-            case .limitReached:
-                try await audit.record(
-                    "device.deregistered", actor: "device:\(device.id)", tenantID: tenant.id, target: ("device", device.id),
-                    details: ["user_id": device.userID, "reason": DeregistrationNotice.Reason.pinAttemptsExceeded.rawValue],
-                    at: now, on: executor)
-            case nil:
-                break
-            }
-            return outcome
-        }
+        let outcome = try await store.recordWrongPIN(
+            device: device, tenantID: tenant.id, limit: tenant.policy.pinAttemptLimit, at: now())
         switch outcome {
         case .wrong(let remaining): throw FactorError.wrongPIN(attemptsRemaining: remaining)
         case .limitReached, nil: throw FactorError.userDeregistered

@@ -14,11 +14,8 @@ struct TOTPVerification: Sendable {
     static let failureLimit = 5
     static let lockout: TimeInterval = 900
 
-    let database: any Database
-    let devices: any DeviceRepository
-    let users: any UserRepository
+    let store: any TOTPVerificationStore
     let sealer: SecretSealer
-    let audit: AuditLog
     let userHints: UserHintResolver
     let now: @Sendable () -> Date
 
@@ -33,29 +30,20 @@ struct TOTPVerification: Sendable {
         if let until = user.totpLockedUntil, until > now {
             throw TOTPError.locked(retryAfter: max(1, Int(until.timeIntervalSince(now).rounded(.up))))
         }
-                let seeds = try await devices.totpSeeds(userID: user.id, on: database)
+        let seeds = try await store.seeds(userID: user.id)
         guard !seeds.isEmpty else { throw TOTPError.noSeed }
         for seed in seeds {
             let secret = try sealer.open(seed.sealed, context: EnrollmentService.totpContext(seed.deviceID))
             let totp = TOTP(secret: secret, digits: Self.digits, period: Self.period)
             guard let step = totp.matchingStep(of: code, at: now),
-                  try await devices.acceptTOTPStep(id: seed.deviceID, step: step, on: database) else { continue }
-            try await database.transaction { executor in
-                try await users.resetTOTPFailures(userID: user.id, on: executor)
-                try await audit.record(
-                    "totp.verified", actor: "client:\(client.id)", tenantID: issuer.tenant.id, target: ("user", user.id),
-                    details: ["device_id": seed.deviceID], at: now, on: executor)
-            }
+                  try await store.acceptStep(deviceID: seed.deviceID, step: step) else { continue }
+            try await store.recordVerified(
+                userID: user.id, deviceID: seed.deviceID, clientID: client.id, tenantID: issuer.tenant.id, at: now)
             return TOTPVerified(sub: user.id, deviceID: seed.deviceID)
         }
-        let lockedUntil = try await database.transaction { executor in
-            let locked = try await users.recordTOTPFailure(
-                userID: user.id, limit: Self.failureLimit, lockUntil: now.addingTimeInterval(Self.lockout), on: executor)
-            try await audit.record(
-                "totp.failed", actor: "client:\(client.id)", tenantID: issuer.tenant.id, target: ("user", user.id),
-                details: locked.map { ["locked_until": Timestamps.format($0)] } ?? [:], at: now, on: executor)
-            return locked
-        }
+        let lockedUntil = try await store.recordWrongCode(
+            userID: user.id, clientID: client.id, tenantID: issuer.tenant.id, limit: Self.failureLimit,
+            lockUntil: now.addingTimeInterval(Self.lockout), at: now)
         if lockedUntil != nil { throw TOTPError.locked(retryAfter: Int(Self.lockout)) }
         throw TOTPError.wrongCode
     }

@@ -25,7 +25,8 @@ struct TokenIssuer: Sendable {
     static let refreshTokenHashClaim = "urn:openid:params:jwt:claim:rt_hash"
 
     let keys: TokenSigningKeys
-    var refreshTokens: any RefreshTokenRepository = SQLRefreshTokenRepository()
+    /// Keeps the refresh tokens `issue` hands out.
+    let records: any IssuedTokenStore
 
     /// The tokens of an approved request, stored and ready to hand out. `authReqID` is given in
     /// push mode, where the ID token is the client's only proof of which request and which
@@ -34,9 +35,7 @@ struct TokenIssuer: Sendable {
     func issue(for transaction: ApprovalTransaction, client: Client, issuer: Issuer, at date: Date,
                authReqID: String? = nil) async throws -> TokenResponse {
         let issued = try await mint(for: transaction, client: client, issuer: issuer, at: date, authReqID: authReqID)
-        if issued.refresh != nil {
-            try await keys.database.transaction { executor in try await store(issued, on: executor) }
-        }
+        if issued.refresh != nil { try await records.record(issued) }
         return issued.response
     }
 
@@ -99,6 +98,27 @@ struct TokenIssuer: Sendable {
 
     /// Stores what `issued` needs stored: the refresh token, and its family when it starts one.
     func store(_ issued: IssuedTokens, on executor: any SQLExecutor) async throws {
+        try await records.record(issued, on: executor)
+    }
+}
+
+/// Where the refresh tokens of issued tokens are kept: in a transaction of their own, or in
+/// the caller's.
+protocol IssuedTokenStore: Sendable {
+    func record(_ issued: IssuedTokens) async throws
+    func record(_ issued: IssuedTokens, on executor: any SQLExecutor) async throws
+}
+
+/// Issued tokens' refresh tokens on the server's database (SQLite or PostgreSQL).
+struct SQLIssuedTokenStore: IssuedTokenStore {
+    let database: any Database
+    var refreshTokens: any RefreshTokenRepository = SQLRefreshTokenRepository()
+
+    func record(_ issued: IssuedTokens) async throws {
+        try await database.transaction { executor in try await record(issued, on: executor) }
+    }
+
+    func record(_ issued: IssuedTokens, on executor: any SQLExecutor) async throws {
         guard let refresh = issued.refresh else { return }
         if refresh.token.startsFamily { try await refreshTokens.insert(refresh.token.family, on: executor) }
         try await refreshTokens.insert(refresh.record, on: executor)

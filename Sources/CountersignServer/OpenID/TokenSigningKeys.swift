@@ -70,18 +70,16 @@ public final class TokenSigningKeys: Sendable {
         let loadedAt: Date
     }
 
-    /// Where the keys are kept; the tokens they sign are recorded there too (`TokenIssuer`).
-    let database: any Database
-    private let repository: any TokenSigningKeyRepository
+    /// Where the keys are kept.
+    private let store: any TokenSigningKeyStore
     private let sealer: SecretSealer
     private let now: @Sendable () -> Date
     private let schedule: KeyRotationSchedule
     private let cache = Mutex<[String: Entry]>([:])
 
-    init(database: any Database, repository: any TokenSigningKeyRepository, sealer: SecretSealer,
+    init(store: any TokenSigningKeyStore, sealer: SecretSealer,
          now: @escaping @Sendable () -> Date, rotationAge: TimeInterval = KeyRotationSchedule.defaultRotationAge) {
-        self.database = database
-        self.repository = repository
+        self.store = store
         self.sealer = sealer
         self.now = now
         self.schedule = KeyRotationSchedule(rotationAge: rotationAge)
@@ -95,7 +93,7 @@ public final class TokenSigningKeys: Sendable {
            date >= entry.loadedAt, date.timeIntervalSince(entry.loadedAt) < Self.cacheLifetime {
             return TokenSigningKeySet(published: entry.published, jwtKeys: entry.jwtKeys, at: date)
         }
-        var stored = try await repository.published(tenantID: tenant.id, on: database)
+        var stored = try await store.publishedKeys(tenantID: tenant.id)
         if schedule.isDue(stored, at: date) { stored = try await rotate(tenant, stored, at: date) }
         let keys = try stored.map(open)
         let jwtKeys = JWTKeyCollection()
@@ -122,9 +120,10 @@ public final class TokenSigningKeys: Sendable {
         let fresh = try TokenSigningAlgorithm.allCases
             .filter { schedule.needsNewKey(stored.of($0), at: date) }
             .map(TokenPrivateKey.generate)
-        return try await database.transaction { executor in
-            try await repository.lockForKeyCreation(tenantID: tenant.id, on: executor)
-            var published = try await repository.published(tenantID: tenant.id, on: executor)
+        // Decided under the lock, from the keys published then.
+        return try await store.rotate(tenantID: tenant.id, at: date) { [self] underLock in
+            var published = underLock
+            var added: [StoredTokenSigningKey] = []
             var spare = fresh
             for algorithm in TokenSigningAlgorithm.allCases where schedule.needsNewKey(published.of(algorithm), at: date) {
                 let privateKey = try spare.firstIndex { $0.algorithm == algorithm }.map { spare.remove(at: $0) }
@@ -134,12 +133,11 @@ public final class TokenSigningKeys: Sendable {
                     id: publicKey.thumbprint, tenantID: tenant.id,
                     sealedKey: try sealer.seal(privateKey.sealable, context: Self.sealingContext(tenant.id, publicKey.thumbprint)),
                     publicKey: publicKey, createdAt: date, retiredAt: nil)
-                try await repository.insert(key, on: executor)
+                added.append(key)
                 published.append(key)
             }
             let retiring = Set(TokenSigningAlgorithm.allCases.flatMap { schedule.retirable(published.of($0), at: date) }.map(\.id))
-            for id in retiring { try await repository.retire(id: id, at: date, on: executor) }
-            return published.filter { !retiring.contains($0.id) }
+            return TokenSigningKeyRotation(added: added, retired: retiring)
         }
     }
 

@@ -221,12 +221,14 @@ public final class PostgresDatabase: Database {
             throw error
         }
         var result: [SQLRow] = []
+        var columns: SQLRow.Columns?
         for try await row in rows {
-            var values: [String: SQLValue] = [:]
-            for cell in row {
-                values[cell.columnName] = try decode(cell)
-            }
-            result.append(SQLRow(values: values))
+            let shared = columns ?? SQLRow.Columns(row.map(\.columnName))
+            columns = shared
+            var cells: [SQLValue] = []
+            cells.reserveCapacity(shared.names.count)
+            for cell in row { cells.append(try decode(cell)) }
+            result.append(SQLRow(columns: shared, cells: cells))
         }
         return result
     }

@@ -20,7 +20,7 @@ extension SQLRow {
     /// One column, decoded as `decode(_:)` decodes a property.
     public func decode<Value: Decodable>(column: String, as type: Value.Type) throws(StorageError) -> Value {
         do {
-            return try SQLColumnDecoder.decode(type, from: values[column], column: column)
+            return try SQLColumnDecoder.decode(type, from: self[column], column: column)
         } catch let error as StorageError {
             throw error
         } catch let DecodingError.dataCorrupted(context) {
@@ -38,7 +38,7 @@ private struct SQLRowDecoder: Decoder {
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
-        KeyedDecodingContainer(Container(values: row.values))
+        KeyedDecodingContainer(Container(row: row))
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
@@ -50,16 +50,16 @@ private struct SQLRowDecoder: Decoder {
     }
 
     struct Container<Key: CodingKey>: KeyedDecodingContainerProtocol {
-        let values: [String: SQLValue]
+        let row: SQLRow
         var codingPath: [any CodingKey] { [] }
-        var allKeys: [Key] { values.keys.compactMap(Key.init(stringValue:)) }
+        var allKeys: [Key] { row.columns.names.compactMap(Key.init(stringValue:)) }
 
         private func value(_ key: Key) throws(StorageError) -> SQLValue {
-            guard let value = values[key.stringValue] else { throw .missingColumn(key.stringValue) }
+            guard let value = row[key.stringValue] else { throw .missingColumn(key.stringValue) }
             return value
         }
 
-        func contains(_ key: Key) -> Bool { values[key.stringValue] != nil }
+        func contains(_ key: Key) -> Bool { row[key.stringValue] != nil }
 
         func decodeNil(forKey key: Key) throws -> Bool { try value(key) == .null }
 
@@ -133,8 +133,8 @@ private struct SQLRowDecoder: Decoder {
             throw StorageError.typeMismatch("\(key.stringValue) (a column holds one value)")
         }
 
-        func superDecoder() throws -> any Decoder { SQLRowDecoder(row: SQLRow(values: values)) }
-        func superDecoder(forKey key: Key) throws -> any Decoder { SQLRowDecoder(row: SQLRow(values: values)) }
+        func superDecoder() throws -> any Decoder { SQLRowDecoder(row: row) }
+        func superDecoder(forKey key: Key) throws -> any Decoder { SQLRowDecoder(row: row) }
     }
 }
 

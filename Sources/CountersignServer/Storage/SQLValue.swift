@@ -16,14 +16,52 @@ public enum SQLValue: Sendable, Hashable {
     public init(_ value: Date?) { self = value.map { .integer(Int64(($0.timeIntervalSince1970 * 1000).rounded())) } ?? .null }
 }
 
-/// One result row, by column name.
+/// One result row, by column name. The rows of one result share one index of their columns,
+/// so a row is its values alone: reading a column is one look-up in the shared index.
 public struct SQLRow: Sendable {
-    public let values: [String: SQLValue]
+    /// The columns of a result, by name, shared by its rows.
+    public final class Columns: Sendable {
+        public let names: [String]
+        let positions: [String: Int]
 
-    public init(values: [String: SQLValue]) { self.values = values }
+        public init(_ names: [String]) {
+            self.names = names
+            // A name given twice (a join's `id`) reads as its last column; statements alias
+            // such columns rather than rely on it.
+            var positions: [String: Int] = Dictionary(minimumCapacity: names.count)
+            for (position, name) in names.enumerated() { positions[name] = position }
+            self.positions = positions
+        }
+    }
+
+    public let columns: Columns
+    /// The values in the order of `columns.names`.
+    public let cells: [SQLValue]
+
+    public init(columns: Columns, cells: [SQLValue]) {
+        precondition(columns.names.count == cells.count, "a row has one value per column")
+        self.columns = columns
+        self.cells = cells
+    }
+
+    /// A row from its values by name (for tests and one-off rows).
+    public init(values: [String: SQLValue]) {
+        let names = Array(values.keys)
+        self.init(columns: Columns(names), cells: names.map { values[$0] ?? .null })
+    }
+
+    /// The value of `column`, or nil when the result has no such column.
+    public subscript(column: String) -> SQLValue? {
+        columns.positions[column].map { cells[$0] }
+    }
+
+    /// Every column's value, by name.
+    public var values: [String: SQLValue] {
+        Dictionary(zip(columns.names, cells), uniquingKeysWith: { _, last in last })
+    }
 
     private func value(_ column: String) throws(StorageError) -> SQLValue {
-        guard let value = values[column] else { throw .missingColumn(column) }
+        guard let value = self[column] else { throw .missingColumn(column) }
         return value
     }
 

@@ -30,7 +30,7 @@ public final class SQLiteDatabase: Database {
         let connection = try Connection(path: path ?? ":memory:")
         if path != nil {
             let mode = try connection.run("PRAGMA journal_mode = WAL", [])
-            guard mode.first?.values["journal_mode"] == .text("wal") else {
+            guard mode.first?["journal_mode"] == .text("wal") else {
                 throw StorageError.unavailable("SQLite could not switch \(path ?? "") to write-ahead logging")
             }
         }
@@ -244,17 +244,18 @@ private final class Connection: @unchecked Sendable {
             guard status == SQLITE_OK else { throw failure(handle, status) }
         }
         let columnCount = sqlite_nio_sqlite3_column_count(statement)
-        let names = (0..<columnCount).map { String(cString: sqlite_nio_sqlite3_column_name(statement, $0)) }
+        var columns: SQLRow.Columns?
         var rows: [SQLRow] = []
         while true {
             let status = sqlite_nio_sqlite3_step(statement)
             if status == SQLITE_DONE { break }
             guard status == SQLITE_ROW else { throw failure(handle, status) }
-            var values: [String: SQLValue] = Dictionary(minimumCapacity: names.count)
-            for (column, name) in names.enumerated() {
-                values[name] = Self.value(statement, Int32(column))
-            }
-            rows.append(SQLRow(values: values))
+            // Named once per result, after the first step (a statement SQLite re-prepared for a
+            // changed schema names its columns anew).
+            let shared = columns ?? SQLRow.Columns(
+                (0..<columnCount).map { String(cString: sqlite_nio_sqlite3_column_name(statement, $0)) })
+            columns = shared
+            rows.append(SQLRow(columns: shared, cells: (0..<columnCount).map { Self.value(statement, $0) }))
         }
         return rows
     }

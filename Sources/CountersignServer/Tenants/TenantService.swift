@@ -5,14 +5,13 @@ import Synchronization
 
 /// Creates tenants and hands out their device-protocol signing keys.
 public struct TenantService: Sendable {
-    let database: any Database
-    let tenants: any TenantRepository
+    let store: any TenantStore
     let sealer: SecretSealer
-    let audit: AuditLog
     /// Every device and relying-party request resolves its tenant first; tenants change rarely.
     let cache = TenantCache()
 
-    /// Creates a tenant with a fresh P-256 signing key, sealed under the master key.
+    /// Creates a tenant with a fresh P-256 signing key, sealed under the master key, on the
+    /// transaction of `executor` (the caller's: the first start's, or the admin API's).
     public func create(slug: TenantSlug, displayName: String, isDefault: Bool, actor: String, at date: Date,
                        on executor: any SQLExecutor) async throws -> Tenant {
         let id = Identifier.make("ten", at: date)
@@ -21,18 +20,16 @@ public struct TenantService: Sendable {
                             signingKey: ECPublicJWK(key.publicKey), createdAt: date, updatedAt: date)
         let sealed = try sealer.seal(key.rawRepresentation, context: Self.keyContext(id))
         do {
-            try await tenants.insert(tenant, sealedSigningKey: sealed, on: executor)
+            try await store.recordCreated(tenant, sealedSigningKey: sealed, actor: actor, on: executor)
         } catch StorageError.uniqueViolation {
             throw AdminError.conflict("a tenant with slug \(slug.value) already exists")
         }
-        try await audit.record("tenant.created", actor: actor, tenantID: id, target: ("tenant", id),
-                               details: ["slug": slug.value], at: date, on: executor)
         return tenant
     }
 
     /// The tenant's private device-protocol key.
     public func signingKey(for tenant: Tenant) async throws -> P256.Signing.PrivateKey {
-        guard let sealed = try await tenants.sealedSigningKey(tenantID: tenant.id, on: database) else {
+        guard let sealed = try await store.sealedSigningKey(tenantID: tenant.id) else {
             throw StorageError.corrupt("tenant \(tenant.id) has no signing key")
         }
         let raw = try sealer.open(sealed, context: Self.keyContext(tenant.id))
@@ -45,9 +42,9 @@ public struct TenantService: Sendable {
     public func resolve(slug: String?) async throws -> Tenant? {
         if let cached = cache.tenant(slug: slug) { return cached }
         let tenant = if let slug {
-            try await tenants.find(slug: slug, on: database)
+            try await store.tenant(slug: slug)
         } else {
-            try await tenants.defaultTenant(on: database)
+            try await store.defaultTenant()
         }
         if let tenant { cache.remember(tenant, slug: slug) }
         return tenant

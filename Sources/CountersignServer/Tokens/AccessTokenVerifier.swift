@@ -50,21 +50,18 @@ enum AccessTokenRejection: Error, Sendable, Equatable, CustomStringConvertible {
 /// `at+jwt` (so an ID token is no access token), `iss`, `exp`, that it was not revoked, and that
 /// its user is still active.
 struct AccessTokenVerifier: Sendable {
-    let database: any Database
-    let users: any UserRepository
+    let store: any AccessTokenVerifierStore
     let signingKeys: TokenSigningKeys
     let now: @Sendable () -> Date
-    var revokedAccessTokens: any RevokedAccessTokenRepository = SQLRevokedAccessTokenRepository()
 
     /// The token and its user, if the token is valid now.
     func validate(_ token: String, issuer: Issuer) async throws -> (token: VerifiedAccessToken, user: User) {
         let keys = try await signingKeys.keySet(for: issuer.tenant)
         let verified = try await Self.verify(token, keys: keys, issuer: issuer.identifier, at: now())
-        guard !(try await revokedAccessTokens.isRevoked(jti: verified.id, tenantID: issuer.tenant.id, on: database)) else {
+        guard !(try await store.isRevoked(jti: verified.id, tenantID: issuer.tenant.id)) else {
             throw AccessTokenRejection.revoked
         }
-        guard let user = try await users.find(
-            id: verified.userID, tenantID: issuer.tenant.id, on: database), user.status == .active else {
+        guard let user = try await store.user(id: verified.userID, tenantID: issuer.tenant.id), user.status == .active else {
             throw AccessTokenRejection.userUnavailable
         }
         return (verified, user)

@@ -5,6 +5,8 @@ import Foundation
 /// (`POST /revoke`), or a used token came back, which means that two parties hold tokens of
 /// the grant and the server cannot tell which is the client (RFC 9700, the OAuth 2.0 Security
 /// Best Current Practice, §4.14): all of them stop working, and the user must approve again.
+/// A reuse found while a token is being rotated is revoked within that rotation's transaction
+/// (`RefreshTokenStore.rotate`).
 struct RefreshTokenFamilyRevocation: Sendable {
     enum Cause: String, Sendable {
         case revocationRequest = "revocation_request"
@@ -18,26 +20,11 @@ struct RefreshTokenFamilyRevocation: Sendable {
         }
     }
 
-    let database: any Database
-    let audit: AuditLog
-    var refreshTokens: any RefreshTokenRepository = SQLRefreshTokenRepository()
+    let store: any RefreshTokenFamilyRevocationStore
 
-    /// Revokes `family` within the transaction of `executor`; a family revoked already is left
-    /// as it is and not recorded twice.
-    func revoke(_ family: RefreshTokenFamily, cause: Cause, client: Client, at date: Date,
-                on executor: any SQLExecutor) async throws {
-        guard try await refreshTokens.revokeFamily(id: family.id, tenantID: family.tenantID, at: date, on: executor) else {
-            return
-        }
-        try await audit.record(
-            cause.action, actor: "client:\(client.id)", tenantID: family.tenantID, target: ("refresh_token_family", family.id),
-            details: ["user_id": family.userID, "client_id": family.clientID, "cause": cause.rawValue], at: date, on: executor)
-    }
-
-    /// The same in a transaction of its own.
+    /// Revokes `family` in a transaction of its own; a family revoked already is left as it is
+    /// and not recorded twice.
     func revoke(_ family: RefreshTokenFamily, cause: Cause, client: Client, at date: Date) async throws {
-        try await database.transaction { executor in
-            try await revoke(family, cause: cause, client: client, at: date, on: executor)
-        }
+        try await store.revoke(family, cause: cause, byClient: client.id, at: date)
     }
 }

@@ -17,15 +17,14 @@ import Foundation
 struct RefreshTokenGrant: Sendable {
     static let grantType = "refresh_token"
 
-    let database: any Database
-    let users: any UserRepository
-    let audit: AuditLog
+    let store: any RefreshTokenStore
     let now: @Sendable () -> Date
     let tokens: TokenIssuer
     let housekeeping: TokenHousekeeping
-    var refreshTokens: any RefreshTokenRepository = SQLRefreshTokenRepository()
 
-    private enum Outcome {
+    /// How a rotation ended (`RefreshTokenStore.rotate`): the next token stored, the family
+    /// found revoked, or the token found used and the family revoked for it.
+    enum Outcome: Sendable, Equatable {
         case rotated, revoked, reused
     }
 
@@ -33,12 +32,12 @@ struct RefreshTokenGrant: Sendable {
         guard let value = form["refresh_token"] else { throw TokenRequestError.missingRefreshToken }
         let now = now()
         try await housekeeping.runIfDue(at: now)
-        guard let found = try await refreshTokens.find(tokenHash: Secrets.hash(value), on: database),
+        guard let found = try await store.refreshToken(hash: Secrets.hash(value)),
               found.family.clientID == client.id, found.family.tenantID == client.tenantID else {
             throw TokenRequestError.unknownRefreshToken
         }
         let (token, family) = found
-        let revocation = RefreshTokenFamilyRevocation(database: database, audit: audit, refreshTokens: refreshTokens)
+        let revocation = RefreshTokenFamilyRevocation(store: store)
         guard family.revokedAt == nil, token.revokedAt == nil else { throw TokenRequestError.refreshTokenRevoked }
         guard token.usedAt == nil else {
             try await revocation.revoke(family, cause: .reuse, client: client, at: now)
@@ -50,23 +49,13 @@ struct RefreshTokenGrant: Sendable {
         }
         let scope = try RefreshScope(form["scope"], granted: family.scope, allowedFor: client)
         let details = try RefreshAuthorizationDetails(form[AuthorizationDetails.claim], granted: family.authorizationDetails)
-        guard let user = try await users.find(
-            id: family.userID, tenantID: family.tenantID, on: database), user.status == .active else {
+        guard let user = try await store.user(id: family.userID, tenantID: family.tenantID), user.status == .active else {
             throw TokenRequestError.userUnavailable
         }
         let issued = try await tokens.sign(
             TokenGrant(of: family, scope: scope.values, authorizationDetails: details.details),
             with: client.idTokenSignedResponseAlg, issuer: issuer, at: now, refresh: NewRefreshToken(in: family, startsFamily: false))
-        let outcome = try await database.transaction { executor -> Outcome in
-            guard try await refreshTokens.lockLiveFamily(id: family.id, on: executor) else { return .revoked }
-            guard try await refreshTokens.markUsed(id: token.id, at: now, on: executor) else {
-                try await revocation.revoke(family, cause: .reuse, client: client, at: now, on: executor)
-                return .reused
-            }
-            try await tokens.store(issued, on: executor)
-            return .rotated
-        }
-        switch outcome {
+        switch try await store.rotate(token, of: family, to: issued, byClient: client.id, at: now) {
         case .rotated: return issued.response
         case .revoked: throw TokenRequestError.refreshTokenRevoked
         case .reused: throw TokenRequestError.refreshTokenReused

@@ -9,22 +9,19 @@ import Logging
 struct TokenHousekeeping: Sendable {
     static let expiredFamilyRetention: TimeInterval = 7 * 86_400
 
-    let database: any Database
+    let store: any TokenHousekeepingStore
     let logger: Logger
-    var refreshTokens: any RefreshTokenRepository = SQLRefreshTokenRepository()
-    var revokedAccessTokens: any RevokedAccessTokenRepository = SQLRevokedAccessTokenRepository()
     private let schedule = PeriodicSchedule(every: 3600)
 
-    init(database: any Database, logger: Logger) {
-        self.database = database
+    init(store: any TokenHousekeepingStore, logger: Logger) {
+        self.store = store
         self.logger = logger
     }
 
     func runIfDue(at date: Date) async throws {
         guard schedule.isDue(at: date) else { return }
-        let families = try await refreshTokens.purge(
-            expiredBefore: date.addingTimeInterval(-Self.expiredFamilyRetention), on: database)
-        try await revokedAccessTokens.purge(expiredBefore: date, on: database)
+        let families = try await store.forgetFamilies(endedBefore: date.addingTimeInterval(-Self.expiredFamilyRetention))
+        try await store.forgetRevokedAccessTokens(expiredBefore: date)
         if families > 0 { logger.debug("removed expired refresh token families", metadata: ["count": "\(families)"]) }
     }
 }

@@ -11,11 +11,9 @@ import Foundation
 ///   unexpired and its user is active; to any other client it does not exist.
 /// - anything else: `{"active": false}`, and nothing more (RFC 7662 §2.2).
 struct TokenIntrospection: Sendable {
-    let database: any Database
-    let users: any UserRepository
+    let store: any TokenIntrospectionStore
     let now: @Sendable () -> Date
     let accessTokens: AccessTokenVerifier
-    var refreshTokens: any RefreshTokenRepository = SQLRefreshTokenRepository()
 
     func introspect(_ form: FormParameters, client: Client, issuer: Issuer) async throws -> IntrospectionResponse {
         switch try PresentedToken(form) {
@@ -27,12 +25,11 @@ struct TokenIntrospection: Sendable {
             }
         case .opaque(let value):
             let now = now()
-            guard let found = try await refreshTokens.find(tokenHash: Secrets.hash(value), on: database),
+            guard let found = try await store.refreshToken(hash: Secrets.hash(value)),
                   found.family.clientID == client.id, found.family.tenantID == client.tenantID,
                   found.family.revokedAt == nil, found.token.revokedAt == nil, found.token.usedAt == nil,
                   !found.token.isExpired(at: now, in: found.family),
-                  let user = try await users.find(
-                      id: found.family.userID, tenantID: found.family.tenantID, on: database),
+                  let user = try await store.user(id: found.family.userID, tenantID: found.family.tenantID),
                   user.status == .active else {
                 return .inactive
             }

@@ -13,13 +13,10 @@ import Foundation
 ///
 /// No token type is refused, so `unsupported_token_type` is never answered.
 struct TokenRevocation: Sendable {
-    let database: any Database
-    let audit: AuditLog
+    let store: any TokenRevocationStore
     let signingKeys: TokenSigningKeys
     let now: @Sendable () -> Date
     let housekeeping: TokenHousekeeping
-    var refreshTokens: any RefreshTokenRepository = SQLRefreshTokenRepository()
-    var revokedAccessTokens: any RevokedAccessTokenRepository = SQLRevokedAccessTokenRepository()
 
     /// The empty JSON object every successful revocation answers.
     struct Answer: Encodable, Sendable {}
@@ -30,22 +27,15 @@ struct TokenRevocation: Sendable {
         try await housekeeping.runIfDue(at: now)
         switch presented {
         case .opaque(let value):
-            guard let found = try await refreshTokens.find(tokenHash: Secrets.hash(value), on: database),
+            guard let found = try await store.refreshToken(hash: Secrets.hash(value)),
                   found.family.clientID == client.id, found.family.tenantID == client.tenantID else { return Answer() }
-            try await RefreshTokenFamilyRevocation(database: database, audit: audit, refreshTokens: refreshTokens)
+            try await RefreshTokenFamilyRevocation(store: store)
                 .revoke(found.family, cause: .revocationRequest, client: client, at: now)
         case .jws(let value):
             let keys = try await signingKeys.keySet(for: issuer.tenant)
             guard let token = try? await AccessTokenVerifier.verify(value, keys: keys, issuer: issuer.identifier, at: now),
                   token.clientID == client.id else { return Answer() }
-            try await database.transaction { executor in
-                guard try await revokedAccessTokens.revoke(
-                    jti: token.id, tenantID: issuer.tenant.id,
-                    expiresAt: Date(timeIntervalSince1970: TimeInterval(token.expiresAt)), at: now, on: executor) else { return }
-                try await audit.record(
-                    "access_token.revoked", actor: "client:\(client.id)", tenantID: issuer.tenant.id,
-                    target: ("access_token", token.id), details: ["user_id": token.userID], at: now, on: executor)
-            }
+            try await store.revokeAccessToken(token, tenantID: issuer.tenant.id, byClient: client.id, at: now)
         }
         return Answer()
     }
