@@ -53,7 +53,7 @@ public struct TokenSigningKeySet: Sendable {
 /// old key is retired from the JWKS once every token it signed has expired.
 ///
 /// ```swift
-/// let keys = try await services.tokenSigningKeys.keySet(for: tenant)
+/// let keys = try await server.tokenSigningKeys.keySet(for: tenant)
 /// let key = try keys.current(.rs256)
 /// let jwt = try await keys.sign(claims, type: TokenIssuer.idTokenType, with: key)
 /// ```
