@@ -78,10 +78,10 @@ public struct SQLPushOutboxRepository: PushOutboxRepository {
     public func enqueue(_ entries: [PushOutboxEntry], on executor: any SQLExecutor) async throws {
         guard !entries.isEmpty else { return }
         // One statement for all rows: a request to a user with several devices stays one round trip.
-        // (`\(rows:)` takes values, so the enumerations are written by their raw values here.)
+        // `\(rows:)` takes values: `SQLValue(_:)` writes an enumeration by its raw value.
         let rows: [[SQLValue]] = entries.map { entry in
             [entry.id.sqlValue, entry.tenantID.sqlValue, entry.transactionID.sqlValue, entry.deviceID.sqlValue,
-             entry.kind.rawValue.sqlValue, entry.provider.rawValue.sqlValue, entry.status.rawValue.sqlValue,
+             SQLValue(entry.kind), SQLValue(entry.provider), SQLValue(entry.status),
              entry.attempts.sqlValue, entry.nextAttemptAt.sqlValue, entry.expiresAt.sqlValue, entry.createdAt.sqlValue,
              entry.updatedAt.sqlValue]
         }

@@ -168,6 +168,14 @@ extension Optional: SQLStorable where Wrapped: SQLStorable {
     public var sqlValue: SQLValue { self?.sqlValue ?? .null }
 }
 
+extension SQLValue {
+    /// An enumeration stored by its raw value (for `\(rows:)`, whose values are built by hand).
+    @inlinable
+    public init<Value: RawRepresentable>(_ value: Value) where Value.RawValue == String {
+        self = .text(value.rawValue)
+    }
+}
+
 extension SQLValue: SQLStorable {
     @inlinable
     public var sqlValue: SQLValue { self }
