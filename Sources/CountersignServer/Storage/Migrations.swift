@@ -107,7 +107,10 @@ public enum Migrations {
 
     /// The highest version applied.
     public static func currentVersion(_ database: any Database) async throws -> Int64 {
-        (try await database.first("SELECT MAX(version) AS version FROM schema_migrations", column: "version", as: Int64?.self) ?? nil) ?? 0
+        // NULL (no row in the table) reads as version 0.
+        let version = try await database.first(
+            "SELECT MAX(version) AS version FROM schema_migrations", column: "version", as: Int64?.self)
+        return version.flatMap { $0 } ?? 0
     }
 }
 

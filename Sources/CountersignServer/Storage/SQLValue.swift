@@ -55,11 +55,6 @@ public struct SQLRow: Sendable {
         columns.positions[column].map { cells[$0] }
     }
 
-    /// Every column's value, by name.
-    public var values: [String: SQLValue] {
-        Dictionary(zip(columns.names, cells), uniquingKeysWith: { _, last in last })
-    }
-
     private func value(_ column: String) throws(StorageError) -> SQLValue {
         guard let value = self[column] else { throw .missingColumn(column) }
         return value
