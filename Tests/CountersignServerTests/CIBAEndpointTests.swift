@@ -224,7 +224,8 @@ struct CIBAEndpointTests {
             let othersRequest = try await server.startApproval(other, user: "alice")
             let cases: [(String, [(String, String)], String)] = [
                 ("no grant_type", [("auth_req_id", othersRequest)], "invalid_request"),
-                ("authorization code grant", [("grant_type", "authorization_code"), ("code", "abc")], "unsupported_grant_type"),
+                ("implicit grant", [("grant_type", "implicit")], "unsupported_grant_type"),
+                ("password grant", [("grant_type", "password"), ("username", "alice")], "unsupported_grant_type"),
                 ("no auth_req_id", [("grant_type", Self.grantType)], "invalid_request"),
                 ("unknown auth_req_id", [("grant_type", Self.grantType), ("auth_req_id", "nope")], "invalid_grant"),
                 ("another client's auth_req_id", [("grant_type", Self.grantType), ("auth_req_id", othersRequest)], "invalid_grant"),

@@ -78,7 +78,7 @@ struct ClientAuthRegistrationTests {
                         reason: "is required when require_signed_request_object is true"),
         BadRegistration("an unknown authentication method", fields: ["token_endpoint_auth_method": "client_secret_jwt"],
                         field: "token_endpoint_auth_method",
-                        reason: "must be client_secret_basic, client_secret_post or private_key_jwt"),
+                        reason: "must be client_secret_basic, client_secret_post, private_key_jwt or none"),
     ]
 
     @Test("every unusable key set or method is refused with the field and the reason", arguments: badRegistrations)

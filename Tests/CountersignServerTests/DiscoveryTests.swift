@@ -24,9 +24,10 @@ struct DiscoveryTests {
                 #expect(answer["countersign_approval_receipt_endpoint"] as? String == issuer + "/bc-authorize/receipt")
                 #expect(answer["backchannel_token_delivery_modes_supported"] as? [String] == ["poll", "ping", "push"])
                 #expect(answer["backchannel_user_code_parameter_supported"] as? Bool == true)
-                #expect(answer["grant_types_supported"] as? [String] == ["urn:openid:params:grant-type:ciba", "refresh_token"])
+                #expect(answer["grant_types_supported"] as? [String]
+                    == ["authorization_code", "urn:openid:params:grant-type:ciba", "refresh_token"])
                 #expect(answer["token_endpoint_auth_methods_supported"] as? [String]
-                    == ["client_secret_basic", "client_secret_post", "private_key_jwt"])
+                    == ["client_secret_basic", "client_secret_post", "private_key_jwt", "none"])
                 #expect(answer["id_token_signing_alg_values_supported"] as? [String] == ["ES256", "RS256"])
                 #expect(answer["scopes_supported"] as? [String] == ["openid", "offline_access", "profile"])
                 #expect(answer["subject_types_supported"] as? [String] == ["public"])
@@ -37,8 +38,16 @@ struct DiscoveryTests {
                 let claims = Set(try #require(answer["claims_supported"] as? [String]))
                 #expect(claims.isSuperset(of: ["sub", "iss", "aud", "exp", "iat", "auth_time", "acr", "amr"]))
                 #expect(answer["backchannel_authentication_request_signing_alg_values_supported"] as? [String] == ["ES256", "RS256"])
-                #expect(answer["request_parameter_supported"] as? Bool == true)
-                #expect(answer["authorization_endpoint"] == nil)
+                #expect(answer["request_parameter_supported"] as? Bool == false)
+                // The code flow (OpenID Connect Discovery §3's REQUIRED members among them).
+                #expect(answer["authorization_endpoint"] as? String == issuer + "/authorize")
+                #expect(answer["pushed_authorization_request_endpoint"] as? String == issuer + "/par")
+                #expect(answer["end_session_endpoint"] as? String == issuer + "/logout")
+                #expect(answer["response_types_supported"] as? [String] == ["code"])
+                #expect(answer["response_modes_supported"] as? [String] == ["query"])
+                #expect(answer["code_challenge_methods_supported"] as? [String] == ["S256"])
+                #expect(answer["authorization_response_iss_parameter_supported"] as? Bool == true)
+                #expect(answer["prompt_values_supported"] as? [String] == ["none", "login", "consent", "select_account"])
             }
         }
     }

@@ -100,5 +100,13 @@ extension FeatureMigrations {
         SchemaChange(.rs256Tokens, [
             "ALTER TABLE clients ADD COLUMN id_token_signed_response_alg TEXT NOT NULL DEFAULT 'ES256'",
         ]),
+        SchemaChange(.codeFlow, [
+            // The authorization code flow: where a client may send the user back after sign-in
+            // and after sign-out (URIs separated by spaces), and whether it must push its
+            // authorization requests first (RFC 9126).
+            "ALTER TABLE clients ADD COLUMN redirect_uris TEXT",
+            "ALTER TABLE clients ADD COLUMN post_logout_redirect_uris TEXT",
+            "ALTER TABLE clients ADD COLUMN require_pushed_authorization_requests BIGINT NOT NULL DEFAULT 0",
+        ]),
     ])
 }

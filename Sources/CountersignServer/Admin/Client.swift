@@ -14,11 +14,16 @@ public struct Client: Sendable, Equatable, Codable {
         case clientSecretBasic = "client_secret_basic"
         case clientSecretPost = "client_secret_post"
         case privateKeyJWT = "private_key_jwt"
+        /// A public client (RFC 6749 §2.1): a native app or a browser application, which can keep
+        /// no secret. It sends its `client_id` alone, may use only the authorization code grant
+        /// (with PKCE, as every client must) and its refresh tokens, and is refused at the CIBA
+        /// endpoints, which need a client that proves who it is.
+        case none
 
         /// The two secret methods carry the same secret in two places, so either is accepted
         /// for a client registered with one: refusing the other would break clients and
-        /// protect nothing. A `private_key_jwt` client has no usable secret at all.
-        var usesSecret: Bool { self != .privateKeyJWT }
+        /// protect nothing. A `private_key_jwt` client and a public one have no usable secret.
+        var usesSecret: Bool { self == .clientSecretBasic || self == .clientSecretPost }
     }
 
     public var id: String
@@ -51,6 +56,19 @@ public struct Client: Sendable, Equatable, Codable {
     public var authorizationDetailsTypes: [String] = []
     /// What its ID tokens and access tokens are signed with (`TokenSigningAlgorithm`).
     public var idTokenSignedResponseAlg: TokenSigningAlgorithm = .es256
+    /// Where the authorization endpoint may send the user back (`RedirectURI`); a client with
+    /// none cannot use the authorization code flow.
+    public var redirectURIs: [String] = []
+    /// Where sign-out may send the user back (OpenID Connect RP-Initiated Logout §3.1).
+    public var postLogoutRedirectURIs: [String] = []
+    /// Authorization requests of this client must be pushed first (RFC 9126 §5).
+    public var requirePushedAuthorizationRequests = false
+
+    /// The most redirect URIs of either kind a client registers.
+    static let maximumRedirectURIs = 20
+
+    /// Whether the client is public: it has no credentials, only its id.
+    public var isPublic: Bool { authenticationMethod == .none }
 
     enum CodingKeys: String, CodingKey {
         case name, scopes
@@ -63,6 +81,9 @@ public struct Client: Sendable, Equatable, Codable {
         case backchannelRequestsPerMinute = "backchannel_requests_per_minute"
         case authorizationDetailsTypes = "authorization_details_types"
         case idTokenSignedResponseAlg = "id_token_signed_response_alg"
+        case redirectURIs = "redirect_uris"
+        case postLogoutRedirectURIs = "post_logout_redirect_uris"
+        case requirePushedAuthorizationRequests = "require_pushed_authorization_requests"
         case id = "client_id"
         case tenantID = "tenant_id"
         case deliveryMode = "token_delivery_mode"
@@ -97,13 +118,16 @@ public struct SQLClientRepository: ClientRepository {
             INSERT INTO clients (id, tenant_id, name, secret_hash, scopes, delivery_mode, notification_endpoint,
                 created_at, updated_at, default_acr, minimum_acr, token_endpoint_auth_method, jwks,
                 require_signed_request_object, backchannel_user_code_parameter, backchannel_requests_per_minute,
-                authorization_details_types, id_token_signed_response_alg)
+                authorization_details_types, id_token_signed_response_alg, redirect_uris, post_logout_redirect_uris,
+                require_pushed_authorization_requests)
             VALUES (\(client.id), \(client.tenantID), \(client.name), \(secretHash),
                 \(client.scopes.joined(separator: " ")), \(client.deliveryMode), \(client.notificationEndpoint),
                 \(client.createdAt), \(client.updatedAt), \(client.defaultAcr), \(client.minimumAcr),
                 \(client.authenticationMethod), \(client.jwks?.canonicalJSON),
                 \(client.requireSignedRequestObject), \(client.backchannelUserCodeParameter),
-                \(client.backchannelRequestsPerMinute), \(Self.typesColumn(client)), \(client.idTokenSignedResponseAlg))
+                \(client.backchannelRequestsPerMinute), \(Self.typesColumn(client)), \(client.idTokenSignedResponseAlg),
+                \(Self.words(client.redirectURIs)), \(Self.words(client.postLogoutRedirectURIs)),
+                \(client.requirePushedAuthorizationRequests))
             """)
     }
 
@@ -134,7 +158,10 @@ public struct SQLClientRepository: ClientRepository {
                 backchannel_user_code_parameter = \(client.backchannelUserCodeParameter),
                 backchannel_requests_per_minute = \(client.backchannelRequestsPerMinute),
                 authorization_details_types = \(Self.typesColumn(client)),
-                id_token_signed_response_alg = \(client.idTokenSignedResponseAlg)
+                id_token_signed_response_alg = \(client.idTokenSignedResponseAlg),
+                redirect_uris = \(Self.words(client.redirectURIs)),
+                post_logout_redirect_uris = \(Self.words(client.postLogoutRedirectURIs)),
+                require_pushed_authorization_requests = \(client.requirePushedAuthorizationRequests)
             WHERE id = \(client.id)
             """)
     }
@@ -164,6 +191,12 @@ public struct SQLClientRepository: ClientRepository {
     /// Type names hold no spaces (`AuthorizationDetailTypes`), so a space separates them; none
     /// is NULL.
     private static func typesColumn(_ client: Client) -> String? {
-        client.authorizationDetailsTypes.isEmpty ? nil : client.authorizationDetailsTypes.joined(separator: " ")
+        words(client.authorizationDetailsTypes)
+    }
+
+    /// Words that hold no spaces (type names, and URIs, which `RedirectURI` refuses with
+    /// whitespace), separated by one; none is NULL.
+    private static func words(_ list: [String]) -> String? {
+        list.isEmpty ? nil : list.joined(separator: " ")
     }
 }

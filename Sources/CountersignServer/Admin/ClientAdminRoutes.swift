@@ -28,6 +28,10 @@ struct ClientAdminRoutes: Sendable {
         var authorizationDetailsTypes: [String]?
         /// `.some(nil)` for JSON `null`, which is refused: a client always has an algorithm.
         var idTokenSignedResponseAlg: String??
+        /// The code flow's redirect URIs (`RedirectURI`); an empty array removes them all.
+        var redirectURIs: [String]?
+        var postLogoutRedirectURIs: [String]?
+        var requirePushedAuthorizationRequests: Bool?
 
         enum CodingKeys: String, CodingKey {
             case name, scopes, jwks
@@ -41,6 +45,9 @@ struct ClientAdminRoutes: Sendable {
             case backchannelRequestsPerMinute = "backchannel_requests_per_minute"
             case authorizationDetailsTypes = "authorization_details_types"
             case idTokenSignedResponseAlg = "id_token_signed_response_alg"
+            case redirectURIs = "redirect_uris"
+            case postLogoutRedirectURIs = "post_logout_redirect_uris"
+            case requirePushedAuthorizationRequests = "require_pushed_authorization_requests"
         }
 
         /// Written out because a synthesized decoder reads an explicit `null` as an absent member.
@@ -65,12 +72,16 @@ struct ClientAdminRoutes: Sendable {
                 idTokenSignedResponseAlg = .some(try container.decodeNil(forKey: .idTokenSignedResponseAlg)
                     ? nil : try container.decode(String.self, forKey: .idTokenSignedResponseAlg))
             }
+            redirectURIs = try container.decodeIfPresent([String].self, forKey: .redirectURIs)
+            postLogoutRedirectURIs = try container.decodeIfPresent([String].self, forKey: .postLogoutRedirectURIs)
+            requirePushedAuthorizationRequests = try container.decodeIfPresent(
+                Bool.self, forKey: .requirePushedAuthorizationRequests)
         }
     }
 
     struct ClientWithSecret: Encodable, Sendable {
         let client: Client
-        /// Shown once; only its hash is stored. None for a `private_key_jwt` client.
+        /// Shown once; only its hash is stored. None for a `private_key_jwt` client or a public one.
         let clientSecret: String?
         enum CodingKeys: String, CodingKey {
             case client
@@ -97,7 +108,7 @@ struct ClientAdminRoutes: Sendable {
                            scopes: ["openid"], deliveryMode: .poll, notificationEndpoint: nil, createdAt: date, updatedAt: date),
                     applying: fields),
                 applying: fields, registry: tenant.authorizationDetailTypes)
-            // A private_key_jwt client gets a secret nobody is shown: the column holds a hash, and
+            // A private_key_jwt or public client gets a secret nobody is shown: the column holds a hash, and
             // switching the client to a secret method later takes a rotation.
             let secret = Secrets.generate(prefix: "css_")
             try await store.create(client, secretHash: Secrets.hash(secret), actor: "admin-key:\(key.id)")
@@ -122,7 +133,8 @@ struct ClientAdminRoutes: Sendable {
             let (key, tenant) = try await guardian.tenant(request, context, holding: .clientsManage)
             let client = Self.touched(try await find(context, tenant: tenant), at: now())
             guard client.authenticationMethod.usesSecret else {
-                throw AdminError.conflict("client \(client.id) authenticates with private_key_jwt and has no secret")
+                throw AdminError.conflict(
+                    "client \(client.id) authenticates with \(client.authenticationMethod.rawValue) and has no secret")
             }
             let secret = Secrets.generate(prefix: "css_")
             try await store.rotateSecret(of: client, to: Secrets.hash(secret), actor: "admin-key:\(key.id)")
@@ -194,7 +206,29 @@ struct ClientAdminRoutes: Sendable {
         if client.deliveryMode != .poll && client.notificationEndpoint == nil {
             throw .invalidField("notification_endpoint", "is required for the \(client.deliveryMode.rawValue) delivery mode")
         }
-        return try signing(client, applying: fields)
+        return try codeFlow(signing(client, applying: fields), applying: fields)
+    }
+
+    /// The fields of the authorization code flow: redirect URIs, each one registrable
+    /// (`RedirectURI`) and named once, and whether requests must be pushed first.
+    static func codeFlow(_ client: Client, applying fields: ClientFields) throws(AdminError) -> Client {
+        var client = client
+        for (field, value, keyPath) in [("redirect_uris", fields.redirectURIs, \Client.redirectURIs),
+                                        ("post_logout_redirect_uris", fields.postLogoutRedirectURIs, \Client.postLogoutRedirectURIs)] {
+            guard let value else { continue }
+            guard value.count <= Client.maximumRedirectURIs else {
+                throw .invalidField(field, "at most \(Client.maximumRedirectURIs) URIs")
+            }
+            guard Set(value).count == value.count else { throw .invalidField(field, "names a URI twice") }
+            for uri in value {
+                do { _ = try RedirectURI(registering: uri) } catch .invalidField(_, let why) {
+                    throw .invalidField(field, why)
+                } catch { throw error }
+            }
+            client[keyPath: keyPath] = value
+        }
+        if let required = fields.requirePushedAuthorizationRequests { client.requirePushedAuthorizationRequests = required }
+        return client
     }
 
     /// The fields of client authentication, signed requests and signed tokens.
@@ -202,7 +236,8 @@ struct ClientAdminRoutes: Sendable {
         var client = client
         if let method = fields.authenticationMethod {
             guard let parsed = Client.AuthenticationMethod(rawValue: method) else {
-                throw .invalidField("token_endpoint_auth_method", "must be client_secret_basic, client_secret_post or private_key_jwt")
+                throw .invalidField(
+                    "token_endpoint_auth_method", "must be client_secret_basic, client_secret_post, private_key_jwt or none")
             }
             client.authenticationMethod = parsed
         }

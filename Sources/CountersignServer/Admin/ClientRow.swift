@@ -29,6 +29,10 @@ struct ClientRow: Decodable {
     /// Only the API writes the column, and only values it parsed: another value is
     /// `StorageError.corrupt`.
     var idTokenSignedResponseAlg: TokenSigningAlgorithm
+    /// URIs, separated by spaces; NULL for none.
+    var redirectURIs: String?
+    var postLogoutRedirectURIs: String?
+    var requirePushedAuthorizationRequests: Bool
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case id
@@ -47,6 +51,9 @@ struct ClientRow: Decodable {
         case backchannelRequestsPerMinute = "backchannel_requests_per_minute"
         case authorizationDetailsTypes = "authorization_details_types"
         case idTokenSignedResponseAlg = "id_token_signed_response_alg"
+        case redirectURIs = "redirect_uris"
+        case postLogoutRedirectURIs = "post_logout_redirect_uris"
+        case requirePushedAuthorizationRequests = "require_pushed_authorization_requests"
     }
 
     func client() throws(StorageError) -> Client {
@@ -59,7 +66,9 @@ struct ClientRow: Decodable {
             backchannelUserCodeParameter: backchannelUserCodeParameter,
             backchannelRequestsPerMinute: backchannelRequestsPerMinute,
             authorizationDetailsTypes: authorizationDetailsTypes.map(words) ?? [],
-            idTokenSignedResponseAlg: idTokenSignedResponseAlg)
+            idTokenSignedResponseAlg: idTokenSignedResponseAlg, redirectURIs: redirectURIs.map(words) ?? [],
+            postLogoutRedirectURIs: postLogoutRedirectURIs.map(words) ?? [],
+            requirePushedAuthorizationRequests: requirePushedAuthorizationRequests)
     }
 
     /// Keys were checked on upload; one that no longer parses means the row was altered.

@@ -83,6 +83,8 @@ extension CountersignServer {
             store: SQLUserHintStore(database: database, users: users), signingKeys: tokenSigningKeys, now: now)
         let tokens = TokenIssuer(keys: tokenSigningKeys, records: SQLIssuedTokenStore(database: database))
         let housekeeping = TokenHousekeeping(store: SQLTokenHousekeepingStore(database: database), logger: logger)
+        let codeFlow = SQLCodeFlowStore(database: database, clients: clients, users: users, audit: audit)
+        let authorization = AuthorizationEndpoint(store: codeFlow, now: now)
         let accessTokens = AccessTokenVerifier(
             store: SQLAccessTokenVerifierStore(database: database, users: users), signingKeys: tokenSigningKeys, now: now)
         let features = Features(
@@ -109,9 +111,11 @@ extension CountersignServer {
                     store: SQLCIBAGrantStore(
                         database: database, approvals: approvals, users: users, devices: devices, tokens: tokens, audit: audit),
                     tokens: tokens, now: now),
+                code: AuthorizationCodeGrant(store: codeFlow, tokens: tokens, now: now),
                 refresh: RefreshTokenGrant(
                     store: SQLRefreshTokenStore(database: database, users: users, tokens: tokens, audit: audit),
                     now: now, tokens: tokens, housekeeping: housekeeping)),
+            authorization: authorization,
             revocation: TokenRevocation(
                 store: SQLTokenRevocationStore(database: database, audit: audit), signingKeys: tokenSigningKeys, now: now,
                 housekeeping: housekeeping),
@@ -141,6 +145,12 @@ extension CountersignServer {
             tenant: TenantMiddleware(tenants: tenants, origin: origin), throttle: throttling, logger: logger)
         DiscoveryRoutes(signingKeys: tokenSigningKeys).register(on: tenantRoutes)
         CIBARoutes(features: features, metrics: metrics, now: now).register(on: tenantRoutes)
+        SignInRoutes(flow: SignInFlow(
+            store: SQLSignInStore(database: database, users: users, approvals: approvals, audit: audit),
+            authorization: authorization, approvals: approvalService, throttle: throttle, pages: .shared,
+            cookies: BrowserCookies(origin: origin), origin: origin, now: now)
+        ).register(on: tenantRoutes)
+        SignInRoutes.registerAssets(on: router)
         DeviceRoutes(
             features: features, tenants: tenants, origin: origin, metrics: metrics, maximumBodySize: bodyLimit, now: now,
             liveStreamKeepalive: configuration.liveStreamKeepalive

@@ -68,13 +68,33 @@ enum ErrorSurface: Sendable {
     /// CyberArk's `/Mobile/…` calls: the status, and `"success": false` with the reason in
     /// `Message` (`CyberArkMobileRoutes`).
     case mobileEnvelope
+    /// The hosted pages: an HTML page with the message and the error code.
+    case page
 
     func response(for error: WireError) -> Response {
         switch self {
         case .oauth: Self.oauthResponse(error)
         case .api: Self.apiResponse(error)
         case .mobileEnvelope: CyberArkMobileRoutes.failure(error)
+        case .page: Self.pageResponse(error)
         }
+    }
+
+    private static func pageResponse(_ error: WireError) -> Response {
+        var headers = HTTPFields()
+        if let retryAfter = error.retryAfter { headers[.retryAfter] = String(retryAfter) }
+        let heading = switch error.status {
+        case .notFound: "Page not found"
+        case .serviceUnavailable: "Sign-in is unavailable for now"
+        case .internalServerError: "Something went wrong"
+        default: "This page cannot be shown"
+        }
+        return Pages.shared.response(
+            "error",
+            ErrorPage(tenantName: "Countersign", heading: heading,
+                      message: error.description ?? "Try again later, or go back to the application and start again.",
+                      code: error.code ?? "server_error"),
+            status: error.status, headers: headers)
     }
 
     private static func oauthResponse(_ error: WireError) -> Response {

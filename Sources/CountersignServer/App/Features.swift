@@ -11,6 +11,8 @@ struct Features: Sendable {
     let clientAuthentication: ClientAuthentication
     let backchannel: BackchannelAuthentication
     let tokenEndpoint: TokenEndpoint
+    /// The code flow's authorization endpoint and pushed requests.
+    let authorization: AuthorizationEndpoint
     let revocation: TokenRevocation
     let introspection: TokenIntrospection
     let accessTokens: AccessTokenVerifier

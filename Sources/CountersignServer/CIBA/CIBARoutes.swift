@@ -31,12 +31,17 @@ struct CIBARoutes: Sendable {
             }
         }
         oauth.post("/token") { request, context in
-            try await self.oauth("token", request, context) { form, client, issuer in
+            try await self.oauth("token", request, context, admittingPublic: true) { form, client, issuer in
                 try OAuthResponse.json(try await features.tokenEndpoint.exchange(form, client: client, issuer: issuer))
             }
         }
+        oauth.post("/par") { request, context in
+            try await self.oauth("par", request, context, admittingPublic: true) { form, client, _ in
+                try OAuthResponse.json(try await features.authorization.push(form, client: client), status: .created)
+            }
+        }
         oauth.post("/revoke") { request, context in
-            try await self.oauth("revoke", request, context) { form, client, issuer in
+            try await self.oauth("revoke", request, context, admittingPublic: true) { form, client, issuer in
                 try OAuthResponse.json(try await features.revocation.revoke(form, client: client, issuer: issuer))
             }
         }
@@ -59,16 +64,18 @@ struct CIBARoutes: Sendable {
         UserInfoRoutes(metrics: metrics, accessTokens: features.accessTokens).register(on: routes.group(surface: .oauth))
     }
 
-    /// Reads the form, authenticates the client and runs `body`, counting outcomes per endpoint.
+    /// Reads the form, authenticates the client (a public one only where `admittingPublic`) and
+    /// runs `body`, counting outcomes per endpoint.
     private func oauth(
-        _ endpoint: String, _ request: Request, _ context: CountersignRequestContext,
+        _ endpoint: String, _ request: Request, _ context: CountersignRequestContext, admittingPublic: Bool = false,
         _ body: (FormParameters, Client, Issuer) async throws -> Response
     ) async throws -> Response {
         let issuer = try context.tenantIssuer()
         do {
             let form = try await FormParameters.read(request)
             let client = try await features.clientAuthentication.authenticate(
-                authorization: request.headers[.authorization], form: form, tenant: issuer.tenant)
+                authorization: request.headers[.authorization], form: form, tenant: issuer.tenant,
+                admittingPublic: admittingPublic)
             let response = try await body(form, client, issuer)
             metrics.oauthOutcome(endpoint: endpoint, outcome: "ok")
             return response

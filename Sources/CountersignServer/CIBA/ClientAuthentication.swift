@@ -7,7 +7,9 @@ import HTTPTypes
 /// - with its secret, as HTTP Basic (`client_secret_basic`, RFC 6749 §2.3.1: id and secret
 ///   each form-encoded, then joined with `:`) or as the form parameters `client_id` and
 ///   `client_secret` (`client_secret_post`); either is accepted for a secret client;
-/// - with a JWT signed by a key it registered (`private_key_jwt`, `ClientAssertion`).
+/// - with a JWT signed by a key it registered (`private_key_jwt`, `ClientAssertion`);
+/// - a public client (`none`) by its `client_id` alone, at the endpoints that admit one: the
+///   token endpoint, where PKCE proves the code is its own, and revocation (RFC 7009 §2.1).
 ///
 /// A client uses one method per request (RFC 6749 §2.3), and only the one it is registered
 /// for: a `private_key_jwt` client's secret proves nothing, and neither does a secret client's
@@ -28,13 +30,19 @@ struct ClientAuthentication: Sendable {
         case post(id: String, secret: String)
         /// A client assertion, with the `client_id` sent beside it, if any.
         case assertion(String, postedID: String?)
+        /// A `client_id` and nothing else: a public client, or none at all.
+        case publicClient(id: String)
     }
 
-    /// The authenticated client of the request.
-    func authenticate(authorization: String?, form: FormParameters, tenant: Tenant) async throws -> Client {
+    /// The authenticated client of the request; a public client only where `admittingPublic`.
+    func authenticate(authorization: String?, form: FormParameters, tenant: Tenant,
+                      admittingPublic: Bool = false) async throws -> Client {
         switch try Self.credentials(authorization: authorization, form: form) {
         case .basic(let id, let secret), .post(let id, let secret):
             return try await client(id: id, secret: secret, tenant: tenant)
+        case .publicClient(let id):
+            guard admittingPublic else { throw ClientAuthenticationError.missing }
+            return try await publicClient(id: id, tenant: tenant)
         case .assertion(let text, let postedID):
             let issuer = Issuer(tenant: tenant, origin: origin)
             return try await client(asserting: text, postedID: postedID, audiences: issuer.clientAssertionAudiences, tenant: tenant)
@@ -52,6 +60,15 @@ struct ClientAuthentication: Sendable {
                 throw ClientAuthenticationError.throttled(retryAfter: wait)
             }
             throttle.recordFailure(key)
+            throw ClientAuthenticationError.failed
+        }
+        return client
+    }
+
+    /// A public client is who its id says; a confidential client that sends its id alone has
+    /// not authenticated, and gets the answer of a wrong secret.
+    private func publicClient(id: String, tenant: Tenant) async throws -> Client {
+        guard let client = try await store.client(id: id, tenantID: tenant.id), client.isPublic else {
             throw ClientAuthenticationError.failed
         }
         return client
@@ -104,7 +121,8 @@ struct ClientAuthentication: Sendable {
             guard assertionType == ClientAssertion.type else { throw ClientAuthenticationError.unsupportedAssertionType }
             return .assertion(assertion, postedID: postedID)
         }
-        guard let postedID, let postedSecret else { throw ClientAuthenticationError.missing }
+        guard let postedID, !postedID.isEmpty else { throw ClientAuthenticationError.missing }
+        guard let postedSecret else { return .publicClient(id: postedID) }
         return .post(id: postedID, secret: postedSecret)
     }
 
@@ -130,7 +148,7 @@ extension Issuer {
     /// at every endpoint.
     var clientAssertionAudiences: Set<String> {
         [identifier, tokenEndpoint, backchannelAuthenticationEndpoint, receiptEndpoint, revocationEndpoint,
-         introspectionEndpoint, identifier + "/totp/verify"]
+         introspectionEndpoint, pushedAuthorizationRequestEndpoint, identifier + "/totp/verify"]
     }
 }
 

@@ -34,6 +34,17 @@ public struct OAuthError: Error, Sendable, Equatable, WireFailure {
         /// RFC 6749 §4.1.2.1: the server cannot answer for now (the database is unreachable);
         /// sent with 503 and `Retry-After`.
         case temporarilyUnavailable = "temporarily_unavailable"
+        /// RFC 6749 §4.1.2.1: the authorization endpoint issues codes only (`response_type=code`).
+        case unsupportedResponseType = "unsupported_response_type"
+        /// OpenID Connect Core §3.1.2.6: `prompt=none` and the user has no session that answers.
+        case loginRequired = "login_required"
+        /// OpenID Connect Core §3.1.2.6: `request` and `registration` are not implemented.
+        case requestNotSupported = "request_not_supported"
+        case registrationNotSupported = "registration_not_supported"
+        /// RFC 9126 §2.2, RFC 9101 §6.2: a `request_uri` that is unknown, used or expired.
+        case invalidRequestURI = "invalid_request_uri"
+        /// RFC 6749 §4.1.2.1: the server met an error it did not expect.
+        case serverError = "server_error"
     }
 
     public var code: Code
@@ -98,7 +109,7 @@ enum OAuthResponse {
     /// `Pragma`, for HTTP/1.0 caches; HTTPTypes has no constant for it.
     private static let pragma = HTTPField.Name("Pragma")!
 
-    static func json(_ value: some Encodable) throws -> Response {
-        Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(data: try JSON.encode(value))))
+    static func json(_ value: some Encodable, status: HTTPResponse.Status = .ok) throws -> Response {
+        Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(data: try JSON.encode(value))))
     }
 }

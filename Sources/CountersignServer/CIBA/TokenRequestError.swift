@@ -5,6 +5,8 @@ enum TokenRequestError: OAuthFailure, Equatable {
     case missingGrantType
     case unsupportedGrantType
     case pushClient
+    /// A public client asked for a grant that needs a client that authenticates.
+    case publicClient(String)
     case missingAuthReqID
     case unknownAuthReqID
     case pending
@@ -29,7 +31,9 @@ enum TokenRequestError: OAuthFailure, Equatable {
             OAuthError(.invalidRequest, "grant_type is required")
         case .unsupportedGrantType:
             OAuthError(.unsupportedGrantType,
-                       "grant_type must be \(ProviderMetadata.cibaGrantType) or \(RefreshTokenGrant.grantType)")
+                       "grant_type must be \(AuthorizationCodeGrant.grantType), \(ProviderMetadata.cibaGrantType) or \(RefreshTokenGrant.grantType)")
+        case .publicClient(let grantType):
+            OAuthError(.unauthorizedClient, "a public client may not use \(grantType); it has no credentials to authenticate with")
         case .pushClient:
             OAuthError(.unauthorizedClient, "the client is registered for push mode and receives its tokens there")
         case .missingAuthReqID:

@@ -32,6 +32,10 @@ public struct AuthenticationPolicy: Codable, Sendable, Equatable {
     /// Whether clients may receive tokens in CIBA push mode. Tokens pushed to an endpoint cannot
     /// be bound to the client that asked (FAPI-CIBA forbids the mode); a tenant can refuse it.
     public var pushDeliveryAllowed: Bool = true
+    /// A browser session ends after this many seconds without a request (`BrowserSession`).
+    public var sessionIdleSeconds: Int = 1800
+    /// A browser session ends this many seconds after sign-in, however active.
+    public var sessionMaxAgeSeconds: Int = 43200
 
     public init() {}
 
@@ -47,6 +51,8 @@ public struct AuthenticationPolicy: Codable, Sendable, Equatable {
         case userRequestsPerMinute = "user_requests_per_minute"
         case clientRequestsPerMinute = "client_requests_per_minute"
         case notRequestedSuppressionSeconds = "not_requested_suppression_seconds"
+        case sessionIdleSeconds = "session_idle_seconds"
+        case sessionMaxAgeSeconds = "session_max_age_seconds"
     }
 
     public init(from decoder: any Decoder) throws {
@@ -69,6 +75,9 @@ public struct AuthenticationPolicy: Codable, Sendable, Equatable {
         totp = try container.decodeIfPresent(Bool.self, forKey: .totp) ?? defaults.totp
         pushDeliveryAllowed = try container.decodeIfPresent(Bool.self, forKey: .pushDeliveryAllowed)
             ?? defaults.pushDeliveryAllowed
+        sessionIdleSeconds = try container.decodeIfPresent(Int.self, forKey: .sessionIdleSeconds) ?? defaults.sessionIdleSeconds
+        sessionMaxAgeSeconds = try container.decodeIfPresent(Int.self, forKey: .sessionMaxAgeSeconds)
+            ?? defaults.sessionMaxAgeSeconds
     }
 
     /// Throws the first member out of range, naming it.
@@ -87,6 +96,13 @@ public struct AuthenticationPolicy: Codable, Sendable, Equatable {
         }
         guard (0...86400).contains(notRequestedSuppressionSeconds) else {
             throw .invalidField("not_requested_suppression_seconds", "must be 0 to 86400")
+        }
+        guard (60...86400).contains(sessionIdleSeconds) else { throw .invalidField("session_idle_seconds", "must be 60 to 86400") }
+        guard (300...2_592_000).contains(sessionMaxAgeSeconds) else {
+            throw .invalidField("session_max_age_seconds", "must be 300 to 2592000 (30 days)")
+        }
+        guard sessionIdleSeconds <= sessionMaxAgeSeconds else {
+            throw .invalidField("session_idle_seconds", "must not exceed session_max_age_seconds")
         }
         return self
     }

@@ -20,4 +20,7 @@ struct Issuer: Sendable {
     var revocationEndpoint: String { identifier + "/revoke" }
     var introspectionEndpoint: String { identifier + "/introspect" }
     var userInfoEndpoint: String { identifier + "/userinfo" }
+    var authorizationEndpoint: String { identifier + "/authorize" }
+    var pushedAuthorizationRequestEndpoint: String { identifier + "/par" }
+    var endSessionEndpoint: String { identifier + "/logout" }
 }

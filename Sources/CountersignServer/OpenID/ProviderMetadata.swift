@@ -9,10 +9,14 @@ import Foundation
 ///   granted per client by the administrator and passed into the access token; they are a
 ///   client's registration, not public metadata (Discovery §3 lets a provider leave supported
 ///   scopes unadvertised).
-/// - No authorization endpoint: a CIBA-only provider has none, so `response_types_supported`
-///   (which describes that endpoint) is left out rather than filled with untrue values.
-/// - Clients authenticate with their secret or with `private_key_jwt`, and may sign their
-///   authentication requests (`request`); both with the client's ES256 or RS256 keys.
+/// - The authorization endpoint issues codes only (`response_type=code`, `response_mode=query`)
+///   with PKCE `S256`, names itself with `iss` in its answers (RFC 9207), and takes pushed
+///   requests (RFC 9126); `end_session_endpoint` signs the user out (RP-Initiated Logout).
+/// - Clients authenticate with their secret or with `private_key_jwt`, public clients with
+///   their id alone at the token and revocation endpoints (`none`). Signed requests
+///   (`request`) are taken at `bc-authorize` (CIBA §7.1.1), not at the authorization endpoint,
+///   so `request_parameter_supported` is false and
+///   `backchannel_authentication_request_signing_alg_values_supported` lists their algorithms.
 /// - ID tokens (and access tokens) are signed with ES256 or RS256, as each client registered
 ///   (`id_token_signed_response_alg`); OpenID Connect Core §15.1 makes RS256 mandatory to offer.
 /// - `user_code` is checked for clients registered for it.
@@ -31,17 +35,29 @@ struct ProviderMetadata: Encodable, Sendable {
     let revocationEndpoint: String
     let introspectionEndpoint: String
     let userInfoEndpoint: String
+    let authorizationEndpoint: String
+    let pushedAuthorizationRequestEndpoint: String
+    let endSessionEndpoint: String
+    let responseTypesSupported = ["code"]
+    let responseModesSupported = ["query"]
+    let codeChallengeMethodsSupported = [CodeChallenge.method]
+    let authorizationResponseIssParameterSupported = true
+    let requirePushedAuthorizationRequests = false
+    let requestURIParameterSupported = false
+    let promptValuesSupported = AuthorizationRequest.Prompt.allCases.map(\.rawValue)
     /// Push is left out where the tenant's policy refuses it.
     let backchannelTokenDeliveryModesSupported: [String]
     let backchannelUserCodeParameterSupported = true
-    let grantTypesSupported = [cibaGrantType, RefreshTokenGrant.grantType]
-    /// Every client-authenticated endpoint (token, revocation, introspection) takes the same methods.
+    let grantTypesSupported = [AuthorizationCodeGrant.grantType, cibaGrantType, RefreshTokenGrant.grantType]
+    /// The token and revocation endpoints take every method, a public client's `none` among
+    /// them; introspection and the backchannel endpoint only those that authenticate.
     static let clientAuthenticationMethods = Client.AuthenticationMethod.allCases.map(\.rawValue)
+    static let confidentialAuthenticationMethods = Client.AuthenticationMethod.allCases.filter { $0 != .none }.map(\.rawValue)
     /// What clients sign with: assertions, signed requests, login hint tokens.
     static let clientSigningAlgorithms = ClientJWSAlgorithm.allCases.map(\.rawValue)
     let tokenEndpointAuthMethodsSupported = clientAuthenticationMethods
     let revocationEndpointAuthMethodsSupported = clientAuthenticationMethods
-    let introspectionEndpointAuthMethodsSupported = clientAuthenticationMethods
+    let introspectionEndpointAuthMethodsSupported = confidentialAuthenticationMethods
     let tokenEndpointAuthSigningAlgValuesSupported = clientSigningAlgorithms
     let revocationEndpointAuthSigningAlgValuesSupported = clientSigningAlgorithms
     let introspectionEndpointAuthSigningAlgValuesSupported = clientSigningAlgorithms
@@ -50,9 +66,9 @@ struct ProviderMetadata: Encodable, Sendable {
     let scopesSupported = [Scope.openID, RefreshTokenFamily.offlineAccessScope, UserInfo.profileScope]
     let subjectTypesSupported = ["public"]
     let acrValuesSupported = AuthenticationContext.supportedClasses
-    let claimsSupported = ["iss", "sub", "aud", "exp", "iat", "auth_time", "acr", "amr", "preferred_username", "name"]
+    let claimsSupported = ["iss", "sub", "aud", "exp", "iat", "auth_time", "nonce", "acr", "amr", "preferred_username", "name"]
     let claimsParameterSupported = false
-    let requestParameterSupported = true
+    let requestParameterSupported = false
     let authorizationDetailsTypesSupported: [String]?
 
     init(_ issuer: Issuer) {
@@ -67,6 +83,9 @@ struct ProviderMetadata: Encodable, Sendable {
         revocationEndpoint = issuer.revocationEndpoint
         introspectionEndpoint = issuer.introspectionEndpoint
         userInfoEndpoint = issuer.userInfoEndpoint
+        authorizationEndpoint = issuer.authorizationEndpoint
+        pushedAuthorizationRequestEndpoint = issuer.pushedAuthorizationRequestEndpoint
+        endSessionEndpoint = issuer.endSessionEndpoint
     }
 
     enum CodingKeys: String, CodingKey {
@@ -78,6 +97,16 @@ struct ProviderMetadata: Encodable, Sendable {
         case revocationEndpoint = "revocation_endpoint"
         case introspectionEndpoint = "introspection_endpoint"
         case userInfoEndpoint = "userinfo_endpoint"
+        case authorizationEndpoint = "authorization_endpoint"
+        case pushedAuthorizationRequestEndpoint = "pushed_authorization_request_endpoint"
+        case endSessionEndpoint = "end_session_endpoint"
+        case responseTypesSupported = "response_types_supported"
+        case responseModesSupported = "response_modes_supported"
+        case codeChallengeMethodsSupported = "code_challenge_methods_supported"
+        case authorizationResponseIssParameterSupported = "authorization_response_iss_parameter_supported"
+        case requirePushedAuthorizationRequests = "require_pushed_authorization_requests"
+        case requestURIParameterSupported = "request_uri_parameter_supported"
+        case promptValuesSupported = "prompt_values_supported"
         case revocationEndpointAuthMethodsSupported = "revocation_endpoint_auth_methods_supported"
         case introspectionEndpointAuthMethodsSupported = "introspection_endpoint_auth_methods_supported"
         case backchannelTokenDeliveryModesSupported = "backchannel_token_delivery_modes_supported"

@@ -13,6 +13,9 @@ struct TokenGrant: Sendable, Equatable {
     let context: AuthenticationContext
     /// The RFC 9396 details the user approved; every token of the grant states them.
     var authorizationDetails: AuthorizationDetails? = nil
+    /// The code flow's `nonce`, stated in the ID token of the code's redemption only
+    /// (OpenID Connect Core §3.1.3.6); a refresh's ID token has none (§12.2).
+    var nonce: String? = nil
 }
 
 extension TokenGrant {

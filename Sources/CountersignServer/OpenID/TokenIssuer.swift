@@ -9,7 +9,8 @@ import Foundation
 ///   client itself (`aud` = `client_id`); resource servers verify it against the issuer's JWKS
 ///   and read `scope`, or ask the introspection endpoint, which also knows of revocations.
 /// - an ID token (OpenID Connect Core §2, `typ` `JWT`) with `auth_time` = when the user decided
-///   on the device, and the `acr`/`amr` of `AuthenticationContext`. There is no `nonce` in CIBA.
+///   on the device, and the `acr`/`amr` of `AuthenticationContext`. There is no `nonce` in CIBA;
+///   the code flow's is stated in the ID token of the code's redemption.
 ///   A refresh whose scope leaves out `openid` gets no ID token (OpenID Connect Core §12.2).
 /// - a refresh token when the client asked for `offline_access` (`RefreshTokenFamily`).
 ///
@@ -79,6 +80,7 @@ struct TokenIssuer: Sendable {
         if grant.scope.contains(Scope.openID) {
             var identity = common
             identity["exp"] = .integer(issuedAt + Int64(Self.idTokenLifetime))
+            if let nonce = grant.nonce { identity["nonce"] = .string(nonce) }
             if let authReqID {
                 identity[Self.authReqIDClaim] = .string(authReqID)
                 identity["at_hash"] = .string(TokenHash.of(accessToken))
@@ -93,7 +95,8 @@ struct TokenIssuer: Sendable {
                                     authorizationDetails: grant.authorizationDetails?.json),
             refresh: refresh.map {
                 ($0, $0.record(at: date, accessTokenID: accessTokenID, accessTokenExpiresAt: accessExpiresAt))
-            })
+            },
+            accessTokenID: accessTokenID, accessTokenExpiresAt: accessExpiresAt)
     }
 
     /// Stores what `issued` needs stored: the refresh token, and its family when it starts one.
@@ -129,6 +132,9 @@ struct SQLIssuedTokenStore: IssuedTokenStore {
 struct IssuedTokens: Sendable {
     let response: TokenResponse
     let refresh: (token: NewRefreshToken, record: RefreshToken)?
+    /// The access token's `jti` and expiry, to revoke it by.
+    let accessTokenID: String
+    let accessTokenExpiresAt: Date
 }
 
 /// The token endpoint's success response (RFC 6749 §5.1, OpenID Connect Core §3.1.3.3).

@@ -16,6 +16,7 @@ public enum SchemaVersion: Int64, CaseIterable, Sendable {
     case clientRateLimit
     case apnsProviderTokens
     case rs256Tokens
+    case codeFlow
 
     /// The name recorded beside the number.
     public var name: String {
@@ -32,6 +33,7 @@ public enum SchemaVersion: Int64, CaseIterable, Sendable {
         case .clientRateLimit: "client-rate-limit"
         case .apnsProviderTokens: "apns-provider-tokens"
         case .rs256Tokens: "rs256-tokens"
+        case .codeFlow: "code-flow"
         }
     }
 }
@@ -68,7 +70,7 @@ public enum Migrations {
     /// after the tables its foreign keys name.
     public static let features: [FeatureMigrations] = [
         .security, .tenants, .admin, .enrollment, .devices, .audit, .openID, .approvals, .push, .webhooks, .tokens,
-        .ciba, .notifications,
+        .ciba, .notifications, .codeFlow, .signIn,
     ]
 
     /// The versions in order, each with every feature's changes of that version.

@@ -1,0 +1,136 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Mustache
+
+/// Renders the hosted pages (`PageTemplates`) from typed view models and answers them with
+/// the headers every page carries:
+///
+/// - `Content-Security-Policy`: scripts, styles, fetches and images from this origin only, no
+///   inline script or style, no plugins, no `<base>`, and no framing (`frame-ancestors 'none'`,
+///   with `X-Frame-Options: DENY` for older browsers);
+/// - `Cache-Control: no-store`: pages hold per-attempt handles and personal data;
+/// - `Referrer-Policy: no-referrer`, `X-Content-Type-Options: nosniff`.
+struct Pages: Sendable {
+    static let contentSecurityPolicy =
+        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+        + "base-uri 'none'; frame-ancestors 'none'"
+
+    /// The templates are the same for every server in the process; parsed once.
+    static let shared = Pages()
+
+    private let library: MustacheLibrary
+
+    private init() {
+        var library = MustacheLibrary()
+        for (name, text) in PageTemplates.all {
+            do { try library.register(text, named: name) } catch {
+                // The templates are part of the code; the page tests parse every one.
+                preconditionFailure("page template \(name) does not parse: \(error)")
+            }
+        }
+        self.library = library
+    }
+
+    /// The page `name` for `model`, with status `status`.
+    func response(_ name: String, _ model: some PageModel, status: HTTPResponse.Status = .ok,
+                  headers extra: HTTPFields = [:]) -> Response {
+        let html = library.render(model, withTemplate: name) ?? ""
+        var headers = Self.headers
+        headers.append(contentsOf: extra)
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: html)))
+    }
+
+    static var headers: HTTPFields {
+        [
+            .contentType: "text/html; charset=utf-8",
+            .cacheControl: "no-store",
+            .contentSecurityPolicy: contentSecurityPolicy,
+            .xFrameOptions: "DENY",
+            .referrerPolicy: "no-referrer",
+            .xContentTypeOptions: "nosniff",
+        ]
+    }
+}
+
+extension HTTPField.Name {
+    static let contentSecurityPolicy = Self("Content-Security-Policy")!
+    static let xFrameOptions = Self("X-Frame-Options")!
+    static let referrerPolicy = Self("Referrer-Policy")!
+    static let xContentTypeOptions = Self("X-Content-Type-Options")!
+}
+
+/// What every page's layout reads. Mustache reads stored properties only, so each model
+/// stores these itself.
+protocol PageModel: Sendable {
+    var title: String { get }
+    var tenantName: String { get }
+}
+
+/// `sign-in`: the username form.
+struct SignInPage: PageModel {
+    let title = "Sign in"
+    let tenantName: String
+    let script: String? = nil
+    /// The tenant's base path (`""` or `/t/<slug>`), where the forms post.
+    let base: String
+    let clientName: String
+    let attempt: String
+    let username: String
+    let usernameError: String?
+}
+
+/// `waiting`: approve on the phone, with the number to match where the policy asks for it.
+struct WaitingPage: PageModel {
+    let title = "Approve on your phone"
+    let tenantName: String
+    let script: String? = "sign-in.js"
+    let base: String
+    let clientName: String
+    let attempt: String
+    let username: String
+    let matchNumber: String?
+    let expiresAt: String
+    /// Where the request came from, as the phone shows it.
+    let origin: String
+}
+
+/// `outcome`: how a sign-in ended when it did not end in a code.
+struct OutcomePage: PageModel {
+    enum Kind: String, Sendable {
+        case denied, expired, noDevice = "no-device", rateLimited = "rate-limited", unavailable
+    }
+
+    let title: String
+    let tenantName: String
+    let script: String? = nil
+    let base: String
+    let kind: String
+    let heading: String
+    let message: String
+    let clientName: String
+    /// Offer to send a new request for the same sign-in.
+    let retry: Bool
+    let attempt: String
+    let username: String
+    /// The client's redirect URI with the error, for "Return to the application".
+    let returnURL: String?
+}
+
+/// `error`: a request that cannot be answered to the client.
+struct ErrorPage: PageModel {
+    let title = "Sign-in failed"
+    let tenantName: String
+    let script: String? = nil
+    let heading: String
+    let message: String
+    let code: String
+}
+
+/// `signed-out`.
+struct SignedOutPage: PageModel {
+    let title = "Signed out"
+    let tenantName: String
+    let script: String? = nil
+    let message: String
+}

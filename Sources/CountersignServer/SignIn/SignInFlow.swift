@@ -1,0 +1,374 @@
+import CountersignCore
+import Foundation
+import HTTPTypes
+import Hummingbird
+
+/// The hosted sign-in at the authorization endpoint: a person names themselves, approves on
+/// their phone, and the browser goes back to the application with a code.
+///
+/// 1. `authorize` (`GET|POST /authorize`): the request is checked (`AuthorizationEndpoint`).
+///    A live session that answers it gets a code at once; `prompt=none` without one gets
+///    `login_required`; otherwise an attempt begins and the username form is shown.
+/// 2. `signIn` (`POST /authorize/sign-in`): the same signed, sealed approval request as CIBA is
+///    sent to the user's phones, with the browser's address and User-Agent among the details
+///    they show, and the page waits for the answer, showing the number to match where the
+///    policy asks for one.
+/// 3. `wait` (`POST /authorize/wait`): the page's script asks until the request is decided.
+/// 4. `proceed` (`POST /authorize/continue`): approved, a session begins and the code goes back
+///    to the client; denied or expired, a page says so.
+///
+/// An unknown username, a disabled user and a user without a phone get the same page, and
+/// repeated tries at one username the same limit (`FailedAuthenticationThrottle`), whether or
+/// not the user exists: the pages reveal nothing about which usernames there are.
+struct SignInFlow: Sendable {
+    /// How long one `wait` holds the question before answering `pending`.
+    static let longPoll: Duration = .seconds(25)
+    static let pollStep: Duration = .milliseconds(250)
+
+    let store: any SignInStore
+    let authorization: AuthorizationEndpoint
+    let approvals: ApprovalService
+    let throttle: FailedAuthenticationThrottle
+    let pages: Pages
+    let cookies: BrowserCookies
+    let origin: PublicOrigin
+    let now: @Sendable () -> Date
+
+    /// What a step knows of the request it serves.
+    struct Visit: Sendable {
+        let issuer: Issuer
+        let request: Request
+        let remoteAddress: String?
+
+        var tenant: Tenant { issuer.tenant }
+    }
+
+    // MARK: - 1. The authorization request
+
+    func authorize(_ parameters: FormParameters, _ visit: Visit) async throws -> Response {
+        let (request, client): (AuthorizationRequest, Client)
+        do {
+            (request, client) = try await authorization.request(parameters, tenant: visit.tenant, issuer: visit.issuer)
+        } catch let error as AuthorizationPageError {
+            return errorPage(error.message, code: error.code, visit)
+        } catch let redirect as AuthorizationRedirect {
+            return Self.redirect(to: redirect.location)
+        }
+        let date = now()
+        if let session = try await liveSession(visit, at: date),
+           request.isAnswered(bySessionAuthenticatedAt: session.authTime, now: date),
+           let user = try await store.user(id: session.userID, tenantID: visit.tenant.id), user.status == .active {
+            try await store.touch(sessionID: session.id, at: date)
+            let redirect = try await authorization.issueCode(
+                for: request, tenant: visit.tenant, issuer: visit.issuer, userID: session.userID,
+                authTime: session.authTime, context: session.context, sessionID: session.id)
+            return Self.redirect(to: redirect.location)
+        }
+        if request.prompt.contains(.none) {
+            return Self.redirect(to: AuthorizationRedirect(
+                redirectURI: request.redirectURI, state: request.state, issuer: visit.issuer.identifier,
+                outcome: .error(.init(.loginRequired, "the user is not signed in"))).location)
+        }
+        let handle = Secrets.randomBytes(32).base64URLEncodedString
+        let (browser, newBrowserCookie) = browserMark(visit.request)
+        try await store.begin(SignInAttempt(
+            handleHash: Secrets.hash(handle), tenantID: visit.tenant.id, clientID: client.id, request: request,
+            browserHash: Secrets.hash(browser), createdAt: date, expiresAt: date.addingTimeInterval(SignInAttempt.lifetime)))
+        return pages.response(
+            "sign-in",
+            SignInPage(tenantName: visit.tenant.displayName, base: base(visit), clientName: client.name, attempt: handle,
+                       username: request.loginHint ?? "", usernameError: nil),
+            headers: newBrowserCookie.map { [.setCookie: $0.description] } ?? [:])
+    }
+
+    // MARK: - 2. The username, and the request to the phone
+
+    func signIn(_ form: FormParameters, _ visit: Visit) async throws -> Response {
+        let (handle, attempt) = try await openAttempt(form, visit)
+        guard let client = try await authorization.store.client(id: attempt.clientID, tenantID: visit.tenant.id) else {
+            return errorPage(AuthorizationPageError.unknownClient.message, code: .unauthorizedClient, visit)
+        }
+        let username = (form["username"] ?? "").trimmingCharacters(in: .whitespaces)
+        guard !username.isEmpty, username.count <= 256 else {
+            return pages.response("sign-in", SignInPage(
+                tenantName: visit.tenant.displayName, base: base(visit), clientName: client.name, attempt: handle,
+                username: username, usernameError: username.isEmpty ? "Enter your username." : "A username is at most 256 characters."),
+                status: .badRequest)
+        }
+        let page = OutcomeContext(visit: visit, base: base(visit), client: client, attempt: attempt, handle: handle,
+                                  username: username)
+        let throttleKey = "sign-in:\(visit.tenant.id):\(username.lowercased())"
+        if let wait = throttle.retryAfter(throttleKey) { return outcome(.rateLimited(retryAfter: wait), page) }
+        guard let user = try await store.user(username: username, tenantID: visit.tenant.id), user.status == .active else {
+            throttle.recordFailure(throttleKey)
+            return outcome(.noDevice, page)
+        }
+        let started: StartedApproval
+        do {
+            started = try await approvals.start(
+                try newApproval(for: attempt.request, client: client, user: user, visit: visit), tenant: visit.tenant)
+        } catch ApprovalStartError.noActiveDevice, ApprovalStartError.userDisabled {
+            throttle.recordFailure(throttleKey)
+            return outcome(.noDevice, page)
+        } catch ApprovalStartError.rateLimited(_, let retryAfter), ApprovalStartError.suppressed(let retryAfter) {
+            return outcome(.rateLimited(retryAfter: retryAfter), page)
+        }
+        try await store.sent(started.transaction.id, to: user.id, forAttempt: attempt.handleHash)
+        return waitingPage(started.transaction, page)
+    }
+
+    /// The approval request of a sign-in: as CIBA's, for the client, with the browser's address
+    /// and User-Agent. The client is asked in poll mode whatever it registered: the browser,
+    /// not the client, waits for this answer.
+    private func newApproval(for request: AuthorizationRequest, client: Client, user: User, visit: Visit) throws -> NewApproval {
+        var polled = client
+        polled.deliveryMode = .poll
+        return NewApproval(
+            client: polled, user: user, scope: try Scope(request.scope.joined(separator: " "), allowedFor: client),
+            acrValues: try request.acrValues.map { try AcrValues($0.joined(separator: " ")) }, bindingMessage: nil,
+            context: BackchannelAuthentication.requestContext(
+                ipAddress: visit.remoteAddress, userAgent: visit.request.headers[.userAgent]),
+            expiry: try RequestedExpiry(nil), interval: BackchannelAuthentication.pollInterval,
+            required: RequiredClass(requested: request.acrValues, client: client, policy: visit.tenant.policy),
+            clientNotificationToken: nil, authorizationDetails: nil)
+    }
+
+    // MARK: - 3. Waiting
+
+    /// The request's state, as soon as it is not pending or after `longPoll`.
+    func wait(_ form: FormParameters, _ visit: Visit) async throws -> Response {
+        let (_, attempt) = try await openAttempt(form, visit)
+        let deadline = ContinuousClock.now + Self.longPoll
+        while true {
+            let state = try await state(of: attempt)
+            if state != .pending || ContinuousClock.now >= deadline {
+                return try JSON.response(["state": state.rawValue])
+            }
+            try await Task.sleep(for: Self.pollStep)
+        }
+    }
+
+    enum AttemptState: String, Sendable {
+        case pending, approved, denied, expired
+    }
+
+    private func state(of attempt: SignInAttempt) async throws -> AttemptState {
+        guard let id = attempt.transactionID, let transaction = try await store.transaction(id: id) else { return .expired }
+        switch transaction.status {
+        case .approved: return .approved
+        case .denied: return .denied
+        case .pending: return transaction.isExpired(at: now()) ? .expired : .pending
+        }
+    }
+
+    // MARK: - 4. The outcome
+
+    func proceed(_ form: FormParameters, _ visit: Visit) async throws -> Response {
+        let (handle, attempt) = try await openAttempt(form, visit)
+        guard let client = try await authorization.store.client(id: attempt.clientID, tenantID: visit.tenant.id),
+              let id = attempt.transactionID, let userID = attempt.userID,
+              let transaction = try await store.transaction(id: id),
+              let user = try await store.user(id: userID, tenantID: visit.tenant.id) else {
+            return errorPage("This sign-in cannot continue. Go back to the application and start again.", code: .invalidRequest, visit)
+        }
+        let page = OutcomeContext(visit: visit, base: base(visit), client: client, attempt: attempt, handle: handle,
+                                  username: user.username)
+        let date = now()
+        switch transaction.status {
+        case .denied:
+            return outcome(.denied, page)
+        case .pending:
+            return transaction.isExpired(at: date) ? outcome(.expired, page) : waitingPage(transaction, page)
+        case .approved:
+            guard user.status == .active else { return outcome(.noDevice, page) }
+            guard try await store.complete(attemptHash: attempt.handleHash, at: date) else {
+                return errorPage("This sign-in was already completed. Go back to the application.", code: .invalidRequest, visit)
+            }
+            let authTime = transaction.decidedAt ?? date
+            let context = AuthenticationContext(of: transaction)
+            let token = Secrets.randomBytes(32).base64URLEncodedString
+            let policy = visit.tenant.policy
+            let session = BrowserSession(
+                id: Identifier.make("ses", at: date), tokenHash: Secrets.hash(token), tenantID: visit.tenant.id,
+                userID: user.id, csrfToken: Secrets.randomBytes(24).base64URLEncodedString, authTime: authTime,
+                context: context, ipAddress: visit.remoteAddress,
+                userAgent: visit.request.headers[.userAgent].map { String($0.prefix(BackchannelAuthentication.maximumUserAgentLength)) },
+                createdAt: date, lastSeenAt: date, expiresAt: date.addingTimeInterval(TimeInterval(policy.sessionMaxAgeSeconds)))
+            try await store.create(session, clientID: client.id)
+            let redirect = try await authorization.issueCode(
+                for: attempt.request, tenant: visit.tenant, issuer: visit.issuer, userID: user.id, authTime: authTime,
+                context: context, sessionID: session.id)
+            return Self.redirect(to: redirect.location, cookies: [
+                cookies.session(token, for: visit.tenant, maxAge: policy.sessionMaxAgeSeconds),
+            ])
+        }
+    }
+
+    // MARK: - Sign-out
+
+    /// `GET|POST /logout` (OpenID Connect RP-Initiated Logout 1.0): ends the browser's session,
+    /// then goes to `post_logout_redirect_uri` with `state` when the client (`client_id`, or the
+    /// audience of `id_token_hint`) registered it, and otherwise shows that the user is signed
+    /// out. The hint only chooses among the client's registered URIs, so its signature and
+    /// expiry do not matter here.
+    func logout(_ parameters: FormParameters, _ visit: Visit) async throws -> Response {
+        let date = now()
+        if let session = try await session(visit) { try await store.end(session, at: date) }
+        let clearing = [cookies.endSession(for: visit.tenant)]
+        if let target = parameters["post_logout_redirect_uri"] {
+            let clientID = parameters["client_id"] ?? parameters["id_token_hint"].flatMap(Self.audience(ofIDToken:))
+            guard let clientID, let client = try await authorization.store.client(id: clientID, tenantID: visit.tenant.id),
+                  client.postLogoutRedirectURIs.contains(target) else {
+                return errorPage("You are signed out, but the application asked to return to an address it did not register.",
+                                 code: .invalidRequest, visit, headers: Self.setting(clearing))
+            }
+            let query = parameters["state"].map { "state=" + AuthorizationRedirect.encoded($0) }
+            return Self.redirect(to: target + (query.map { (target.contains("?") ? "&" : "?") + $0 } ?? ""), cookies: clearing)
+        }
+        return pages.response(
+            "signed-out", SignedOutPage(tenantName: visit.tenant.displayName, message: "You can close this window."),
+            headers: Self.setting(clearing))
+    }
+
+    /// The `aud` of an ID token, read without checking it (see `logout`).
+    static func audience(ofIDToken token: String) -> String? {
+        guard let jws = try? CompactJWS(parsing: token), let claims = try? JSONValue(parsing: jws.payload) else { return nil }
+        return claims["aud"]?.stringValue
+    }
+
+    // MARK: - Parts
+
+    /// The browser's session, if it has one in this tenant.
+    func session(_ visit: Visit) async throws -> BrowserSession? {
+        guard let token = visit.request.cookies[cookies.sessionName(for: visit.tenant)]?.value, !token.isEmpty else {
+            return nil
+        }
+        return try await store.session(tokenHash: Secrets.hash(token), tenantID: visit.tenant.id)
+    }
+
+    private func liveSession(_ visit: Visit, at date: Date) async throws -> BrowserSession? {
+        guard let session = try await session(visit), session.isLive(at: date, policy: visit.tenant.policy) else { return nil }
+        return session
+    }
+
+    /// The attempt the form's handle names, if it began in this browser and is still open.
+    private func openAttempt(_ form: FormParameters, _ visit: Visit) async throws -> (String, SignInAttempt) {
+        guard let handle = form["attempt"],
+              let attempt = try await store.attempt(handleHash: Secrets.hash(handle), tenantID: visit.tenant.id) else {
+            throw SignInError.unknownAttempt
+        }
+        guard let browser = visit.request.cookies[cookies.browserName]?.value,
+              Secrets.constantTimeEqual(Secrets.hash(browser), attempt.browserHash) else {
+            throw SignInError.otherBrowser
+        }
+        guard attempt.completedAt == nil else { throw SignInError.completed }
+        guard now() < attempt.expiresAt else { throw SignInError.expired }
+        return (handle, attempt)
+    }
+
+    /// The browser's mark, and the cookie to set when it had none.
+    private func browserMark(_ request: Request) -> (String, Cookie?) {
+        if let value = request.cookies[cookies.browserName]?.value, value.utf8.count == 43 { return (value, nil) }
+        let value = Secrets.randomBytes(32).base64URLEncodedString
+        return (value, cookies.browser(value))
+    }
+
+    /// The tenant's base path: `""` for the default tenant, `/t/<slug>` for the others.
+    private func base(_ visit: Visit) -> String {
+        String(visit.issuer.identifier.dropFirst(origin.base.count))
+    }
+
+    private func waitingPage(_ transaction: ApprovalTransaction, _ page: OutcomeContext) -> Response {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withFullTime, .withColonSeparatorInTime]
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        let detail = try? JSONValue(parsing: Data(transaction.details.utf8))
+        let origin = [detail?["context"]?["ip_address"]?.stringValue, detail?["context"]?["user_agent"]?.stringValue]
+            .compactMap { $0 }.joined(separator: ", ")
+        return pages.response("waiting", WaitingPage(
+            tenantName: page.visit.tenant.displayName, base: page.base, clientName: page.client.name, attempt: page.handle,
+            username: page.username, matchNumber: transaction.matchNumber.map(String.init),
+            expiresAt: String(formatter.string(from: transaction.expiresAt).prefix(8)),
+            origin: origin.isEmpty ? "unknown" : origin))
+    }
+
+    /// What the outcome pages need to know of the sign-in.
+    struct OutcomeContext {
+        let visit: Visit
+        let base: String
+        let client: Client
+        let attempt: SignInAttempt
+        let handle: String
+        let username: String
+    }
+
+    enum Outcome {
+        case denied, expired, noDevice
+        case rateLimited(retryAfter: Int)
+    }
+
+    private func outcome(_ outcome: Outcome, _ page: OutcomeContext) -> Response {
+        let back = AuthorizationRedirect(
+            redirectURI: page.attempt.request.redirectURI, state: page.attempt.request.state,
+            issuer: page.visit.issuer.identifier, outcome: .error(.init(.accessDenied, "the user did not sign in"))).location
+        let (kind, heading, message, retry, status): (OutcomePage.Kind, String, String, Bool, HTTPResponse.Status)
+        switch outcome {
+        case .denied:
+            (kind, heading, message, retry, status) = (.denied, "Sign-in denied",
+                "The request was denied on your phone. If that was not you, nothing was signed in.", false, .ok)
+        case .expired:
+            (kind, heading, message, retry, status) = (.expired, "The request expired",
+                "Nobody answered the request on the phone in time.", true, .ok)
+        case .noDevice:
+            (kind, heading, message, retry, status) = (.noDevice, "No phone to ask",
+                "We could not send a request for this username. Check the username, or enroll a phone with the invitation you were sent.",
+                false, .ok)
+        case .rateLimited(let wait):
+            (kind, heading, message, retry, status) = (.rateLimited, "Too many requests",
+                "Too many sign-in requests were sent for this username. Try again in \(Self.minutes(wait)).", false,
+                .tooManyRequests)
+        }
+        return pages.response("outcome", OutcomePage(
+            title: heading, tenantName: page.visit.tenant.displayName, base: page.base, kind: kind.rawValue, heading: heading,
+            message: message, clientName: page.client.name, retry: retry, attempt: page.handle, username: page.username,
+            returnURL: back), status: status)
+    }
+
+    static func minutes(_ seconds: Int) -> String {
+        seconds < 60 ? "\(seconds) seconds" : "\((seconds + 59) / 60) minutes"
+    }
+
+    func errorPage(_ message: String, code: OAuthError.Code, _ visit: Visit, headers: HTTPFields = [:]) -> Response {
+        pages.response(
+            "error", ErrorPage(tenantName: visit.tenant.displayName, heading: "This sign-in cannot continue",
+                               message: message, code: code.rawValue),
+            status: .badRequest, headers: headers)
+    }
+
+    static func redirect(to location: String, cookies: [Cookie] = []) -> Response {
+        var headers = Pages.headers
+        headers[.location] = location
+        headers.append(contentsOf: setting(cookies))
+        return Response(status: .seeOther, headers: headers)
+    }
+
+    static func setting(_ cookies: [Cookie]) -> HTTPFields {
+        var fields = HTTPFields()
+        for cookie in cookies { fields.append(HTTPField(name: .setCookie, value: cookie.description)) }
+        return fields
+    }
+}
+
+/// A sign-in page post that names no usable attempt: shown as an error page.
+enum SignInError: Error, Sendable, Equatable {
+    case unknownAttempt, otherBrowser, completed, expired
+
+    var message: String {
+        switch self {
+        case .unknownAttempt: "This sign-in is unknown. Go back to the application and start again."
+        case .otherBrowser: "This sign-in began in another browser, or this browser's cookies were cleared. Start again from the application."
+        case .completed: "This sign-in was already completed. Go back to the application."
+        case .expired: "This sign-in took too long and has expired. Go back to the application and start again."
+        }
+    }
+}

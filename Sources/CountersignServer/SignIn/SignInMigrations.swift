@@ -1,0 +1,46 @@
+/// The tables this feature owns: `sign_in_attempts`, a browser's sign-in at the authorization
+/// endpoint from the checked request to the code, and `browser_sessions`, who is signed in
+/// in which browser. Each change runs in the schema version it names, in the order
+/// `Migrations.features` gives the features.
+extension FeatureMigrations {
+    static let signIn = FeatureMigrations(feature: "SignIn", changes: [
+        SchemaChange(.codeFlow, [
+            // The handle the page posts back and the browser's cookie are kept as hashes; an
+            // attempt answers only the browser it began in.
+            """
+            CREATE TABLE sign_in_attempts (
+                handle_hash \(.bytes) PRIMARY KEY,
+                tenant_id TEXT NOT NULL REFERENCES tenants(id) ON DELETE CASCADE,
+                client_id TEXT NOT NULL,
+                parameters TEXT NOT NULL,
+                browser_hash \(.bytes) NOT NULL,
+                user_id TEXT,
+                transaction_id TEXT,
+                created_at BIGINT NOT NULL,
+                expires_at BIGINT NOT NULL,
+                completed_at BIGINT
+            )
+            """,
+            "CREATE INDEX sign_in_attempts_expiry ON sign_in_attempts (expires_at)",
+            """
+            CREATE TABLE browser_sessions (
+                id TEXT PRIMARY KEY,
+                token_hash \(.bytes) NOT NULL UNIQUE,
+                tenant_id TEXT NOT NULL REFERENCES tenants(id) ON DELETE CASCADE,
+                user_id TEXT NOT NULL,
+                csrf_token TEXT NOT NULL,
+                auth_time BIGINT NOT NULL,
+                acr TEXT NOT NULL,
+                amr TEXT NOT NULL,
+                ip_address TEXT,
+                user_agent TEXT,
+                created_at BIGINT NOT NULL,
+                last_seen_at BIGINT NOT NULL,
+                expires_at BIGINT NOT NULL,
+                revoked_at BIGINT
+            )
+            """,
+            "CREATE INDEX browser_sessions_user ON browser_sessions (tenant_id, user_id)",
+        ]),
+    ])
+}

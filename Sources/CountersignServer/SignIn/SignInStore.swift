@@ -1,0 +1,243 @@
+import CountersignCore
+import Foundation
+
+/// A browser's sign-in at the authorization endpoint, from the checked request to the code:
+/// the page posts back its handle, and the browser must bring the cookie it began with, so a
+/// handle seen elsewhere answers nothing. It lives a quarter of an hour; after the code is
+/// issued it is completed and answers nothing more.
+struct SignInAttempt: Sendable, Equatable {
+    static let lifetime: TimeInterval = 15 * 60
+
+    let handleHash: Data
+    let tenantID: String
+    let clientID: String
+    let request: AuthorizationRequest
+    let browserHash: Data
+    var userID: String? = nil
+    /// The approval request sent to the user's phones, the latest one.
+    var transactionID: String? = nil
+    let createdAt: Date
+    let expiresAt: Date
+    var completedAt: Date? = nil
+}
+
+/// Who is signed in in a browser, kept on the server so that it can be ended (sign-out, an
+/// administrator, the user on another device). The cookie holds a random token; only its hash
+/// is stored. A session ends `AuthenticationPolicy.sessionIdleSeconds` after its last use and
+/// `sessionMaxAgeSeconds` after the sign-in, whichever comes first.
+struct BrowserSession: Sendable, Equatable {
+    let id: String
+    let tokenHash: Data
+    let tenantID: String
+    let userID: String
+    /// The token a form of the signed-in pages must carry (the account page's).
+    let csrfToken: String
+    let authTime: Date
+    let context: AuthenticationContext
+    let ipAddress: String?
+    let userAgent: String?
+    let createdAt: Date
+    var lastSeenAt: Date
+    let expiresAt: Date
+    var revokedAt: Date? = nil
+
+    func isLive(at date: Date, policy: AuthenticationPolicy) -> Bool {
+        revokedAt == nil && date < expiresAt && date.timeIntervalSince(lastSeenAt) < TimeInterval(policy.sessionIdleSeconds)
+    }
+}
+
+/// What the hosted sign-in reads and writes.
+protocol SignInStore: Sendable {
+    func begin(_ attempt: SignInAttempt) async throws
+    func attempt(handleHash: Data, tenantID: String) async throws -> SignInAttempt?
+    /// Records the approval request sent for the attempt.
+    func sent(_ transactionID: String, to userID: String, forAttempt handleHash: Data) async throws
+    /// Completes the attempt once; false when it was completed already.
+    func complete(attemptHash: Data, at date: Date) async throws -> Bool
+    func user(username: String, tenantID: String) async throws -> User?
+    func user(id: String, tenantID: String) async throws -> User?
+    func transaction(id: String) async throws -> ApprovalTransaction?
+    /// Stores a new session, with its audit record naming the client signed in to.
+    func create(_ session: BrowserSession, clientID: String) async throws
+    func session(tokenHash: Data, tenantID: String) async throws -> BrowserSession?
+    func touch(sessionID: String, at date: Date) async throws
+    func end(_ session: BrowserSession, at date: Date) async throws
+}
+
+/// The hosted sign-in's store on the server's database (SQLite or PostgreSQL).
+struct SQLSignInStore: SignInStore {
+    let database: any Database
+    let users: any UserRepository
+    let approvals: any ApprovalTransactionRepository
+    let audit: AuditLog
+
+    func begin(_ attempt: SignInAttempt) async throws {
+        try await database.run(
+            """
+            INSERT INTO sign_in_attempts (handle_hash, tenant_id, client_id, parameters, browser_hash, created_at, expires_at)
+            VALUES (\(attempt.handleHash), \(attempt.tenantID), \(attempt.clientID),
+                \(try SQLCodeFlowStore.json(attempt.request)), \(attempt.browserHash), \(attempt.createdAt), \(attempt.expiresAt))
+            """)
+    }
+
+    func attempt(handleHash: Data, tenantID: String) async throws -> SignInAttempt? {
+        try await database.first(
+            """
+            SELECT \(raw: SignInAttemptRow.columns) FROM sign_in_attempts
+            WHERE handle_hash = \(handleHash) AND tenant_id = \(tenantID)
+            """, as: SignInAttemptRow.self)?.attempt()
+    }
+
+    func sent(_ transactionID: String, to userID: String, forAttempt handleHash: Data) async throws {
+        try await database.run(
+            """
+            UPDATE sign_in_attempts SET user_id = \(userID), transaction_id = \(transactionID)
+            WHERE handle_hash = \(handleHash) AND completed_at IS NULL
+            """)
+    }
+
+    func complete(attemptHash: Data, at date: Date) async throws -> Bool {
+        !(try await database.run(
+            """
+            UPDATE sign_in_attempts SET completed_at = \(date)
+            WHERE handle_hash = \(attemptHash) AND completed_at IS NULL RETURNING handle_hash
+            """)).isEmpty
+    }
+
+    func user(username: String, tenantID: String) async throws -> User? {
+        try await users.find(username: username, tenantID: tenantID, on: database)
+    }
+
+    func user(id: String, tenantID: String) async throws -> User? {
+        try await users.find(id: id, tenantID: tenantID, on: database)
+    }
+
+    func transaction(id: String) async throws -> ApprovalTransaction? {
+        try await approvals.find(id: id, on: database)
+    }
+
+    func create(_ session: BrowserSession, clientID: String) async throws {
+        try await database.transaction { executor in
+            try await executor.run(
+                """
+                INSERT INTO browser_sessions (id, token_hash, tenant_id, user_id, csrf_token, auth_time, acr, amr,
+                    ip_address, user_agent, created_at, last_seen_at, expires_at)
+                VALUES (\(session.id), \(session.tokenHash), \(session.tenantID), \(session.userID), \(session.csrfToken),
+                    \(session.authTime), \(session.context.acr), \(session.context.amr.joined(separator: " ")),
+                    \(session.ipAddress), \(session.userAgent), \(session.createdAt), \(session.lastSeenAt),
+                    \(session.expiresAt))
+                """)
+            try await audit.record(
+                "session.created", actor: "user:\(session.userID)", tenantID: session.tenantID,
+                target: ("session", session.id),
+                details: ["client_id": clientID, "acr": session.context.acr, "ip_address": session.ipAddress ?? ""],
+                at: session.createdAt, on: executor)
+        }
+    }
+
+    func session(tokenHash: Data, tenantID: String) async throws -> BrowserSession? {
+        try await database.first(
+            """
+            SELECT \(raw: BrowserSessionRow.columns) FROM browser_sessions
+            WHERE token_hash = \(tokenHash) AND tenant_id = \(tenantID)
+            """, as: BrowserSessionRow.self)?.session()
+    }
+
+    func touch(sessionID: String, at date: Date) async throws {
+        try await database.run("UPDATE browser_sessions SET last_seen_at = \(date) WHERE id = \(sessionID)")
+    }
+
+    func end(_ session: BrowserSession, at date: Date) async throws {
+        try await database.transaction { executor in
+            let ended = !(try await executor.run(
+                """
+                UPDATE browser_sessions SET revoked_at = \(date)
+                WHERE id = \(session.id) AND revoked_at IS NULL RETURNING id
+                """)).isEmpty
+            guard ended else { return }
+            try await audit.record(
+                "session.ended", actor: "user:\(session.userID)", tenantID: session.tenantID,
+                target: ("session", session.id), at: date, on: executor)
+        }
+    }
+}
+
+/// A row of `sign_in_attempts` as stored.
+struct SignInAttemptRow: Decodable {
+    static let columns = CodingKeys.allCases.map(\.rawValue).joined(separator: ", ")
+
+    var handleHash: Data
+    var tenantID: String
+    var clientID: String
+    var parameters: String
+    var browserHash: Data
+    var userID: String?
+    var transactionID: String?
+    var createdAt: Date
+    var expiresAt: Date
+    var completedAt: Date?
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case parameters
+        case handleHash = "handle_hash"
+        case tenantID = "tenant_id"
+        case clientID = "client_id"
+        case browserHash = "browser_hash"
+        case userID = "user_id"
+        case transactionID = "transaction_id"
+        case createdAt = "created_at"
+        case expiresAt = "expires_at"
+        case completedAt = "completed_at"
+    }
+
+    func attempt() throws -> SignInAttempt {
+        SignInAttempt(
+            handleHash: handleHash, tenantID: tenantID, clientID: clientID,
+            request: try SQLCodeFlowStore.request(fromJSON: parameters, column: "sign_in_attempts.parameters"),
+            browserHash: browserHash, userID: userID, transactionID: transactionID, createdAt: createdAt,
+            expiresAt: expiresAt, completedAt: completedAt)
+    }
+}
+
+/// A row of `browser_sessions` as stored.
+struct BrowserSessionRow: Decodable {
+    static let columns = CodingKeys.allCases.map(\.rawValue).joined(separator: ", ")
+
+    var id: String
+    var tokenHash: Data
+    var tenantID: String
+    var userID: String
+    var csrfToken: String
+    var authTime: Date
+    var acr: String
+    var amr: String
+    var ipAddress: String?
+    var userAgent: String?
+    var createdAt: Date
+    var lastSeenAt: Date
+    var expiresAt: Date
+    var revokedAt: Date?
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case id, acr, amr
+        case tokenHash = "token_hash"
+        case tenantID = "tenant_id"
+        case userID = "user_id"
+        case csrfToken = "csrf_token"
+        case authTime = "auth_time"
+        case ipAddress = "ip_address"
+        case userAgent = "user_agent"
+        case createdAt = "created_at"
+        case lastSeenAt = "last_seen_at"
+        case expiresAt = "expires_at"
+        case revokedAt = "revoked_at"
+    }
+
+    func session() -> BrowserSession {
+        BrowserSession(
+            id: id, tokenHash: tokenHash, tenantID: tenantID, userID: userID, csrfToken: csrfToken, authTime: authTime,
+            context: AuthenticationContext(acr: acr, amr: amr.split(separator: " ").map(String.init)),
+            ipAddress: ipAddress, userAgent: userAgent, createdAt: createdAt, lastSeenAt: lastSeenAt,
+            expiresAt: expiresAt, revokedAt: revokedAt)
+    }
+}
