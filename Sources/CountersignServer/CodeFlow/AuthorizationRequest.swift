@@ -49,6 +49,21 @@ struct AuthorizationRequest: Sendable, Equatable, Codable {
         case acrValues = "acr_values"
     }
 
+    init(clientID: String, redirectURI: String, scope: [String], state: String? = nil, nonce: String? = nil,
+         codeChallenge: String, prompt: Set<Prompt> = [], maxAge: Int? = nil, loginHint: String? = nil,
+         acrValues: [String]? = nil) {
+        self.clientID = clientID
+        self.redirectURI = redirectURI
+        self.scope = scope
+        self.state = state
+        self.nonce = nonce
+        self.codeChallenge = codeChallenge
+        self.prompt = prompt
+        self.maxAge = maxAge
+        self.loginHint = loginHint
+        self.acrValues = acrValues
+    }
+
     /// The steps after the target, in order; the first failure is the error sent back.
     init(_ parameters: FormParameters, target: AuthorizationTarget) throws(AuthorizationError) {
         clientID = target.client.id

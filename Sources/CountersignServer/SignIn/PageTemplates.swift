@@ -7,7 +7,7 @@ enum PageTemplates {
     static let all: [String: String] = [
         "layout": layout, "sign-in": signIn, "waiting": waiting, "outcome": outcome, "error": error,
         "signed-out": signedOut,
-    ]
+    ].merging(AccountTemplates.all) { mine, _ in mine }
 
     static let layout = """
         <!doctype html>
@@ -93,9 +93,9 @@ enum PageTemplates {
 /// day's caching. Small enough to write by hand; no build step makes them.
 enum PageAssets {
     static let files: [String: (type: String, body: String)] = [
-        "countersign.css": ("text/css; charset=utf-8", stylesheet),
+        "countersign.css": ("text/css; charset=utf-8", stylesheet + AccountTemplates.stylesheet),
         "sign-in.js": ("text/javascript; charset=utf-8", signInScript),
-    ]
+    ].merging(AccountTemplates.scripts) { mine, _ in mine }
 
     static let stylesheet = """
         :root { color-scheme: light dark; --accent: #1f5eff; --error: #c62828; --muted: #667085; }

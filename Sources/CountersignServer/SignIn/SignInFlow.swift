@@ -58,7 +58,6 @@ struct SignInFlow: Sendable {
         if let session = try await liveSession(visit, at: date),
            request.isAnswered(bySessionAuthenticatedAt: session.authTime, now: date),
            let user = try await store.user(id: session.userID, tenantID: visit.tenant.id), user.status == .active {
-            try await store.touch(sessionID: session.id, at: date)
             let redirect = try await authorization.issueCode(
                 for: request, tenant: visit.tenant, issuer: visit.issuer, userID: session.userID,
                 authTime: session.authTime, context: session.context, sessionID: session.id)
@@ -69,23 +68,56 @@ struct SignInFlow: Sendable {
                 redirectURI: request.redirectURI, state: request.state, issuer: visit.issuer.identifier,
                 outcome: .error(.init(.loginRequired, "the user is not signed in"))).location)
         }
+        return try await begin(request, clientName: client.name, visit)
+    }
+
+    /// A new attempt for `request`, bound to this browser, and its username form.
+    private func begin(_ request: AuthorizationRequest, clientName: String, _ visit: Visit) async throws -> Response {
+        let date = now()
         let handle = Secrets.randomBytes(32).base64URLEncodedString
         let (browser, newBrowserCookie) = browserMark(visit.request)
         try await store.begin(SignInAttempt(
-            handleHash: Secrets.hash(handle), tenantID: visit.tenant.id, clientID: client.id, request: request,
+            handleHash: Secrets.hash(handle), tenantID: visit.tenant.id, clientID: request.clientID, request: request,
             browserHash: Secrets.hash(browser), createdAt: date, expiresAt: date.addingTimeInterval(SignInAttempt.lifetime)))
         return pages.response(
             "sign-in",
-            SignInPage(tenantName: visit.tenant.displayName, base: base(visit), clientName: client.name, attempt: handle,
+            SignInPage(tenantName: visit.tenant.displayName, base: base(visit), clientName: clientName, attempt: handle,
                        username: request.loginHint ?? "", usernameError: nil),
             headers: newBrowserCookie.map { [.setCookie: $0.description] } ?? [:])
+    }
+
+    // MARK: - The account's own sign-in
+
+    /// The id of Countersign's own pages (`/account`) as the party signed in to. It is no stored
+    /// client: a sign-in for it ends in a session and the account page, not in a code.
+    static let accountClientID = "countersign-account"
+
+    /// The sign-in that leads to the account page, for a browser without a live session.
+    func beginAccountSignIn(_ visit: Visit, loginHint: String? = nil) async throws -> Response {
+        let request = AuthorizationRequest(
+            clientID: Self.accountClientID, redirectURI: visit.issuer.identifier + "/account", scope: [Scope.openID],
+            codeChallenge: "", loginHint: loginHint)
+        return try await begin(request, clientName: accountClient(visit).name, visit)
+    }
+
+    /// Countersign's own pages as the client of a sign-in.
+    func accountClient(_ visit: Visit) -> Client {
+        let date = Date(timeIntervalSince1970: 0)
+        return Client(id: Self.accountClientID, tenantID: visit.tenant.id, name: "your \(visit.tenant.displayName) account",
+                      scopes: [Scope.openID], deliveryMode: .poll, notificationEndpoint: nil, createdAt: date, updatedAt: date)
+    }
+
+    /// The client an attempt signs in to.
+    private func client(of attempt: SignInAttempt, _ visit: Visit) async throws -> Client? {
+        attempt.clientID == Self.accountClientID
+            ? accountClient(visit) : try await authorization.store.client(id: attempt.clientID, tenantID: visit.tenant.id)
     }
 
     // MARK: - 2. The username, and the request to the phone
 
     func signIn(_ form: FormParameters, _ visit: Visit) async throws -> Response {
         let (handle, attempt) = try await openAttempt(form, visit)
-        guard let client = try await authorization.store.client(id: attempt.clientID, tenantID: visit.tenant.id) else {
+        guard let client = try await client(of: attempt, visit) else {
             return errorPage(AuthorizationPageError.unknownClient.message, code: .unauthorizedClient, visit)
         }
         let username = (form["username"] ?? "").trimmingCharacters(in: .whitespaces)
@@ -165,7 +197,7 @@ struct SignInFlow: Sendable {
 
     func proceed(_ form: FormParameters, _ visit: Visit) async throws -> Response {
         let (handle, attempt) = try await openAttempt(form, visit)
-        guard let client = try await authorization.store.client(id: attempt.clientID, tenantID: visit.tenant.id),
+        guard let client = try await client(of: attempt, visit),
               let id = attempt.transactionID, let userID = attempt.userID,
               let transaction = try await store.transaction(id: id),
               let user = try await store.user(id: userID, tenantID: visit.tenant.id) else {
@@ -195,12 +227,14 @@ struct SignInFlow: Sendable {
                 userAgent: visit.request.headers[.userAgent].map { String($0.prefix(BackchannelAuthentication.maximumUserAgentLength)) },
                 createdAt: date, lastSeenAt: date, expiresAt: date.addingTimeInterval(TimeInterval(policy.sessionMaxAgeSeconds)))
             try await store.create(session, clientID: client.id)
+            let sessionCookie = cookies.session(token, for: visit.tenant, maxAge: policy.sessionMaxAgeSeconds)
+            if client.id == Self.accountClientID {
+                return Self.redirect(to: attempt.request.redirectURI, cookies: [sessionCookie])
+            }
             let redirect = try await authorization.issueCode(
                 for: attempt.request, tenant: visit.tenant, issuer: visit.issuer, userID: user.id, authTime: authTime,
                 context: context, sessionID: session.id)
-            return Self.redirect(to: redirect.location, cookies: [
-                cookies.session(token, for: visit.tenant, maxAge: policy.sessionMaxAgeSeconds),
-            ])
+            return Self.redirect(to: redirect.location, cookies: [sessionCookie])
         }
     }
 
@@ -246,8 +280,11 @@ struct SignInFlow: Sendable {
         return try await store.session(tokenHash: Secrets.hash(token), tenantID: visit.tenant.id)
     }
 
-    private func liveSession(_ visit: Visit, at date: Date) async throws -> BrowserSession? {
-        guard let session = try await session(visit), session.isLive(at: date, policy: visit.tenant.policy) else { return nil }
+    /// The browser's session in this tenant if it is live, touched as used now.
+    func liveSession(_ visit: Visit, at date: Date) async throws -> BrowserSession? {
+        guard var session = try await session(visit), session.isLive(at: date, policy: visit.tenant.policy) else { return nil }
+        try await store.touch(sessionID: session.id, at: date)
+        session.lastSeenAt = date
         return session
     }
 
@@ -274,7 +311,7 @@ struct SignInFlow: Sendable {
     }
 
     /// The tenant's base path: `""` for the default tenant, `/t/<slug>` for the others.
-    private func base(_ visit: Visit) -> String {
+    func base(_ visit: Visit) -> String {
         String(visit.issuer.identifier.dropFirst(origin.base.count))
     }
 
