@@ -25,6 +25,8 @@ public struct DeviceErrorCode: RawRepresentable, Codable, Sendable, Hashable, Cu
     public static let invalidKey = DeviceErrorCode(rawValue: "invalid_key")
     public static let invalidProof = DeviceErrorCode(rawValue: "invalid_proof")
     public static let userNotActive = DeviceErrorCode(rawValue: "user_not_active")
+    /// RFC 6750 §3.1: the access token lacks the scope `countersign:enroll`.
+    public static let insufficientScope = DeviceErrorCode(rawValue: "insufficient_scope")
 
     // Device request signatures (401).
     public static let missingSignature = DeviceErrorCode(rawValue: "missing_signature")

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 
 /// The platform a device says it runs on.
@@ -29,8 +30,12 @@ public struct PushRegistration: Codable, Sendable, Equatable {
 public struct EnrollmentRequest: Codable, Sendable, Equatable {
     public static let type = "countersign-enrollment+jwt"
 
-    /// The ticket from the enrollment URI.
-    public var ticket: String
+    /// The ticket from the enrollment URI; nil when an access token authorizes the enrollment.
+    public var ticket: String?
+    /// When the user's access token (scope `countersign:enroll`) authorizes the enrollment instead
+    /// of a ticket: the base64url SHA-256 of that token (`ath`, as RFC 9449 §4.2 defines it), so
+    /// that the proof is bound to the one token sent with it.
+    public var accessTokenHash: String?
     /// The server URL from the enrollment URI; binds the proof to one server.
     public var audience: String
     public var issuedAt: Int64
@@ -48,10 +53,12 @@ public struct EnrollmentRequest: Codable, Sendable, Equatable {
     /// Asks for a TOTP seed for offline codes.
     public var totp: Bool?
 
-    public init(ticket: String, audience: String, issuedAt: Int64, deviceName: String, platform: DevicePlatform,
+    public init(ticket: String?, audience: String, issuedAt: Int64, deviceName: String, platform: DevicePlatform,
                 signingKey: ECPublicJWK, encryptionKey: ECPublicJWK, push: PushRegistration?,
-                pinKey: ECPublicJWK? = nil, biometricKey: ECPublicJWK? = nil, totp: Bool? = nil) {
+                pinKey: ECPublicJWK? = nil, biometricKey: ECPublicJWK? = nil, totp: Bool? = nil,
+                accessTokenHash: String? = nil) {
         self.ticket = ticket
+        self.accessTokenHash = accessTokenHash
         self.audience = audience
         self.issuedAt = issuedAt
         self.deviceName = deviceName
@@ -73,6 +80,12 @@ public struct EnrollmentRequest: Codable, Sendable, Equatable {
         case encryptionKey = "encryption_key"
         case pinKey = "pin_key"
         case biometricKey = "biometric_key"
+        case accessTokenHash = "ath"
+    }
+
+    /// The `ath` of `accessToken`.
+    public static func hash(accessToken: String) -> String {
+        Data(SHA256.hash(data: Data(accessToken.utf8))).base64URLEncodedString
     }
 }
 

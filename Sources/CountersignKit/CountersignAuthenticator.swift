@@ -56,7 +56,38 @@ public actor CountersignAuthenticator {
     ) async throws(CountersignError) -> Enrollment {
         let parsed: EnrollmentURI
         do { parsed = try EnrollmentURI(parsing: uri) } catch { throw .invalidEnrollmentURI(error.description) }
-        guard let endpoints = DeviceEndpoints(server: parsed.server) else {
+        return try await enroll(
+            server: parsed.server, credential: .ticket(parsed.ticket, serverKeyThumbprint: parsed.serverKeyThumbprint),
+            deviceName: deviceName, platform: platform, push: push, factors: factors)
+    }
+
+    /// Enrolls this device for the user of `accessToken`: an access token of `server` with the
+    /// scope `countersign:enroll`, which the app got by signing its user in with the authorization
+    /// code flow and PKCE. No administrator's ticket is needed; the server binds the device to
+    /// the token's user, and each token enrolls one device. `server` is the tenant's base URL
+    /// (the token's issuer), reached over https.
+    ///
+    /// ```swift
+    /// let enrollment = try await authenticator.enroll(
+    ///     accessToken: tokens.accessToken, server: URL(string: "https://id.example.com")!,
+    ///     deviceName: "Ada's iPhone", platform: .iOS)
+    /// ```
+    public func enroll(
+        accessToken: String, server: URL, deviceName: String, platform: DevicePlatform, push: PushRegistration? = nil,
+        factors: EnrollmentFactors = EnrollmentFactors()
+    ) async throws(CountersignError) -> Enrollment {
+        guard !accessToken.isEmpty, !accessToken.contains(where: \.isWhitespace) else {
+            throw .invalidRequest("the access token is empty or malformed")
+        }
+        return try await enroll(server: server, credential: .accessToken(accessToken), deviceName: deviceName,
+                                platform: platform, push: push, factors: factors)
+    }
+
+    private func enroll(
+        server: URL, credential: EnrollmentExchange.Credential, deviceName: String, platform: DevicePlatform,
+        push: PushRegistration?, factors: EnrollmentFactors
+    ) async throws(CountersignError) -> Enrollment {
+        guard let endpoints = DeviceEndpoints(server: server) else {
             throw .invalidEnrollmentURI("the server URL must not carry a query or a fragment")
         }
         guard let name = DeviceName.validate(deviceName) else { throw .invalidDeviceName }
@@ -66,16 +97,16 @@ public actor CountersignAuthenticator {
             throw .invalidRequest("this authenticator has no biometric keys to enroll")
         }
         var exchange = EnrollmentExchange(
-            uri: parsed, endpoints: endpoints, deviceName: name, platform: platform, push: push)
+            server: server, credential: credential, endpoints: endpoints, deviceName: name, platform: platform, push: push)
 
-        try await exchange.checkServerKey(over: transport)
+        let thumbprint = try await exchange.serverKeyThumbprint(over: transport)
         let material = try await factorMaterial(for: factors)
         exchange.factorKeys = material.keys
         let enrollmentID = UUID().uuidString
         let keys = try await keyStore.createKeys(for: enrollmentID)
         do throws(CountersignError) {
             let accepted = try await exchange.perform(
-                enrollmentID: enrollmentID, keys: keys, transport: transport, now: now())
+                enrollmentID: enrollmentID, keys: keys, serverKeyThumbprint: thumbprint, transport: transport, now: now())
             try await keyStore.setFactorMaterial(material.pinSalt, as: .pinSalt, for: enrollmentID)
             try await keyStore.setFactorMaterial(material.biometricHandle, as: .biometricKey, for: enrollmentID)
             try await keyStore.setFactorMaterial(accepted.totpSeed?.encoded(), as: .totpSeed, for: enrollmentID)

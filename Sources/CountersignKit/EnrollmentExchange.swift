@@ -5,10 +5,21 @@ import FoundationNetworking
 #endif
 
 /// One enrollment, as the protocol prescribes: prove possession of the new signing key with a
-/// signed enrollment request, submit it with the ticket, and accept the server's receipt only
-/// when `EnrollmentReceiptCheck` does. Storing the result is the caller's business.
+/// signed enrollment request, submit it with the ticket (or with the user's access token, whose
+/// hash the request names), and accept the server's receipt only when `EnrollmentReceiptCheck`
+/// does. Storing the result is the caller's business.
 struct EnrollmentExchange: Sendable {
-    let uri: EnrollmentURI
+    /// What authorizes the enrollment.
+    enum Credential: Sendable {
+        /// The ticket of an enrollment URI, and the thumbprint of the server key it names.
+        case ticket(String, serverKeyThumbprint: String)
+        /// An access token with the scope `countersign:enroll`; the server key is the one the
+        /// server presents over TLS (`fetchServerKey`).
+        case accessToken(String)
+    }
+
+    let server: URL
+    let credential: Credential
     let endpoints: DeviceEndpoints
     /// Already checked with `DeviceName.validate`.
     let deviceName: String
@@ -31,19 +42,19 @@ struct EnrollmentExchange: Sendable {
     }
 
     func perform(
-        enrollmentID: String, keys: DeviceKeys, transport: any HTTPTransport, now: Date
+        enrollmentID: String, keys: DeviceKeys, serverKeyThumbprint: String, transport: any HTTPTransport, now: Date
     ) async throws(CountersignError) -> Accepted {
         let request = try signedRequest(keys: keys, issuedAt: now)
         let response = try await submit(request, over: transport)
         let check = EnrollmentReceiptCheck(
-            pinnedThumbprint: uri.serverKeyThumbprint, server: uri.server.absoluteString, sentRequest: request)
+            pinnedThumbprint: serverKeyThumbprint, server: server.absoluteString, sentRequest: request)
         let accepted = try check.verify(response.enrollmentReceipt)
         let receipt = accepted.receipt
         let seed = try OneTimeCodeSeed.accept(
             response.totp, receiptDigest: receipt.totpDigest, requested: factorKeys.totp, deviceID: receipt.deviceID,
             key: keys.agreement)
         let enrollment = Enrollment(
-            id: enrollmentID, server: uri.server, tenant: receipt.tenant, deviceID: receipt.deviceID,
+            id: enrollmentID, server: server, tenant: receipt.tenant, deviceID: receipt.deviceID,
             user: receipt.user, deviceName: receipt.deviceName, platform: receipt.platform,
             serverKey: accepted.serverKey, enrolledAt: Date(timeIntervalSince1970: TimeInterval(receipt.issuedAt)))
         return Accepted(enrollment: enrollment, totpSeed: seed)
@@ -53,11 +64,16 @@ struct EnrollmentExchange: Sendable {
     /// the header as well as in the payload.
     func signedRequest(keys: DeviceKeys, issuedAt: Date) throws(CountersignError) -> String {
         let signingKey = ECPublicJWK(keys.signer.publicKey)
+        let (ticket, tokenHash): (String?, String?) = switch credential {
+        case .ticket(let ticket, _): (ticket, nil)
+        case .accessToken(let token): (nil, EnrollmentRequest.hash(accessToken: token))
+        }
         let request = EnrollmentRequest(
-            ticket: uri.ticket, audience: uri.server.absoluteString,
+            ticket: ticket, audience: server.absoluteString,
             issuedAt: Int64(issuedAt.timeIntervalSince1970.rounded(.down)), deviceName: deviceName,
             platform: platform, signingKey: signingKey, encryptionKey: ECPublicJWK(keys.agreement.publicKey),
-            push: push, pinKey: factorKeys.pin, biometricKey: factorKeys.biometric, totp: factorKeys.totp ? true : nil)
+            push: push, pinKey: factorKeys.pin, biometricKey: factorKeys.biometric, totp: factorKeys.totp ? true : nil,
+            accessTokenHash: tokenHash)
         let payload: JSONValue
         let jwk: JSONValue
         do {
@@ -76,18 +92,21 @@ struct EnrollmentExchange: Sendable {
         }
     }
 
-    /// Asks the server for its device-protocol key and compares the thumbprint, computed here,
-    /// with the URI's `fp` — before any key is made or the ticket is sent, so that a URI that
-    /// does not match its server spends nothing. The receipt's signature is still checked.
-    func checkServerKey(over transport: any HTTPTransport) async throws(CountersignError) {
+    /// The thumbprint of the server's device-protocol key that the receipt must be signed with.
+    /// With a ticket: the server's key, fetched and compared with the URI's `fp` — before any
+    /// key is made or the ticket is sent, so that a URI that does not match its server spends
+    /// nothing. With an access token: the key the server presents, trusted as the TLS
+    /// connection to the server the app named is. The receipt's signature is checked either way.
+    func serverKeyThumbprint(over transport: any HTTPTransport) async throws(CountersignError) -> String {
         var request = URLRequest(url: endpoints.serverKey)
         request.httpMethod = "GET"
         request.cachePolicy = .reloadIgnoringLocalCacheData
         request.setValue("application/json", forHTTPHeaderField: "Accept")
         let answer = try await ServerAnswer.exchange(request, over: transport)
         guard answer.isSuccess else { throw answer.enrollmentFailure }
-        let key = try answer.decode(ServerKeyResponse.self, what: "server key").key
-        guard key.thumbprint == uri.serverKeyThumbprint else { throw .serverKeyMismatch }
+        let thumbprint = try answer.decode(ServerKeyResponse.self, what: "server key").key.thumbprint
+        if case .ticket(_, let pinned) = credential, thumbprint != pinned { throw .serverKeyMismatch }
+        return thumbprint
     }
 
     /// Posts the request and returns the body of a successful answer.
@@ -100,6 +119,7 @@ struct EnrollmentExchange: Sendable {
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         request.setValue("application/json", forHTTPHeaderField: "Accept")
         request.httpBody = try JSONBody.encode(EnrollmentSubmission(enrollmentRequest: enrollmentRequest))
+        if case .accessToken(let token) = credential { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
         let answer = try await ServerAnswer.exchange(request, over: transport)
         guard answer.isSuccess else { throw answer.enrollmentFailure }
         return try answer.decode(EnrollmentResponse.self, what: "enrollment response")

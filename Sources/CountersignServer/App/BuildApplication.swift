@@ -60,11 +60,6 @@ extension CountersignServer {
         let bootstrap = try await bootstrapper.run()
 
         // The features the routes call.
-        let enrollment = EnrollmentService(
-            store: SQLEnrollmentStore(database: database, tickets: tickets, users: users, devices: devices, audit: audit),
-            sealer: sealer,
-            tenants: tenants, origin: origin, ticketLifetime: configuration.enrollmentTicketLifetime,
-            signatureWindow: configuration.signatureWindow, now: now)
         let pins = PINVerifier(store: SQLPINAttemptStore(database: database, devices: devices, audit: audit), now: now)
         let approvalService = ApprovalService(
             store: SQLApprovalStore(
@@ -87,6 +82,11 @@ extension CountersignServer {
         let authorization = AuthorizationEndpoint(store: codeFlow, now: now)
         let accessTokens = AccessTokenVerifier(
             store: SQLAccessTokenVerifierStore(database: database, users: users), signingKeys: tokenSigningKeys, now: now)
+        let enrollment = EnrollmentService(
+            store: SQLEnrollmentStore(database: database, tickets: tickets, users: users, devices: devices, audit: audit),
+            accessTokens: accessTokens, jwtIDs: jwtIDs, sealer: sealer,
+            tenants: tenants, origin: origin, ticketLifetime: configuration.enrollmentTicketLifetime,
+            signatureWindow: configuration.signatureWindow, now: now)
         let features = Features(
             approvals: approvalService,
             deviceAuthenticator: DeviceAuthenticator(
@@ -145,11 +145,12 @@ extension CountersignServer {
             tenant: TenantMiddleware(tenants: tenants, origin: origin), throttle: throttling, logger: logger)
         DiscoveryRoutes(signingKeys: tokenSigningKeys).register(on: tenantRoutes)
         CIBARoutes(features: features, metrics: metrics, now: now).register(on: tenantRoutes)
-        SignInRoutes(flow: SignInFlow(
+        let signInFlow = SignInFlow(
             store: SQLSignInStore(database: database, users: users, approvals: approvals, audit: audit),
-            authorization: authorization, approvals: approvalService, throttle: throttle, pages: .shared,
+            authorization: authorization, approvals: approvalService, events: approvalEvents, throttle: throttle,
+            pages: .shared,
             cookies: BrowserCookies(origin: origin), origin: origin, now: now)
-        ).register(on: tenantRoutes)
+        SignInRoutes(flow: signInFlow).register(on: tenantRoutes)
         SignInRoutes.registerAssets(on: router)
         DeviceRoutes(
             features: features, tenants: tenants, origin: origin, metrics: metrics, maximumBodySize: bodyLimit, now: now,

@@ -55,6 +55,9 @@ public final class ApprovalEvents: Sendable {
         for continuation in all { continuation.finish() }
     }
 
+    /// Whether the server is stopping: waits in flight end rather than hold the server up.
+    public var isClosed: Bool { closed.withLock { $0 } }
+
     /// Whether a stream for `deviceID` is open on this node.
     public func hasSubscribers(deviceID: String) -> Bool {
         streams.withLock { $0[deviceID] != nil }

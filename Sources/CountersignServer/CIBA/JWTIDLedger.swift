@@ -12,6 +12,8 @@ struct JWTIDLedger: Sendable {
     enum Purpose: String, Sendable {
         case clientAssertion = "client_assertion"
         case requestObject = "request"
+        /// An access token that enrolled a device (`EnrollmentService`).
+        case enrollment
     }
 
     static let maximumLength = 256

@@ -95,8 +95,15 @@ struct DeviceRoutes: Sendable {
     private func enroll(_ request: Request, _ context: CountersignRequestContext) async throws -> Response {
         do {
             let tenant = try tenant(context)
+            // The user's access token may stand in for a ticket (`EnrollmentService`).
+            let accessToken: String?
+            do {
+                accessToken = try request.headers[.authorization].flatMap(BearerToken.fromHeader)
+            } catch {
+                throw EnrollmentError.invalidAccessToken("the Authorization header is not Bearer followed by a token")
+            }
             let submission = try await request.decodeJSON(EnrollmentSubmission.self, limit: maximumBodySize)
-            let response = try await enrollment.enroll(submission, tenant: tenant)
+            let response = try await enrollment.enroll(submission, tenant: tenant, accessToken: accessToken)
             metrics.enrollment(outcome: "enrolled")
             return try JSON.response(response, status: .created)
         } catch let failure as any WireFailure {

@@ -2,9 +2,18 @@ import CountersignCore
 import Crypto
 import Foundation
 
-/// Issues enrollment tickets and redeems them for devices.
+/// Issues enrollment tickets and redeems them for devices, or enrolls a device for the user of
+/// an access token that carries `countersign:enroll` (an app that signed its user in with the
+/// code flow): the proof then names the token's hash (`ath`) instead of a ticket, the device is
+/// bound to the token's subject, and each token enrolls one device.
 public struct EnrollmentService: Sendable {
+    /// The scope an access token needs to enroll a device for its user.
+    public static let enrollScope = "countersign:enroll"
+
     let store: any EnrollmentStore
+    /// Checks bearer access tokens, and their single use.
+    let accessTokens: AccessTokenVerifier
+    let jwtIDs: JWTIDLedger
     let sealer: SecretSealer
     let tenants: TenantService
     let origin: PublicOrigin
@@ -37,7 +46,8 @@ public struct EnrollmentService: Sendable {
 
     /// Checks an enrollment request completely, then — in one transaction — redeems the ticket,
     /// stores the device and records the enrollment. A refused request changes nothing.
-    public func enroll(_ submission: EnrollmentSubmission, tenant: Tenant) async throws -> EnrollmentResponse {
+    public func enroll(_ submission: EnrollmentSubmission, tenant: Tenant, accessToken: String? = nil) async throws
+        -> EnrollmentResponse {
         let date = now()
         let (request, proof) = try parseProof(submission.enrollmentRequest)
         guard origin.tenantBases(tenant).contains(request.audience) else {
@@ -60,8 +70,8 @@ public struct EnrollmentService: Sendable {
                 throw EnrollmentError.invalidRequest("push.token must be 1 to \(PushRegistration.maximumTokenLength) characters")
             }
         }
-        let ticket = try await findTicket(request.ticket, tenant: tenant, at: date)
-        guard let user = try await store.user(id: ticket.userID, tenantID: tenant.id),
+        let authority = try await authority(of: request, accessToken: accessToken, tenant: tenant, at: date)
+        guard let user = try await store.user(id: authority.userID, tenantID: tenant.id),
               user.status == .active else {
             throw EnrollmentError.userNotActive
         }
@@ -74,12 +84,22 @@ public struct EnrollmentService: Sendable {
         // master key: the server must recompute codes, so it cannot keep a hash.
         let totpSeed = device.hasTOTP ? Secrets.randomBytes(20) : nil
         let sealedSeed = try totpSeed.map { try sealer.seal($0, context: Self.totpContext(device.id)) }
+        var auditDetails = ["user_id": user.id, "platform": device.platform.rawValue, "name": name,
+                            "factors": Self.factorNames(device)]
+        switch authority {
+        case .ticket(let ticket): auditDetails["ticket_id"] = ticket.id
+        case .accessToken(let token):
+            auditDetails["client_id"] = token.clientID
+            // Spent only now that everything else checked out: a refused request leaves the
+            // token usable for a corrected one.
+            guard try await jwtIDs.use(token.id, clientID: token.clientID, purpose: .enrollment,
+                                       expiresAt: Date(timeIntervalSince1970: TimeInterval(token.expiresAt))) else {
+                throw EnrollmentError.accessTokenUsed
+            }
+        }
         do {
             try await store.enroll(
-                device, totpSeed: sealedSeed, ticketID: ticket.id,
-                auditDetails: ["user_id": user.id, "ticket_id": ticket.id, "platform": device.platform.rawValue, "name": name,
-                               "factors": Self.factorNames(device)],
-                at: date)
+                device, totpSeed: sealedSeed, ticketID: authority.ticketID, auditDetails: auditDetails, at: date)
         } catch let conflict as EnrollmentConflict {
             // Another redemption or a revocation came first: say which.
             switch conflict {
@@ -153,6 +173,53 @@ public struct EnrollmentService: Sendable {
         }
         guard request.signingKey == headerKey else { throw .invalidProof("signing_key must be the jwk that signed the request") }
         return (request, jws)
+    }
+
+    /// What authorizes an enrollment: a ticket, or the user's access token.
+    enum Authority {
+        case ticket(EnrollmentTicket)
+        case accessToken(VerifiedAccessToken)
+
+        var userID: String {
+            switch self {
+            case .ticket(let ticket): ticket.userID
+            case .accessToken(let token): token.userID
+            }
+        }
+
+        var ticketID: String? {
+            if case .ticket(let ticket) = self { ticket.id } else { nil }
+        }
+    }
+
+    /// The one credential of the request: the ticket named in the signed proof, or the bearer
+    /// token whose hash the proof names (so that a proof seen in transit cannot be replayed with
+    /// another token, nor the token with another proof).
+    private func authority(of request: EnrollmentRequest, accessToken: String?, tenant: Tenant, at date: Date)
+        async throws -> Authority {
+        switch (request.ticket, accessToken) {
+        case (let ticket?, nil):
+            guard request.accessTokenHash == nil else {
+                throw EnrollmentError.credentials("ath names an access token, but none was sent (Authorization: Bearer)")
+            }
+            return .ticket(try await findTicket(ticket, tenant: tenant, at: date))
+        case (nil, let token?):
+            guard request.accessTokenHash == EnrollmentRequest.hash(accessToken: token) else {
+                throw EnrollmentError.invalidProof("ath must be the base64url SHA-256 of the access token sent with the request")
+            }
+            let verified: VerifiedAccessToken
+            do {
+                verified = try await accessTokens.validate(token, issuer: Issuer(tenant: tenant, origin: origin)).token
+            } catch let rejection as AccessTokenRejection {
+                throw EnrollmentError.invalidAccessToken(rejection.description)
+            }
+            guard verified.scope.contains(Self.enrollScope) else { throw EnrollmentError.insufficientScope }
+            return .accessToken(verified)
+        case (nil, nil):
+            throw EnrollmentError.credentials("an enrollment needs a ticket, or the user's access token as Authorization: Bearer")
+        case (_?, _?):
+            throw EnrollmentError.credentials("send a ticket or an access token, not both")
+        }
     }
 
     private func findTicket(_ secret: String, tenant: Tenant, at date: Date) async throws -> EnrollmentTicket {

@@ -12,11 +12,11 @@ protocol EnrollmentStore: Sendable {
     func ticket(secretHash: Data) async throws -> EnrollmentTicket?
     /// The user, if it still exists in the tenant.
     func user(id: String, tenantID: String) async throws -> User?
-    /// Redeems the ticket for the device, stores the device with its sealed TOTP seed (if it has
+    /// Redeems the ticket (if the enrollment has one) for the device, stores the device with its sealed TOTP seed (if it has
     /// one) and records the enrollment with `auditDetails`, all in one transaction. Throws
     /// `EnrollmentConflict`, with nothing stored, when the ticket was redeemed or revoked or
     /// expired meanwhile, or the device's signing key is enrolled already.
-    func enroll(_ device: Device, totpSeed: Data?, ticketID: String, auditDetails: [String: String], at date: Date)
+    func enroll(_ device: Device, totpSeed: Data?, ticketID: String?, auditDetails: [String: String], at date: Date)
         async throws
 }
 
@@ -55,10 +55,10 @@ struct SQLEnrollmentStore: EnrollmentStore {
         try await users.find(id: id, tenantID: tenantID, on: database)
     }
 
-    func enroll(_ device: Device, totpSeed: Data?, ticketID: String, auditDetails: [String: String], at date: Date)
+    func enroll(_ device: Device, totpSeed: Data?, ticketID: String?, auditDetails: [String: String], at date: Date)
         async throws {
         try await database.transaction { executor in
-            guard try await tickets.redeem(id: ticketID, deviceID: device.id, at: date, on: executor) else {
+            if let ticketID, !(try await tickets.redeem(id: ticketID, deviceID: device.id, at: date, on: executor)) {
                 // Another redemption or a revocation came first: say which.
                 let current = try await tickets.find(id: ticketID, on: executor)
                 if current?.revokedAt != nil { throw EnrollmentConflict.ticketRevoked }

@@ -24,7 +24,7 @@ enum BearerToken {
     }
 
     /// The token of a `Bearer` header, nil for another scheme. RFC 6750 §2.1: `b64token` syntax.
-    private static func fromHeader(_ value: String) throws -> String? {
+    static func fromHeader(_ value: String) throws -> String? {
         let parts = value.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
         guard parts.first?.lowercased() == "bearer" else { return nil }
         guard parts.count == 2 else { throw BearerTokenError.invalidRequest("the Bearer scheme needs a token") }

@@ -23,11 +23,15 @@ import Hummingbird
 struct SignInFlow: Sendable {
     /// How long one `wait` holds the question before answering `pending`.
     static let longPoll: Duration = .seconds(25)
-    static let pollStep: Duration = .milliseconds(250)
+    /// The database is asked every quarter second at first, when an answer is likeliest, then
+    /// every second.
+    static func pollStep(_ round: Int) -> Duration { round < 20 ? .milliseconds(250) : .seconds(1) }
 
     let store: any SignInStore
     let authorization: AuthorizationEndpoint
     let approvals: ApprovalService
+    /// Closed when the server stops, which ends the waits in flight.
+    let events: ApprovalEvents
     let throttle: FailedAuthenticationThrottle
     let pages: Pages
     let cookies: BrowserCookies
@@ -171,12 +175,14 @@ struct SignInFlow: Sendable {
     func wait(_ form: FormParameters, _ visit: Visit) async throws -> Response {
         let (_, attempt) = try await openAttempt(form, visit)
         let deadline = ContinuousClock.now + Self.longPoll
+        var round = 0
         while true {
             let state = try await state(of: attempt)
-            if state != .pending || ContinuousClock.now >= deadline {
+            if state != .pending || ContinuousClock.now >= deadline || events.isClosed {
                 return try JSON.response(["state": state.rawValue])
             }
-            try await Task.sleep(for: Self.pollStep)
+            try await Task.sleep(for: Self.pollStep(round))
+            round += 1
         }
     }
 

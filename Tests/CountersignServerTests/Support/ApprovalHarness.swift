@@ -107,7 +107,7 @@ extension TestServer {
         if let router, let url = request.url?.absoluteString, url.hasPrefix(base) {
             return try await Self.route(request, path: String(url.dropFirst(base.count)), through: router)
         }
-        let (data, response) = try await URLSession.shared.data(for: request)
+        let (data, response) = try await Self.session.data(for: request)
         let http = try #require(response as? HTTPURLResponse)
         var fields: [String: String] = [:]
         for (name, value) in http.allHeaderFields {
@@ -115,6 +115,9 @@ extension TestServer {
         }
         return Answer(status: http.statusCode, data: data, headers: fields)
     }
+
+    /// The tests read every answer as the server gave it: a redirect is an answer, not followed.
+    static let session = URLSession(configuration: .ephemeral, delegate: RedirectsNotFollowed(), delegateQueue: nil)
 
     static func formEncoded(_ parameters: [(String, String)]) -> String {
         parameters.map { "\(formComponent($0.0))=\(formComponent($0.1))" }.joined(separator: "&")
@@ -181,5 +184,13 @@ struct RawDevice: Sendable {
         let envelope = try #require(try await inbox().first)
         let (details, plaintext) = try open(envelope)
         return try await answer(envelope.id, response: try response(for: details, plaintext: plaintext, decision: decision))
+    }
+}
+
+/// Hands a redirect back to the caller instead of following it.
+final class RedirectsNotFollowed: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
+    func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+                    newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void) {
+        completionHandler(nil)
     }
 }

@@ -87,9 +87,9 @@ extension TestServer {
 
     /// The query of an authorization request.
     static func authorizationQuery(_ client: CodeFlowClient, challenge: String, state: String = "xyz",
-                                   extra: [(String, String)] = []) -> String {
+                                   scope: String = "openid", extra: [(String, String)] = []) -> String {
         "?" + formEncoded([("response_type", "code"), ("client_id", client.id), ("redirect_uri", client.redirectURI),
-                           ("scope", "openid"), ("state", state), ("nonce", "n-0S6_WzA2Mj"),
+                           ("scope", scope), ("state", state), ("nonce", "n-0S6_WzA2Mj"),
                            ("code_challenge", challenge), ("code_challenge_method", "S256")] + extra)
     }
 
@@ -107,8 +107,9 @@ extension TestServer {
     /// Signs `user` in through the hosted pages with `browser`, approving on the phone with the
     /// SDK; returns the redirect that carries the code.
     func signIn(_ browser: PageVisitor, client: CodeFlowClient, user: EnrolledUser, challenge: String,
-                extra: [(String, String)] = []) async throws -> Answer {
-        let page = try await browser.get("/authorize" + Self.authorizationQuery(client, challenge: challenge, extra: extra))
+                scope: String = "openid", extra: [(String, String)] = []) async throws -> Answer {
+        let page = try await browser.get(
+            "/authorize" + Self.authorizationQuery(client, challenge: challenge, scope: scope, extra: extra))
         #expect(page.status == 200, "authorize: \(page.text.prefix(500))")
         let attempt = try #require(page.hidden("attempt"))
         let waiting = try await browser.post("/authorize/sign-in", [("attempt", attempt), ("username", user.username)])
