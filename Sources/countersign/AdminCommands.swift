@@ -104,8 +104,18 @@ struct ClientCommands: AsyncParsableCommand {
         var defaultAcr: String?
         @Option(name: .customLong("minimum-acr"), help: "No request requires less (empty: only the tenant's minimum).")
         var minimumAcr: String?
-        @Option(name: .customLong("auth-method"), help: "client_secret_basic, client_secret_post or private_key_jwt.")
+        @Option(name: .customLong("auth-method"),
+                help: "client_secret_basic, client_secret_post, private_key_jwt, or none for a public client (a native app).")
         var authMethod: String?
+        @Option(name: .customLong("redirect-uri"),
+                help: "Where the authorization code flow may send the user back (repeat; \"\" removes them all).")
+        var redirectURI: [String] = []
+        @Option(name: .customLong("post-logout-redirect-uri"),
+                help: "Where sign-out may send the user back (repeat; \"\" removes them all).")
+        var postLogoutRedirectURI: [String] = []
+        @Flag(name: .customLong("require-pushed-requests"), inversion: .prefixedNo,
+              help: "Whether authorization requests must be pushed first (RFC 9126).")
+        var requirePushedRequests: Bool?
         @Option(name: .customLong("jwks-file"), help: "A JSON Web Key Set file of the client's public keys ({\"keys\": []} removes them).")
         var jwksFile: String?
         @Flag(name: .customLong("require-signed-requests"), inversion: .prefixedNo,
@@ -133,6 +143,9 @@ struct ClientCommands: AsyncParsableCommand {
             if let defaultAcr { body["default_acr"] = defaultAcr }
             if let minimumAcr { body["minimum_acr"] = minimumAcr }
             if let authMethod { body["token_endpoint_auth_method"] = authMethod }
+            if !redirectURI.isEmpty { body["redirect_uris"] = redirectURI.filter { !$0.isEmpty } }
+            if !postLogoutRedirectURI.isEmpty { body["post_logout_redirect_uris"] = postLogoutRedirectURI.filter { !$0.isEmpty } }
+            if let requirePushedRequests { body["require_pushed_authorization_requests"] = requirePushedRequests }
             if let jwksFile { body["jwks"] = try Self.keySet(at: jwksFile) }
             if let requireSignedRequests { body["require_signed_request_object"] = requireSignedRequests }
             if let userCodeParameter { body["backchannel_user_code_parameter"] = userCodeParameter }

@@ -27,8 +27,16 @@ struct DeviceCommand: AsyncParsableCommand {
 
     struct Enroll: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Enroll with a countersign://enroll URI.",
+            abstract: "Enroll with a countersign://enroll URI, or by signing in (--sign-in).",
             discussion: """
+                With --sign-in, no URI is needed: the command signs you in as a native app (the authorization \
+                code flow with PKCE, answered on a loopback port), opening the sign-in page in a browser or \
+                printing its URL (--no-browser), and enrolls this terminal with the access token, for the user \
+                who signed in. --server names the tenant (its issuer URL) and --client-id a public client \
+                registered with a loopback redirect URI (http://127.0.0.1/callback) and the scope \
+                countersign:enroll. You approve the sign-in on a phone already enrolled.
+
+
                 --pin asks for a new PIN twice without echo (or takes it from COUNTERSIGN_DEVICE_PIN, or a line \
                 of standard input with --pin-stdin). Only a random salt is kept here; the server holds the PIN's \
                 public key and counts wrong PINs. --biometric enrolls this terminal's biometric stand-in: a \
@@ -39,7 +47,14 @@ struct DeviceCommand: AsyncParsableCommand {
                 store, ask for a new one (`countersign admin enroll usr_…`).
                 """)
         @OptionGroup var options: StoreOptions
-        @Argument(help: "The enrollment URI (from `countersign admin enroll`, or the text of the QR code).") var uri: String
+        @Argument(help: "The enrollment URI (from `countersign admin enroll`, or the text of the QR code).") var uri: String?
+        @Flag(name: .customLong("sign-in"), help: "Sign in in a browser and enroll with the access token, instead of a URI.")
+        var signIn = false
+        @Option(help: "With --sign-in: the tenant's issuer URL. Default: COUNTERSIGN_SERVER.") var server: String?
+        @Option(name: .customLong("client-id"), help: "With --sign-in: the public client to sign in with. Default: COUNTERSIGN_CLIENT_ID.")
+        var clientID: String?
+        @Flag(name: .customLong("no-browser"), help: "With --sign-in: print the sign-in URL only, do not open a browser.")
+        var noBrowser = false
         @Option(help: "The device name shown to the user and administrators. Default: this host's name.") var name: String?
         @Flag(help: "Enroll a PIN.") var pin = false
         @Flag(name: .customLong("pin-stdin"), help: "Read the PIN from standard input instead of asking.") var pinStdin = false
@@ -52,6 +67,15 @@ struct DeviceCommand: AsyncParsableCommand {
             guard (pushProvider == nil) == (pushToken == nil) else {
                 throw ValidationError("--push-token and --push-provider go together: give both, or neither")
             }
+            guard signIn == (uri == nil) else {
+                throw ValidationError(signIn ? "give an enrollment URI or --sign-in, not both" : "give an enrollment URI, or --sign-in")
+            }
+            if signIn {
+                guard setting(server, "COUNTERSIGN_SERVER") != nil else { throw ValidationError("--sign-in needs --server (or COUNTERSIGN_SERVER)") }
+                guard setting(clientID, "COUNTERSIGN_CLIENT_ID") != nil else {
+                    throw ValidationError("--sign-in needs --client-id (or COUNTERSIGN_CLIENT_ID): a public client with a loopback redirect URI")
+                }
+            }
         }
 
         func run() async throws {
@@ -59,9 +83,25 @@ struct DeviceCommand: AsyncParsableCommand {
             let newPIN = pin || pinStdin ? try PINSource(fromStandardInput: pinStdin).new() : nil
             let push = pushProvider.flatMap { provider in pushToken.map { PushRegistration(provider: provider.provider, token: $0) } }
             let authenticator = options.authenticator()
-            let enrollment = try await authenticator.enroll(
-                uri: uri, deviceName: deviceName, platform: .linux, push: push,
-                factors: EnrollmentFactors(pin: newPIN, biometric: biometric, totp: totp))
+            let requested = EnrollmentFactors(pin: newPIN, biometric: biometric, totp: totp)
+            let enrollment: Enrollment
+            if let uri {
+                enrollment = try await authenticator.enroll(
+                    uri: uri, deviceName: deviceName, platform: .linux, push: push, factors: requested)
+            } else {
+                let server = try signInServer()
+                let accessToken = try await NativeAppSignIn(
+                    server: server, clientID: setting(clientID, "COUNTERSIGN_CLIENT_ID") ?? "",
+                    scope: "openid countersign:enroll", transport: NIOTransport(connections: 2)
+                ).accessToken { url in
+                    print("Sign in to enroll this terminal: \(url.absoluteString)")
+                    if !noBrowser { Browser.open(url) }
+                    print("Waiting for the sign-in to finish in the browser…")
+                }
+                enrollment = try await authenticator.enroll(
+                    accessToken: accessToken, server: server, deviceName: deviceName, platform: .linux, push: push,
+                    factors: requested)
+            }
             print("Enrolled \(enrollment.deviceName) for \(enrollment.user.username) at \(enrollment.server.absoluteString)")
             print("enrollment \(enrollment.id)  device \(enrollment.deviceID)")
             let factors = try await authenticator.localFactors(enrollment.id)
@@ -71,6 +111,21 @@ struct DeviceCommand: AsyncParsableCommand {
             if totp, !factors.totp { print("The server offers no TOTP seed to this tenant's devices.") }
             if let push { print("push token registered: \(push.provider.rawValue)") }
         }
+
+        private func signInServer() throws -> URL {
+            guard let text = setting(server, "COUNTERSIGN_SERVER").map(DeviceCommand.trimmed), let url = URL(string: text),
+                  url.scheme == "https" || url.scheme == "http" else {
+                throw ValidationError("--server must be the tenant's issuer URL, e.g. https://id.example.com or https://id.example.com/t/acme")
+            }
+            return url
+        }
+    }
+
+    /// `--server`, or COUNTERSIGN_SERVER, as a URL without a trailing slash.
+    private static func trimmed(_ text: String) -> String {
+        var text = text
+        while text.hasSuffix("/") { text.removeLast() }
+        return text
     }
 
     struct List: AsyncParsableCommand {

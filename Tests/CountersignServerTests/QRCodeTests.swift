@@ -356,7 +356,7 @@ private struct DecodedPNG {
 
 /// Reads PNGs with zxing-cpp through python3: an independent decoder is the only convincing
 /// evidence that the symbols scan.
-private enum ZXingReader {
+enum ZXingReader {
     struct Symbol: Decodable { let text: String, ecLevel: String, version: String, mask: String }
     struct Failure: Error, CustomStringConvertible { let description: String }
 

@@ -152,6 +152,14 @@ extension CountersignServer {
             cookies: BrowserCookies(origin: origin), origin: origin, now: now)
         SignInRoutes(flow: signInFlow).register(on: tenantRoutes)
         SignInRoutes.registerAssets(on: router)
+        AccountRoutes(flow: AccountFlow(
+            signIn: signInFlow,
+            store: SQLAccountStore(
+                database: database, users: users, devices: devices, tickets: tickets, approvals: approvals,
+                clients: clients, audit: audit,
+                notRequested: NotRequestedReport(users: users, audit: audit, events: tenantEvents)),
+            enrollment: enrollment, pages: .shared, now: now)
+        ).register(on: tenantRoutes)
         DeviceRoutes(
             features: features, tenants: tenants, origin: origin, metrics: metrics, maximumBodySize: bodyLimit, now: now,
             liveStreamKeepalive: configuration.liveStreamKeepalive

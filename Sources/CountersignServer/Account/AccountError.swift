@@ -1,0 +1,67 @@
+import HTTPTypes
+
+/// Why an account page cannot do what a form asked. Each case is one page (`account-error`)
+/// with one status; nothing was changed.
+enum AccountError: Error, Sendable, Equatable {
+    /// The form's `csrf` field is missing or is not the session's token: the form did not come
+    /// from this session's pages (another site made the browser post it, or the session changed).
+    case forgedForm
+    /// No active device of the signed-in user in this tenant has this id.
+    case unknownDevice
+    /// No request of the signed-in user in this tenant has this id.
+    case unknownApproval
+    /// Only an approved request can be reported: a denied one let nobody in.
+    case notApproved
+    /// No enrollment ticket of the signed-in user has this id.
+    case unknownTicket
+    /// The form could not be read.
+    case malformedForm(String)
+
+    var status: HTTPResponse.Status {
+        switch self {
+        case .forgedForm: .forbidden
+        case .unknownDevice, .unknownApproval, .unknownTicket: .notFound
+        case .notApproved: .conflict
+        case .malformedForm: .badRequest
+        }
+    }
+
+    /// The code shown on the page, for support.
+    var code: String {
+        switch self {
+        case .forgedForm: "invalid_csrf_token"
+        case .unknownDevice: "unknown_device"
+        case .unknownApproval: "unknown_request"
+        case .notApproved: "request_not_approved"
+        case .unknownTicket: "unknown_ticket"
+        case .malformedForm: "invalid_request"
+        }
+    }
+
+    var heading: String {
+        switch self {
+        case .forgedForm: "This form cannot be used"
+        case .unknownDevice: "Phone not found"
+        case .unknownApproval, .notApproved: "Request not found"
+        case .unknownTicket: "Enrollment not found"
+        case .malformedForm: "This form cannot be read"
+        }
+    }
+
+    var message: String {
+        switch self {
+        case .forgedForm:
+            "The form did not come from your account page, or your session changed since it was shown. Nothing was changed. Go back to your account and try again."
+        case .unknownDevice:
+            "None of your phones has this id. It may have been removed already."
+        case .unknownApproval:
+            "None of your recent requests has this id. Old requests are deleted after a while."
+        case .notApproved:
+            "Only an approved request can be reported here: a denied or unanswered request signed nobody in."
+        case .unknownTicket:
+            "You have no enrollment with this reference. Start a new one from your account."
+        case .malformedForm(let reason):
+            "The form could not be read: \(reason). Nothing was changed."
+        }
+    }
+}

@@ -1,0 +1,221 @@
+import CountersignCore
+import Foundation
+import HTTPTypes
+import Hummingbird
+
+/// The account pages below each tenant's base, for a person signed in through the hosted
+/// sign-in (`SignInFlow.beginAccountSignIn`):
+///
+/// 1. `show` (`GET /account`): their name, their phones, what happened recently, and a form for
+///    each change; without a live session, the sign-in that leads back here.
+/// 2. `rename` (`POST /account/devices/{id}/rename`): by the device API's rules (`DeviceName`).
+/// 3. `remove` (`POST /account/devices/{id}/remove`): the only phone only after `confirm=yes`.
+/// 4. `startEnrollment` (`POST /account/enroll`) and `waitForEnrollment`
+///    (`POST /account/enroll/wait`): a fresh ticket's QR code, then the ticket's state.
+/// 5. `reportNotRequested` (`POST /account/approvals/{id}/not-me`): "This wasn't me" on an
+///    approval, with the reaction of a device's `not_requested` answer (`NotRequestedReport`).
+///
+/// Every form carries the session's CSRF token in `csrf`; a post without the right one changes
+/// nothing (`AccountError.forgedForm`). A post without a live session goes back to `/account`,
+/// which signs the person in again. Only the user's own devices, requests and tickets in this
+/// tenant are found; any other id is not found.
+struct AccountFlow: Sendable {
+    /// How long one `waitForEnrollment` holds the question before answering `pending`.
+    static let longPoll: Duration = .seconds(25)
+    static let pollStep: Duration = .milliseconds(250)
+
+    let signIn: SignInFlow
+    let store: any AccountStore
+    let enrollment: EnrollmentService
+    let pages: Pages
+    let now: @Sendable () -> Date
+
+    typealias Visit = SignInFlow.Visit
+
+    /// The live session of a request and its active user.
+    struct SignedIn: Sendable {
+        let session: BrowserSession
+        let user: User
+    }
+
+    // MARK: - 1. The page
+
+    func show(_ visit: Visit) async throws -> Response {
+        guard let signedIn = try await signedIn(visit) else { return try await signIn.beginAccountSignIn(visit) }
+        return try await accountPage(signedIn, visit)
+    }
+
+    /// The account page; with `refusal`, the rename it refused shown beside its field.
+    private func accountPage(_ signedIn: SignedIn, _ visit: Visit, refusal: RenameRefusal? = nil,
+                             status: HTTPResponse.Status = .ok) async throws -> Response {
+        let user = signedIn.user
+        let devices = try await store.devices(userID: user.id)
+        let cards = devices.map { device in
+            let refused = refusal?.deviceID == device.id ? refusal : nil
+            return DeviceCard(device, typed: refused?.typed, nameError: refused?.message)
+        }
+        let activity = try await AccountActivity(store: store).entries(
+            userID: user.id, tenantID: visit.tenant.id, accountClient: signIn.accountClient(visit))
+        let paused = user.requestsSuppressedUntil.flatMap { $0 > now() ? AccountTime.text($0) : nil }
+        return pages.response("account", AccountPage(
+            tenantName: visit.tenant.displayName, base: signIn.base(visit), csrf: signedIn.session.csrfToken,
+            username: user.username, displayName: user.displayName, devices: cards, activity: activity,
+            requestsPausedUntil: paused), status: status)
+    }
+
+    // MARK: - 2. Renaming a phone
+
+    func rename(deviceID: String, _ form: FormParameters, _ visit: Visit) async throws -> Response {
+        guard let signedIn = try await authorized(form, visit) else { return backToAccount(visit) }
+        let device = try await ownDevice(deviceID, of: signedIn, visit)
+        let typed = form["name"] ?? ""
+        guard let name = DeviceName.validate(typed) else {
+            return try await accountPage(
+                signedIn, visit, refusal: RenameRefusal(deviceID: device.id, typed: typed), status: .badRequest)
+        }
+        try await store.rename(deviceID: device.id, to: name, by: signedIn.user.id, tenantID: visit.tenant.id, at: now())
+        return backToAccount(visit)
+    }
+
+    // MARK: - 3. Removing a phone
+
+    func remove(deviceID: String, _ form: FormParameters, _ visit: Visit) async throws -> Response {
+        guard let signedIn = try await authorized(form, visit) else { return backToAccount(visit) }
+        let device = try await ownDevice(deviceID, of: signedIn, visit)
+        let others = try await store.devices(userID: signedIn.user.id).filter { $0.id != device.id }
+        if others.isEmpty, form["confirm"] != "yes" {
+            return pages.response("account-remove", RemoveConfirmationPage(
+                tenantName: visit.tenant.displayName, base: signIn.base(visit), csrf: signedIn.session.csrfToken,
+                deviceID: device.id, deviceName: device.name))
+        }
+        guard try await store.remove(deviceID: device.id, by: signedIn.user.id, tenantID: visit.tenant.id, at: now()) else {
+            throw AccountError.unknownDevice
+        }
+        return backToAccount(visit)
+    }
+
+    // MARK: - 4. Enrolling another phone
+
+    func startEnrollment(_ form: FormParameters, _ visit: Visit) async throws -> Response {
+        guard let signedIn = try await authorized(form, visit) else { return backToAccount(visit) }
+        let issued = try await enrollment.issueTicket(
+            for: signedIn.user, tenant: visit.tenant, lifetime: nil, actor: "user:\(signedIn.user.id)")
+        let uri = issued.uri.description
+        let png = try QRCode(encoding: uri).png(moduleSize: 6)
+        return pages.response("account-enroll", EnrollPage(
+            tenantName: visit.tenant.displayName, base: signIn.base(visit), csrf: signedIn.session.csrfToken,
+            ticket: issued.ticket.id, qrImage: "data:image/png;base64," + png.base64EncodedString(), enrollmentURI: uri,
+            expiresAt: AccountTime.text(issued.ticket.expiresAt)))
+    }
+
+    /// What became of an enrollment ticket the page shows.
+    enum EnrollmentState: String, Sendable {
+        case pending, enrolled, expired
+    }
+
+    /// The ticket's state, as soon as it is not pending or after `longPoll`. Nil without a live
+    /// session.
+    func waitForEnrollment(_ form: FormParameters, _ visit: Visit) async throws -> EnrollmentState? {
+        guard let signedIn = try await authorized(form, visit) else { return nil }
+        guard let id = form["ticket"], let ticket = try await store.ticket(id: id), ticket.userID == signedIn.user.id,
+              ticket.tenantID == visit.tenant.id else {
+            throw AccountError.unknownTicket
+        }
+        let deadline = ContinuousClock.now + Self.longPoll
+        var current = ticket
+        while true {
+            let state: EnrollmentState = if current.usedAt != nil {
+                .enrolled
+            } else if current.revokedAt != nil || current.expiresAt <= now() {
+                .expired
+            } else {
+                .pending
+            }
+            if state != .pending || ContinuousClock.now >= deadline { return state }
+            try await Task.sleep(for: Self.pollStep)
+            guard let reread = try await store.ticket(id: ticket.id) else { return .expired }
+            current = reread
+        }
+    }
+
+    // MARK: - 5. "This wasn't me"
+
+    func reportNotRequested(approvalID: String, _ form: FormParameters, _ visit: Visit) async throws -> Response {
+        guard let signedIn = try await authorized(form, visit) else { return backToAccount(visit) }
+        guard let request = try await store.approval(id: approvalID), request.userID == signedIn.user.id,
+              request.tenantID == visit.tenant.id else {
+            throw AccountError.unknownApproval
+        }
+        guard request.status == .approved else { throw AccountError.notApproved }
+        let date = now()
+        let policy = visit.tenant.policy
+        let reported = try await store.reportNotRequested(request, policy: policy, at: date)
+        let paused = policy.notRequestedSuppressionSeconds > 0
+            ? " New requests for you are refused until "
+                + AccountTime.text(date.addingTimeInterval(TimeInterval(policy.notRequestedSuppressionSeconds))) + "."
+            : ""
+        return pages.response("account-reported", ReportedPage(
+            tenantName: visit.tenant.displayName, base: signIn.base(visit),
+            heading: reported ? "Thank you for reporting it" : "Already reported",
+            message: reported
+                ? "We recorded that you did not make this request.\(paused) Someone else may be trying to sign in as you: tell your administrator."
+                : "This request was reported as not requested before; nothing more was recorded."))
+    }
+
+    // MARK: - Parts
+
+    /// The live session and its active user, if the browser has them in this tenant.
+    func signedIn(_ visit: Visit) async throws -> SignedIn? {
+        guard let session = try await signIn.liveSession(visit, at: now()),
+              let user = try await store.user(id: session.userID, tenantID: visit.tenant.id), user.status == .active else {
+            return nil
+        }
+        return SignedIn(session: session, user: user)
+    }
+
+    /// The signed-in user of a form post whose `csrf` is the session's token; nil without a live
+    /// session.
+    private func authorized(_ form: FormParameters, _ visit: Visit) async throws -> SignedIn? {
+        guard let signedIn = try await signedIn(visit) else { return nil }
+        guard let token = form["csrf"],
+              Secrets.constantTimeEqual(Data(token.utf8), Data(signedIn.session.csrfToken.utf8)) else {
+            throw AccountError.forgedForm
+        }
+        return signedIn
+    }
+
+    /// The user's active device in this tenant with this id.
+    private func ownDevice(_ id: String, of signedIn: SignedIn, _ visit: Visit) async throws -> Device {
+        guard let device = try await store.device(id: id), device.userID == signedIn.user.id,
+              device.tenantID == visit.tenant.id, device.status == .active else {
+            throw AccountError.unknownDevice
+        }
+        return device
+    }
+
+    func backToAccount(_ visit: Visit) -> Response {
+        SignInFlow.redirect(to: signIn.base(visit) + "/account")
+    }
+
+    func errorPage(_ error: AccountError, _ visit: Visit) -> Response {
+        pages.response("account-error", AccountErrorPage(
+            title: error.heading, tenantName: visit.tenant.displayName, base: signIn.base(visit), heading: error.heading,
+            message: error.message, code: error.code), status: error.status)
+    }
+}
+
+/// A name the rename form refused, said as precisely as `DeviceName` decides it.
+struct RenameRefusal: Sendable {
+    let deviceID: String
+    let typed: String
+
+    var message: String {
+        let name = typed.trimmingCharacters(in: .whitespacesAndNewlines)
+        if name.isEmpty { return "Enter a name for the phone." }
+        let length = name.unicodeScalars.count
+        if length > DeviceName.maximumLength {
+            return "A name is at most \(DeviceName.maximumLength) characters; this one has \(length)."
+        }
+        return "A name cannot contain control characters such as tabs or line breaks."
+    }
+}

@@ -1,0 +1,147 @@
+import CountersignCore
+import Foundation
+
+/// `account`: who is signed in, their phones with a form for each change, what happened
+/// recently, and the ways out. Every form carries the session's CSRF token.
+struct AccountPage: PageModel {
+    let title = "Your account"
+    let tenantName: String
+    let script: String? = nil
+    /// The tenant's base path (`""` or `/t/<slug>`), where the forms post.
+    let base: String
+    let csrf: String
+    let username: String
+    let displayName: String?
+    let devices: [DeviceCard]
+    let activity: [ActivityEntry]
+    /// When the user reported a request, new ones are refused until this time.
+    let requestsPausedUntil: String?
+}
+
+/// One phone on the account page.
+struct DeviceCard: Sendable {
+    let id: String
+    let name: String
+    let platform: String
+    let factors: String
+    let enrolledAt: String
+    let lastUsedAt: String?
+    let push: String
+    let pushValid: Bool
+    /// What the rename field holds: the name, or what was typed when it was refused.
+    let nameInput: String
+    let nameError: String?
+
+    init(_ device: Device, typed: String? = nil, nameError: String? = nil) {
+        id = device.id
+        name = device.name
+        platform = Self.platformName(device.platform)
+        let factors = device.enrolledFactors
+        let names = [factors.pin ? "PIN" : nil, factors.biometric ? "biometrics" : nil,
+                     factors.totp ? "one-time codes" : nil].compactMap { $0 }
+        self.factors = names.isEmpty ? "approval only" : "approval, " + names.joined(separator: ", ")
+        enrolledAt = AccountTime.text(device.createdAt)
+        lastUsedAt = device.lastSeenAt.map(AccountTime.text)
+        (push, pushValid) = Self.pushState(device)
+        nameInput = typed ?? device.name
+        self.nameError = nameError
+    }
+
+    static func platformName(_ platform: DevicePlatform) -> String {
+        switch platform {
+        case .ios: "iOS"
+        case .ipados: "iPadOS"
+        case .macos: "macOS"
+        case .android: "Android"
+        case .linux: "Linux"
+        case .windows: "Windows"
+        case .other: "Other"
+        }
+    }
+
+    /// How the phone is told of a new request, and whether that still works.
+    static func pushState(_ device: Device) -> (String, Bool) {
+        guard let push = device.push else { return ("none: the app looks for requests itself", true) }
+        let provider = switch push.provider {
+        case .apns: "Apple Push Notification service"
+        case .fcm: "Firebase Cloud Messaging"
+        }
+        guard device.pushTokenValid else {
+            return ("\(provider): the token was refused" + (device.pushTokenError.map { " (\($0))" } ?? "")
+                + "; open the app on the phone to renew it", false)
+        }
+        return ("\(provider), token valid", true)
+    }
+}
+
+/// One line of the recent activity.
+struct ActivityEntry: Sendable {
+    let id: String
+    let label: String
+    let time: String
+    /// RFC 3339, for `<time datetime>`.
+    let timestamp: String
+    let client: String?
+    let ipAddress: String?
+    /// The request an approval names, when it can still be reported as not requested.
+    let reportableApproval: String?
+    let reported: Bool
+}
+
+/// `account-remove`: removing the only phone, asked once more.
+struct RemoveConfirmationPage: PageModel {
+    let title = "Remove your only phone?"
+    let tenantName: String
+    let script: String? = nil
+    let base: String
+    let csrf: String
+    let deviceID: String
+    let deviceName: String
+}
+
+/// `account-enroll`: the QR code and URI of a fresh enrollment ticket, waiting for the phone.
+struct EnrollPage: PageModel {
+    let title = "Enroll a new phone"
+    let tenantName: String
+    let script: String? = AccountTemplates.enrollScriptName
+    let base: String
+    let csrf: String
+    /// The ticket's id, which the wait asks about (its secret is only in the URI).
+    let ticket: String
+    /// `data:image/png;base64,…`
+    let qrImage: String
+    let enrollmentURI: String
+    let expiresAt: String
+}
+
+/// `account-reported`: what "This wasn't me" did.
+struct ReportedPage: PageModel {
+    let title = "Reported"
+    let tenantName: String
+    let script: String? = nil
+    let base: String
+    let heading: String
+    let message: String
+}
+
+/// `account-error`: a form the account pages refused (`AccountError`).
+struct AccountErrorPage: PageModel {
+    let title: String
+    let tenantName: String
+    let script: String? = nil
+    let base: String
+    let heading: String
+    let message: String
+    let code: String
+}
+
+/// Times as the account pages show them: to the minute, in UTC, which the pages say.
+enum AccountTime {
+    static func text(_ date: Date) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyy-MM-dd HH:mm 'UTC'"
+        return formatter.string(from: date)
+    }
+}

@@ -1,0 +1,74 @@
+import Foundation
+import Hummingbird
+
+/// The account pages below each tenant's base (`AccountFlow`):
+///
+/// - `GET /account`: the page, or the sign-in that leads to it;
+/// - `POST /account/devices/{id}/rename` and `/account/devices/{id}/remove`;
+/// - `POST /account/enroll`, and `POST /account/enroll/wait`, which answers JSON
+///   (`{"state":"pending"|"enrolled"|"expired"}`) to the enrollment page's script;
+/// - `POST /account/approvals/{id}/not-me`.
+///
+/// A refused form is a page (`account-error`) with the status of its `AccountError`; the
+/// script's question is answered in JSON whatever happens.
+struct AccountRoutes: Sendable {
+    let flow: AccountFlow
+
+    func register(on routes: TenantRoutes) {
+        let pages = routes.group("/account", surface: .page)
+        pages.get("") { request, context in
+            try await flow.show(try visit(request, context))
+        }
+        pages.post("/devices/{id}/rename") { request, context in
+            let id = try context.parameters.require("id")
+            return try await page(request, context) { form, visit in try await flow.rename(deviceID: id, form, visit) }
+        }
+        pages.post("/devices/{id}/remove") { request, context in
+            let id = try context.parameters.require("id")
+            return try await page(request, context) { form, visit in try await flow.remove(deviceID: id, form, visit) }
+        }
+        pages.post("/enroll") { request, context in
+            try await page(request, context) { form, visit in try await flow.startEnrollment(form, visit) }
+        }
+        pages.post("/approvals/{id}/not-me") { request, context in
+            let id = try context.parameters.require("id")
+            return try await page(request, context) { form, visit in
+                try await flow.reportNotRequested(approvalID: id, form, visit)
+            }
+        }
+        pages.post("/enroll/wait") { request, context in
+            let visit = try visit(request, context)
+            do {
+                guard let state = try await flow.waitForEnrollment(try await FormParameters.read(request), visit) else {
+                    return try JSON.response(["state": "signed_out"], status: .unauthorized)
+                }
+                return try JSON.response(["state": state.rawValue])
+            } catch let error as AccountError {
+                return try JSON.response(["state": "refused", "error": error.code], status: error.status)
+            } catch let error as FormError {
+                return try JSON.response(
+                    ["state": "refused", "error": "invalid_request", "error_description": error.oauthError.errorDescription],
+                    status: .badRequest)
+            }
+        }
+    }
+
+    /// Runs a form post of the account pages; a refused form is an error page.
+    private func page(
+        _ request: Request, _ context: CountersignRequestContext,
+        _ step: (FormParameters, AccountFlow.Visit) async throws -> Response
+    ) async throws -> Response {
+        let visit = try visit(request, context)
+        do {
+            return try await step(try await FormParameters.read(request), visit)
+        } catch let error as AccountError {
+            return flow.errorPage(error, visit)
+        } catch let error as FormError {
+            return flow.errorPage(.malformedForm(error.oauthError.errorDescription), visit)
+        }
+    }
+
+    private func visit(_ request: Request, _ context: CountersignRequestContext) throws -> AccountFlow.Visit {
+        AccountFlow.Visit(issuer: try context.tenantIssuer(), request: request, remoteAddress: context.remoteAddress?.ipAddress)
+    }
+}
