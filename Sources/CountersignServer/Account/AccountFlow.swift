@@ -131,7 +131,8 @@ struct AccountFlow: Sendable {
             } else {
                 .pending
             }
-            if state != .pending || ContinuousClock.now >= deadline { return state }
+            // A stopping server ends the wait rather than be held up by it.
+            if state != .pending || ContinuousClock.now >= deadline || signIn.events.isClosed { return state }
             try await Task.sleep(for: Self.pollStep)
             guard let reread = try await store.ticket(id: ticket.id) else { return .expired }
             current = reread

@@ -33,11 +33,14 @@ struct UserAdminRoutes: Sendable {
         let ticket: EnrollmentTicket
         /// Shown once: it carries the ticket secret.
         let enrollmentURI: String
+        /// The same ticket as a link to a page with its QR code, for the person to open.
+        let invitationURL: String
         let qrSVG: String
         let qrPNG: String
         enum CodingKeys: String, CodingKey {
             case ticket
             case enrollmentURI = "enrollment_uri"
+            case invitationURL = "invitation_url"
             case qrSVG = "qr_svg"
             case qrPNG = "qr_png_base64"
         }
@@ -87,7 +90,8 @@ struct UserAdminRoutes: Sendable {
                 for: user, tenant: tenant, lifetime: lifetime.map(TimeInterval.init), actor: "admin-key:\(key.id)")
             let qr = try QRCode(encoding: issued.uri.description)
             return try JSON.response(
-                IssuedTicketView(ticket: issued.ticket, enrollmentURI: issued.uri.description, qrSVG: qr.svg(),
+                IssuedTicketView(ticket: issued.ticket, enrollmentURI: issued.uri.description,
+                                 invitationURL: issued.invitationURL, qrSVG: qr.svg(),
                                  qrPNG: qr.png().base64EncodedString()),
                 status: .created)
         }

@@ -150,7 +150,10 @@ extension CountersignServer {
             authorization: authorization, approvals: approvalService, events: approvalEvents, throttle: throttle,
             pages: .shared,
             cookies: BrowserCookies(origin: origin), origin: origin, now: now)
-        SignInRoutes(flow: signInFlow).register(on: tenantRoutes)
+        SignInRoutes(
+            flow: signInFlow,
+            invitations: InvitationFlow(enrollment: enrollment, signIn: signInFlow, pages: .shared, events: approvalEvents)
+        ).register(on: tenantRoutes)
         SignInRoutes.registerAssets(on: router)
         AccountRoutes(flow: AccountFlow(
             signIn: signInFlow,

@@ -27,6 +27,38 @@ public struct EnrollmentService: Sendable {
     public struct IssuedTicket: Sendable {
         public let ticket: EnrollmentTicket
         public let uri: EnrollmentURI
+
+        /// The invitation link: a page of the tenant that shows this ticket's QR code to the
+        /// person it is for (`InvitationFlow`). It carries the secret, so it is shown once.
+        public var invitationURL: String { Self.invitationURL(server: uri.server, ticket: uri.ticket) }
+
+        static func invitationURL(server: URL, ticket: String) -> String {
+            server.absoluteString + "/invitation?ticket=" + ticket
+        }
+    }
+
+    /// What became of a ticket, for a page that shows it and waits for the phone.
+    public enum TicketState: String, Sendable {
+        case pending, enrolled, expired
+    }
+
+    /// The enrollment URI of an invitation's ticket, if it can still enroll a phone.
+    func invitation(_ secret: String, tenant: Tenant) async throws -> (EnrollmentTicket, EnrollmentURI) {
+        let ticket = try await findTicket(secret, tenant: tenant, at: now())
+        guard let server = URL(string: origin.tenantBase(tenant)) else {
+            throw StorageError.corrupt("the public URL is not a URL")
+        }
+        return (ticket, EnrollmentURI(server: server, ticket: secret, serverKeyThumbprint: tenant.signingKey.thumbprint))
+    }
+
+    /// The state of the ticket whose secret is `secret`: enrolled once a phone used it.
+    func state(ofTicket secret: String, tenant: Tenant) async throws -> TicketState {
+        guard secret.hasPrefix(EnrollmentTicket.secretPrefix), secret.count < 100,
+              let ticket = try await store.ticket(secretHash: Secrets.hash(secret)), ticket.tenantID == tenant.id else {
+            throw EnrollmentError.invalidTicket
+        }
+        if ticket.usedAt != nil { return .enrolled }
+        return ticket.revokedAt != nil || ticket.expiresAt <= now() ? .expired : .pending
     }
 
     public func issueTicket(for user: User, tenant: Tenant, lifetime: TimeInterval?, actor: String) async throws -> IssuedTicket {

@@ -6,7 +6,7 @@
 enum PageTemplates {
     static let all: [String: String] = [
         "layout": layout, "sign-in": signIn, "waiting": waiting, "outcome": outcome, "error": error,
-        "signed-out": signedOut,
+        "signed-out": signedOut, "invitation": invitation,
     ].merging(AccountTemplates.all) { mine, _ in mine }
 
     static let layout = """
@@ -78,6 +78,22 @@ enum PageTemplates {
         <h1 id="outcome" data-outcome="error">{{heading}}</h1>
         <p class="lead">{{message}}</p>
         <p class="hint">Error code: <code>{{code}}</code></p>
+        {{/content}}{{/layout}}
+        """
+
+    static let invitation = """
+        {{<layout}}{{$content}}
+        <h1>Set up your phone</h1>
+        <p class="lead">You were invited to sign in with your phone. Scan this code with the app on your phone:</p>
+        <img class="qr" id="enrollment-qr" src="{{qrImage}}" alt="QR code of the enrollment link">
+        <p>On the phone itself, <a href="{{enrollmentURI}}" id="open-in-app">open the enrollment link</a>, or enter it in the app:</p>
+        <p class="uri"><code id="enrollment-uri">{{enrollmentURI}}</code></p>
+        <p class="status" id="status" role="status" aria-live="polite">Waiting for the phone…</p>
+        <form id="enroll-wait" method="post" action="{{base}}/invitation/wait" data-done="{{base}}/account" hidden>
+        <input type="hidden" name="ticket" value="{{ticket}}">
+        </form>
+        <p><a class="button secondary" id="done" href="{{base}}/account">Done: sign in</a></p>
+        <p class="hint">The invitation works once, until {{expiresAt}}. Whoever scans the code can enroll a phone as you: show it to nobody else.</p>
         {{/content}}{{/layout}}
         """
 

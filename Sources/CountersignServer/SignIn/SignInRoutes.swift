@@ -6,12 +6,14 @@ import Hummingbird
 ///
 /// - `GET|POST /authorize`: the authorization endpoint;
 /// - `POST /authorize/sign-in`, `/authorize/wait`, `/authorize/continue`: the steps of a sign-in;
-/// - `GET|POST /logout`: the end-session endpoint.
+/// - `GET|POST /logout`: the end-session endpoint;
+/// - `GET /invitation`, `POST /invitation/wait`: an enrollment invitation (`InvitationFlow`).
 ///
 /// A page's failure is a page: an attempt that cannot continue, a malformed form, and any fault
 /// of the server are shown as error pages (`ErrorSurface.page`), never as JSON.
 struct SignInRoutes: Sendable {
     let flow: SignInFlow
+    let invitations: InvitationFlow
 
     func register(on routes: TenantRoutes) {
         let pages = routes.group(surface: .page)
@@ -40,6 +42,22 @@ struct SignInRoutes: Sendable {
                 // The script submits the form on any answer but `pending`, and the page then
                 // says what went wrong.
                 return try JSON.response(["state": "closed", "reason": "\(error)"], status: .badRequest)
+            }
+        }
+        pages.get("/invitation") { request, context in
+            let visit = try visit(request, context)
+            do {
+                return try await invitations.show(try Self.query(request), visit)
+            } catch let error as AuthorizationPageError {
+                return flow.errorPage(error.message, code: error.code, visit)
+            }
+        }
+        pages.post("/invitation/wait") { request, context in
+            let visit = try visit(request, context)
+            do {
+                return try await invitations.wait(try await FormParameters.read(request), visit)
+            } catch let error as EnrollmentError {
+                return try JSON.response(["state": "refused", "reason": error.apiError.message], status: .badRequest)
             }
         }
         pages.get("/logout") { request, context in
