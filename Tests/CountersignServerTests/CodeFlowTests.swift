@@ -163,4 +163,27 @@ struct CodeFlowTests {
             #expect(try await user.kit.pendingRequests().isEmpty, "no request was sent")
         }
     }
+
+    @Test("Expired attempts, sessions, pushed requests and codes are deleted by the hourly housekeeping")
+    func housekeeping() async throws {
+        try await TestServer.routed { server in
+            let client = try await server.createCodeFlowClient()
+            let user = try await server.enrolledUser("alice")
+            let back = try await server.signIn(PageVisitor(server), client: client, user: user,
+                                               challenge: CodeFlowClient.challenge(CodeFlowClient.verifier()))
+            #expect(back.redirectParameters["code"] != nil)
+            func count(_ table: String) async throws -> Int {
+                try await server.database.first("SELECT COUNT(*) AS n FROM \(raw: table)", column: "n", as: Int.self) ?? -1
+            }
+            for table in ["sign_in_attempts", "browser_sessions", "authorization_codes"] {
+                #expect(try await count(table) == 1, "\(table) before")
+            }
+            server.clock.advance(by: 3 * 86_400)
+            _ = try await PageVisitor(server).get(
+                "/authorize" + TestServer.authorizationQuery(client, challenge: CodeFlowClient.challenge(CodeFlowClient.verifier())))
+            #expect(try await count("browser_sessions") == 0)
+            #expect(try await count("authorization_codes") == 0)
+            #expect(try await count("sign_in_attempts") == 1, "only the attempt just begun")
+        }
+    }
 }

@@ -5,9 +5,12 @@ import Foundation
 /// request must match (client, redirect URI, PKCE challenge) or the tokens must state (user,
 /// scope, `nonce`, `auth_time`, `acr`, `amr`). A code lives one minute and is redeemed once;
 /// after that the row stays until it expires as the record of what the redemption issued, so
-/// that a second use revokes it (RFC 6749 §4.1.2, RFC 9700 §4.5).
+/// that a second use revokes it (RFC 6749 §4.1.2, RFC 9700 §4.5), for a day after it expired.
 struct AuthorizationCode: Sendable, Equatable {
     static let lifetime: TimeInterval = 60
+    /// How long a code's row is kept after it expired, so that a late replay still revokes
+    /// what the code issued rather than meet an unknown code.
+    static let replayRetention: TimeInterval = 86_400
 
     let codeHash: Data
     let tenantID: String

@@ -11,6 +11,9 @@ protocol AuthorizationStore: Sendable {
     /// used from then on (RFC 9126 §4: a `request_uri` is for one authorization request).
     func takePushed(handleHash: Data, clientID: String, tenantID: String, at date: Date) async throws -> AuthorizationRequest?
     func insert(_ code: AuthorizationCode) async throws
+    /// Deletes pushed requests that expired before `date`, and codes that expired before
+    /// `date` less `AuthorizationCode.replayRetention`.
+    func purgeExpired(before date: Date) async throws
 }
 
 /// The code flow's stores on the server's database (SQLite or PostgreSQL).
@@ -55,6 +58,12 @@ struct SQLCodeFlowStore: AuthorizationStore, AuthorizationCodeGrantStore {
                 \(code.context.acr), \(code.context.amr.joined(separator: " ")), \(code.sessionID), \(code.createdAt),
                 \(code.expiresAt))
             """)
+    }
+
+    func purgeExpired(before date: Date) async throws {
+        try await database.run("DELETE FROM authorization_requests WHERE expires_at < \(date)")
+        try await database.run(
+            "DELETE FROM authorization_codes WHERE expires_at < \(date.addingTimeInterval(-AuthorizationCode.replayRetention))")
     }
 
     // MARK: - The code grant

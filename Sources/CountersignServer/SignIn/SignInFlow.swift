@@ -37,6 +37,9 @@ struct SignInFlow: Sendable {
     let cookies: BrowserCookies
     let origin: PublicOrigin
     let now: @Sendable () -> Date
+    /// Expired attempts, sessions, pushed requests and codes are deleted at most once an hour
+    /// per node, from the authorization requests, through the expiry indexes.
+    let housekeeping = PeriodicSchedule(every: 3600)
 
     /// What a step knows of the request it serves.
     struct Visit: Sendable {
@@ -50,6 +53,12 @@ struct SignInFlow: Sendable {
     // MARK: - 1. The authorization request
 
     func authorize(_ parameters: FormParameters, _ visit: Visit) async throws -> Response {
+        let started = now()
+        if housekeeping.isDue(at: started) {
+            // A day back: a session's row outlives its end by that much, for the audit's sake.
+            try await store.purgeExpired(before: started.addingTimeInterval(-86_400))
+            try await authorization.store.purgeExpired(before: started)
+        }
         let (request, client): (AuthorizationRequest, Client)
         do {
             (request, client) = try await authorization.request(parameters, tenant: visit.tenant, issuer: visit.issuer)

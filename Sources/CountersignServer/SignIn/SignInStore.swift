@@ -62,6 +62,9 @@ protocol SignInStore: Sendable {
     func session(tokenHash: Data, tenantID: String) async throws -> BrowserSession?
     func touch(sessionID: String, at date: Date) async throws
     func end(_ session: BrowserSession, at date: Date) async throws
+    /// Deletes attempts that expired before `date`, and sessions that ended (expired or were
+    /// ended) before it.
+    func purgeExpired(before date: Date) async throws
 }
 
 /// The hosted sign-in's store on the server's database (SQLite or PostgreSQL).
@@ -159,6 +162,14 @@ struct SQLSignInStore: SignInStore {
                 "session.ended", actor: "user:\(session.userID)", tenantID: session.tenantID,
                 target: ("session", session.id), at: date, on: executor)
         }
+    }
+}
+
+extension SQLSignInStore {
+    func purgeExpired(before date: Date) async throws {
+        try await database.run("DELETE FROM sign_in_attempts WHERE expires_at < \(date)")
+        try await database.run(
+            "DELETE FROM browser_sessions WHERE expires_at < \(date) OR (revoked_at IS NOT NULL AND revoked_at < \(date))")
     }
 }
 
