@@ -37,6 +37,12 @@ struct PolicyCommands: AsyncParsableCommand {
         @Option(name: .customLong("push-delivery-allowed"),
                 help: "Whether clients may receive their tokens in CIBA push mode: true or false.")
         var pushDeliveryAllowed: Bool?
+        @Option(name: .customLong("session-idle-seconds"),
+                help: "A browser session ends after this long without use (60 to 86400).")
+        var sessionIdleSeconds: Int?
+        @Option(name: .customLong("session-max-age-seconds"),
+                help: "A browser session ends this long after sign-in, however active (300 to 2592000).")
+        var sessionMaxAgeSeconds: Int?
 
         func run() async throws {
             let client = try options.client()
@@ -48,7 +54,8 @@ struct PolicyCommands: AsyncParsableCommand {
                 ("number_match_choices", numberMatchChoices), ("user_requests_per_minute", userRequestsPerMinute),
                 ("client_requests_per_minute", clientRequestsPerMinute),
                 ("not_requested_suppression_seconds", notRequestedSuppressionSeconds), ("totp", totp),
-                ("push_delivery_allowed", pushDeliveryAllowed),
+                ("push_delivery_allowed", pushDeliveryAllowed), ("session_idle_seconds", sessionIdleSeconds),
+                ("session_max_age_seconds", sessionMaxAgeSeconds),
             ]
             for case let (name, value?) in changes {
                 // An empty class removes it.

@@ -66,6 +66,9 @@ struct EnrollCommand: AsyncParsableCommand {
     @Option(help: "Also write the QR code as PNG to this file.") var png: String?
     @Option(help: "Also write the QR code as SVG to this file.") var svg: String?
     @Flag(help: "Print only the enrollment URI.") var uriOnly = false
+    @Flag(name: .customLong("invitation-only"),
+          help: "Print only the invitation link: a page with the QR code, for the person to open in a browser.")
+    var invitationOnly = false
 
     func run() async throws {
         var body: [String: Any] = [:]
@@ -80,13 +83,15 @@ struct EnrollCommand: AsyncParsableCommand {
         if let svg, let text = object["qr_svg"] as? String {
             try Data(text.utf8).write(to: URL(fileURLWithPath: svg))
         }
-        if uriOnly {
-            print(uri)
+        let invitation = object["invitation_url"] as? String
+        if uriOnly || invitationOnly {
+            print(uriOnly ? uri : invitation ?? "")
             return
         }
         let expires = (object["ticket"] as? [String: Any])?["expires_at"] as? String ?? "?"
         print(try QRCode(encoding: uri).terminalText())
         print("Scan with the Countersign app, or run: countersign device enroll '\(uri)'")
+        if let invitation { print("Or send the person this invitation link, which shows the QR code: \(invitation)") }
         print("The ticket is single-use and expires at \(expires).")
     }
 }

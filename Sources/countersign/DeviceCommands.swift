@@ -90,13 +90,24 @@ struct DeviceCommand: AsyncParsableCommand {
                     uri: uri, deviceName: deviceName, platform: .linux, push: push, factors: requested)
             } else {
                 let server = try signInServer()
-                let accessToken = try await NativeAppSignIn(
+                // URLSession on Linux cannot read a 401 with a Basic challenge; AsyncHTTPClient can.
+                let transport = NIOTransport(connections: 2)
+                let signIn = NativeAppSignIn(
                     server: server, clientID: setting(clientID, "COUNTERSIGN_CLIENT_ID") ?? "",
-                    scope: "openid countersign:enroll", transport: NIOTransport(connections: 2)
-                ).accessToken { url in
-                    print("Sign in to enroll this terminal: \(url.absoluteString)")
-                    if !noBrowser { Browser.open(url) }
-                    print("Waiting for the sign-in to finish in the browser…")
+                    scope: "openid countersign:enroll", transport: transport)
+                let accessToken: String
+                do {
+                    accessToken = try await signIn.accessToken { url in
+                        print("Sign in to enroll this terminal: \(url.absoluteString)")
+                        if !noBrowser { Browser.open(url) }
+                        print("Waiting for the sign-in to finish in the browser…")
+                        // Whoever reads the output (a person, or a script through a pipe) needs the URL now.
+                        StandardOutput.flush()
+                    }
+                    try await transport.shutdown()
+                } catch {
+                    try? await transport.shutdown()
+                    throw error
                 }
                 enrollment = try await authenticator.enroll(
                     accessToken: accessToken, server: server, deviceName: deviceName, platform: .linux, push: push,
