@@ -244,6 +244,21 @@ struct AccountPageTests {
         }
     }
 
+    @Test("Adding a phone asks for a fresh sign-in when the last one is older than ten minutes, and issues no ticket")
+    func addingAPhoneNeedsAFreshSignIn() async throws {
+        try await AccountBench.run(.sqlite) { bench in
+            bench.server.clock.advance(by: AccountFlow.freshSignIn + 1)
+            _ = try await bench.account()          // the session is still live: it is used, not idle
+            let page = try await bench.post("/account/enroll", [])
+            #expect(page.hidden("attempt") != nil, "the username form of a new sign-in")
+            #expect(page.text.contains(#"value="alice""#), "with the username filled in")
+            #expect(!page.text.contains("data:image/png"))
+            #expect(try await bench.audit("enrollment_ticket.created").allSatisfy {
+                $0["actor"] as? String != "user:\(bench.user.userID)"
+            }, "no ticket issued by the user")
+        }
+    }
+
     @Test("The wait says an expired ticket is expired, and knows no ticket of another id")
     func waitForAnExpiredTicket() async throws {
         try await AccountBench.run(.sqlite) { bench in

@@ -11,7 +11,8 @@ import Hummingbird
 /// 2. `rename` (`POST /account/devices/{id}/rename`): by the device API's rules (`DeviceName`).
 /// 3. `remove` (`POST /account/devices/{id}/remove`): the only phone only after `confirm=yes`.
 /// 4. `startEnrollment` (`POST /account/enroll`) and `waitForEnrollment`
-///    (`POST /account/enroll/wait`): a fresh ticket's QR code, then the ticket's state.
+///    (`POST /account/enroll/wait`): a fresh ticket's QR code, then the ticket's state; only
+///    within ten minutes of signing in (`freshSignIn`), or after signing in again.
 /// 5. `reportNotRequested` (`POST /account/approvals/{id}/not-me`): "This wasn't me" on an
 ///    approval, with the reaction of a device's `not_requested` answer (`NotRequestedReport`).
 ///
@@ -96,8 +97,16 @@ struct AccountFlow: Sendable {
 
     // MARK: - 4. Enrolling another phone
 
+    /// Adding a phone gives whoever holds it sign-in for good, so it asks for a sign-in of the
+    /// last ten minutes: a session left open on a shared computer cannot add one.
+    static let freshSignIn: TimeInterval = 600
+
     func startEnrollment(_ form: FormParameters, _ visit: Visit) async throws -> Response {
         guard let signedIn = try await authorized(form, visit) else { return backToAccount(visit) }
+        guard now().timeIntervalSince(signedIn.session.authTime) <= Self.freshSignIn else {
+            // A new sign-in, which replaces the session and comes back to the account page.
+            return try await signIn.beginAccountSignIn(visit, loginHint: signedIn.user.username)
+        }
         let issued = try await enrollment.issueTicket(
             for: signedIn.user, tenant: visit.tenant, lifetime: nil, actor: "user:\(signedIn.user.id)")
         let uri = issued.uri.description
