@@ -21,9 +21,11 @@ struct CodeFlowTests {
             #expect(parameters["state"] == "xyz")
             #expect(parameters["iss"] == server.base)
             let code = try #require(parameters["code"])
-            // The session cookie: HttpOnly, SameSite=Lax, Path=/; not Secure on a plain-http server.
+            // The session cookie of an https server: __Host-, Secure, HttpOnly, SameSite=Lax, Path=/, no Domain.
             let cookie = try #require(back.header("Set-Cookie"))
-            #expect(cookie.contains("HttpOnly") && cookie.contains("SameSite=Lax") && cookie.contains("Path=/"))
+            #expect(cookie.hasPrefix("__Host-countersign-session="))
+            #expect(cookie.contains("Secure") && cookie.contains("HttpOnly") && cookie.contains("SameSite=Lax"))
+            #expect(cookie.contains("Path=/") && !cookie.contains("Domain"))
 
             let tokens = try await server.redeem(code, client: client, verifier: verifier)
             #expect(tokens.status == 200, "token: \(tokens.error ?? "") \(tokens.errorDescription ?? "")")
@@ -184,6 +186,36 @@ struct CodeFlowTests {
             #expect(try await count("browser_sessions") == 0)
             #expect(try await count("authorization_codes") == 0)
             #expect(try await count("sign_in_attempts") == 1, "only the attempt just begun")
+        }
+    }
+
+    @Test("A session of a confirmation does not answer a request for a stronger class; signing in again ends the earlier session")
+    func sessionMustMeetTheRequestedClass() async throws {
+        try await TestServer.routed { server in
+            let client = try await server.createCodeFlowClient()
+            let user = try await server.enrolledUser("alice")
+            let browser = PageVisitor(server)
+            _ = try await server.signIn(browser, client: client, user: user,
+                                        challenge: CodeFlowClient.challenge(CodeFlowClient.verifier()))
+            let first = try #require(browser.cookies["__Host-countersign-session"], "\(browser.cookies)")
+            let stronger = try await browser.get("/authorize" + TestServer.authorizationQuery(
+                client, challenge: CodeFlowClient.challenge(CodeFlowClient.verifier()),
+                extra: [("acr_values", "urn:countersign:acr:pin")]))
+            #expect(stronger.status == 200, "the sign-in page, not a code")
+            #expect(stronger.hidden("attempt") != nil)
+            let silent = try await browser.get("/authorize" + TestServer.authorizationQuery(
+                client, challenge: CodeFlowClient.challenge(CodeFlowClient.verifier()),
+                extra: [("acr_values", "urn:countersign:acr:pin"), ("prompt", "none")]))
+            #expect(silent.redirectParameters["error"] == "login_required")
+
+            _ = try await server.signIn(browser, client: client, user: user,
+                                        challenge: CodeFlowClient.challenge(CodeFlowClient.verifier()),
+                                        extra: [("prompt", "login")])
+            let second = try #require(browser.cookies["__Host-countersign-session"])
+            #expect(second != first)
+            let ended = try await server.database.first(
+                "SELECT COUNT(*) AS n FROM browser_sessions WHERE revoked_at IS NOT NULL", column: "n", as: Int.self)
+            #expect(ended == 1)
         }
     }
 }

@@ -70,6 +70,7 @@ struct SignInFlow: Sendable {
         let date = now()
         if let session = try await liveSession(visit, at: date),
            request.isAnswered(bySessionAuthenticatedAt: session.authTime, now: date),
+           Self.session(session, meets: RequiredClass(requested: request.acrValues, client: client, policy: visit.tenant.policy)),
            let user = try await store.user(id: session.userID, tenantID: visit.tenant.id), user.status == .active {
             let redirect = try await authorization.issueCode(
                 for: request, tenant: visit.tenant, issuer: visit.issuer, userID: session.userID,
@@ -241,6 +242,8 @@ struct SignInFlow: Sendable {
                 context: context, ipAddress: visit.remoteAddress,
                 userAgent: visit.request.headers[.userAgent].map { String($0.prefix(BackchannelAuthentication.maximumUserAgentLength)) },
                 createdAt: date, lastSeenAt: date, expiresAt: date.addingTimeInterval(TimeInterval(policy.sessionMaxAgeSeconds)))
+            // The browser's earlier session, if any, ends: one browser, one session.
+            if let earlier = try await self.session(visit) { try await store.end(earlier, at: date) }
             try await store.create(session, clientID: client.id)
             let sessionCookie = cookies.session(token, for: visit.tenant, maxAge: policy.sessionMaxAgeSeconds)
             if client.id == Self.accountClientID {
@@ -293,6 +296,14 @@ struct SignInFlow: Sendable {
             return nil
         }
         return try await store.session(tokenHash: Secrets.hash(token), tenantID: visit.tenant.id)
+    }
+
+    /// Whether the sign-in of `session` was as strong as the request requires: a session of a
+    /// confirmation does not answer a request for number matching or a PIN (OpenID Connect Core
+    /// §3.1.2.1: `acr_values`, and the client's and tenant's floors, as for CIBA).
+    static func session(_ session: BrowserSession, meets required: RequiredClass) -> Bool {
+        guard let signedIn = AuthenticationClass(urn: session.context.acr) else { return false }
+        return signedIn.satisfies(required.value)
     }
 
     /// The browser's session in this tenant if it is live, touched as used now.
