@@ -93,6 +93,7 @@ struct CodeFlowBrowserTests {
                 // Past the request's five minutes, within the sign-in's quarter of an hour.
                 server.clock.advance(by: 301)
                 try await browser.waitFor(text: "The request expired", timeout: .seconds(40))
+                try await Self.screenshot(browser, "sign-in-expired")
                 try await browser.find("#retry").click()
                 try await browser.waitFor(text: "Approve on your phone")
             } catch {
