@@ -82,9 +82,14 @@ extension CountersignServer {
         let authorization = AuthorizationEndpoint(store: codeFlow, now: now)
         let accessTokens = AccessTokenVerifier(
             store: SQLAccessTokenVerifierStore(database: database, users: users), signingKeys: tokenSigningKeys, now: now)
+        let trustedIssuers: any TrustedIssuerRepository = SQLTrustedIssuerRepository()
         let enrollment = EnrollmentService(
             store: SQLEnrollmentStore(database: database, tickets: tickets, users: users, devices: devices, audit: audit),
-            accessTokens: accessTokens, jwtIDs: jwtIDs, sealer: sealer,
+            accessTokens: accessTokens,
+            trustedIssuers: TrustedIssuerTokenVerifier(
+                store: SQLTrustedIssuerTokenStore(database: database, issuers: trustedIssuers, users: users),
+                keys: TrustedIssuerKeyCache(fetcher: HTTPJWKSFetcher(), logger: logger, now: now), now: now),
+            jwtIDs: jwtIDs, sealer: sealer,
             tenants: tenants, origin: origin, ticketLifetime: configuration.enrollmentTicketLifetime,
             signatureWindow: configuration.signatureWindow, now: now)
         let features = Features(
@@ -214,6 +219,10 @@ extension CountersignServer {
             store: SQLAuthorizationDetailTypeAdminStore(
                 database: database, tenants: tenantRepository, audit: audit, tenantService: tenants),
             guardian: guardian, maximumBodySize: bodyLimit, now: now
+        ).register(on: admin)
+        TrustedIssuerAdminRoutes(
+            store: SQLTrustedIssuerAdminStore(database: database, issuers: trustedIssuers, audit: audit),
+            guardian: guardian, origin: origin, maximumBodySize: bodyLimit, now: now
         ).register(on: admin)
 
         // Background work: the dispatchers of push notifications, webhook events and client

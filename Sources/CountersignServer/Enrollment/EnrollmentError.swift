@@ -2,8 +2,8 @@ import CountersignCore
 import Foundation
 
 /// Why an enrollment was refused. Each case is a 400 with its own code, except a bearer token
-/// that is not valid (401) or lacks the scope (403); a ticket of another tenant is
-/// indistinguishable from an unknown one.
+/// that is not valid (401), lacks the scope (403) or names a user who cannot enroll (403); a
+/// ticket of another tenant is indistinguishable from an unknown one.
 public enum EnrollmentError: Error, Sendable, Equatable {
     case invalidRequest(String)
     case invalidProof(String)
@@ -17,10 +17,21 @@ public enum EnrollmentError: Error, Sendable, Equatable {
     case credentials(String)
     /// The bearer access token is not valid here (RFC 6750 §3.1 `invalid_token`, 401).
     case invalidAccessToken(String)
-    /// The access token lacks `countersign:enroll` (403).
-    case insufficientScope
+    /// The token lacks the scope its issuer requires: `countersign:enroll` for the tenant's own
+    /// tokens, the configured one for a trusted issuer's (403).
+    case insufficientScope(String)
+    /// A trusted issuer's token is valid, but its username claim names nobody in the tenant
+    /// (403): users are created by the administration API, never by a token, so signing in again
+    /// would not help.
+    case unknownUser(claim: String)
+    /// A trusted issuer's token names a disabled user (403, as for an unknown user: the token
+    /// itself is fine).
+    case tokenUserNotActive
     /// The access token already enrolled a device: each enrolls one.
     case accessTokenUsed
+
+    /// The code of `unknownUser`: the device protocol's only refusal that names a missing user.
+    static let unknownUserCode = DeviceErrorCode(rawValue: "unknown_user")
 
     public var apiError: APIError {
         switch self {
@@ -37,10 +48,14 @@ public enum EnrollmentError: Error, Sendable, Equatable {
             APIError(.unauthorized, .invalidToken, why, headers: [
                 .wwwAuthenticate: "Bearer realm=\"countersign\", error=\"invalid_token\", error_description=\"\(OAuthError.sanitized(why))\"",
             ])
-        case .insufficientScope:
-            APIError(.forbidden, .insufficientScope, "the access token must carry the scope \(EnrollmentService.enrollScope)", headers: [
-                .wwwAuthenticate: "Bearer realm=\"countersign\", error=\"insufficient_scope\", scope=\"\(EnrollmentService.enrollScope)\"",
+        case .insufficientScope(let scope):
+            APIError(.forbidden, .insufficientScope, "the access token must carry the scope \(scope)", headers: [
+                .wwwAuthenticate: "Bearer realm=\"countersign\", error=\"insufficient_scope\", scope=\"\(OAuthError.sanitized(scope))\"",
             ])
+        case .unknownUser(let claim):
+            APIError(.forbidden, Self.unknownUserCode, "the token's \(claim) names no user of this tenant")
+        case .tokenUserNotActive:
+            APIError(.forbidden, .userNotActive, "the user the token names is not active")
         case .accessTokenUsed:
             APIError(.badRequest, .invalidRequest, "this access token has already enrolled a device; sign in again to enroll another")
         }

@@ -5,7 +5,9 @@ import Foundation
 /// Issues enrollment tickets and redeems them for devices, or enrolls a device for the user of
 /// an access token that carries `countersign:enroll` (an app that signed its user in with the
 /// code flow): the proof then names the token's hash (`ath`) instead of a ticket, the device is
-/// bound to the token's subject, and each token enrolls one device.
+/// bound to the token's subject, and each token enrolls one device. A token of one of the
+/// tenant's trusted issuers (the bank's own identity provider, `TrustedIssuers/`) does the same
+/// for the user its username claim names.
 public struct EnrollmentService: Sendable {
     /// The scope an access token needs to enroll a device for its user.
     public static let enrollScope = "countersign:enroll"
@@ -13,6 +15,8 @@ public struct EnrollmentService: Sendable {
     let store: any EnrollmentStore
     /// Checks bearer access tokens, and their single use.
     let accessTokens: AccessTokenVerifier
+    /// Checks tokens of the tenant's trusted issuers.
+    let trustedIssuers: TrustedIssuerTokenVerifier
     let jwtIDs: JWTIDLedger
     let sealer: SecretSealer
     let tenants: TenantService
@@ -128,6 +132,10 @@ public struct EnrollmentService: Sendable {
                                        expiresAt: Date(timeIntervalSince1970: TimeInterval(token.expiresAt))) else {
                 throw EnrollmentError.accessTokenUsed
             }
+        case .trustedIssuer(let token):
+            auditDetails["trusted_issuer"] = token.trustedIssuerID
+            auditDetails["issuer"] = token.issuer
+            guard try await trustedIssuers.spend(token) else { throw EnrollmentError.accessTokenUsed }
         }
         do {
             try await store.enroll(
@@ -207,15 +215,18 @@ public struct EnrollmentService: Sendable {
         return (request, jws)
     }
 
-    /// What authorizes an enrollment: a ticket, or the user's access token.
+    /// What authorizes an enrollment: a ticket, the user's access token, or a token of one of
+    /// the tenant's trusted issuers.
     enum Authority {
         case ticket(EnrollmentTicket)
         case accessToken(VerifiedAccessToken)
+        case trustedIssuer(TrustedIssuerToken)
 
         var userID: String {
             switch self {
             case .ticket(let ticket): ticket.userID
             case .accessToken(let token): token.userID
+            case .trustedIssuer(let token): token.userID
             }
         }
 
@@ -226,7 +237,8 @@ public struct EnrollmentService: Sendable {
 
     /// The one credential of the request: the ticket named in the signed proof, or the bearer
     /// token whose hash the proof names (so that a proof seen in transit cannot be replayed with
-    /// another token, nor the token with another proof).
+    /// another token, nor the token with another proof). A bearer token is the tenant's own when
+    /// its `iss` is the tenant's, or else must come from one of the tenant's trusted issuers.
     private func authority(of request: EnrollmentRequest, accessToken: String?, tenant: Tenant, at date: Date)
         async throws -> Authority {
         switch (request.ticket, accessToken) {
@@ -239,18 +251,41 @@ public struct EnrollmentService: Sendable {
             guard request.accessTokenHash == EnrollmentRequest.hash(accessToken: token) else {
                 throw EnrollmentError.invalidProof("ath must be the base64url SHA-256 of the access token sent with the request")
             }
+            let issuer = Issuer(tenant: tenant, origin: origin)
+            if let claimed = TrustedIssuerTokenVerifier.claimedIssuer(of: token), claimed != issuer.identifier {
+                return .trustedIssuer(try await trustedIssuerToken(token, claiming: claimed, tenant: tenant))
+            }
             let verified: VerifiedAccessToken
             do {
-                verified = try await accessTokens.validate(token, issuer: Issuer(tenant: tenant, origin: origin)).token
+                verified = try await accessTokens.validate(token, issuer: issuer).token
             } catch let rejection as AccessTokenRejection {
                 throw EnrollmentError.invalidAccessToken(rejection.description)
             }
-            guard verified.scope.contains(Self.enrollScope) else { throw EnrollmentError.insufficientScope }
+            guard verified.scope.contains(Self.enrollScope) else { throw EnrollmentError.insufficientScope(Self.enrollScope) }
             return .accessToken(verified)
         case (nil, nil):
             throw EnrollmentError.credentials("an enrollment needs a ticket, or the user's access token as Authorization: Bearer")
         case (_?, _?):
             throw EnrollmentError.credentials("send a ticket or an access token, not both")
+        }
+    }
+
+    /// The token checked against the trusted issuer its `iss` names; an issuer the tenant does
+    /// not trust (another tenant's among them) is refused before any key is looked at.
+    private func trustedIssuerToken(_ token: String, claiming issuer: String, tenant: Tenant) async throws
+        -> TrustedIssuerToken {
+        guard let trusted = try await trustedIssuers.trustedIssuer(issuer, tenantID: tenant.id) else {
+            throw EnrollmentError.invalidAccessToken("the token's issuer is neither this tenant nor one it trusts")
+        }
+        do {
+            return try await trustedIssuers.verify(token, issuer: trusted)
+        } catch let rejection as TrustedIssuerTokenRejection {
+            switch rejection {
+            case .insufficientScope(let scope): throw EnrollmentError.insufficientScope(scope)
+            case .unknownUser(let claim): throw EnrollmentError.unknownUser(claim: claim)
+            case .userNotActive: throw EnrollmentError.tokenUserNotActive
+            default: throw EnrollmentError.invalidAccessToken(rejection.description)
+            }
         }
     }
 
