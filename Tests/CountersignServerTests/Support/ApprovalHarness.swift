@@ -107,7 +107,12 @@ extension TestServer {
         if let router, let url = request.url?.absoluteString, url.hasPrefix(base) {
             return try await Self.route(request, path: String(url.dropFirst(base.count)), through: router)
         }
-        let (data, response) = try await Self.session.data(for: request)
+        // Only the pages' visitor asks for redirects as answers: a session with a delegate is kept
+        // to the requests that need one.
+        var request = request
+        let keepRedirects = request.value(forHTTPHeaderField: Self.redirectsAsAnswers) != nil
+        request.setValue(nil, forHTTPHeaderField: Self.redirectsAsAnswers)
+        let (data, response) = try await (keepRedirects ? Self.session : URLSession.shared).data(for: request)
         let http = try #require(response as? HTTPURLResponse)
         var fields: [String: String] = [:]
         for (name, value) in http.allHeaderFields {
@@ -116,7 +121,9 @@ extension TestServer {
         return Answer(status: http.statusCode, data: data, headers: fields)
     }
 
-    /// The tests read every answer as the server gave it: a redirect is an answer, not followed.
+    /// A request with this header gets a redirect as its answer, not followed (`PageVisitor`).
+    static let redirectsAsAnswers = "X-Test-Redirects-As-Answers"
+    /// The session that leaves redirects to the caller.
     static let session = URLSession(configuration: .ephemeral, delegate: RedirectsNotFollowed(), delegateQueue: nil)
 
     static func formEncoded(_ parameters: [(String, String)]) -> String {

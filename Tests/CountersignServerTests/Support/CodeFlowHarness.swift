@@ -35,7 +35,9 @@ final class PageVisitor: @unchecked Sendable {
     }
 
     private var cookieHeader: [String: String] {
-        cookies.isEmpty ? [:] : ["Cookie": cookies.map { "\($0.key)=\($0.value)" }.sorted().joined(separator: "; ")]
+        var headers = [TestServer.redirectsAsAnswers: "1"]
+        if !cookies.isEmpty { headers["Cookie"] = cookies.map { "\($0.key)=\($0.value)" }.sorted().joined(separator: "; ") }
+        return headers
     }
 
     private func keep(_ answer: TestServer.Answer) -> TestServer.Answer {
