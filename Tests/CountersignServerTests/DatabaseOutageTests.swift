@@ -28,10 +28,14 @@ struct DatabaseOutageTests {
                 #expect(try await server.admin("GET", "/admin/v1/tenants").status == 200)
 
                 proxy.cut()
+                // Each step is written to stderr: a run of this test once stopped between two
+                // steps under a full suite's load, and the marks say where, should it again.
+                FileHandle.standardError.write(Data("OUTAGE-PROGRESS cut\n".utf8))
                 let clock = ContinuousClock()
 
                 var start = clock.now
                 let readiness = try await server.call("GET", "/readyz")
+                FileHandle.standardError.write(Data("OUTAGE-PROGRESS readyz answered\n".utf8))
                 #expect(readiness.status == 503)
                 #expect(clock.now - start < PostgresDatabase.readinessWait + Self.slack)
 
@@ -41,12 +45,14 @@ struct DatabaseOutageTests {
                     headers: ["Content-Type": "application/x-www-form-urlencoded", "Authorization": "Basic Y2xpZW50OnNlY3JldA=="])
                 #expect(clock.now - start < Self.wait + Self.slack)
                 #expect(token.status == 503)
+                FileHandle.standardError.write(Data("OUTAGE-PROGRESS token answered\n".utf8))
                 #expect(token.error == "temporarily_unavailable")
                 #expect(token.header("Retry-After") != nil)
                 #expect(token.header("Cache-Control") == "no-store")
 
                 start = clock.now
                 let admin = try await server.admin("GET", "/admin/v1/tenants")
+                FileHandle.standardError.write(Data("OUTAGE-PROGRESS admin answered\n".utf8))
                 #expect(clock.now - start < Self.wait + Self.slack)
                 #expect(admin.status == 503)
                 #expect(admin.error == "temporarily_unavailable")
@@ -59,6 +65,7 @@ struct DatabaseOutageTests {
                 #expect(Set(messages).count == messages.count, "an outbox read failure is logged at error once: \(messages)")
 
                 proxy.restore()
+                FileHandle.standardError.write(Data("OUTAGE-PROGRESS restored\n".utf8))
                 let back = clock.now + .seconds(20)
                 var ready = false
                 while !ready, clock.now < back {
@@ -66,6 +73,7 @@ struct DatabaseOutageTests {
                     if !ready { try await Task.sleep(for: .milliseconds(200)) }
                 }
                 #expect(ready, "/readyz is still 503 20 seconds after the database came back")
+                FileHandle.standardError.write(Data("OUTAGE-PROGRESS ready again\n".utf8))
                 #expect(try await server.admin("GET", "/admin/v1/tenants").status == 200)
                 let recovered = clock.now + .seconds(10)
                 // Each dispatcher logs its own recovery when its next round reads its outbox.
@@ -80,6 +88,8 @@ struct DatabaseOutageTests {
             await proxy.stop()
             throw error
         }
+        FileHandle.standardError.write(Data("OUTAGE-PROGRESS server stopped\n".utf8))
         await proxy.stop()
+        FileHandle.standardError.write(Data("OUTAGE-PROGRESS proxy stopped\n".utf8))
     }
 }
