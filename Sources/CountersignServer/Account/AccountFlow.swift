@@ -21,10 +21,6 @@ import Hummingbird
 /// which signs the person in again. Only the user's own devices, requests and tickets in this
 /// tenant are found; any other id is not found.
 struct AccountFlow: Sendable {
-    /// How long one `waitForEnrollment` holds the question before answering `pending`.
-    static let longPoll: Duration = .seconds(25)
-    static let pollStep: Duration = .milliseconds(250)
-
     let signIn: SignInFlow
     let store: any AccountStore
     let enrollment: EnrollmentService
@@ -118,33 +114,19 @@ struct AccountFlow: Sendable {
     }
 
     /// What became of an enrollment ticket the page shows.
-    enum EnrollmentState: String, Sendable {
-        case pending, enrolled, expired
-    }
+    typealias EnrollmentState = EnrollmentService.TicketState
 
-    /// The ticket's state, as soon as it is not pending or after `longPoll`. Nil without a live
-    /// session.
+    /// The ticket's state, as soon as it is not pending or after `LongPoll.limit`. Nil without a
+    /// live session.
     func waitForEnrollment(_ form: FormParameters, _ visit: Visit) async throws -> EnrollmentState? {
         guard let signedIn = try await authorized(form, visit) else { return nil }
         guard let id = form["ticket"], let ticket = try await store.ticket(id: id), ticket.userID == signedIn.user.id,
               ticket.tenantID == visit.tenant.id else {
             throw AccountError.unknownTicket
         }
-        let deadline = ContinuousClock.now + Self.longPoll
-        var current = ticket
-        while true {
-            let state: EnrollmentState = if current.usedAt != nil {
-                .enrolled
-            } else if current.revokedAt != nil || current.expiresAt <= now() {
-                .expired
-            } else {
-                .pending
-            }
-            // A stopping server ends the wait rather than be held up by it.
-            if state != .pending || ContinuousClock.now >= deadline || signIn.events.isClosed { return state }
-            try await Task.sleep(for: Self.pollStep)
-            guard let reread = try await store.ticket(id: ticket.id) else { return .expired }
-            current = reread
+        return try await LongPoll(events: signIn.events).wait(while: EnrollmentState.pending) {
+            guard let current = try await store.ticket(id: ticket.id) else { return .expired }
+            return EnrollmentState(of: current, at: now())
         }
     }
 

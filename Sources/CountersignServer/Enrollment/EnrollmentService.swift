@@ -44,6 +44,15 @@ public struct EnrollmentService: Sendable {
     /// What became of a ticket, for a page that shows it and waits for the phone.
     public enum TicketState: String, Sendable {
         case pending, enrolled, expired
+
+        /// Enrolled once a phone used the ticket; expired once revoked or past its expiry.
+        init(of ticket: EnrollmentTicket, at date: Date) {
+            if ticket.usedAt != nil {
+                self = .enrolled
+            } else {
+                self = ticket.revokedAt != nil || ticket.expiresAt <= date ? .expired : .pending
+            }
+        }
     }
 
     /// The enrollment URI of an invitation's ticket, if it can still enroll a phone.
@@ -61,8 +70,7 @@ public struct EnrollmentService: Sendable {
               let ticket = try await store.ticket(secretHash: Secrets.hash(secret)), ticket.tenantID == tenant.id else {
             throw EnrollmentError.invalidTicket
         }
-        if ticket.usedAt != nil { return .enrolled }
-        return ticket.revokedAt != nil || ticket.expiresAt <= now() ? .expired : .pending
+        return TicketState(of: ticket, at: now())
     }
 
     public func issueTicket(for user: User, tenant: Tenant, lifetime: TimeInterval?, actor: String) async throws -> IssuedTicket {

@@ -37,16 +37,10 @@ struct InvitationFlow: Sendable {
 
     func wait(_ form: FormParameters, _ visit: SignInFlow.Visit) async throws -> Response {
         guard let secret = form["ticket"] else { throw EnrollmentError.invalidTicket }
-        let deadline = ContinuousClock.now + SignInFlow.longPoll
-        var round = 0
-        while true {
-            let state = try await enrollment.state(ofTicket: secret, tenant: visit.tenant)
-            if state != .pending || ContinuousClock.now >= deadline || events.isClosed {
-                return try JSON.response(["state": state.rawValue])
-            }
-            try await Task.sleep(for: SignInFlow.pollStep(round))
-            round += 1
+        let state = try await LongPoll(events: events).wait(while: EnrollmentService.TicketState.pending) {
+            try await enrollment.state(ofTicket: secret, tenant: visit.tenant)
         }
+        return try JSON.response(["state": state.rawValue])
     }
 
     private func refusal(_ message: String, _ visit: SignInFlow.Visit) -> Response {

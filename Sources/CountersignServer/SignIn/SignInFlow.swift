@@ -21,11 +21,6 @@ import Hummingbird
 /// repeated tries at one username the same limit (`FailedAuthenticationThrottle`), whether or
 /// not the user exists: the pages reveal nothing about which usernames there are.
 struct SignInFlow: Sendable {
-    /// How long one `wait` holds the question before answering `pending`.
-    static let longPoll: Duration = .seconds(25)
-    /// The database is asked every quarter second at first, when an answer is likeliest, then
-    /// every second.
-    static func pollStep(_ round: Int) -> Duration { round < 20 ? .milliseconds(250) : .seconds(1) }
 
     let store: any SignInStore
     let authorization: AuthorizationEndpoint
@@ -181,19 +176,11 @@ struct SignInFlow: Sendable {
 
     // MARK: - 3. Waiting
 
-    /// The request's state, as soon as it is not pending or after `longPoll`.
+    /// The request's state, as soon as it is not pending or after `LongPoll.limit`.
     func wait(_ form: FormParameters, _ visit: Visit) async throws -> Response {
         let (_, attempt) = try await openAttempt(form, visit)
-        let deadline = ContinuousClock.now + Self.longPoll
-        var round = 0
-        while true {
-            let state = try await state(of: attempt)
-            if state != .pending || ContinuousClock.now >= deadline || events.isClosed {
-                return try JSON.response(["state": state.rawValue])
-            }
-            try await Task.sleep(for: Self.pollStep(round))
-            round += 1
-        }
+        let answer = try await LongPoll(events: events).wait(while: AttemptState.pending) { try await state(of: attempt) }
+        return try JSON.response(["state": answer.rawValue])
     }
 
     enum AttemptState: String, Sendable {
