@@ -7,7 +7,9 @@ let package = Package(
     products: [
         .library(name: "CountersignCore", targets: ["CountersignCore"]),
         .library(name: "CountersignKit", targets: ["CountersignKit"]),
+        .library(name: "CountersignWebAuthn", targets: ["CountersignWebAuthn"]),
         .library(name: "CountersignServer", targets: ["CountersignServer"]),
+        .library(name: "CountersignCBOR", targets: ["CountersignCBOR"]),
         .executable(name: "countersign", targets: ["countersign"]),
     ],
     dependencies: [
@@ -29,14 +31,27 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/swift-mustache.git", exact: "2.1.1"),
     ],
     targets: [
+        // Strict CBOR (RFC 8949) for WebAuthn attestation objects and COSE keys.
+        .target(name: "CountersignCBOR"),
         .target(
             name: "CountersignCore",
             dependencies: [.product(name: "Crypto", package: "swift-crypto")]
+        ),
+        // WebAuthn's wire forms, shared by the relying party and the SDK's platform authenticator.
+        .target(
+            name: "CountersignWebAuthn",
+            dependencies: [
+                "CountersignCore",
+                "CountersignCBOR",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ]
         ),
         .target(
             name: "CountersignKit",
             dependencies: [
                 "CountersignCore",
+                "CountersignWebAuthn",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ]
@@ -45,6 +60,8 @@ let package = Package(
             name: "CountersignServer",
             dependencies: [
                 "CountersignCore",
+                "CountersignCBOR",
+                "CountersignWebAuthn",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
@@ -84,6 +101,7 @@ let package = Package(
             name: "countersign",
             dependencies: [
                 "CountersignCore",
+                "CountersignWebAuthn",
                 "CountersignKit",
                 "CountersignServer",
                 "CountersignPushEmulator",
@@ -96,18 +114,23 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
+        .testTarget(name: "CountersignCBORTests", dependencies: ["CountersignCBOR"]),
         .testTarget(
             name: "CountersignCoreTests",
             dependencies: ["CountersignCore", .product(name: "Crypto", package: "swift-crypto")]
         ),
         .testTarget(
             name: "CountersignKitTests",
-            dependencies: ["CountersignKit", "CountersignCore", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: [
+                "CountersignKit", "CountersignCore", "CountersignWebAuthn", "CountersignCBOR",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
         ),
         .testTarget(
             name: "CountersignServerTests",
             dependencies: [
-                "CountersignServer", "CountersignKit", "CountersignCore", "CountersignPushEmulator",
+                "CountersignServer", "CountersignKit", "CountersignCore", "CountersignPushEmulator", "CountersignWebAuthn",
+                "CountersignCBOR",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOCore", package: "swift-nio"),

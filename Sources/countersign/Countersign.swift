@@ -6,7 +6,7 @@ struct Countersign: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "countersign",
         abstract: "Countersign: push authentication and transaction approval.",
-        subcommands: [Serve.self, Admin.self, DeviceCommand.self, CIBACommand.self, RecoverAdminKey.self, Bench.self])
+        subcommands: [Serve.self, Admin.self, DeviceCommand.self, PasskeyCommand.self, CIBACommand.self, RecoverAdminKey.self, Bench.self])
 }
 
 /// A flag's value, else the environment variable's, else nil.

@@ -150,14 +150,17 @@ extension CountersignServer {
             tenant: TenantMiddleware(tenants: tenants, origin: origin), throttle: throttling, logger: logger)
         DiscoveryRoutes(signingKeys: tokenSigningKeys).register(on: tenantRoutes)
         CIBARoutes(features: features, metrics: metrics, now: now).register(on: tenantRoutes)
+        let passkeyStore = SQLPasskeyStore(database: database, users: users, audit: audit)
         let signInFlow = SignInFlow(
             store: SQLSignInStore(database: database, users: users, approvals: approvals, audit: audit),
             authorization: authorization, approvals: approvalService, events: approvalEvents, throttle: throttle,
             pages: .shared,
             cookies: BrowserCookies(origin: origin), origin: origin, now: now)
+        let passkeys = PasskeyService(store: passkeyStore, origin: origin, now: now)
         SignInRoutes(
             flow: signInFlow,
-            invitations: InvitationFlow(enrollment: enrollment, signIn: signInFlow, pages: .shared, events: approvalEvents)
+            invitations: InvitationFlow(enrollment: enrollment, signIn: signInFlow, pages: .shared, events: approvalEvents),
+            passkeys: PasskeySignInFlow(signIn: signInFlow, passkeys: passkeys)
         ).register(on: tenantRoutes)
         SignInRoutes.registerAssets(on: router)
         AccountRoutes(flow: AccountFlow(
@@ -224,6 +227,7 @@ extension CountersignServer {
             store: SQLTrustedIssuerAdminStore(database: database, issuers: trustedIssuers, audit: audit),
             guardian: guardian, origin: origin, maximumBodySize: bodyLimit, now: now
         ).register(on: admin)
+        PasskeyAdminRoutes(store: passkeyStore, guardian: guardian, now: now).register(on: admin)
 
         // Background work: the dispatchers of push notifications, webhook events and client
         // callbacks, each given what it reads and writes.

@@ -36,6 +36,8 @@ public struct AuthenticationPolicy: Codable, Sendable, Equatable {
     public var sessionIdleSeconds: Int = 1800
     /// A browser session ends this many seconds after sign-in, however active.
     public var sessionMaxAgeSeconds: Int = 43200
+    /// Passkey sign-in: the WebAuthn relying party's ID, origins and rules.
+    public var passkeys = PasskeySettings()
 
     public init() {}
 
@@ -53,6 +55,7 @@ public struct AuthenticationPolicy: Codable, Sendable, Equatable {
         case notRequestedSuppressionSeconds = "not_requested_suppression_seconds"
         case sessionIdleSeconds = "session_idle_seconds"
         case sessionMaxAgeSeconds = "session_max_age_seconds"
+        case passkeys
     }
 
     public init(from decoder: any Decoder) throws {
@@ -78,6 +81,7 @@ public struct AuthenticationPolicy: Codable, Sendable, Equatable {
         sessionIdleSeconds = try container.decodeIfPresent(Int.self, forKey: .sessionIdleSeconds) ?? defaults.sessionIdleSeconds
         sessionMaxAgeSeconds = try container.decodeIfPresent(Int.self, forKey: .sessionMaxAgeSeconds)
             ?? defaults.sessionMaxAgeSeconds
+        passkeys = try container.decodeIfPresent(PasskeySettings.self, forKey: .passkeys) ?? defaults.passkeys
     }
 
     /// Throws the first member out of range, naming it.
@@ -104,7 +108,9 @@ public struct AuthenticationPolicy: Codable, Sendable, Equatable {
         guard sessionIdleSeconds <= sessionMaxAgeSeconds else {
             throw .invalidField("session_idle_seconds", "must not exceed session_max_age_seconds")
         }
-        return self
+        var policy = self
+        policy.passkeys = try passkeys.validated()
+        return policy
     }
 
     /// What a request of `required` class tells the device, with `choices` for number matching.

@@ -34,14 +34,19 @@ enum PageTemplates {
         {{<layout}}{{$content}}
         <h1>Sign in</h1>
         <p class="lead">to continue to <strong>{{clientName}}</strong></p>
-        <form method="post" action="{{base}}/authorize/sign-in" novalidate>
+        {{#phone}}<form method="post" action="{{base}}/authorize/sign-in" novalidate>
         <input type="hidden" name="attempt" value="{{attempt}}">
         <label for="username">Username</label>
-        <input id="username" name="username" type="text" autocomplete="username" autocapitalize="none" spellcheck="false" value="{{username}}"{{#usernameError}} aria-invalid="true" aria-describedby="username-error"{{/usernameError}} autofocus required>
+        <input id="username" name="username" type="text" autocomplete="username{{#passkeys}} webauthn{{/passkeys}}" autocapitalize="none" spellcheck="false" value="{{username}}"{{#usernameError}} aria-invalid="true" aria-describedby="username-error"{{/usernameError}} autofocus required>
         {{#usernameError}}<p class="field-error" id="username-error">{{usernameError}}</p>{{/usernameError}}
         <button type="submit" id="continue">Continue</button>
-        </form>
-        <p class="hint">We will send a request to your phone. Approve it there to sign in.</p>
+        </form>{{/phone}}
+        {{#passkeys}}<div id="passkey" data-options="{{base}}/authorize/passkey/options" data-finish="{{base}}/authorize/passkey" data-attempt="{{attempt}}" data-conditional="{{phone}}">
+        <button type="button" id="passkey-sign-in"{{#phone}} class="secondary"{{/phone}}>Sign in with a passkey</button>
+        <p class="field-error" id="passkey-error" role="alert"{{^passkeyError}} hidden{{/passkeyError}}>{{passkeyError}}</p>
+        </div>{{/passkeys}}
+        {{#phone}}<p class="hint">We will send a request to your phone. Approve it there to sign in.</p>{{/phone}}
+        {{^phone}}{{#passkeys}}<p class="hint">This application asks for a passkey: your fingerprint, face, screen lock or security key.</p>{{/passkeys}}{{^passkeys}}<p class="field-error">This application asks for a passkey, and passkeys are not enabled here.</p>{{/passkeys}}{{/phone}}
         {{/content}}{{/layout}}
         """
 
@@ -111,6 +116,7 @@ enum PageAssets {
     static let files: [String: (type: String, body: String)] = [
         "countersign.css": ("text/css; charset=utf-8", stylesheet + AccountTemplates.stylesheet),
         "sign-in.js": ("text/javascript; charset=utf-8", signInScript),
+        "passkey.js": ("text/javascript; charset=utf-8", PasskeyScript.source),
     ].merging(AccountTemplates.scripts) { mine, _ in mine }
 
     static let stylesheet = """

@@ -71,13 +71,18 @@ protocol PageModel: Sendable {
 struct SignInPage: PageModel {
     let title = "Sign in"
     let tenantName: String
-    let script: String? = nil
     /// The tenant's base path (`""` or `/t/<slug>`), where the forms post.
     let base: String
     let clientName: String
     let attempt: String
     let username: String
     let usernameError: String?
+    /// Whether the tenant offers passkeys: the page then loads the script that runs WebAuthn.
+    let passkeys: Bool
+    /// Whether a request to the phone can answer this sign-in (not when it asks for a passkey).
+    let phone: Bool
+    var passkeyError: String? = nil
+    var script: String? { passkeys ? "passkey.js" : nil }
 }
 
 /// `waiting`: approve on the phone, with the number to match where the policy asks for it.

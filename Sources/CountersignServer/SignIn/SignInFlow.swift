@@ -65,7 +65,9 @@ struct SignInFlow: Sendable {
         let date = now()
         if let session = try await liveSession(visit, at: date),
            request.isAnswered(bySessionAuthenticatedAt: session.authTime, now: date),
-           Self.session(session, meets: RequiredClass(requested: request.acrValues, client: client, policy: visit.tenant.policy)),
+           Self.session(
+               session, meets: RequiredClass(requested: request.acrValues, client: client, policy: visit.tenant.policy),
+               passkeyRequired: PasskeyClass.isRequired(by: request.acrValues)),
            let user = try await store.user(id: session.userID, tenantID: visit.tenant.id), user.status == .active {
             let redirect = try await authorization.issueCode(
                 for: request, tenant: visit.tenant, issuer: visit.issuer, userID: session.userID,
@@ -91,7 +93,8 @@ struct SignInFlow: Sendable {
         return pages.response(
             "sign-in",
             SignInPage(tenantName: visit.tenant.displayName, base: base(visit), clientName: clientName, attempt: handle,
-                       username: request.loginHint ?? "", usernameError: nil),
+                       username: request.loginHint ?? "", usernameError: nil, passkeys: visit.tenant.policy.passkeys.enabled,
+                       phone: !PasskeyClass.isRequired(by: request.acrValues)),
             headers: newBrowserCookie.map { [.setCookie: $0.description] } ?? [:])
     }
 
@@ -117,7 +120,7 @@ struct SignInFlow: Sendable {
     }
 
     /// The client an attempt signs in to.
-    private func client(of attempt: SignInAttempt, _ visit: Visit) async throws -> Client? {
+    func client(of attempt: SignInAttempt, _ visit: Visit) async throws -> Client? {
         attempt.clientID == Self.accountClientID
             ? accountClient(visit) : try await authorization.store.client(id: attempt.clientID, tenantID: visit.tenant.id)
     }
@@ -130,10 +133,15 @@ struct SignInFlow: Sendable {
             return errorPage(AuthorizationPageError.unknownClient.message, code: .unauthorizedClient, visit)
         }
         let username = (form["username"] ?? "").trimmingCharacters(in: .whitespaces)
-        guard !username.isEmpty, username.count <= 256 else {
+        let passkeyRequired = PasskeyClass.isRequired(by: attempt.request.acrValues)
+        guard !username.isEmpty, username.count <= 256, !passkeyRequired else {
             return pages.response("sign-in", SignInPage(
                 tenantName: visit.tenant.displayName, base: base(visit), clientName: client.name, attempt: handle,
-                username: username, usernameError: username.isEmpty ? "Enter your username." : "A username is at most 256 characters."),
+                username: username,
+                usernameError: passkeyRequired ? nil
+                    : username.isEmpty ? "Enter your username." : "A username is at most 256 characters.",
+                passkeys: visit.tenant.policy.passkeys.enabled, phone: !passkeyRequired,
+                passkeyError: passkeyRequired ? "This application asks you to sign in with a passkey." : nil),
                 status: .badRequest)
         }
         let page = OutcomeContext(visit: visit, base: base(visit), client: client, attempt: attempt, handle: handle,
@@ -216,31 +224,43 @@ struct SignInFlow: Sendable {
             return transaction.isExpired(at: date) ? outcome(.expired, page) : waitingPage(transaction, page)
         case .approved:
             guard user.status == .active else { return outcome(.noDevice, page) }
-            guard try await store.complete(attemptHash: attempt.handleHash, at: date) else {
-                return errorPage("This sign-in was already completed. Go back to the application.", code: .invalidRequest, visit)
+            guard let done = try await complete(
+                attempt, client: client, user: user, authTime: transaction.decidedAt ?? date,
+                context: AuthenticationContext(of: transaction), visit)
+            else {
+                return errorPage(SignInError.completed.message, code: .invalidRequest, visit)
             }
-            let authTime = transaction.decidedAt ?? date
-            let context = AuthenticationContext(of: transaction)
-            let token = Secrets.randomBytes(32).base64URLEncodedString
-            let policy = visit.tenant.policy
-            let session = BrowserSession(
-                id: Identifier.make("ses", at: date), tokenHash: Secrets.hash(token), tenantID: visit.tenant.id,
-                userID: user.id, csrfToken: Secrets.randomBytes(24).base64URLEncodedString, authTime: authTime,
-                context: context, ipAddress: visit.remoteAddress,
-                userAgent: visit.request.headers[.userAgent].map { String($0.prefix(BackchannelAuthentication.maximumUserAgentLength)) },
-                createdAt: date, lastSeenAt: date, expiresAt: date.addingTimeInterval(TimeInterval(policy.sessionMaxAgeSeconds)))
-            // The browser's earlier session, if any, ends: one browser, one session.
-            if let earlier = try await self.session(visit) { try await store.end(earlier, at: date) }
-            try await store.create(session, clientID: client.id)
-            let sessionCookie = cookies.session(token, for: visit.tenant, maxAge: policy.sessionMaxAgeSeconds)
-            if client.id == Self.accountClientID {
-                return Self.redirect(to: attempt.request.redirectURI, cookies: [sessionCookie])
-            }
-            let redirect = try await authorization.issueCode(
-                for: attempt.request, tenant: visit.tenant, issuer: visit.issuer, userID: user.id, authTime: authTime,
-                context: context, sessionID: session.id)
-            return Self.redirect(to: redirect.location, cookies: [sessionCookie])
+            return Self.redirect(to: done.location, cookies: done.cookies)
         }
+    }
+
+    /// Ends a successful sign-in: the attempt is closed (nil when it already was), the
+    /// browser's session begins, and the browser goes on to the client with a code, or to the
+    /// account page.
+    func complete(
+        _ attempt: SignInAttempt, client: Client, user: User, authTime: Date, context: AuthenticationContext, _ visit: Visit
+    ) async throws -> (location: String, cookies: [Cookie])? {
+        let date = now()
+        guard try await store.complete(attemptHash: attempt.handleHash, at: date) else { return nil }
+        let token = Secrets.randomBytes(32).base64URLEncodedString
+        let policy = visit.tenant.policy
+        let session = BrowserSession(
+            id: Identifier.make("ses", at: date), tokenHash: Secrets.hash(token), tenantID: visit.tenant.id,
+            userID: user.id, csrfToken: Secrets.randomBytes(24).base64URLEncodedString, authTime: authTime,
+            context: context, ipAddress: visit.remoteAddress,
+            userAgent: visit.request.headers[.userAgent].map { String($0.prefix(BackchannelAuthentication.maximumUserAgentLength)) },
+            createdAt: date, lastSeenAt: date, expiresAt: date.addingTimeInterval(TimeInterval(policy.sessionMaxAgeSeconds)))
+        // The browser's earlier session, if any, ends: one browser, one session.
+        if let earlier = try await self.session(visit) { try await store.end(earlier, at: date) }
+        try await store.create(session, clientID: client.id)
+        let sessionCookie = cookies.session(token, for: visit.tenant, maxAge: policy.sessionMaxAgeSeconds)
+        if client.id == Self.accountClientID {
+            return (attempt.request.redirectURI, [sessionCookie])
+        }
+        let redirect = try await authorization.issueCode(
+            for: attempt.request, tenant: visit.tenant, issuer: visit.issuer, userID: user.id, authTime: authTime,
+            context: context, sessionID: session.id)
+        return (redirect.location, [sessionCookie])
     }
 
     // MARK: - Sign-out
@@ -288,9 +308,8 @@ struct SignInFlow: Sendable {
     /// Whether the sign-in of `session` was as strong as the request requires: a session of a
     /// confirmation does not answer a request for number matching or a PIN (OpenID Connect Core
     /// §3.1.2.1: `acr_values`, and the client's and tenant's floors, as for CIBA).
-    static func session(_ session: BrowserSession, meets required: RequiredClass) -> Bool {
-        guard let signedIn = AuthenticationClass(urn: session.context.acr) else { return false }
-        return signedIn.satisfies(required.value)
+    static func session(_ session: BrowserSession, meets required: RequiredClass, passkeyRequired: Bool) -> Bool {
+        PasskeyClass.acr(session.context.acr, meets: required, passkeyRequired: passkeyRequired)
     }
 
     /// The browser's session in this tenant if it is live, touched as used now.
@@ -302,8 +321,13 @@ struct SignInFlow: Sendable {
     }
 
     /// The attempt the form's handle names, if it began in this browser and is still open.
-    private func openAttempt(_ form: FormParameters, _ visit: Visit) async throws -> (String, SignInAttempt) {
-        guard let handle = form["attempt"],
+    func openAttempt(_ form: FormParameters, _ visit: Visit) async throws -> (String, SignInAttempt) {
+        try await openAttempt(handle: form["attempt"], visit)
+    }
+
+    /// The attempt `handle` names, if it began in this browser and is still open.
+    func openAttempt(handle: String?, _ visit: Visit) async throws -> (String, SignInAttempt) {
+        guard let handle,
               let attempt = try await store.attempt(handleHash: Secrets.hash(handle), tenantID: visit.tenant.id) else {
             throw SignInError.unknownAttempt
         }

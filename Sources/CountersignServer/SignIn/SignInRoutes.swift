@@ -6,6 +6,8 @@ import Hummingbird
 ///
 /// - `GET|POST /authorize`: the authorization endpoint;
 /// - `POST /authorize/sign-in`, `/authorize/wait`, `/authorize/continue`: the steps of a sign-in;
+/// - `POST /authorize/passkey/options`, `/authorize/passkey`: a sign-in with a passkey
+///   (`PasskeySignInFlow`), called by the page's script;
 /// - `GET|POST /logout`: the end-session endpoint;
 /// - `GET /invitation`, `POST /invitation/wait`: an enrollment invitation (`InvitationFlow`).
 ///
@@ -14,6 +16,7 @@ import Hummingbird
 struct SignInRoutes: Sendable {
     let flow: SignInFlow
     let invitations: InvitationFlow
+    let passkeys: PasskeySignInFlow
 
     func register(on routes: TenantRoutes) {
         let pages = routes.group(surface: .page)
@@ -42,6 +45,19 @@ struct SignInRoutes: Sendable {
                 // The script submits the form on any answer but `pending`, and the page then
                 // says what went wrong.
                 return try JSON.response(["state": "closed", "reason": "\(error)"], status: .badRequest)
+            }
+        }
+        // The passkey button's script talks JSON: its failures are JSON too, with the
+        // WebAuthn step that refused, for the page to show beside the button.
+        let script = routes.group(surface: .api)
+        script.post("/authorize/passkey/options") { request, context in
+            let visit = try visit(request, context)
+            return try await Self.json { try await passkeys.options(try await FormParameters.read(request), visit) }
+        }
+        script.post("/authorize/passkey") { request, context in
+            let visit = try visit(request, context)
+            return try await Self.json {
+                try await passkeys.finish(try await request.decodeJSON(PasskeySignInFlow.Assertion.self, limit: 64 * 1024), visit)
             }
         }
         pages.get("/invitation") { request, context in
@@ -78,6 +94,15 @@ struct SignInRoutes: Sendable {
                 status: .ok,
                 headers: [.contentType: file.type, .cacheControl: "public, max-age=86400", .xContentTypeOptions: "nosniff"],
                 body: .init(byteBuffer: ByteBuffer(string: file.body)))
+        }
+    }
+
+    /// Runs a step the page's script calls; an attempt it cannot use is a JSON error.
+    static func json(_ step: () async throws -> Response) async throws -> Response {
+        do {
+            return try await step()
+        } catch let error as SignInError {
+            throw APIError.badRequest(error.message)
         }
     }
 

@@ -17,6 +17,7 @@ public enum SchemaVersion: Int64, CaseIterable, Sendable {
     case apnsProviderTokens
     case rs256Tokens
     case codeFlow
+    case passkeys
 
     /// The name recorded beside the number.
     public var name: String {
@@ -34,6 +35,7 @@ public enum SchemaVersion: Int64, CaseIterable, Sendable {
         case .apnsProviderTokens: "apns-provider-tokens"
         case .rs256Tokens: "rs256-tokens"
         case .codeFlow: "code-flow"
+        case .passkeys: "passkeys"
         }
     }
 }
@@ -70,7 +72,7 @@ public enum Migrations {
     /// after the tables its foreign keys name.
     public static let features: [FeatureMigrations] = [
         .security, .tenants, .admin, .enrollment, .devices, .audit, .openID, .approvals, .push, .webhooks, .tokens,
-        .ciba, .notifications, .codeFlow, .signIn, .trustedIssuers,
+        .ciba, .notifications, .codeFlow, .signIn, .trustedIssuers, .passkeys,
     ]
 
     /// The versions in order, each with every feature's changes of that version.

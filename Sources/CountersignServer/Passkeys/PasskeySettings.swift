@@ -1,0 +1,138 @@
+import CountersignWebAuthn
+import Foundation
+import X509
+
+/// A tenant's passkey rules, kept in its policy under `passkeys`. Every member has a default,
+/// so a tenant that sets nothing gets passkeys for the server's own origin, user verification
+/// preferred, no attestation asked for, and cloned credentials refused.
+public struct PasskeySettings: Codable, Sendable, Equatable {
+    /// Whether users may register and sign in with passkeys.
+    public var enabled = true
+    /// The RP ID; nil: the host of the server's public URL.
+    public var rpID: String?
+    /// The name authenticators show; nil: the tenant's display name.
+    public var rpName: String?
+    /// Origins besides the server's own that ceremonies may run at: other web origins whose
+    /// host is the RP ID or below it, and Android app origins (`android:apk-key-hash:…`).
+    public var origins: [String] = []
+    /// Top-level origins under which a ceremony may run in a cross-origin iframe.
+    public var topOrigins: [String] = []
+    var userVerificationRequirement: UserVerificationRequirement = .preferred
+    var attestationConveyance: AttestationConveyance = .none
+    /// Whether authenticators without trusted attestation (`none`, self, or a certificate
+    /// path to no configured root) may register.
+    public var allowUnattested = true
+    var signCountRegressionAction: SignCountRegressionAction = .reject
+    /// PEM certificates that attestation certificate paths may end at.
+    public var attestationRoots: [String] = []
+
+    public init() {}
+
+    public var userVerification: String { userVerificationRequirement.rawValue }
+    public var attestation: String { attestationConveyance.rawValue }
+    public var signCountRegression: String { signCountRegressionAction.rawValue }
+
+    enum CodingKeys: String, CodingKey {
+        case enabled, origins
+        case rpID = "rp_id"
+        case rpName = "rp_name"
+        case topOrigins = "top_origins"
+        case userVerificationRequirement = "user_verification"
+        case attestationConveyance = "attestation"
+        case allowUnattested = "allow_unattested"
+        case signCountRegressionAction = "sign_count_regression"
+        case attestationRoots = "attestation_roots"
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        enabled = try container.decodeIfPresent(Bool.self, forKey: .enabled) ?? true
+        rpID = try container.decodeIfPresent(String.self, forKey: .rpID)
+        rpName = try container.decodeIfPresent(String.self, forKey: .rpName)
+        origins = try container.decodeIfPresent([String].self, forKey: .origins) ?? []
+        topOrigins = try container.decodeIfPresent([String].self, forKey: .topOrigins) ?? []
+        userVerificationRequirement = try container.decodeIfPresent(UserVerificationRequirement.self, forKey: .userVerificationRequirement)
+            ?? .preferred
+        attestationConveyance = try container.decodeIfPresent(AttestationConveyance.self, forKey: .attestationConveyance) ?? .none
+        allowUnattested = try container.decodeIfPresent(Bool.self, forKey: .allowUnattested) ?? true
+        signCountRegressionAction = try container.decodeIfPresent(SignCountRegressionAction.self, forKey: .signCountRegressionAction)
+            ?? .reject
+        attestationRoots = try container.decodeIfPresent([String].self, forKey: .attestationRoots) ?? []
+    }
+
+    /// Throws the first member that cannot work, naming it.
+    func validated() throws(AdminError) -> PasskeySettings {
+        if let rpID {
+            guard Self.isHostName(rpID) else {
+                throw .invalidField("passkeys.rp_id", "must be a lower-case domain name without scheme, port or path")
+            }
+        }
+        if let rpName, rpName.isEmpty || rpName.count > 100 {
+            throw .invalidField("passkeys.rp_name", "must be 1 to 100 characters")
+        }
+        for origin in origins {
+            guard Self.isAppOrigin(origin) || Self.webOriginHost(origin) != nil else {
+                throw .invalidField("passkeys.origins", "\(origin) is neither an https origin nor android:apk-key-hash:<base64url>")
+            }
+            if let host = Self.webOriginHost(origin), let rpID, !Self.host(host, isWithin: rpID) {
+                throw .invalidField("passkeys.origins", "the host of \(origin) is not \(rpID) or below it")
+            }
+        }
+        for origin in topOrigins where Self.webOriginHost(origin) == nil {
+            throw .invalidField("passkeys.top_origins", "\(origin) is not an https origin")
+        }
+        if !allowUnattested, attestationConveyance == .none {
+            throw .invalidField("passkeys.allow_unattested", "cannot be false while attestation is \"none\"")
+        }
+        if !allowUnattested, attestationRoots.isEmpty {
+            throw .invalidField("passkeys.attestation_roots", "must name at least one root when unattested authenticators are refused")
+        }
+        for (index, pem) in attestationRoots.enumerated() where (try? Certificate(pemEncoded: pem)) == nil {
+            throw .invalidField("passkeys.attestation_roots", "entry \(index) is not a PEM certificate")
+        }
+        return self
+    }
+
+    /// The relying party of `tenant` served at `publicOrigin` (`https://host[:port]`).
+    func relyingParty(tenantName: String, publicOrigin: String) -> RelyingParty {
+        let ownHost = Self.webOriginHost(publicOrigin) ?? URL(string: publicOrigin)?.host ?? "localhost"
+        var allowed = Set(origins)
+        allowed.insert(publicOrigin)
+        return RelyingParty(
+            id: rpID ?? ownHost, name: rpName ?? tenantName, origins: allowed, topOrigins: Set(topOrigins),
+            userVerification: userVerificationRequirement, attestation: attestationConveyance,
+            allowUnattested: allowUnattested, signCountRegression: signCountRegressionAction,
+            attestationRoots: attestationRoots.compactMap { try? Certificate(pemEncoded: $0) })
+    }
+
+    static func isHostName(_ value: String) -> Bool {
+        let labels = value.split(separator: ".", omittingEmptySubsequences: false)
+        return !value.isEmpty && value.count <= 253 && labels.allSatisfy { label in
+            !label.isEmpty && label.count <= 63 && !label.hasPrefix("-") && !label.hasSuffix("-")
+                && label.allSatisfy { $0.isASCII && ($0.isLowercase || $0.isNumber || $0 == "-") }
+        }
+    }
+
+    /// The host of an `https://host[:port]` origin (or `http://localhost` / loopback, where
+    /// browsers treat plain http as secure), without path, query or user.
+    static func webOriginHost(_ origin: String) -> String? {
+        guard let components = URLComponents(string: origin), let host = components.host, !host.isEmpty,
+              components.path.isEmpty, components.query == nil, components.fragment == nil, components.user == nil
+        else { return nil }
+        switch components.scheme {
+        case "https": return host
+        case "http" where host == "localhost" || host == "127.0.0.1" || host == "[::1]" || host == "::1": return host
+        default: return nil
+        }
+    }
+
+    static func isAppOrigin(_ origin: String) -> Bool {
+        let prefix = "android:apk-key-hash:"
+        guard origin.hasPrefix(prefix) else { return false }
+        return Base64URLBytes(base64URL: String(origin.dropFirst(prefix.count)))?.bytes.count == 32
+    }
+
+    static func host(_ host: String, isWithin rpID: String) -> Bool {
+        host == rpID || host.hasSuffix("." + rpID)
+    }
+}

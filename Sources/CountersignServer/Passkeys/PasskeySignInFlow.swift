@@ -1,0 +1,72 @@
+import CountersignCore
+import CountersignWebAuthn
+import Foundation
+import Hummingbird
+
+/// "Sign in with a passkey" on the hosted sign-in page: the page's script asks for request
+/// options for its attempt, runs `navigator.credentials.get()`, and posts the credential back;
+/// a verified assertion ends the attempt as an approval on the phone would, with the passkey's
+/// `acr` and `amr`. The ceremony belongs to the browser that began the attempt.
+struct PasskeySignInFlow: Sendable {
+    let signIn: SignInFlow
+    let passkeys: PasskeyService
+
+    /// What the script posts after `get()`.
+    struct Assertion: Decodable {
+        var attempt: String
+        var ceremony: String
+        var credential: AuthenticationResponseJSON
+    }
+
+    struct Options: Encodable {
+        let ceremony: String
+        let publicKey: PublicKeyCredentialRequestOptionsJSON
+    }
+
+    struct Done: Encodable {
+        let redirect: String
+    }
+
+    /// `POST /authorize/passkey/options`: usernameless request options for the form's attempt.
+    /// A request that asks for the passkey class requires user verification, whatever the
+    /// tenant prefers.
+    func options(_ form: FormParameters, _ visit: SignInFlow.Visit) async throws -> Response {
+        let (handle, attempt) = try await signIn.openAttempt(form, visit)
+        let required = PasskeyClass.isRequired(by: attempt.request.acrValues)
+        let (ceremony, options) = try await passkeys.authenticationOptions(
+            tenant: visit.tenant, binding: binding(attempt), attempt: handle,
+            userVerification: required ? .required : nil)
+        return try JSON.response(Options(ceremony: ceremony, publicKey: options))
+    }
+
+    /// `POST /authorize/passkey`: verifies the assertion and completes the sign-in, answering
+    /// where the browser goes next.
+    func finish(_ assertion: Assertion, _ visit: SignInFlow.Visit) async throws -> Response {
+        let (handle, attempt) = try await signIn.openAttempt(handle: assertion.attempt, visit)
+        guard let client = try await signIn.client(of: attempt, visit) else {
+            throw APIError.badRequest("the client of this sign-in no longer exists")
+        }
+        let result = try await passkeys.authenticate(
+            ceremony: assertion.ceremony, response: assertion.credential, tenant: visit.tenant, binding: binding(attempt))
+        guard result.attempt == handle else { throw WebAuthnError.challengeNotFound }
+        let required = RequiredClass(requested: attempt.request.acrValues, client: client, policy: visit.tenant.policy)
+        guard PasskeyClass.acr(
+            result.context.acr, meets: required, passkeyRequired: PasskeyClass.isRequired(by: attempt.request.acrValues))
+        else { throw WebAuthnError.userNotVerified }
+        guard let user = try await signIn.store.user(id: result.userID, tenantID: visit.tenant.id) else {
+            throw PasskeyError.accountDisabled
+        }
+        guard let done = try await signIn.complete(
+            attempt, client: client, user: user, authTime: signIn.now(), context: result.context, visit)
+        else { throw SignInError.completed }
+        var response = try JSON.response(Done(redirect: done.location))
+        response.headers.append(contentsOf: SignInFlow.setting(done.cookies))
+        return response
+    }
+
+    /// A sign-in's ceremonies belong to the browser that began it: its mark's hash, as the
+    /// attempt holds it.
+    func binding(_ attempt: SignInAttempt) -> String {
+        "browser:" + attempt.browserHash.base64URLEncodedString
+    }
+}
