@@ -16,7 +16,7 @@ import Testing
     }
 
     @Test func tagsAndMapsCountTowardsDepth() {
-        let bytes = Array(repeating: 0xC0, count: 2) + [0xA1, 0x00, 0x81, 0x00]
+        let bytes: [UInt8] = Array(repeating: 0xC0, count: 2) + [0xA1, 0x00, 0x81, 0x00]
         #expect(throws: Never.self) { try CBORDecoder(options: .init(maximumDepth: 4)).decode(bytes) }
         #expect(throws: CBORError.depthLimitExceeded(offset: 4)) {
             try CBORDecoder(options: .init(maximumDepth: 3)).decode(bytes)

@@ -20,6 +20,11 @@ struct AccountActivity: Sendable {
         "device.unenrolled": "Phone removed",
         "device.deleted": "Phone removed by an administrator",
         "enrollment_ticket.created": "Enrollment started",
+        "passkey.registered": "Passkey added",
+        "passkey.renamed": "Passkey renamed",
+        "passkey.removed": "Passkey removed",
+        "passkey.used": "Signed in with a passkey",
+        "passkey.clone_warning": "A passkey's signature counter went backwards: it may have been copied",
     ]
 
     static var actions: [String] { labels.keys.sorted() }
@@ -52,8 +57,11 @@ struct AccountActivity: Sendable {
     static func label(_ event: AuditEvent) -> String {
         let label = labels[event.action] ?? event.action
         switch event.action {
-        case "device.enrolled", "device.renamed":
+        case "device.enrolled", "device.renamed", "passkey.registered", "passkey.renamed":
             return event.details["name"].map { "\(label): \($0)" } ?? label
+        case "passkey.removed":
+            let by = event.actor.hasPrefix("admin-key:") ? " by an administrator" : ""
+            return event.details["name"].map { "\(label)\(by): \($0)" } ?? label + by
         case NotRequestedReport.event:
             return label + (event.actor.hasPrefix("user:") ? " on this page" : " on your phone")
         default:

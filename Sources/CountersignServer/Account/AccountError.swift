@@ -8,6 +8,8 @@ enum AccountError: Error, Sendable, Equatable {
     case forgedForm
     /// No active device of the signed-in user in this tenant has this id.
     case unknownDevice
+    /// No passkey of the signed-in user in this tenant has this id.
+    case unknownPasskey
     /// No request of the signed-in user in this tenant has this id.
     case unknownApproval
     /// Only an approved request can be reported: a denied one let nobody in.
@@ -20,7 +22,7 @@ enum AccountError: Error, Sendable, Equatable {
     var status: HTTPResponse.Status {
         switch self {
         case .forgedForm: .forbidden
-        case .unknownDevice, .unknownApproval, .unknownTicket: .notFound
+        case .unknownDevice, .unknownPasskey, .unknownApproval, .unknownTicket: .notFound
         case .notApproved: .conflict
         case .malformedForm: .badRequest
         }
@@ -31,6 +33,7 @@ enum AccountError: Error, Sendable, Equatable {
         switch self {
         case .forgedForm: "invalid_csrf_token"
         case .unknownDevice: "unknown_device"
+        case .unknownPasskey: "unknown_passkey"
         case .unknownApproval: "unknown_request"
         case .notApproved: "request_not_approved"
         case .unknownTicket: "unknown_ticket"
@@ -42,6 +45,7 @@ enum AccountError: Error, Sendable, Equatable {
         switch self {
         case .forgedForm: "This form cannot be used"
         case .unknownDevice: "Phone not found"
+        case .unknownPasskey: "Passkey not found"
         case .unknownApproval, .notApproved: "Request not found"
         case .unknownTicket: "Enrollment not found"
         case .malformedForm: "This form cannot be read"
@@ -54,6 +58,8 @@ enum AccountError: Error, Sendable, Equatable {
             "The form did not come from your account page, or your session changed since it was shown. Nothing was changed. Go back to your account and try again."
         case .unknownDevice:
             "None of your phones has this id. It may have been removed already."
+        case .unknownPasskey:
+            "None of your passkeys has this id. It may have been removed already."
         case .unknownApproval:
             "None of your recent requests has this id. Old requests are deleted after a while."
         case .notApproved:

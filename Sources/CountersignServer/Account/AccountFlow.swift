@@ -23,6 +23,7 @@ import Hummingbird
 struct AccountFlow: Sendable {
     let signIn: SignInFlow
     let store: any AccountStore
+    let passkeys: any PasskeyStore
     let enrollment: EnrollmentService
     let pages: Pages
     let now: @Sendable () -> Date
@@ -43,7 +44,7 @@ struct AccountFlow: Sendable {
     }
 
     /// The account page; with `refusal`, the rename it refused shown beside its field.
-    private func accountPage(_ signedIn: SignedIn, _ visit: Visit, refusal: RenameRefusal? = nil,
+    func accountPage(_ signedIn: SignedIn, _ visit: Visit, refusal: RenameRefusal? = nil,
                              status: HTTPResponse.Status = .ok) async throws -> Response {
         let user = signedIn.user
         let devices = try await store.devices(userID: user.id)
@@ -54,10 +55,18 @@ struct AccountFlow: Sendable {
         let activity = try await AccountActivity(store: store).entries(
             userID: user.id, tenantID: visit.tenant.id, accountClient: signIn.accountClient(visit))
         let paused = user.requestsSuppressedUntil.flatMap { $0 > now() ? AccountTime.text($0) : nil }
+        let passkeySection: PasskeySection? = if visit.tenant.policy.passkeys.enabled {
+            PasskeySection(items: try await passkeys.passkeys(userID: user.id, tenantID: visit.tenant.id).map { passkey in
+                let refused = refusal?.deviceID == passkey.id ? refusal : nil
+                return PasskeyCard(passkey, typed: refused?.typed, nameError: refused?.message)
+            })
+        } else {
+            nil
+        }
         return pages.response("account", AccountPage(
             tenantName: visit.tenant.displayName, base: signIn.base(visit), csrf: signedIn.session.csrfToken,
             username: user.username, displayName: user.displayName, devices: cards, activity: activity,
-            requestsPausedUntil: paused), status: status)
+            requestsPausedUntil: paused, passkeys: passkeySection), status: status)
     }
 
     // MARK: - 2. Renaming a phone
@@ -167,9 +176,15 @@ struct AccountFlow: Sendable {
 
     /// The signed-in user of a form post whose `csrf` is the session's token; nil without a live
     /// session.
-    private func authorized(_ form: FormParameters, _ visit: Visit) async throws -> SignedIn? {
+    func authorized(_ form: FormParameters, _ visit: Visit) async throws -> SignedIn? {
+        try await authorized(csrf: form["csrf"], visit)
+    }
+
+    /// The signed-in user of a post whose CSRF token is the session's; nil without a live
+    /// session.
+    func authorized(csrf token: String?, _ visit: Visit) async throws -> SignedIn? {
         guard let signedIn = try await signedIn(visit) else { return nil }
-        guard let token = form["csrf"],
+        guard let token,
               Secrets.constantTimeEqual(Data(token.utf8), Data(signedIn.session.csrfToken.utf8)) else {
             throw AccountError.forgedForm
         }
@@ -198,12 +213,14 @@ struct AccountFlow: Sendable {
 
 /// A name the rename form refused, said as precisely as `DeviceName` decides it.
 struct RenameRefusal: Sendable {
+    /// The phone or passkey renamed.
     let deviceID: String
     let typed: String
+    var thing = "phone"
 
     var message: String {
         let name = typed.trimmingCharacters(in: .whitespacesAndNewlines)
-        if name.isEmpty { return "Enter a name for the phone." }
+        if name.isEmpty { return "Enter a name for the \(thing)." }
         let length = name.unicodeScalars.count
         if length > DeviceName.maximumLength {
             return "A name is at most \(DeviceName.maximumLength) characters; this one has \(length)."

@@ -6,7 +6,6 @@ import Foundation
 struct AccountPage: PageModel {
     let title = "Your account"
     let tenantName: String
-    let script: String? = nil
     /// The tenant's base path (`""` or `/t/<slug>`), where the forms post.
     let base: String
     let csrf: String
@@ -16,6 +15,9 @@ struct AccountPage: PageModel {
     let activity: [ActivityEntry]
     /// When the user reported a request, new ones are refused until this time.
     let requestsPausedUntil: String?
+    /// The user's passkeys, when the tenant offers passkeys (nil: the section is not shown).
+    var passkeys: PasskeySection? = nil
+    var script: String? { passkeys == nil ? nil : "passkey.js" }
 }
 
 /// One phone on the account page.
@@ -143,5 +145,35 @@ enum AccountTime {
         formatter.timeZone = TimeZone(identifier: "UTC")
         formatter.dateFormat = "yyyy-MM-dd HH:mm 'UTC'"
         return formatter.string(from: date)
+    }
+}
+
+/// The passkeys section of the account page.
+struct PasskeySection: Sendable {
+    let items: [PasskeyCard]
+}
+
+/// One passkey on the account page.
+struct PasskeyCard: Sendable {
+    let id: String
+    let name: String
+    let kind: String
+    let createdAt: String
+    let lastUsedAt: String?
+    let cloneWarning: String?
+    let nameInput: String
+    let nameError: String?
+
+    init(_ passkey: Passkey, typed: String? = nil, nameError: String? = nil) {
+        id = passkey.id
+        name = passkey.name
+        kind = passkey.backupEligible
+            ? "Synced passkey: kept in your password manager or cloud account"
+            : "Device-bound passkey: kept on one device or security key"
+        createdAt = AccountTime.text(passkey.createdAt)
+        lastUsedAt = passkey.lastUsedAt.map(AccountTime.text)
+        cloneWarning = passkey.cloneWarningAt.map(AccountTime.text)
+        nameInput = typed ?? passkey.name
+        self.nameError = nameError
     }
 }

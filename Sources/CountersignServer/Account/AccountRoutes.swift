@@ -7,12 +7,16 @@ import Hummingbird
 /// - `POST /account/devices/{id}/rename` and `/account/devices/{id}/remove`;
 /// - `POST /account/enroll`, and `POST /account/enroll/wait`, which answers JSON
 ///   (`{"state":"pending"|"enrolled"|"expired"}`) to the enrollment page's script;
-/// - `POST /account/approvals/{id}/not-me`.
+/// - `POST /account/approvals/{id}/not-me`;
+/// - `POST /account/passkeys/{id}/rename`, `/account/passkeys/{id}/remove`,
+///   `GET /account/passkeys/sign-in-again`, and the passkey script's JSON calls
+///   `POST /account/passkeys/options` and `POST /account/passkeys` (`PasskeyAccountFlow`).
 ///
 /// A refused form is a page (`account-error`) with the status of its `AccountError`; the
 /// script's question is answered in JSON whatever happens.
 struct AccountRoutes: Sendable {
     let flow: AccountFlow
+    let passkeys: PasskeyAccountFlow
 
     func register(on routes: TenantRoutes) {
         let pages = routes.group("/account", surface: .page)
@@ -36,6 +40,29 @@ struct AccountRoutes: Sendable {
                 try await flow.reportNotRequested(approvalID: id, form, visit)
             }
         }
+        pages.post("/passkeys/{id}/rename") { request, context in
+            let id = try context.parameters.require("id")
+            return try await page(request, context) { form, visit in try await passkeys.rename(passkeyID: id, form, visit) }
+        }
+        pages.post("/passkeys/{id}/remove") { request, context in
+            let id = try context.parameters.require("id")
+            return try await page(request, context) { form, visit in try await passkeys.remove(passkeyID: id, form, visit) }
+        }
+        pages.get("/passkeys/sign-in-again") { request, context in
+            try await passkeys.signInAgain(try visit(request, context))
+        }
+        // The passkey script's calls answer JSON, with the WebAuthn step that refused.
+        let script = routes.group("/account", surface: .api)
+        script.post("/passkeys/options") { request, context in
+            let visit = try visit(request, context)
+            return try await Self.json { try await passkeys.options(try await FormParameters.read(request), visit) }
+        }
+        script.post("/passkeys") { request, context in
+            let visit = try visit(request, context)
+            return try await Self.json {
+                try await passkeys.add(try await request.decodeJSON(PasskeyAccountFlow.Registration.self, limit: 64 * 1024), visit)
+            }
+        }
         pages.post("/enroll/wait") { request, context in
             let visit = try visit(request, context)
             do {
@@ -50,6 +77,17 @@ struct AccountRoutes: Sendable {
                     ["state": "refused", "error": "invalid_request", "error_description": error.oauthError.errorDescription],
                     status: .badRequest)
             }
+        }
+    }
+
+    /// Runs a call of the passkey script; a refusal before the ceremony is JSON too.
+    private static func json(_ step: () async throws -> Response) async throws -> Response {
+        do {
+            return try await step()
+        } catch let error as PasskeyAccountError {
+            return try JSON.response(error.body, status: error.status)
+        } catch let error as AccountError {
+            return try JSON.response(["error": error.code, "error_description": error.message], status: error.status)
         }
     }
 

@@ -51,6 +51,40 @@ enum AccountTemplates {
         <button type="submit" id="enroll">Enroll a new phone</button>
         </form>
         </section>
+        {{#passkeys}}<section aria-labelledby="passkeys-heading">
+        <h2 id="passkeys-heading">Your passkeys</h2>
+        {{#items}}
+        <article class="device passkey" id="passkey-{{id}}">
+        <h3>{{name}}</h3>
+        <dl>
+        <dt>Kind</dt><dd>{{kind}}</dd>
+        <dt>Added</dt><dd>{{createdAt}}</dd>
+        <dt>Last used</dt><dd>{{#lastUsedAt}}{{lastUsedAt}}{{/lastUsedAt}}{{^lastUsedAt}}not yet{{/lastUsedAt}}</dd>
+        {{#cloneWarning}}<dt>Warning</dt><dd class="warning">Its signature counter went backwards on {{cloneWarning}}: it may have been copied. Remove it if you do not recognise this.</dd>{{/cloneWarning}}
+        </dl>
+        <form method="post" action="{{base}}/account/passkeys/{{id}}/rename" class="rename" novalidate>
+        <input type="hidden" name="csrf" value="{{csrf}}">
+        <label for="passkey-name-{{id}}">Name</label>
+        <div class="row">
+        <input id="passkey-name-{{id}}" name="name" type="text" autocomplete="off" value="{{nameInput}}"{{#nameError}} aria-invalid="true" aria-describedby="passkey-name-error-{{id}}"{{/nameError}} required>
+        <button type="submit" class="secondary" id="rename-passkey-{{id}}">Rename</button>
+        </div>
+        {{#nameError}}<p class="field-error" id="passkey-name-error-{{id}}">{{nameError}}</p>{{/nameError}}
+        </form>
+        <form method="post" action="{{base}}/account/passkeys/{{id}}/remove">
+        <input type="hidden" name="csrf" value="{{csrf}}">
+        <button type="submit" class="danger" id="remove-passkey-{{id}}">Remove this passkey</button>
+        </form>
+        </article>
+        {{/items}}
+        {{^items}}<p id="no-passkeys">No passkey yet. A passkey signs you in with your fingerprint, face or screen lock, without a request to your phone.</p>{{/items}}
+        <div id="passkey-add" data-options="{{base}}/account/passkeys/options" data-finish="{{base}}/account/passkeys" data-csrf="{{csrf}}">
+        <label for="passkey-new-name">Name for a new passkey (optional)</label>
+        <input id="passkey-new-name" name="name" type="text" autocomplete="off" maxlength="64">
+        <button type="button" id="add-passkey">Add a passkey</button>
+        <p class="field-error" id="passkey-add-error" role="alert" hidden></p>
+        </div>
+        </section>{{/passkeys}}
         <section aria-labelledby="activity-heading">
         <h2 id="activity-heading">Recent activity</h2>
         <ol class="activity">

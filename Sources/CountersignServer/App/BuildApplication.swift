@@ -163,14 +163,15 @@ extension CountersignServer {
             passkeys: PasskeySignInFlow(signIn: signInFlow, passkeys: passkeys)
         ).register(on: tenantRoutes)
         SignInRoutes.registerAssets(on: router)
-        AccountRoutes(flow: AccountFlow(
+        let accountFlow = AccountFlow(
             signIn: signInFlow,
             store: SQLAccountStore(
                 database: database, users: users, devices: devices, tickets: tickets, approvals: approvals,
                 clients: clients, audit: audit,
                 notRequested: NotRequestedReport(users: users, audit: audit, events: tenantEvents)),
-            enrollment: enrollment, pages: .shared, now: now)
-        ).register(on: tenantRoutes)
+            passkeys: passkeyStore, enrollment: enrollment, pages: .shared, now: now)
+        AccountRoutes(flow: accountFlow, passkeys: PasskeyAccountFlow(account: accountFlow, passkeys: passkeys))
+            .register(on: tenantRoutes)
         DeviceRoutes(
             features: features, tenants: tenants, origin: origin, metrics: metrics, maximumBodySize: bodyLimit, now: now,
             liveStreamKeepalive: configuration.liveStreamKeepalive

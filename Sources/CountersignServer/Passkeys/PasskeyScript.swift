@@ -67,6 +67,10 @@ enum PasskeyScript {
               body: json ? JSON.stringify(body) : new URLSearchParams(body)
             }).then(function (response) {
               return response.json().then(function (answer) {
+                if (!response.ok && answer.redirect) {
+                  window.location.assign(answer.redirect);
+                  throw new DOMException("leaving the page", "AbortError");
+                }
                 if (!response.ok) { throw new Error(answer.error_description || "The server refused the passkey."); }
                 return answer;
               });

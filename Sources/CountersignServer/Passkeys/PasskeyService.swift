@@ -24,6 +24,8 @@ struct PasskeyService: Sendable {
     let store: any PasskeyStore
     let origin: PublicOrigin
     let now: @Sendable () -> Date
+    /// Spent and expired ceremonies are deleted at most once an hour per node, when one is issued.
+    let housekeeping = PeriodicSchedule(every: 3600)
 
     /// The tenant's relying party, or `.disabled` when the tenant switched passkeys off.
     func relyingParty(for tenant: Tenant) throws(WebAuthnError) -> RelyingParty {
@@ -180,6 +182,7 @@ struct PasskeyService: Sendable {
         relyingParty: RelyingParty, expectation: PasskeyCeremony.Expectation
     ) async throws -> String {
         let date = now()
+        if housekeeping.isDue(at: date) { try await store.purgeExpired(before: date) }
         let handle = Secrets.randomBytes(32).base64URLEncodedString
         try await store.insert(
             PasskeyCeremony(
