@@ -43,6 +43,30 @@ struct PolicyCommands: AsyncParsableCommand {
         @Option(name: .customLong("session-max-age-seconds"),
                 help: "A browser session ends this long after sign-in, however active (300 to 2592000).")
         var sessionMaxAgeSeconds: Int?
+        @Option(name: .customLong("passkeys-enabled"), help: "Whether users may register and sign in with passkeys: true or false.")
+        var passkeysEnabled: Bool?
+        @Option(name: .customLong("passkey-rp-id"),
+                help: "The WebAuthn RP ID (a domain: the server's host or a parent of it); empty: the server's host.")
+        var passkeyRPID: String?
+        @Option(name: .customLong("passkey-rp-name"), help: "The name authenticators show; empty: the tenant's name.")
+        var passkeyRPName: String?
+        @Option(name: .customLong("passkey-origin"),
+                help: "An origin besides the server's own (https://…, android:apk-key-hash:…); repeat for several; replaces the list.")
+        var passkeyOrigins: [String] = []
+        @Option(name: .customLong("passkey-top-origin"), help: "A top-level origin allowed to frame a ceremony; replaces the list.")
+        var passkeyTopOrigins: [String] = []
+        @Option(name: .customLong("passkey-user-verification"), help: "required, preferred or discouraged.")
+        var passkeyUserVerification: String?
+        @Option(name: .customLong("passkey-attestation"), help: "none, indirect or direct.") var passkeyAttestation: String?
+        @Option(name: .customLong("passkey-allow-unattested"),
+                help: "Whether authenticators without trusted attestation may register: true or false.")
+        var passkeyAllowUnattested: Bool?
+        @Option(name: .customLong("passkey-sign-count-regression"),
+                help: "reject or flag: what a signature counter that did not increase does.")
+        var passkeySignCountRegression: String?
+        @Option(name: .customLong("passkey-attestation-root"),
+                help: "A PEM file of a root that attestation may chain to; repeat for several; replaces the list.")
+        var passkeyAttestationRoots: [String] = []
 
         func run() async throws {
             let client = try options.client()
@@ -61,6 +85,20 @@ struct PolicyCommands: AsyncParsableCommand {
                 // An empty class removes it.
                 if let text = value as? String, text.isEmpty { policy[name] = nil } else { policy[name] = value }
             }
+            var passkeys = policy["passkeys"] as? [String: Any] ?? [:]
+            let roots = try passkeyAttestationRoots.map { try String(contentsOfFile: $0, encoding: .utf8) }
+            let passkeyChanges: [(String, Any?)] = [
+                ("enabled", passkeysEnabled), ("rp_id", passkeyRPID), ("rp_name", passkeyRPName),
+                ("origins", passkeyOrigins.isEmpty ? nil : passkeyOrigins),
+                ("top_origins", passkeyTopOrigins.isEmpty ? nil : passkeyTopOrigins),
+                ("user_verification", passkeyUserVerification), ("attestation", passkeyAttestation),
+                ("allow_unattested", passkeyAllowUnattested), ("sign_count_regression", passkeySignCountRegression),
+                ("attestation_roots", roots.isEmpty ? nil : roots),
+            ]
+            for case let (name, value?) in passkeyChanges {
+                if let text = value as? String, text.isEmpty { passkeys[name] = nil } else { passkeys[name] = value }
+            }
+            if !passkeys.isEmpty { policy["passkeys"] = passkeys }
             try await client.print("PUT", path, body: policy)
         }
     }
