@@ -60,7 +60,7 @@ struct AccountRoutes: Sendable {
         script.post("/passkeys") { request, context in
             let visit = try visit(request, context)
             return try await Self.json {
-                try await passkeys.add(try await request.decodeJSON(PasskeyAccountFlow.Registration.self, limit: 64 * 1024), visit)
+                try await passkeys.add(try await PasskeyRequestBody.decode(PasskeyAccountFlow.Registration.self, from: request), visit)
             }
         }
         pages.post("/enroll/wait") { request, context in

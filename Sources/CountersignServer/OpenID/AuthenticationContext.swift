@@ -16,8 +16,9 @@ import Foundation
 /// the request required when its factor was used, else the strongest factor used (a PIN that
 /// stood in for a biometric check gives the PIN class).
 struct AuthenticationContext: Sendable, Equatable {
-    /// The classes Countersign can satisfy, for discovery.
-    static let supportedClasses = AuthenticationClass.all.map(\.urn)
+    /// The classes Countersign can satisfy, for discovery (the passkey class at the hosted
+    /// sign-in only).
+    static let supportedClasses = AuthenticationClass.all.map(\.urn) + [PasskeyClass.urn]
 
     let acr: String
     let amr: [String]

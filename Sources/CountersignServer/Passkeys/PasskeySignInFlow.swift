@@ -70,3 +70,18 @@ struct PasskeySignInFlow: Sendable {
         "browser:" + attempt.browserHash.base64URLEncodedString
     }
 }
+
+/// The JSON the passkey script posts. A body that is not the JSON form a ceremony expects (an
+/// assertion posted for a registration, a member missing or not base64url) is a malformed
+/// response in WebAuthn's terms, with the member named.
+enum PasskeyRequestBody {
+    static let limit = 64 * 1024
+
+    static func decode<T: Decodable>(_ type: T.Type, from request: Request) async throws -> T {
+        do {
+            return try await request.decodeJSON(T.self, limit: limit)
+        } catch let error as APIError where error.status == .badRequest {
+            throw WebAuthnError.malformedResponse(error.message)
+        }
+    }
+}

@@ -57,7 +57,7 @@ struct SignInRoutes: Sendable {
         script.post("/authorize/passkey") { request, context in
             let visit = try visit(request, context)
             return try await Self.json {
-                try await passkeys.finish(try await request.decodeJSON(PasskeySignInFlow.Assertion.self, limit: 64 * 1024), visit)
+                try await passkeys.finish(try await PasskeyRequestBody.decode(PasskeySignInFlow.Assertion.self, from: request), visit)
             }
         }
         pages.get("/invitation") { request, context in
