@@ -33,3 +33,16 @@ public enum CBORError: Error, Sendable, Equatable {
     /// `decode(_:)` found bytes after the one item; the offset is the first of them.
     case trailingBytes(offset: Int)
 }
+
+extension CBORError {
+    /// The byte offset every case carries, for logs that need only the position.
+    public var offset: Int {
+        switch self {
+        case .truncated(let offset), .indefiniteLength(let offset), .reservedAdditionalInfo(let offset),
+            .nonMinimalEncoding(let offset), .unsortedMapKeys(let offset), .duplicateMapKey(let offset),
+            .depthLimitExceeded(let offset), .lengthLimitExceeded(let offset), .invalidUTF8(let offset),
+            .invalidSimpleValue(let offset), .trailingBytes(let offset):
+            offset
+        }
+    }
+}

@@ -106,6 +106,11 @@ import Testing
         #expect(throws: example.error) { try CBORDecoder().decode(example.bytes) }
     }
 
+    @Test func everyErrorExposesItsOffset() {
+        #expect(CBORError.invalidUTF8(offset: 7).offset == 7)
+        #expect(CBORError.trailingBytes(offset: 3).offset == 3)
+    }
+
     @Test func decodePrefixLeavesTrailingBytesToTheCaller() throws {
         let (value, length) = try CBORDecoder().decodePrefix([UInt8](hex: "820102a0ff"))
         #expect(value == .array([.unsigned(1), .unsigned(2)]))

@@ -78,15 +78,3 @@ import Testing
         #expect(decodedCount > 1_000)
     }
 }
-
-extension CBORError {
-    var offset: Int {
-        switch self {
-        case .truncated(let offset), .indefiniteLength(let offset), .reservedAdditionalInfo(let offset),
-            .nonMinimalEncoding(let offset), .unsortedMapKeys(let offset), .duplicateMapKey(let offset),
-            .depthLimitExceeded(let offset), .lengthLimitExceeded(let offset), .invalidUTF8(let offset),
-            .invalidSimpleValue(let offset), .trailingBytes(let offset):
-            offset
-        }
-    }
-}
