@@ -68,7 +68,8 @@ struct PasskeyCeremony: Sendable, Equatable {
         var algorithms: [Int64]?
         /// Authentication: the credential IDs allowed (base64url); empty for usernameless.
         var allowCredentials: [String]?
-        /// Authentication: where the sign-in continues (the attempt of the hosted page).
+        /// Authentication: the sign-in of the hosted page it serves (the hash of the attempt's
+        /// handle, in base64url).
         var attempt: String?
         /// Registration: the name the user gave the passkey.
         var name: String?

@@ -7,8 +7,6 @@ struct PasskeySignIn: Sendable {
     let userID: String
     let passkey: Passkey
     let context: AuthenticationContext
-    /// The sign-in attempt of the hosted page the ceremony was started for.
-    let attempt: String?
 }
 
 /// The two WebAuthn ceremonies as Countersign runs them: options with a fresh single-use
@@ -123,14 +121,17 @@ struct PasskeyService: Sendable {
     }
 
     /// Verifies an assertion for the ceremony `ceremony`, records the use, and says who signed in.
+    /// `attempt` is the sign-in the ceremony must have been issued for; `accepts` decides
+    /// whether what the passkey proved (its `acr`) is enough, before anything is recorded.
     func authenticate(
-        ceremony handle: String, response: AuthenticationResponseJSON, tenant: Tenant, binding: String
+        ceremony handle: String, response: AuthenticationResponseJSON, tenant: Tenant, binding: String,
+        attempt: String? = nil, accepts: (String) -> Bool = { _ in true }
     ) async throws -> PasskeySignIn {
         let relyingParty = try relyingParty(for: tenant)
         let date = now()
         guard let ceremony = try await store.takeCeremony(
             handleHash: Secrets.hash(handle), tenantID: tenant.id, binding: binding, at: date),
-            ceremony.purpose == .authentication
+            ceremony.purpose == .authentication, ceremony.expectation.attempt == attempt
         else { throw WebAuthnError.challengeNotFound }
         let passkey = try await store.passkey(credentialID: Data(response.rawId.bytes), tenantID: tenant.id)
         let identifiedHandle: Data? = if let userID = ceremony.userID {
@@ -157,12 +158,13 @@ struct PasskeyService: Sendable {
         guard let passkey, let user = try await store.user(id: passkey.userID, tenantID: tenant.id), user.status == .active else {
             throw PasskeyError.accountDisabled
         }
+        let context = Self.context(of: passkey, assertion: assertion)
+        // The one refusal a verified passkey can still meet: the sign-in asked for more.
+        guard accepts(context.acr) else { throw WebAuthnError.userNotVerified }
         try await store.recordUse(
             of: passkey, signCount: Int64(assertion.signCount), backupState: assertion.backupState,
             cloneWarning: assertion.signCountRegressed, at: date)
-        return PasskeySignIn(
-            userID: user.id, passkey: passkey, context: Self.context(of: passkey, assertion: assertion),
-            attempt: ceremony.expectation.attempt)
+        return PasskeySignIn(userID: user.id, passkey: passkey, context: context)
     }
 
     /// `acr` and `amr` (RFC 8176) of a passkey sign-in: `hwk` or `swk` for where the key

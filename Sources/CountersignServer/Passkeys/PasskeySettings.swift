@@ -93,11 +93,18 @@ public struct PasskeySettings: Codable, Sendable, Equatable {
         return self
     }
 
-    /// The relying party of `tenant` served at `publicOrigin` (`https://host[:port]`).
+    /// The relying party of `tenant` served at `publicOrigin` (`https://host[:port]`). A server
+    /// reached at a loopback address is a passkey relying party as `localhost`: browsers refuse
+    /// an IP address as RP ID, and treat `http://localhost` as a secure context.
     func relyingParty(tenantName: String, publicOrigin: String) -> RelyingParty {
-        let ownHost = Self.webOriginHost(publicOrigin) ?? URL(string: publicOrigin)?.host ?? "localhost"
+        var ownHost = Self.webOriginHost(publicOrigin) ?? URL(string: publicOrigin)?.host ?? "localhost"
         var allowed = Set(origins)
         allowed.insert(publicOrigin)
+        if ["127.0.0.1", "[::1]", "::1"].contains(ownHost), var local = URLComponents(string: publicOrigin) {
+            local.host = "localhost"
+            if let origin = local.string { allowed.insert(origin) }
+            ownHost = "localhost"
+        }
         return RelyingParty(
             id: rpID ?? ownHost, name: rpName ?? tenantName, origins: allowed, topOrigins: Set(topOrigins),
             userVerification: userVerificationRequirement, attestation: attestationConveyance,

@@ -31,10 +31,10 @@ struct PasskeySignInFlow: Sendable {
     /// A request that asks for the passkey class requires user verification, whatever the
     /// tenant prefers.
     func options(_ form: FormParameters, _ visit: SignInFlow.Visit) async throws -> Response {
-        let (handle, attempt) = try await signIn.openAttempt(form, visit)
+        let (_, attempt) = try await signIn.openAttempt(form, visit)
         let required = PasskeyClass.isRequired(by: attempt.request.acrValues)
         let (ceremony, options) = try await passkeys.authenticationOptions(
-            tenant: visit.tenant, binding: binding(attempt), attempt: handle,
+            tenant: visit.tenant, binding: binding(attempt), attempt: attempt.handleHash.base64URLEncodedString,
             userVerification: required ? .required : nil)
         return try JSON.response(Options(ceremony: ceremony, publicKey: options))
     }
@@ -42,17 +42,16 @@ struct PasskeySignInFlow: Sendable {
     /// `POST /authorize/passkey`: verifies the assertion and completes the sign-in, answering
     /// where the browser goes next.
     func finish(_ assertion: Assertion, _ visit: SignInFlow.Visit) async throws -> Response {
-        let (handle, attempt) = try await signIn.openAttempt(handle: assertion.attempt, visit)
+        let (_, attempt) = try await signIn.openAttempt(handle: assertion.attempt, visit)
         guard let client = try await signIn.client(of: attempt, visit) else {
             throw APIError.badRequest("the client of this sign-in no longer exists")
         }
-        let result = try await passkeys.authenticate(
-            ceremony: assertion.ceremony, response: assertion.credential, tenant: visit.tenant, binding: binding(attempt))
-        guard result.attempt == handle else { throw WebAuthnError.challengeNotFound }
         let required = RequiredClass(requested: attempt.request.acrValues, client: client, policy: visit.tenant.policy)
-        guard PasskeyClass.acr(
-            result.context.acr, meets: required, passkeyRequired: PasskeyClass.isRequired(by: attempt.request.acrValues))
-        else { throw WebAuthnError.userNotVerified }
+        let passkeyRequired = PasskeyClass.isRequired(by: attempt.request.acrValues)
+        let result = try await passkeys.authenticate(
+            ceremony: assertion.ceremony, response: assertion.credential, tenant: visit.tenant, binding: binding(attempt),
+            attempt: attempt.handleHash.base64URLEncodedString,
+            accepts: { PasskeyClass.acr($0, meets: required, passkeyRequired: passkeyRequired) })
         guard let user = try await signIn.store.user(id: result.userID, tenantID: visit.tenant.id) else {
             throw PasskeyError.accountDisabled
         }
