@@ -33,7 +33,7 @@ struct DiscoveryTests {
                 #expect(answer["subject_types_supported"] as? [String] == ["public"])
                 #expect(answer["acr_values_supported"] as? [String] == [
                     "urn:countersign:acr:confirm", "urn:countersign:acr:number-match", "urn:countersign:acr:pin",
-                    "urn:countersign:acr:biometric", "urn:countersign:acr:custom",
+                    "urn:countersign:acr:biometric", "urn:countersign:acr:custom", "urn:countersign:acr:passkey",
                 ])
                 let claims = Set(try #require(answer["claims_supported"] as? [String]))
                 #expect(claims.isSuperset(of: ["sub", "iss", "aud", "exp", "iat", "auth_time", "acr", "amr"]))

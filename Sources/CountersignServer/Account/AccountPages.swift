@@ -16,8 +16,24 @@ struct AccountPage: PageModel {
     /// When the user reported a request, new ones are refused until this time.
     let requestsPausedUntil: String?
     /// The user's passkeys, when the tenant offers passkeys (nil: the section is not shown).
-    var passkeys: PasskeySection? = nil
-    var script: String? { passkeys == nil ? nil : "passkey.js" }
+    let passkeys: PasskeySection?
+    /// The script of the passkey section, where it is shown. Stored, not computed: Mustache
+    /// reads stored properties only.
+    let script: String?
+
+    init(tenantName: String, base: String, csrf: String, username: String, displayName: String?, devices: [DeviceCard],
+         activity: [ActivityEntry], requestsPausedUntil: String?, passkeys: PasskeySection? = nil) {
+        self.tenantName = tenantName
+        self.base = base
+        self.csrf = csrf
+        self.username = username
+        self.displayName = displayName
+        self.devices = devices
+        self.activity = activity
+        self.requestsPausedUntil = requestsPausedUntil
+        self.passkeys = passkeys
+        script = passkeys == nil ? nil : "passkey.js"
+    }
 }
 
 /// One phone on the account page.

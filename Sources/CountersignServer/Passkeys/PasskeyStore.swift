@@ -127,16 +127,23 @@ struct SQLPasskeyStore: PasskeyStore {
             try await audit.record(
                 "passkey.used", actor: "user:\(passkey.userID)", tenantID: passkey.tenantID, target: ("passkey", passkey.id),
                 details: details, at: date, on: executor)
+            // A counter let through (the tenant's `flag`) is the same warning as one refused: the
+            // account's activity and whoever watches the audit log see it under one action.
+            if cloneWarning { try await recordCloneWarning(of: passkey, at: date, on: executor) }
         }
     }
 
     func flagCloneWarning(of passkey: Passkey, at date: Date) async throws {
         try await database.transaction { executor in
             try await executor.run("UPDATE passkeys SET clone_warning_at = \(date) WHERE id = \(passkey.id)")
-            try await audit.record(
-                "passkey.clone_warning", actor: "system", tenantID: passkey.tenantID, target: ("passkey", passkey.id),
-                details: ["user_id": passkey.userID, "sign_count": String(passkey.signCount)], at: date, on: executor)
+            try await recordCloneWarning(of: passkey, at: date, on: executor)
         }
+    }
+
+    private func recordCloneWarning(of passkey: Passkey, at date: Date, on executor: any SQLExecutor) async throws {
+        try await audit.record(
+            "passkey.clone_warning", actor: "system", tenantID: passkey.tenantID, target: ("passkey", passkey.id),
+            details: ["user_id": passkey.userID, "sign_count": String(passkey.signCount)], at: date, on: executor)
     }
 
     func rename(_ passkey: Passkey, to name: String, actor: String, at date: Date) async throws {

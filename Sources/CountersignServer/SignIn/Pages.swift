@@ -81,8 +81,24 @@ struct SignInPage: PageModel {
     let passkeys: Bool
     /// Whether a request to the phone can answer this sign-in (not when it asks for a passkey).
     let phone: Bool
-    var passkeyError: String? = nil
-    var script: String? { passkeys ? "passkey.js" : nil }
+    var passkeyError: String?
+    /// The script that runs WebAuthn, where the tenant offers passkeys. Stored, not computed:
+    /// Mustache reads stored properties only.
+    let script: String?
+
+    init(tenantName: String, base: String, clientName: String, attempt: String, username: String, usernameError: String?,
+         passkeys: Bool, phone: Bool, passkeyError: String? = nil) {
+        self.tenantName = tenantName
+        self.base = base
+        self.clientName = clientName
+        self.attempt = attempt
+        self.username = username
+        self.usernameError = usernameError
+        self.passkeys = passkeys
+        self.phone = phone
+        self.passkeyError = passkeyError
+        script = passkeys ? "passkey.js" : nil
+    }
 }
 
 /// `waiting`: approve on the phone, with the number to match where the policy asks for it.
