@@ -76,6 +76,8 @@ enum PasskeyScript {
               });
             });
           }
+          var needsVerification = "This sign-in needs your passkey to verify it is you, with your fingerprint, face, PIN "
+            + "or screen lock; the check was cancelled or did not succeed. Try again.";
           function explain(error) {
             if (!error || error.name === "AbortError") { return null; }
             if (error.name === "NotAllowedError") { return "The passkey request was cancelled or timed out. Try again."; }
@@ -113,6 +115,11 @@ enum PasskeyScript {
                   return post(signIn.getAttribute("data-finish"), {
                     attempt: fields.attempt, ceremony: answer.ceremony, credential: credentialJSON(credential)
                   }, true).then(function (done) { window.location.assign(done.redirect); });
+                }, function (error) {
+                  // A browser refuses alike whether the person cancelled or the device could
+                  // not verify them; where verification is required, say that it is.
+                  var verify = answer.publicKey.userVerification === "required" && error && error.name === "NotAllowedError";
+                  throw verify ? new Error(needsVerification) : error;
                 });
               });
             };

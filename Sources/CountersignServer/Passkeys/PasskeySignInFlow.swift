@@ -28,14 +28,21 @@ struct PasskeySignInFlow: Sendable {
     }
 
     /// `POST /authorize/passkey/options`: usernameless request options for the form's attempt.
-    /// A request that asks for the passkey class requires user verification, whatever the
-    /// tenant prefers.
+    /// A sign-in that a passkey without user verification could not answer (one that asks for
+    /// the passkey class, or needs more than a confirmation) requires user verification,
+    /// whatever the tenant prefers, so that the authenticator asks for it up front.
     func options(_ form: FormParameters, _ visit: SignInFlow.Visit) async throws -> Response {
         let (_, attempt) = try await signIn.openAttempt(form, visit)
-        let required = PasskeyClass.isRequired(by: attempt.request.acrValues)
+        guard let client = try await signIn.client(of: attempt, visit) else {
+            throw APIError.badRequest("the client of this sign-in no longer exists")
+        }
+        let presenceIsEnough = PasskeyClass.acr(
+            AuthenticationClass.confirm.urn,
+            meets: RequiredClass(requested: attempt.request.acrValues, client: client, policy: visit.tenant.policy),
+            passkeyRequired: PasskeyClass.isRequired(by: attempt.request.acrValues))
         let (ceremony, options) = try await passkeys.authenticationOptions(
             tenant: visit.tenant, binding: binding(attempt), attempt: attempt.handleHash.base64URLEncodedString,
-            userVerification: required ? .required : nil)
+            userVerification: presenceIsEnough ? nil : .required)
         return try JSON.response(Options(ceremony: ceremony, publicKey: options))
     }
 

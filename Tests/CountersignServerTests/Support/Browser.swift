@@ -353,3 +353,80 @@ extension Browser {
         }
     }
 }
+
+// MARK: Scripts before the page's
+
+extension Browser {
+    /// Runs `script` in every page this browser opens from now on, before the page's own
+    /// scripts (Chrome DevTools Protocol, `Page.addScriptToEvaluateOnNewDocument`): to take
+    /// away a browser feature a page would otherwise use.
+    func runBeforeEveryPage(_ script: String) async throws {
+        _ = try await command("POST", "/goog/cdp/execute",
+                              ["cmd": "Page.addScriptToEvaluateOnNewDocument", "params": ["source": script]])
+    }
+}
+
+// MARK: Virtual authenticators
+
+extension Browser {
+    /// What a virtual authenticator is (WebAuthn Level 3 §11, "Virtual Authenticators").
+    /// The default is a platform authenticator that keeps discoverable credentials, verifies the
+    /// user, and always consents: a laptop's fingerprint reader whose owner says yes.
+    struct VirtualAuthenticatorOptions: Sendable {
+        var `protocol` = "ctap2"
+        var transport = "internal"
+        var hasResidentKey = true
+        var hasUserVerification = true
+        var isUserConsenting = true
+        var isUserVerified = true
+
+        fileprivate var json: [String: Any] {
+            ["protocol": `protocol`, "transport": transport, "hasResidentKey": hasResidentKey,
+             "hasUserVerification": hasUserVerification, "isUserConsenting": isUserConsenting,
+             "isUserVerified": isUserVerified]
+        }
+    }
+
+    /// A credential a virtual authenticator holds (§11, "Get Credentials"); its private key
+    /// is left out.
+    struct VirtualCredential: Sendable, Decodable, Equatable {
+        /// base64url.
+        let credentialId: String
+        let isResidentCredential: Bool
+        let rpId: String?
+        /// base64url; nil for a credential that is not discoverable.
+        let userHandle: String?
+        let signCount: Int
+    }
+
+    /// An authenticator the browser uses for WebAuthn instead of real hardware, until removed
+    /// or the session ends (WebAuthn Level 3 §11, "WebDriver Extension").
+    struct VirtualAuthenticator: Sendable {
+        let browser: Browser
+        let id: String
+
+        private var path: String { "/webauthn/authenticator/\(id)" }
+
+        /// The credentials it holds.
+        func credentials() async throws -> [VirtualCredential] {
+            try await browser.command("GET", path + "/credentials", as: [VirtualCredential].self)
+        }
+
+        /// Whether the next user verifications succeed ("Set User Verified").
+        func setUserVerified(_ verified: Bool) async throws {
+            _ = try await browser.command("POST", path + "/uv", ["isUserVerified": verified])
+        }
+
+        /// Forgets every credential ("Remove All Credentials").
+        func removeAllCredentials() async throws { _ = try await browser.command("DELETE", path + "/credentials") }
+
+        /// Takes it out of the browser ("Remove Virtual Authenticator").
+        func remove() async throws { _ = try await browser.command("DELETE", path) }
+    }
+
+    /// Adds a virtual authenticator to the browser (WebAuthn Level 3 §11, "Add Virtual Authenticator").
+    func addVirtualAuthenticator(_ options: VirtualAuthenticatorOptions = .init()) async throws -> VirtualAuthenticator {
+        let id = try Self.decode(try await command("POST", "/webauthn/authenticator", options.json), as: String.self)
+        return VirtualAuthenticator(browser: self, id: id)
+    }
+}
