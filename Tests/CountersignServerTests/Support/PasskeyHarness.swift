@@ -9,65 +9,6 @@ import Testing
 import FoundationNetworking
 #endif
 
-/// A browser whose passkey script the test plays by hand: keeps the cookies the server sets,
-/// posts forms and the JSON the script posts, follows no redirect (a test reads each one), and
-/// sends through the router in memory.
-actor PasskeyBrowser {
-    typealias Send = @Sendable (URLRequest) async throws -> TestServer.Answer
-
-    let base: String
-    nonisolated let send: Send
-    private var cookies: [String: String] = [:]
-
-    init(base: String, send: @escaping Send) {
-        self.base = base
-        self.send = send
-    }
-
-    /// `path` below the server's base, or a URL of the server (a redirect's `Location`).
-    func get(_ path: String) async throws -> TestServer.Answer {
-        try await keep(send(request("GET", path)))
-    }
-
-    func post(_ path: String, _ form: [(String, String)]) async throws -> TestServer.Answer {
-        var request = try request("POST", path)
-        request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
-        request.httpBody = Data(TestServer.formEncoded(form).utf8)
-        return try await keep(send(request))
-    }
-
-    /// What the script posts after `create()` or `get()`.
-    func post(_ path: String, json body: some Encodable & Sendable) async throws -> TestServer.Answer {
-        var request = try request("POST", path)
-        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        request.httpBody = try JSONEncoder().encode(body)
-        return try await keep(send(request))
-    }
-
-    /// The browser's mark (`countersign-browser`, with `__Host-` on https), which binds a
-    /// sign-in and its ceremonies to this browser.
-    var browserMark: String? { cookies.first { $0.key.hasSuffix("countersign-browser") }?.value }
-
-    var hasSession: Bool { cookies.keys.contains { $0.contains("countersign-session") } }
-
-    private func request(_ method: String, _ path: String) throws -> URLRequest {
-        var request = URLRequest(url: try #require(URL(string: path.hasPrefix(base) ? path : base + path)))
-        request.httpMethod = method
-        if !cookies.isEmpty {
-            request.setValue(cookies.map { "\($0.key)=\($0.value)" }.sorted().joined(separator: "; "), forHTTPHeaderField: "Cookie")
-        }
-        return request
-    }
-
-    private func keep(_ answer: TestServer.Answer) -> TestServer.Answer {
-        if let header = answer.header("Set-Cookie"), let pair = header.split(separator: ";").first {
-            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
-            if parts.count == 2 { cookies[parts[0]] = parts[1].isEmpty ? nil : parts[1] }
-        }
-        return answer
-    }
-}
-
 /// One passkey on a `WebAuthnTestAuthenticator`, used at the server's public URL as its origin
 /// and scoped, as a browser scopes it, to the RP ID the options name (else the server's own).
 /// `flags` and `signCount` are what it reports in its next response.
@@ -151,7 +92,7 @@ extension TestServer.Answer {
 
 /// A person on their account page (`<base>/account`), signed in by approving on their phone.
 struct AccountSession: Sendable {
-    let browser: PasskeyBrowser
+    let browser: AccountBrowser
     let user: EnrolledUser
     let csrf: String
     /// The tenant's base path: `""` or `/t/<slug>`.
@@ -196,7 +137,7 @@ struct AccountSession: Sendable {
 
 /// A browser at the hosted sign-in page of one attempt.
 struct HostedSignIn: Sendable {
-    let browser: PasskeyBrowser
+    let browser: AccountBrowser
     /// The sign-in page as first shown.
     let page: TestServer.Answer
     let attempt: String
@@ -230,7 +171,7 @@ struct HostedSignIn: Sendable {
 /// register passkeys, sign in with them at the hosted page, and read what the server stored.
 struct PasskeyBench: Sendable {
     let server: TestServer
-    let send: PasskeyBrowser.Send
+    let send: AccountBrowser.Send
     let alice: AccountSession
 
     /// Runs `body` with alice signed in to the default tenant's account page. On PostgreSQL, or
@@ -256,7 +197,7 @@ struct PasskeyBench: Sendable {
         }
     }
 
-    private static func make(_ server: TestServer, send: @escaping PasskeyBrowser.Send) async throws -> PasskeyBench {
+    private static func make(_ server: TestServer, send: @escaping AccountBrowser.Send) async throws -> PasskeyBench {
         let alice = try await server.enrolledUser("alice")
         return PasskeyBench(
             server: server, send: send, alice: try await signedIn(alice, base: "", at: server, through: send))
@@ -268,7 +209,7 @@ struct PasskeyBench: Sendable {
     }
 
     /// A browser that has not been here before.
-    func browser() -> PasskeyBrowser { PasskeyBrowser(base: server.base, send: send) }
+    func browser() -> AccountBrowser { AccountBrowser(base: server.base, send: send) }
 
     /// A passkey for this server's relying party.
     func passkey(backupEligible: Bool = false, signCount: UInt32 = 0) -> TestPasskey {
@@ -284,9 +225,9 @@ struct PasskeyBench: Sendable {
     }
 
     private static func signedIn(
-        _ user: EnrolledUser, base: String, at server: TestServer, through send: @escaping PasskeyBrowser.Send
+        _ user: EnrolledUser, base: String, at server: TestServer, through send: @escaping AccountBrowser.Send
     ) async throws -> AccountSession {
-        let browser = PasskeyBrowser(base: server.base, send: send)
+        let browser = AccountBrowser(base: server.base, send: send)
         let form = try await browser.get(base + "/account")
         let attempt = try #require(form.hidden("attempt"), "\(form.text.prefix(500))")
         let waiting = try await browser.post(base + "/authorize/sign-in", [("attempt", attempt), ("username", user.username)])
@@ -302,7 +243,7 @@ struct PasskeyBench: Sendable {
     /// A new attempt at the hosted sign-in for `client`, in `browser` (a new one by default).
     func openSignIn(
         _ client: CodeFlowClient, challenge: String, extra: [(String, String)] = [], base: String = "",
-        browser: PasskeyBrowser? = nil
+        browser: AccountBrowser? = nil
     ) async throws -> HostedSignIn {
         let browser = browser ?? self.browser()
         let page = try await browser.get(
