@@ -65,16 +65,20 @@ struct PasskeyAccountTests {
         }
     }
 
-    @Test("A user holds at most 25 passkeys: the 26th is refused with 409 too_many_passkeys and not stored")
+    @Test("A user holds at most 25 passkeys: a 26th is refused with 409 too_many_passkeys, at the options and at the post, and not stored")
     func aUserHoldsAtMost25Passkeys() async throws {
         try await PasskeyBench.run(.sqlite) { bench in
-            for _ in 0..<PasskeyService.maximumPerUser { _ = try await bench.alicesPasskey() }
+            for _ in 1..<PasskeyService.maximumPerUser { _ = try await bench.alicesPasskey() }
+            // Options asked for at 24, then the 25th added in another tab: the late post is refused.
+            let early = try await bench.alice.creationOptions().decoded(CreationOptionsAnswer.self)
+            #expect(early.publicKey.excludeCredentials.count == PasskeyService.maximumPerUser - 1)
+            _ = try await bench.alicesPasskey()
             var one = bench.passkey()
-            let refused = try await bench.alice.register(&one)
+            let late = try await bench.alice.add(ceremony: early.ceremony, one.create(early.publicKey))
+            #expect(late.status == 409 && late.error == "too_many_passkeys", "\(late.text)")
+            let refused = try await bench.alice.creationOptions()
             #expect(refused.status == 409 && refused.error == "too_many_passkeys", "\(refused.text)")
             #expect(try await bench.passkeys(of: bench.alice.user.userID).count == PasskeyService.maximumPerUser)
-            let options = try await bench.alice.creationOptions().decoded(CreationOptionsAnswer.self)
-            #expect(options.publicKey.excludeCredentials.count == PasskeyService.maximumPerUser)
         }
     }
 

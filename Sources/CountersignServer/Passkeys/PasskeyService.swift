@@ -44,6 +44,7 @@ struct PasskeyService: Sendable {
         let date = now()
         let handle = try await store.userHandle(userID: user.id, tenantID: tenant.id, at: date)
         let existing = try await store.passkeys(userID: user.id, tenantID: tenant.id)
+        guard existing.count < Self.maximumPerUser else { throw PasskeyError.tooMany }
         let challenge = Secrets.randomBytes(Self.challengeLength)
         let options = PublicKeyCredentialCreationOptionsJSON(
             rp: RelyingPartyEntity(id: relyingParty.id, name: relyingParty.name),
