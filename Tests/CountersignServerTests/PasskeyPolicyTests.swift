@@ -167,6 +167,8 @@ struct PasskeyPolicyTests {
             (["rp_id": "countersign.test:8443"], "passkeys.rp_id"),
             (["rp_id": "countersign.test", "origins": ["https://login.bank.example"]], "passkeys.origins"),
             (["origins": ["http://login.countersign.test"]], "passkeys.origins"),
+            // Without an RP ID of its own the tenant's is the server's host, countersign.test.
+            (["origins": ["https://login.bank.example"]], "passkeys.origins"),
             (["top_origins": ["https://portal.example/path"]], "passkeys.top_origins"),
             (["rp_name": ""], "passkeys.rp_name"),
             (["attestation": "none", "allow_unattested": false], "passkeys.allow_unattested"),

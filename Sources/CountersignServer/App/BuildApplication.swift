@@ -217,7 +217,7 @@ extension CountersignServer {
         PolicyAdminRoutes(
             store: SQLPolicyAdminStore(
                 database: database, tenants: tenantRepository, users: users, audit: audit, tenantService: tenants),
-            guardian: guardian, maximumBodySize: bodyLimit, now: now
+            guardian: guardian, origin: origin, maximumBodySize: bodyLimit, now: now
         ).register(on: admin)
         AuthorizationDetailTypeAdminRoutes(
             store: SQLAuthorizationDetailTypeAdminStore(

@@ -84,8 +84,9 @@ public struct AuthenticationPolicy: Codable, Sendable, Equatable {
         passkeys = try container.decodeIfPresent(PasskeySettings.self, forKey: .passkeys) ?? defaults.passkeys
     }
 
-    /// Throws the first member out of range, naming it.
-    func validated() throws(AdminError) -> AuthenticationPolicy {
+    /// Throws the first member out of range, naming it. `publicOrigin` is where the server is
+    /// reached, which passkeys' origins are checked against when the tenant sets no RP ID.
+    func validated(publicOrigin: String) throws(AdminError) -> AuthenticationPolicy {
         for (field, value) in [("default_acr", defaultAcr), ("minimum_acr", minimumAcr)] {
             if let value, AuthenticationClass(urn: value) == nil {
                 throw .invalidField(field, "must be one of \(AuthenticationClass.all.map(\.urn).joined(separator: ", "))")
@@ -109,7 +110,7 @@ public struct AuthenticationPolicy: Codable, Sendable, Equatable {
             throw .invalidField("session_idle_seconds", "must not exceed session_max_age_seconds")
         }
         var policy = self
-        policy.passkeys = try passkeys.validated()
+        policy.passkeys = try passkeys.validated(publicOrigin: publicOrigin)
         return policy
     }
 

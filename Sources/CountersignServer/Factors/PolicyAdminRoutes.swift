@@ -7,6 +7,8 @@ import Hummingbird
 struct PolicyAdminRoutes: Sendable {
     let store: any PolicyAdminStore
     let guardian: AdminGuard
+    /// Where the server is reached: the RP ID of a tenant's passkeys unless it sets its own.
+    let origin: PublicOrigin
     let maximumBodySize: Int
     let now: @Sendable () -> Date
 
@@ -18,7 +20,7 @@ struct PolicyAdminRoutes: Sendable {
         }
         router.put(RouterPath(base)) { request, context in
             let (key, tenant) = try await guardian.tenant(request, context, holding: .authenticationPolicyManage)
-            let policy = try await request.decodeJSON(AuthenticationPolicy.self, limit: maximumBodySize).validated()
+            let policy = try await request.decodeJSON(AuthenticationPolicy.self, limit: maximumBodySize).validated(publicOrigin: origin.base)
             try await store.setPolicy(policy, tenantID: tenant.id, actor: "admin-key:\(key.id)", at: now())
             return try JSON.response(policy)
         }

@@ -60,8 +60,10 @@ public struct PasskeySettings: Codable, Sendable, Equatable {
         attestationRoots = try container.decodeIfPresent([String].self, forKey: .attestationRoots) ?? []
     }
 
-    /// Throws the first member that cannot work, naming it.
-    func validated() throws(AdminError) -> PasskeySettings {
+    /// Throws the first member that cannot work, naming it. Without an RP ID of the tenant's
+    /// own, origins are checked against the one the server at `publicOrigin` uses.
+    func validated(publicOrigin: String) throws(AdminError) -> PasskeySettings {
+        let effectiveRPID = rpID ?? Self.ownRPID(publicOrigin)
         if let rpID {
             guard Self.isHostName(rpID) else {
                 throw .invalidField("passkeys.rp_id", "must be a lower-case domain name without scheme, port or path")
@@ -74,8 +76,8 @@ public struct PasskeySettings: Codable, Sendable, Equatable {
             guard Self.isAppOrigin(origin) || Self.webOriginHost(origin) != nil else {
                 throw .invalidField("passkeys.origins", "\(origin) is neither an https origin nor android:apk-key-hash:<base64url>")
             }
-            if let host = Self.webOriginHost(origin), let rpID, !Self.host(host, isWithin: rpID) {
-                throw .invalidField("passkeys.origins", "the host of \(origin) is not \(rpID) or below it")
+            if let host = Self.webOriginHost(origin), !Self.host(host, isWithin: effectiveRPID) {
+                throw .invalidField("passkeys.origins", "the host of \(origin) is not \(effectiveRPID) or below it")
             }
         }
         for origin in topOrigins where Self.webOriginHost(origin) == nil {
@@ -97,19 +99,32 @@ public struct PasskeySettings: Codable, Sendable, Equatable {
     /// reached at a loopback address is a passkey relying party as `localhost`: browsers refuse
     /// an IP address as RP ID, and treat `http://localhost` as a secure context.
     func relyingParty(tenantName: String, publicOrigin: String) -> RelyingParty {
-        var ownHost = Self.webOriginHost(publicOrigin) ?? URL(string: publicOrigin)?.host ?? "localhost"
         var allowed = Set(origins)
         allowed.insert(publicOrigin)
-        if ["127.0.0.1", "[::1]", "::1"].contains(ownHost), var local = URLComponents(string: publicOrigin) {
+        if Self.isLoopback(Self.serverHost(publicOrigin)), var local = URLComponents(string: publicOrigin) {
             local.host = "localhost"
             if let origin = local.string { allowed.insert(origin) }
-            ownHost = "localhost"
         }
         return RelyingParty(
-            id: rpID ?? ownHost, name: rpName ?? tenantName, origins: allowed, topOrigins: Set(topOrigins),
+            id: rpID ?? Self.ownRPID(publicOrigin), name: rpName ?? tenantName, origins: allowed, topOrigins: Set(topOrigins),
             userVerification: userVerificationRequirement, attestation: attestationConveyance,
             allowUnattested: allowUnattested, signCountRegression: signCountRegressionAction,
             attestationRoots: attestationRoots.compactMap { try? Certificate(pemEncoded: $0) })
+    }
+
+    /// The RP ID a tenant without one of its own uses: the server's host, `localhost` for a
+    /// loopback address.
+    static func ownRPID(_ publicOrigin: String) -> String {
+        let host = serverHost(publicOrigin)
+        return isLoopback(host) ? "localhost" : host
+    }
+
+    static func serverHost(_ publicOrigin: String) -> String {
+        webOriginHost(publicOrigin) ?? URL(string: publicOrigin)?.host ?? "localhost"
+    }
+
+    static func isLoopback(_ host: String) -> Bool {
+        ["127.0.0.1", "[::1]", "::1"].contains(host)
     }
 
     static func isHostName(_ value: String) -> Bool {
