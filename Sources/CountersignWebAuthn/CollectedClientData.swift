@@ -68,7 +68,7 @@ public struct CollectedClientData: Sendable, Equatable {
     }
 
     /// CCDToString: `"` and `\` escaped with a backslash, other code points below U+0020 as
-    /// `\uXXXX`, everything else as it is.
+    /// `\u` and four lower-case hex digits, everything else as it is.
     static func quoted(_ value: String) -> String {
         var out = "\""
         for scalar in value.unicodeScalars {

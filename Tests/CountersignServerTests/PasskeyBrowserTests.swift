@@ -73,10 +73,7 @@ struct PasskeyBrowserTests {
     @Test("Sign out, then sign in to an application with the passkey without typing a username: the ID token says passkey, hwk, user and mfa")
     func signInWithAPasskeyWithoutAUsername() async throws {
         try await Self.onLocalhost { server, browser, _ in
-            let user = try await server.enrolledUser("alice")
-            try await Self.signInToTheAccount(user, server: server, browser: browser)
-            _ = try await Self.addPasskey("Laptop", browser: browser)
-            try await Self.signOut(server: server, browser: browser)
+            let user = try await Self.signedOutWithALaptopPasskey(server: server, browser: browser)
 
             let client = try await server.createCodeFlowClient(redirectURI: "http://127.0.0.1/callback")
             let verifier = CodeFlowClient.verifier()
@@ -103,10 +100,7 @@ struct PasskeyBrowserTests {
     @Test("An application that asks for a passkey gets no username field, and is refused while the laptop cannot verify the user")
     func aRequestForAPasskeyNeedsUserVerification() async throws {
         try await Self.onLocalhost { server, browser, authenticator in
-            let user = try await server.enrolledUser("alice")
-            try await Self.signInToTheAccount(user, server: server, browser: browser)
-            _ = try await Self.addPasskey("Laptop", browser: browser)
-            try await Self.signOut(server: server, browser: browser)
+            _ = try await Self.signedOutWithALaptopPasskey(server: server, browser: browser)
 
             let client = try await server.createCodeFlowClient(redirectURI: "http://127.0.0.1/callback")
             let verifier = CodeFlowClient.verifier()
@@ -159,10 +153,7 @@ struct PasskeyBrowserTests {
     @Test("Where the browser offers passkeys in the username field, picking the passkey there signs in without the button")
     func signInFromTheUsernameFieldsAutofill() async throws {
         try await Self.onLocalhost(passkeyAutofill: true) { server, browser, _ in
-            let user = try await server.enrolledUser("alice")
-            try await Self.signInToTheAccount(user, server: server, browser: browser)
-            _ = try await Self.addPasskey("Laptop", browser: browser)
-            try await Self.signOut(server: server, browser: browser)
+            let user = try await Self.signedOutWithALaptopPasskey(server: server, browser: browser)
 
             let client = try await server.createCodeFlowClient(redirectURI: "http://127.0.0.1/callback")
             let verifier = CodeFlowClient.verifier()
@@ -236,6 +227,15 @@ struct PasskeyBrowserTests {
         let card = try await browser.waitFor(css: "article.passkey")
         #expect(try await browser.find("article.passkey h3").text() == name)
         return String(try #require(try await card.attribute("id")).dropFirst("passkey-".count))
+    }
+
+    /// alice, who signed in on her phone, added the passkey "Laptop" and signed out again.
+    static func signedOutWithALaptopPasskey(server: TestServer, browser: Browser) async throws -> EnrolledUser {
+        let user = try await server.enrolledUser("alice")
+        try await signInToTheAccount(user, server: server, browser: browser)
+        _ = try await addPasskey("Laptop", browser: browser)
+        try await signOut(server: server, browser: browser)
+        return user
     }
 
     /// Signs out with the account page's link.

@@ -86,13 +86,6 @@ struct WebAuthnAttestationTests {
         #expect(await AttestationTrust(roots: [try TestAttestationCA().certificate]).isTrusted(attestation, at: Fixtures.w3cDate) == false)
     }
 
-    @Test("roots given as DER trust the same paths")
-    func derRootsTrust() async throws {
-        let attestation = try Self.verifiedAttestation("packed.ES256")
-        let trust = try AttestationTrust(derEncodedRoots: [Fixtures.hex(try Fixtures.w3c().attestation_ca_cert)])
-        #expect(await trust.isTrusted(attestation, at: Fixtures.w3cDate))
-    }
-
     @Test("a path is judged at the ceremony's time: before the certificates' validity it is not trusted")
     func pathIsJudgedAtTheCeremonysTime() async throws {
         let attestation = try Self.verifiedAttestation("packed.ES256")

@@ -416,12 +416,6 @@ extension Browser {
         func setUserVerified(_ verified: Bool) async throws {
             _ = try await browser.command("POST", path + "/uv", ["isUserVerified": verified])
         }
-
-        /// Forgets every credential ("Remove All Credentials").
-        func removeAllCredentials() async throws { _ = try await browser.command("DELETE", path + "/credentials") }
-
-        /// Takes it out of the browser ("Remove Virtual Authenticator").
-        func remove() async throws { _ = try await browser.command("DELETE", path) }
     }
 
     /// Adds a virtual authenticator to the browser (WebAuthn Level 3 §11, "Add Virtual Authenticator").

@@ -21,11 +21,6 @@ struct AttestationTrust: Sendable {
         self.roots = roots
     }
 
-    /// Roots given as DER, as a tenant's configuration stores them.
-    init(derEncodedRoots: [[UInt8]]) throws {
-        roots = try derEncodedRoots.map { try Certificate(derEncoded: $0) }
-    }
-
     func isTrusted(_ attestation: VerifiedAttestation, at date: Date) async -> Bool {
         switch attestation.kind {
         case .none, .self: return false
