@@ -80,8 +80,14 @@ let package = Package(
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Mustache", package: "swift-mustache"),
-            ]
+            ],
+            // The OpenAPI document is built into the server as a string by the plugin below.
+            exclude: ["OpenAPI/openapi.json"],
+            plugins: ["EmbedOpenAPIDocument"]
         ),
+        // Writes a text file into a Swift source as a string literal (the OpenAPI document).
+        .executableTarget(name: "EmbedText"),
+        .plugin(name: "EmbedOpenAPIDocument", capability: .buildTool(), dependencies: ["EmbedText"]),
         // Local HTTP/2 endpoints that speak the APNs provider API and FCM HTTP v1 (with its
         // OAuth token endpoint): the peers of the push tests and of `countersign bench push`.
         .target(

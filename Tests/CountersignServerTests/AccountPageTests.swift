@@ -41,6 +41,18 @@ struct AccountPageTests {
         }
     }
 
+    @Test("A sign-out link with a malformed query gets the error page, and the session stays", arguments: [
+        "?a=1&a=2", "?state=1&state=2", "?state=%00",
+    ])
+    func malformedSignOutQueryIsAPage(query: String) async throws {
+        try await AccountBench.run(.sqlite) { bench in
+            let out = try await bench.browser.get("/logout" + query)
+            #expect(out.status == 400 && out.text.contains("invalid_request"))
+            let again = try await bench.browser.get("/account")
+            #expect(again.text.contains("Your phones"), "nothing was ended")
+        }
+    }
+
     @Test("The account page lives below each tenant's base, and its forms post there")
     func eachTenantHasItsOwnAccountPage() async throws {
         try await TestServer.routed { server in

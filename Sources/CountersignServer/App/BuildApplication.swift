@@ -139,6 +139,7 @@ extension CountersignServer {
         router.add(middleware: ErrorMiddleware(surface: .api, logger: logger))
         router.add(middleware: NULInPathRefusal())
         HealthRoutes(database: database, metrics: metrics).register(on: router)
+        OpenAPIRoutes().register(on: router)
         let throttling = FailedAuthenticationMiddleware(throttle: throttle, metrics: metrics)
         let guardian = AdminGuard(authenticator: adminAuthenticator, tenants: tenants, now: now)
         let (bodyLimit, pushCredentials) = (

@@ -42,6 +42,8 @@ public final class CountersignServer: Sendable {
     /// The HTTP application: the router with its middleware, served on a socket by `run()` and
     /// `start()`, and driven in memory by the feature tests.
     let application: Application<RouterResponder<CountersignRequestContext>>
+    /// Every route the router answers, by method and path (the OpenAPI document names each).
+    let routes: [Route]
     /// The push, webhook and client-notification dispatchers (none when dispatch is off).
     private let dispatchers: [any Service]
     private let clusterListener: ClusterRelayListener
@@ -142,6 +144,7 @@ public final class CountersignServer: Sendable {
         self.approvalEvents = approvalEvents
         self.tenantEvents = tenantEvents
         self.customVerifier = customVerifier
+        self.routes = router.routes.map { Route(method: $0.method, path: $0.path.description) }
         (listening, listeningContinuation) = AsyncStream.makeStream(of: Int.self, bufferingPolicy: .bufferingNewest(1))
         let continuation = listeningContinuation
         let listened = listened
@@ -256,4 +259,12 @@ private final class ListeningFlag: Sendable {
     func set() { state.withLock { $0 = true } }
 
     var isSet: Bool { state.withLock { $0 } }
+}
+
+extension CountersignServer {
+    /// A route of the router: its method and path, with captures written `{name}`.
+    struct Route: Sendable, Hashable {
+        let method: HTTPRequest.Method
+        let path: String
+    }
 }

@@ -119,8 +119,12 @@ enum ErrorSurface: Sendable {
             }
         }
         if let retryAfter = error.retryAfter { fields[.retryAfter] = String(retryAfter) }
-        // RFC 6750 §3.1: a request that carried no token gets the bare challenge.
-        guard let code = error.code else { return Response(status: error.status, headers: fields) }
+        // RFC 6750 §3.1: a request that carried no token gets the bare challenge, and no body
+        // means no media type.
+        guard let code = error.code else {
+            fields[.contentType] = nil
+            return Response(status: error.status, headers: fields)
+        }
         var body = ["error": code]
         if let description = error.description { body["error_description"] = OAuthError.sanitized(description) }
         return Response(status: error.status, headers: fields, body: encoded(body))

@@ -77,7 +77,12 @@ struct SignInRoutes: Sendable {
             }
         }
         pages.get("/logout") { request, context in
-            try await flow.logout(try Self.query(request), try visit(request, context))
+            let visit = try visit(request, context)
+            do {
+                return try await flow.logout(try Self.query(request), visit)
+            } catch let error as AuthorizationPageError {
+                return flow.errorPage(error.message, code: error.code, visit)
+            }
         }
         pages.post("/logout") { request, context in
             try await flow.logout(try await FormParameters.read(request), try visit(request, context))

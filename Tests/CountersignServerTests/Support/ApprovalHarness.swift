@@ -118,6 +118,10 @@ extension TestServer {
         for (name, value) in http.allHeaderFields {
             if let name = name as? String, let value = value as? String { fields[name] = value }
         }
+        if http.url?.path == request.url?.path, let url = request.url?.absoluteString, url.hasPrefix(base) {
+            OpenAPIContract.shared.check(method: request.httpMethod ?? "GET", path: String(url.dropFirst(base.count)),
+                                         status: http.statusCode, headers: fields, body: data)
+        }
         return Answer(status: http.statusCode, data: data, headers: fields)
     }
 

@@ -1,4 +1,5 @@
 import CountersignKit
+import Testing
 import Foundation
 import HummingbirdTesting
 #if canImport(FoundationNetworking)
@@ -20,5 +21,30 @@ struct RouterTransport: HTTPTransport {
             throw URLError(.badServerResponse)
         }
         return (answer.data, response)
+    }
+}
+
+/// The SDK's transport for a listening server: URLSession, with every answer from the server
+/// held to the OpenAPI document as `TestServer`'s own calls are (the live stream excepted).
+struct ContractCheckedTransport: HTTPTransport {
+    let base: String
+    private let session = URLSessionTransport()
+
+    func send(_ request: URLRequest) async throws -> (Data, HTTPURLResponse) {
+        let (data, response) = try await session.send(request)
+        if let url = request.url?.absoluteString, url.hasPrefix(base), response.url?.path == request.url?.path {
+            var headers: [String: String] = [:]
+            for (name, value) in response.allHeaderFields {
+                if let name = name as? String, let value = value as? String { headers[name] = value }
+            }
+            OpenAPIContract.shared.check(method: request.httpMethod ?? "GET", path: String(url.dropFirst(base.count)),
+                                         status: response.statusCode, headers: headers, body: data)
+        }
+        return (data, response)
+    }
+
+    /// The live stream, unchecked: its body is a stream of events, not a document.
+    func stream(_ request: URLRequest) async throws -> StreamedResponse {
+        try await session.stream(request)
     }
 }

@@ -165,7 +165,7 @@ struct TestServer: Sendable {
     /// How a device reaches this server: through the router in memory, or over HTTP.
     var transport: any HTTPTransport {
         if let router { return RouterTransport(client: router, base: base) }
-        return URLSessionTransport()
+        return ContractCheckedTransport(base: base)
     }
 
     // MARK: - HTTP
@@ -216,7 +216,10 @@ struct TestServer: Sendable {
             body: request.httpBody.map { ByteBuffer(data: $0) })
         var headers: [String: String] = [:]
         for field in response.headers { headers[field.name.canonicalName] = field.value }
-        return Answer(status: response.status.code, data: Data(buffer: response.body), headers: headers)
+        let answer = Answer(status: response.status.code, data: Data(buffer: response.body), headers: headers)
+        OpenAPIContract.shared.check(
+            method: request.httpMethod ?? "GET", path: path, status: answer.status, headers: headers, body: answer.data)
+        return answer
     }
 
     /// An admin call with the bootstrap key.

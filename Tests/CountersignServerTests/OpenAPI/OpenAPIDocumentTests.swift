@@ -1,0 +1,129 @@
+import Foundation
+import Testing
+@testable import CountersignServer
+
+/// The OpenAPI document is the truth about the router: every route is an operation of it and
+/// every operation a route, it is valid OpenAPI 3.1, and it is what `/openapi.json` serves. (That
+/// every answer the suite receives fits it is checked by `TestServer` on each answer.)
+@Suite("The OpenAPI document")
+struct OpenAPIDocumentTests {
+    static let file = DocumentationExamplesTests.root.appendingPathComponent("Sources/CountersignServer/OpenAPI/openapi.json")
+    let contract = OpenAPIContract.shared
+
+    /// The operations of the document as `METHOD /path`, the tenant's copies written with
+    /// their `/t/{tenant}` base as the router has them.
+    var documentedRoutes: Set<String> {
+        var routes = Set<String>()
+        for (path, item) in contract.document["paths"]?.object ?? [:] {
+            let bases = (item["servers"]?.array ?? [.object(["url": .string("/")])]).compactMap { $0["url"]?.string }
+            for method in OpenAPIContract.methods where item[method] != nil {
+                for base in bases {
+                    routes.insert("\(method.uppercased()) \(base == "/" ? "" : base)\(path)")
+                }
+            }
+        }
+        return routes
+    }
+
+    @Test func everyRouteIsAnOperationOfTheDocumentAndEveryOperationARoute() async throws {
+        let documented = documentedRoutes
+        try await TestServer.routed { server in
+            let routed = Set(server.server.routes.map { "\($0.method.rawValue) \($0.path)" })
+            let undocumented = routed.subtracting(documented)
+            #expect(undocumented.isEmpty, "routes the document lacks: \(undocumented.sorted())")
+            let unrouted = documented.subtracting(routed)
+            #expect(unrouted.isEmpty, "operations no route answers: \(unrouted.sorted())")
+        }
+    }
+
+    /// A client generator names methods by operationId and groups them by tag; the console and
+    /// readers find each admin operation's right in `x-countersign-right` (`none` where any key
+    /// that reaches the tenant may call it).
+    @Test func everyOperationIsNamedTaggedAndListsItsRefusals() throws {
+        var names: [String: String] = [:]
+        let tags = Set((contract.document["tags"]?.array ?? []).compactMap { $0["name"]?.string })
+        for (path, item) in contract.document["paths"]?.object ?? [:] {
+            for method in OpenAPIContract.methods {
+                guard let operation = item[method] else { continue }
+                let name = "\(method.uppercased()) \(path)"
+                let id = try #require(operation["operationId"]?.string, "\(name) has no operationId")
+                #expect(names[id] == nil, "\(name) repeats the operationId \(id) of \(names[id] ?? "")")
+                names[id] = name
+                #expect(operation["summary"]?.string?.isEmpty == false, "\(name) has no summary")
+                let operationTags = operation["tags"]?.array?.compactMap(\.string) ?? []
+                #expect(!operationTags.isEmpty && operationTags.allSatisfy(tags.contains), "\(name) has tags \(operationTags)")
+                let statuses = operation["responses"]?.object?.keys.compactMap { Int($0) } ?? []
+                #expect(statuses.contains { (200..<400).contains($0) }, "\(name) lists no success")
+                if path.hasPrefix("/admin/") {
+                    #expect(operation["x-countersign-right"]?.string != nil, "\(name) names no right")
+                    #expect(operation["security"] != nil, "\(name) names no security")
+                    #expect(statuses.contains(401) && statuses.contains(403), "\(name) lists no 401 or 403")
+                }
+            }
+        }
+    }
+
+    @Test func theServerServesTheRepositoryFileWithAValidator() async throws {
+        let file = try Data(contentsOf: Self.file)
+        try await TestServer.routed { server in
+            let answer = try await server.call("GET", "/openapi.json")
+            #expect(answer.status == 200)
+            #expect(answer.header("Content-Type") == "application/json")
+            #expect(answer.data == file, "the served document is not the repository's file; rebuild")
+            let tag = try #require(answer.header("ETag"))
+            let again = try await server.call("GET", "/openapi.json", headers: ["If-None-Match": tag])
+            #expect(again.status == 304 && again.data.isEmpty)
+            let changed = try await server.call("GET", "/openapi.json", headers: ["If-None-Match": "\"other\""])
+            #expect(changed.status == 200)
+        }
+    }
+
+    /// openapi-spec-validator (Python) checks the document against the OpenAPI 3.1 schema, an
+    /// independent reading of the specification.
+    @Test(.enabled(if: Self.specValidator != nil, "python3 with openapi-spec-validator is not available"))
+    func theDocumentIsValidOpenAPI31() throws {
+        let python = try #require(Self.specValidator)
+        let result = try ChildProcess.result(python, ["python3", "-c", """
+            import json, sys
+            from openapi_spec_validator import validate
+            from openapi_spec_validator.validation.exceptions import OpenAPIValidationError
+            with open(sys.argv[1]) as f:
+                document = json.load(f)
+            try:
+                validate(document)
+            except OpenAPIValidationError as e:
+                print(e)
+                sys.exit(1)
+            """, Self.file.path])
+        #expect(result.status == 0, "\(result.output)")
+    }
+
+    static let specValidator: URL? = {
+        let python = URL(fileURLWithPath: "/usr/bin/env")
+        guard (try? ChildProcess.run(python, ["python3", "-c", "import openapi_spec_validator"])) != nil else {
+            FileHandle.standardError.write(Data("OpenAPIDocumentTests: SKIPPED: python3 with openapi-spec-validator is not available\n".utf8))
+            return nil
+        }
+        return python
+    }()
+
+    @Test func everyLocalReferenceResolves() throws {
+        var unresolved: [String] = []
+        func walk(_ value: SchemaValue, _ path: String) {
+            switch value {
+            case .object(let members):
+                if let reference = members["$ref"]?.string,
+                   contract.validator.failures(of: .null, against: .object(["$ref": .string(reference)]))
+                    .contains(where: { $0.contains("unresolvable") }) {
+                    unresolved.append("\(path): \(reference)")
+                }
+                for (key, member) in members { walk(member, "\(path)/\(key)") }
+            case .array(let elements):
+                for (index, element) in elements.enumerated() { walk(element, "\(path)/\(index)") }
+            default: break
+            }
+        }
+        walk(contract.document, "#")
+        #expect(unresolved.isEmpty, "\(unresolved)")
+    }
+}
