@@ -136,7 +136,8 @@ extension CountersignServer {
         // The router: health first, then the tenant routes (at "" and "/t/{tenant}"), then admin.
         let router = Router(context: CountersignRequestContext.self)
         router.add(middleware: MetricsMiddleware(metrics: metrics))
-        router.add(middleware: ErrorMiddleware(surface: .api, logger: logger))
+        let routeMethods = RouteMethods()
+        router.add(middleware: ErrorMiddleware(surface: .api, logger: logger, methods: routeMethods))
         router.add(middleware: NULInPathRefusal())
         HealthRoutes(database: database, metrics: metrics).register(on: router)
         OpenAPIRoutes().register(on: router)
@@ -230,6 +231,7 @@ extension CountersignServer {
             guardian: guardian, origin: origin, maximumBodySize: bodyLimit, now: now
         ).register(on: admin)
         PasskeyAdminRoutes(store: passkeyStore, guardian: guardian, now: now).register(on: admin)
+        routeMethods.learn(router.table)
 
         // Background work: the dispatchers of push notifications, webhook events and client
         // callbacks, each given what it reads and writes.

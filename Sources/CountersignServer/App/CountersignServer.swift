@@ -144,7 +144,7 @@ public final class CountersignServer: Sendable {
         self.approvalEvents = approvalEvents
         self.tenantEvents = tenantEvents
         self.customVerifier = customVerifier
-        self.routes = router.routes.map { Route(method: $0.method, path: $0.path.description) }
+        self.routes = router.table
         (listening, listeningContinuation) = AsyncStream.makeStream(of: Int.self, bufferingPolicy: .bufferingNewest(1))
         let continuation = listeningContinuation
         let listened = listened
@@ -266,5 +266,12 @@ extension CountersignServer {
     struct Route: Sendable, Hashable {
         let method: HTTPRequest.Method
         let path: String
+    }
+}
+
+extension Router<CountersignRequestContext> {
+    /// Every route registered so far.
+    var table: [CountersignServer.Route] {
+        routes.map { CountersignServer.Route(method: $0.method, path: $0.path.description) }
     }
 }

@@ -15,11 +15,21 @@ struct ErrorMiddleware: RouterMiddleware {
 
     let surface: ErrorSurface
     let logger: Logger
+    /// The router's methods by path, where this middleware answers for paths no route took.
+    var methods: RouteMethods?
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
             return try await next(request, context)
         } catch let error as HTTPError where error.status == .notFound {
+            if let allowed = methods?.allowed(at: request.uri.path), !allowed.isEmpty {
+                var response = surface.response(for: APIError(
+                    .methodNotAllowed, DeviceErrorCode(rawValue: "method_not_allowed"),
+                    "\(request.uri.path) does not take \(request.method.rawValue); it takes \(allowed.joined(separator: ", "))"
+                ).wireError)
+                response.headers[.allow] = allowed.joined(separator: ", ")
+                return response
+            }
             return surface.response(
                 for: APIError.notFound("there is nothing at \(request.method.rawValue) \(request.uri.path)").wireError)
         } catch let failure as any WireFailure {
