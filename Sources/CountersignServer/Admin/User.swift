@@ -40,6 +40,9 @@ public protocol UserRepository: Sendable {
     func find(id: String, tenantID: String, on executor: any SQLExecutor) async throws -> User?
     func find(username: String, tenantID: String, on executor: any SQLExecutor) async throws -> User?
     func list(tenantID: String, after cursor: String?, limit: Int, on executor: any SQLExecutor) async throws -> [User]
+    /// The users whose username starts with `prefix`, any case, in the order of `list`.
+    func list(tenantID: String, usernamePrefix prefix: String, after cursor: String?, limit: Int,
+              on executor: any SQLExecutor) async throws -> [User]
     func update(_ user: User, on executor: any SQLExecutor) async throws
     func delete(id: String, on executor: any SQLExecutor) async throws
     /// Refuses new requests for the user until `date`.
@@ -86,6 +89,20 @@ public struct SQLUserRepository: UserRepository {
             """
             SELECT \(raw: Row.columns) FROM users
             WHERE tenant_id = \(tenantID) AND id > \(cursor ?? "") ORDER BY id LIMIT \(limit)
+            """, as: Row.self
+        ).map { $0.user() }
+    }
+
+    public func list(tenantID: String, usernamePrefix prefix: String, after cursor: String?, limit: Int,
+                     on executor: any SQLExecutor) async throws -> [User] {
+        // LIKE with its wildcards escaped: `_` and `%` in a username are themselves.
+        let pattern = prefix.lowercased().replacingOccurrences(of: "\\", with: "\\\\")
+            .replacingOccurrences(of: "%", with: "\\%").replacingOccurrences(of: "_", with: "\\_") + "%"
+        return try await executor.all(
+            """
+            SELECT \(raw: Row.columns) FROM users
+            WHERE tenant_id = \(tenantID) AND lower(username) LIKE \(pattern) ESCAPE '\\' AND id > \(cursor ?? "")
+            ORDER BY id LIMIT \(limit)
             """, as: Row.self
         ).map { $0.user() }
     }

@@ -52,7 +52,8 @@ struct UserAdminRoutes: Sendable {
         router.get(RouterPath(base)) { request, context in
             let (_, tenant) = try await guardian.tenant(request, context, holding: .usersRead)
             let page = try PageRequest(request)
-            let users = try await store.users(tenantID: tenant.id, after: page.cursor, limit: page.fetchLimit)
+            let users = try await store.users(
+                tenantID: tenant.id, usernamePrefix: try Self.search(request), after: page.cursor, limit: page.fetchLimit)
             return try JSON.response(page.page(users, cursor: \.id))
         }
         router.post(RouterPath(base)) { request, context in
@@ -188,6 +189,18 @@ struct UserAdminRoutes: Sendable {
         if let status = try Self.status(fields.status) { patched.status = status }
         patched.updatedAt = date
         return patched
+    }
+
+    /// `?q=`: a username prefix to search for, 1–128 characters, given once.
+    static func search(_ request: Request) throws(APIError) -> String? {
+        let values = request.uri.queryParameters.getAll("q")
+        guard values.count <= 1 else { throw .badRequest("query parameter q is given more than once") }
+        guard let value = values.first.map({ String($0) }) else { return nil }
+        guard (1...128).contains(value.count),
+              !value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw .badRequest("q must be 1 to 128 characters without control characters")
+        }
+        return value
     }
 
     /// Usernames: 1–128 characters, no white space or control characters.

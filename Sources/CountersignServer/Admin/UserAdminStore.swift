@@ -4,7 +4,8 @@ import Foundation
 /// enrollment tickets and their devices. Each write is one transaction with its audit.
 protocol UserAdminStore: Sendable {
     /// The tenant's users after `cursor`, by id.
-    func users(tenantID: String, after cursor: String?, limit: Int) async throws -> [User]
+    /// The tenant's users, or those whose username starts with `prefix` (any case).
+    func users(tenantID: String, usernamePrefix prefix: String?, after cursor: String?, limit: Int) async throws -> [User]
     /// The user, if it belongs to the tenant.
     func user(id: String, tenantID: String) async throws -> User?
     /// Adds the user, as of its `createdAt`; `AdminError.conflict` if the tenant has a user of that name.
@@ -39,8 +40,9 @@ struct SQLUserAdminStore: UserAdminStore {
     /// User codes are stored as hashes keyed by the master key, never as typed.
     let masterKey: MasterKey
 
-    func users(tenantID: String, after cursor: String?, limit: Int) async throws -> [User] {
-        try await users.list(tenantID: tenantID, after: cursor, limit: limit, on: database)
+    func users(tenantID: String, usernamePrefix prefix: String?, after cursor: String?, limit: Int) async throws -> [User] {
+        guard let prefix else { return try await users.list(tenantID: tenantID, after: cursor, limit: limit, on: database) }
+        return try await users.list(tenantID: tenantID, usernamePrefix: prefix, after: cursor, limit: limit, on: database)
     }
 
     func user(id: String, tenantID: String) async throws -> User? {

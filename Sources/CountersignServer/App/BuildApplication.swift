@@ -174,6 +174,13 @@ extension CountersignServer {
             passkeys: passkeyStore, enrollment: enrollment, pages: .shared, now: now)
         AccountRoutes(flow: accountFlow, passkeys: PasskeyAccountFlow(account: accountFlow, passkeys: passkeys))
             .register(on: tenantRoutes)
+        let inProcess = InProcessRouter()
+        let consoleStore = SQLConsoleStore(
+            database: database, keys: adminKeys, authenticator: adminAuthenticator, audit: audit)
+        let consoleFlow = ConsoleFlow(
+            store: consoleStore, clients: clients, database: database, router: inProcess,
+            cookies: ConsoleCookies(origin: origin, sealer: sealer), pages: .shared, now: now)
+        ConsoleRoutes(flow: consoleFlow, users: ConsoleUsers(flow: consoleFlow)).register(on: tenantRoutes)
         DeviceRoutes(
             features: features, tenants: tenants, origin: origin, metrics: metrics, maximumBodySize: bodyLimit, now: now,
             liveStreamKeepalive: configuration.liveStreamKeepalive
@@ -195,10 +202,11 @@ extension CountersignServer {
             store: SQLClientAdminStore(database: database, clients: clients, audit: audit),
             guardian: guardian, maximumBodySize: bodyLimit, now: now
         ).register(on: admin)
+        let userAdminStore = SQLUserAdminStore(
+            database: database, users: users, userCodes: SQLUserCodeRepository(), tickets: tickets, devices: devices,
+            audit: audit, masterKey: sealer.masterKey)
         UserAdminRoutes(
-            store: SQLUserAdminStore(
-                database: database, users: users, userCodes: SQLUserCodeRepository(), tickets: tickets, devices: devices,
-                audit: audit, masterKey: sealer.masterKey),
+            store: userAdminStore,
             guardian: guardian, enrollment: enrollment, maximumBodySize: bodyLimit, now: now
         ).register(on: admin)
         AuditAdminRoutes(store: SQLAuditAdminStore(database: database, audit: auditRepository), guardian: guardian)
@@ -231,7 +239,11 @@ extension CountersignServer {
             guardian: guardian, origin: origin, maximumBodySize: bodyLimit, now: now
         ).register(on: admin)
         PasskeyAdminRoutes(store: passkeyStore, guardian: guardian, now: now).register(on: admin)
+        ConsoleRoleAdminRoutes(
+            store: consoleStore, users: userAdminStore, guardian: guardian, maximumBodySize: bodyLimit, now: now
+        ).register(on: admin)
         routeMethods.learn(router.table)
+        inProcess.install(router)
 
         // Background work: the dispatchers of push notifications, webhook events and client
         // callbacks, each given what it reads and writes.

@@ -10,10 +10,14 @@ public struct CountersignRequestContext: RequestContext, RemoteAddressRequestCon
     /// The tenant the path names, as an OpenID issuer: set by `TenantMiddleware` on every route
     /// below a tenant's base (`/…` for the default tenant, `/t/<slug>/…` for the others).
     var issuer: Issuer?
+    /// The connection the request came on, for a request the server sends to its own router on
+    /// this one's behalf (`InProcessRouter`).
+    let channel: any Channel
 
     public init(source: Source) {
         self.coreContext = .init(source: source)
         self.remoteAddress = source.channel.remoteAddress
+        self.channel = source.channel
     }
 }
 

@@ -7,7 +7,7 @@ enum PageTemplates {
     static let all: [String: String] = [
         "layout": layout, "sign-in": signIn, "waiting": waiting, "outcome": outcome, "error": error,
         "signed-out": signedOut, "invitation": invitation,
-    ].merging(AccountTemplates.all) { mine, _ in mine }
+    ].merging(AccountTemplates.all) { mine, _ in mine }.merging(ConsoleTemplates.all) { mine, _ in mine }
 
     static let layout = """
         <!doctype html>
@@ -117,6 +117,7 @@ enum PageAssets {
         "countersign.css": ("text/css; charset=utf-8", stylesheet + AccountTemplates.stylesheet),
         "sign-in.js": ("text/javascript; charset=utf-8", signInScript),
         "passkey.js": ("text/javascript; charset=utf-8", PasskeyScript.source),
+        "console.css": ("text/css; charset=utf-8", ConsoleTemplates.stylesheet),
     ].merging(AccountTemplates.scripts) { mine, _ in mine }
 
     static let stylesheet = """

@@ -18,6 +18,7 @@ public enum SchemaVersion: Int64, CaseIterable, Sendable {
     case rs256Tokens
     case codeFlow
     case passkeys
+    case console
 
     /// The name recorded beside the number.
     public var name: String {
@@ -36,6 +37,7 @@ public enum SchemaVersion: Int64, CaseIterable, Sendable {
         case .rs256Tokens: "rs256-tokens"
         case .codeFlow: "code-flow"
         case .passkeys: "passkeys"
+        case .console: "console"
         }
     }
 }
@@ -72,7 +74,7 @@ public enum Migrations {
     /// after the tables its foreign keys name.
     public static let features: [FeatureMigrations] = [
         .security, .tenants, .admin, .enrollment, .devices, .audit, .openID, .approvals, .push, .webhooks, .tokens,
-        .ciba, .notifications, .codeFlow, .signIn, .trustedIssuers, .passkeys,
+        .ciba, .notifications, .codeFlow, .signIn, .trustedIssuers, .passkeys, .console,
     ]
 
     /// The versions in order, each with every feature's changes of that version.

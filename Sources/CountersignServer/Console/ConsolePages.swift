@@ -1,0 +1,154 @@
+import CountersignCore
+import Foundation
+
+/// What `console-layout` reads. Mustache reads stored properties only, so each page model
+/// stores these itself, filled from the visit and its session by `init(chrome:)`.
+struct ConsoleChrome: Sendable {
+    let tenantName: String
+    let base: String
+    let username: String
+    let csrf: String
+
+    init(_ visit: ConsoleFlow.Visit, _ session: ConsoleSession) {
+        tenantName = visit.tenant.displayName
+        base = visit.base
+        username = session.username
+        csrf = session.csrf
+    }
+}
+
+/// `console-home`.
+struct ConsoleHomePage: PageModel {
+    let title = "Dashboard"
+    let tenantName: String, base: String, username: String, csrf: String
+    let signedIn = true, home = true, usersSection = false
+    let roleName: String
+    let userCount: String
+
+    init(_ chrome: ConsoleChrome, role: ConsoleRole, userCount: String) {
+        (tenantName, base, username, csrf) = (chrome.tenantName, chrome.base, chrome.username, chrome.csrf)
+        roleName = role == .systemAdmin ? "system administrator" : "tenant administrator"
+        self.userCount = userCount
+    }
+}
+
+/// A user as the console's lists and pages show them.
+struct ConsoleUserRow: Sendable {
+    let id: String
+    let username: String
+    let displayName: String
+    let status: String
+    let active: Bool
+    let createdAt: String
+
+    init(_ object: [String: Any]) {
+        id = object["id"] as? String ?? ""
+        username = object["username"] as? String ?? ""
+        displayName = object["display_name"] as? String ?? "—"
+        status = object["status"] as? String ?? ""
+        active = status == "active"
+        createdAt = ConsoleTime.text(object["created_at"] as? String)
+    }
+}
+
+/// The create-a-user form as typed, with the message beside each field that was refused.
+struct ConsoleUserForm: Sendable {
+    var username = ""
+    var displayName = ""
+    var usernameError: String?
+    var displayNameError: String?
+    var error: String?
+}
+
+/// `console-users`.
+struct ConsoleUsersPage: PageModel {
+    let title = "Users"
+    let tenantName: String, base: String, username: String, csrf: String
+    let signedIn = true, home = false, usersSection = true
+    let query: String
+    let items: [ConsoleUserRow]
+    /// The query of the next page, when there is one.
+    let next: String?
+    // The create form, flat: Mustache does not reach into a nested value here.
+    let formUsername: String, formDisplayName: String
+    let usernameError: String?, displayNameError: String?, formError: String?
+
+    init(_ chrome: ConsoleChrome, query: String, items: [ConsoleUserRow], next: String?, form: ConsoleUserForm) {
+        (tenantName, base, username, csrf) = (chrome.tenantName, chrome.base, chrome.username, chrome.csrf)
+        (self.query, self.items, self.next) = (query, items, next)
+        (formUsername, formDisplayName) = (form.username, form.displayName)
+        (usernameError, displayNameError, formError) = (form.usernameError, form.displayNameError, form.error)
+    }
+}
+
+struct ConsoleDeviceRow: Sendable {
+    let id: String, userID: String, name: String, platform: String, push: String, lastSeen: String, csrf: String
+}
+
+struct ConsolePasskeyRow: Sendable {
+    let id: String, userID: String, name: String, createdAt: String, lastUsed: String, csrf: String
+}
+
+/// An invitation just made: shown once, since it carries the ticket's secret.
+struct ConsoleInvitation: Sendable {
+    let invitationURL: String
+    let enrollmentURI: String
+    let qrPNG: String
+    let expiresAt: String
+}
+
+/// `console-user`.
+struct ConsoleUserPage: PageModel {
+    let title: String
+    let tenantName: String, base: String, username: String, csrf: String
+    let signedIn = true, home = false, usersSection = true
+    let user: ConsoleUserRow
+    let devices: [ConsoleDeviceRow]
+    let passkeys: [ConsolePasskeyRow]
+    var invitation: ConsoleInvitation?
+    var notice: String?
+    var error: String?
+    var confirmError: String?
+
+    init(_ chrome: ConsoleChrome, user: ConsoleUserRow, devices: [ConsoleDeviceRow], passkeys: [ConsolePasskeyRow]) {
+        (tenantName, base, username, csrf) = (chrome.tenantName, chrome.base, chrome.username, chrome.csrf)
+        title = user.username
+        (self.user, self.devices, self.passkeys) = (user, devices, passkeys)
+    }
+}
+
+/// `console-message`: why the console cannot be shown, before or without a session.
+struct ConsoleMessagePage: PageModel {
+    let title: String
+    let tenantName: String
+    let base: String
+    let signedIn = false
+    let heading: String
+    let message: String
+
+    init(tenantName: String, base: String, heading: String, message: String) {
+        (self.tenantName, self.base, self.heading, self.message) = (tenantName, base, heading, message)
+        title = heading
+    }
+}
+
+/// `console-signed-out`.
+struct ConsoleSignedOutPage: PageModel {
+    let title = "Signed out"
+    let tenantName: String
+    let base: String
+    let signedIn = false
+}
+
+/// Times on console pages: `yyyy-MM-dd HH:mm` in UTC, from the API's RFC 3339.
+enum ConsoleTime {
+    static func text(_ rfc3339: String?) -> String {
+        guard let rfc3339, let date = Timestamps.parse(rfc3339) else { return "—" }
+        return text(date)
+    }
+
+    static func text(_ date: Date) -> String {
+        // "2026-11-25T10:00:00Z" → "2026-11-25 10:00 UTC"
+        String(Timestamps.format(date).prefix(16)).replacingOccurrences(of: "T", with: " ") + " UTC"
+    }
+}

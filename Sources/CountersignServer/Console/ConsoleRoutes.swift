@@ -1,0 +1,112 @@
+import Foundation
+import Hummingbird
+
+/// The console below each tenant's base (`/console`, `/t/<slug>/console`), server-rendered:
+///
+/// - `GET /console`: the dashboard, or the sign-in (`ConsoleFlow`) without a session;
+///   `GET /console/callback` ends the sign-in; `POST /console/sign-out`;
+/// - `GET|POST /console/users`, `GET /console/users/{id}` and the user's actions
+///   (`ConsoleUsers`).
+///
+/// A page asked for without a session starts the sign-in; a form posted without one, or
+/// without the session's CSRF token, is refused with 403 and changes nothing.
+struct ConsoleRoutes: Sendable {
+    let flow: ConsoleFlow
+    let users: ConsoleUsers
+
+    func register(on routes: TenantRoutes) {
+        let pages = routes.group("/console", surface: .page)
+        pages.get("") { request, context in
+            let visit = try visit(request, context)
+            guard let session = flow.session(visit) else { return try await flow.signIn(visit) }
+            return try await users.home(session, visit)
+        }
+        pages.get("/callback") { request, context in
+            try await flow.callback(try SignInRoutes.query(request), try visit(request, context))
+        }
+        pages.post("/sign-out") { request, context in
+            try await flow.signOut(try await FormParameters.read(request), try visit(request, context))
+        }
+        pages.get("/users") { request, context in
+            try await page(request, context) { session, visit in
+                try await users.list(query: try SignInRoutes.query(request), session, visit)
+            }
+        }
+        pages.post("/users") { request, context in
+            try await form(request, context) { form, session, visit in try await users.create(form, session, visit) }
+        }
+        pages.get("/users/{id}") { request, context in
+            let id = try context.parameters.require("id")
+            return try await page(request, context) { session, visit in try await users.show(userID: id, session, visit) }
+        }
+        pages.post("/users/{id}/status") { request, context in
+            let id = try context.parameters.require("id")
+            return try await form(request, context) { form, session, visit in
+                try await users.setStatus(userID: id, form, session, visit)
+            }
+        }
+        pages.post("/users/{id}/delete") { request, context in
+            let id = try context.parameters.require("id")
+            return try await form(request, context) { form, session, visit in
+                try await users.delete(userID: id, form, session, visit)
+            }
+        }
+        pages.post("/users/{id}/invitations") { request, context in
+            let id = try context.parameters.require("id")
+            return try await form(request, context) { _, session, visit in try await users.invite(userID: id, session, visit) }
+        }
+        pages.post("/users/{id}/devices/{device}/remove") { request, context in
+            let (id, device) = (try context.parameters.require("id"), try context.parameters.require("device"))
+            return try await form(request, context) { _, session, visit in
+                try await users.removeDevice(userID: id, deviceID: device, session, visit)
+            }
+        }
+        pages.post("/users/{id}/passkeys/{passkey}/remove") { request, context in
+            let (id, passkey) = (try context.parameters.require("id"), try context.parameters.require("passkey"))
+            return try await form(request, context) { _, session, visit in
+                try await users.removePasskey(userID: id, passkeyID: passkey, session, visit)
+            }
+        }
+    }
+
+    private func visit(_ request: Request, _ context: CountersignRequestContext) throws -> ConsoleFlow.Visit {
+        ConsoleFlow.Visit(issuer: try context.tenantIssuer(), request: request, context: context)
+    }
+
+    /// A page that needs a session: without one, the sign-in starts.
+    private func page(_ request: Request, _ context: CountersignRequestContext,
+                      _ body: (ConsoleSession, ConsoleFlow.Visit) async throws -> Response) async throws -> Response {
+        let visit = try visit(request, context)
+        guard let session = flow.session(visit) else { return try await flow.signIn(visit) }
+        return try await signedOutIfRevoked(visit) { try await body(session, visit) }
+    }
+
+    /// A form that needs a session and its CSRF token.
+    private func form(_ request: Request, _ context: CountersignRequestContext,
+                      _ body: (FormParameters, ConsoleSession, ConsoleFlow.Visit) async throws -> Response) async throws -> Response {
+        let visit = try visit(request, context)
+        let form = try await FormParameters.read(request)
+        guard let session = flow.session(visit) else {
+            return flow.refusal(visit, status: .forbidden, heading: "Not signed in",
+                                message: "Your console session has ended; nothing was changed. Sign in again.")
+        }
+        guard flow.checkCSRF(form, session) else {
+            return flow.refusal(visit, status: .forbidden, heading: "This form cannot be accepted",
+                                message: "The form did not come from this console session; nothing was changed.")
+        }
+        return try await signedOutIfRevoked(visit) { try await body(form, session, visit) }
+    }
+
+    /// A session whose key was revoked (signed out elsewhere, or by an administrator) is over:
+    /// the console says so and forgets the cookie.
+    private func signedOutIfRevoked(_ visit: ConsoleFlow.Visit, _ body: () async throws -> Response) async throws -> Response {
+        do {
+            return try await body()
+        } catch ConsoleUsers.Failure.sessionRevoked {
+            return flow.refusal(
+                visit, status: .unauthorized, heading: "Session ended",
+                message: "This console session was ended; nothing was changed. Sign in again.",
+                cookies: [flow.cookies.cookie(flow.cookies.sessionName(for: visit.tenant), "", maxAge: 0)])
+        }
+    }
+}

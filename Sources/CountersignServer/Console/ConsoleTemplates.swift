@@ -1,0 +1,209 @@
+/// The console's templates and stylesheet, merged into `PageTemplates` and `PageAssets`. As on
+/// every hosted page, `{{value}}` is HTML-escaped by the engine, no script is inline, and every
+/// form that changes something posts the session's CSRF token. Pages fill the `content` block
+/// of `console-layout`, which is wide where the screen is and one column on a phone.
+enum ConsoleTemplates {
+    static let all: [String: String] = [
+        "console-layout": layout, "console-home": home, "console-users": users, "console-user": user,
+        "console-message": message, "console-signed-out": signedOut,
+    ]
+
+    static let layout = """
+        <!doctype html>
+        <html lang="en">
+        <head>
+        <meta charset="utf-8">
+        <meta name="viewport" content="width=device-width, initial-scale=1">
+        <meta name="referrer" content="no-referrer">
+        <title>{{title}} · {{tenantName}} · Countersign console</title>
+        <link rel="stylesheet" href="/assets/console.css">
+        </head>
+        <body class="console">
+        <header class="bar">
+        <a class="brand" href="{{base}}/console">{{tenantName}} console</a>
+        {{#signedIn}}<nav aria-label="Console">
+        <a href="{{base}}/console"{{#home}} aria-current="page"{{/home}}>Dashboard</a>
+        <a href="{{base}}/console/users"{{#usersSection}} aria-current="page"{{/usersSection}}>Users</a>
+        </nav>
+        <form method="post" action="{{base}}/console/sign-out" class="sign-out">
+        <input type="hidden" name="csrf" value="{{csrf}}">
+        <span class="who">{{username}}</span> <button type="submit" class="link" id="sign-out">Sign out</button>
+        </form>{{/signedIn}}
+        </header>
+        <main class="page">
+        {{$content}}{{/content}}
+        </main>
+        </body>
+        </html>
+
+        """
+
+    static let home = """
+        {{<console-layout}}{{$content}}
+        <h1>Dashboard</h1>
+        <p class="lead">Signed in as <strong>{{username}}</strong>, {{roleName}}.</p>
+        <ul class="tiles">
+        <li><a href="{{base}}/console/users"><strong id="user-count">{{userCount}}</strong> users</a></li>
+        </ul>
+        {{/content}}{{/console-layout}}
+        """
+
+    static let users = """
+        {{<console-layout}}{{$content}}
+        <h1>Users</h1>
+        <form method="get" action="{{base}}/console/users" class="search" role="search">
+        <label for="q">Find by username</label>
+        <div class="row"><input id="q" name="q" type="search" value="{{query}}" autocomplete="off"><button type="submit" class="secondary" id="search">Search</button></div>
+        </form>
+        <table id="users">
+        <thead><tr><th scope="col">Username</th><th scope="col">Name</th><th scope="col">Status</th></tr></thead>
+        <tbody>
+        {{#items}}<tr><td><a href="{{base}}/console/users/{{id}}" id="user-{{username}}">{{username}}</a></td><td>{{displayName}}</td><td>{{status}}</td></tr>
+        {{/items}}
+        </tbody>
+        </table>
+        {{^items}}<p id="no-users">No user{{#query}} starts with “{{query}}”{{/query}}.</p>{{/items}}
+        {{#next}}<p><a href="{{base}}/console/users?{{next}}" id="next-page">Next page</a></p>{{/next}}
+        <section aria-labelledby="create-heading" class="panel">
+        <h2 id="create-heading">Create a user</h2>
+        <form method="post" action="{{base}}/console/users" novalidate>
+        <input type="hidden" name="csrf" value="{{csrf}}">
+        <label for="username">Username</label>
+        <input id="username" name="username" type="text" autocomplete="off" autocapitalize="none" spellcheck="false" value="{{formUsername}}"{{#usernameError}} aria-invalid="true" aria-describedby="username-error"{{/usernameError}} required>
+        {{#usernameError}}<p class="field-error" id="username-error">{{usernameError}}</p>{{/usernameError}}
+        <label for="display_name">Display name (optional)</label>
+        <input id="display_name" name="display_name" type="text" autocomplete="off" value="{{formDisplayName}}"{{#displayNameError}} aria-invalid="true" aria-describedby="display-name-error"{{/displayNameError}}>
+        {{#displayNameError}}<p class="field-error" id="display-name-error">{{displayNameError}}</p>{{/displayNameError}}
+        {{#formError}}<p class="field-error" id="create-error">{{formError}}</p>{{/formError}}
+        <button type="submit" id="create-user">Create user</button>
+        </form>
+        </section>
+        {{/content}}{{/console-layout}}
+        """
+
+    static let user = """
+        {{<console-layout}}{{$content}}
+        <p><a href="{{base}}/console/users">← Users</a></p>
+        <h1 id="user-heading">{{user.username}}</h1>
+        {{#notice}}<p class="notice" role="status" id="notice">{{notice}}</p>{{/notice}}
+        {{#error}}<p class="field-error" role="alert" id="action-error">{{error}}</p>{{/error}}
+        <dl class="facts">
+        <dt>Name</dt><dd>{{user.displayName}}</dd>
+        <dt>Status</dt><dd id="status">{{user.status}}</dd>
+        <dt>Created</dt><dd>{{user.createdAt}}</dd>
+        <dt>ID</dt><dd><code>{{user.id}}</code></dd>
+        </dl>
+        <div class="actions">
+        <form method="post" action="{{base}}/console/users/{{user.id}}/status">
+        <input type="hidden" name="csrf" value="{{csrf}}">
+        {{#user.active}}<input type="hidden" name="status" value="disabled"><button type="submit" class="secondary" id="disable">Disable</button>{{/user.active}}
+        {{^user.active}}<input type="hidden" name="status" value="active"><button type="submit" class="secondary" id="enable">Enable</button>{{/user.active}}
+        </form>
+        <form method="post" action="{{base}}/console/users/{{user.id}}/delete">
+        <input type="hidden" name="csrf" value="{{csrf}}">
+        <label class="check"><input type="checkbox" name="confirm" value="yes" id="confirm-delete"> Delete {{user.username}}, with every device and passkey</label>
+        {{#confirmError}}<p class="field-error" id="confirm-error">{{confirmError}}</p>{{/confirmError}}
+        <button type="submit" class="danger" id="delete">Delete user</button>
+        </form>
+        </div>
+        <section aria-labelledby="invitation-heading" class="panel">
+        <h2 id="invitation-heading">Enroll a phone</h2>
+        {{#invitation}}<div id="invitation">
+        <p>Scan with the Countersign app, or send the person this link. It works once, until {{expiresAt}}.</p>
+        <img src="data:image/png;base64,{{qrPNG}}" alt="QR code of the enrollment link" width="240" height="240" id="invitation-qr">
+        <p><a href="{{invitationURL}}" id="invitation-url">{{invitationURL}}</a></p>
+        <p class="hint">Enrollment link: <code id="enrollment-uri">{{enrollmentURI}}</code></p>
+        </div>{{/invitation}}
+        <form method="post" action="{{base}}/console/users/{{user.id}}/invitations">
+        <input type="hidden" name="csrf" value="{{csrf}}">
+        <button type="submit" id="create-invitation">Create an invitation</button>
+        </form>
+        </section>
+        <section aria-labelledby="devices-heading" class="panel">
+        <h2 id="devices-heading">Devices</h2>
+        <table id="devices">
+        <thead><tr><th scope="col">Name</th><th scope="col">Platform</th><th scope="col">Push</th><th scope="col">Last seen</th><th scope="col"></th></tr></thead>
+        <tbody>
+        {{#devices}}<tr id="device-{{id}}"><td>{{name}}</td><td>{{platform}}</td><td>{{push}}</td><td>{{lastSeen}}</td>
+        <td><form method="post" action="{{base}}/console/users/{{userID}}/devices/{{id}}/remove"><input type="hidden" name="csrf" value="{{csrf}}"><button type="submit" class="link danger" id="remove-device-{{id}}">Deregister</button></form></td></tr>
+        {{/devices}}
+        </tbody>
+        </table>
+        {{^devices}}<p id="no-devices">No device is enrolled.</p>{{/devices}}
+        </section>
+        <section aria-labelledby="passkeys-heading" class="panel">
+        <h2 id="passkeys-heading">Passkeys</h2>
+        <table id="passkeys">
+        <thead><tr><th scope="col">Name</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col"></th></tr></thead>
+        <tbody>
+        {{#passkeys}}<tr id="passkey-{{id}}"><td>{{name}}</td><td>{{createdAt}}</td><td>{{lastUsed}}</td>
+        <td><form method="post" action="{{base}}/console/users/{{userID}}/passkeys/{{id}}/remove"><input type="hidden" name="csrf" value="{{csrf}}"><button type="submit" class="link danger" id="remove-passkey-{{id}}">Remove</button></form></td></tr>
+        {{/passkeys}}
+        </tbody>
+        </table>
+        {{^passkeys}}<p id="no-passkeys">No passkey is registered.</p>{{/passkeys}}
+        </section>
+        {{/content}}{{/console-layout}}
+        """
+
+    static let message = """
+        {{<console-layout}}{{$content}}
+        <h1>{{heading}}</h1>
+        <p class="lead" id="message">{{message}}</p>
+        <p><a href="{{base}}/console" class="button">Open the console</a></p>
+        {{/content}}{{/console-layout}}
+        """
+
+    static let signedOut = """
+        {{<console-layout}}{{$content}}
+        <h1>Signed out</h1>
+        <p class="lead" id="message">You are signed out of the console.</p>
+        <p><a href="{{base}}/console" class="button">Sign in again</a></p>
+        {{/content}}{{/console-layout}}
+        """
+
+    static let stylesheet = """
+        :root { color-scheme: light dark; --accent: #1f5eff; --error: #c62828; --muted: #667085; --line: #d0d5dd; }
+        * { box-sizing: border-box; }
+        body.console { margin: 0; font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; background: #f2f4f7; color: #101828; }
+        @media (prefers-color-scheme: dark) { body.console { background: #0c111d; color: #f5f5f6; } .panel, .bar, table { background: #161b26; } }
+        .bar { display: flex; flex-wrap: wrap; gap: .5rem 1.5rem; align-items: center; padding: .75rem 1.5rem; background: #fff; border-bottom: 1px solid var(--line); }
+        .brand { font-weight: 700; color: inherit; text-decoration: none; }
+        .bar nav { display: flex; flex-wrap: wrap; gap: 1rem; flex: 1; }
+        .bar nav a { color: var(--accent); text-decoration: none; }
+        .bar nav a[aria-current=page] { font-weight: 700; text-decoration: underline; }
+        .sign-out { margin: 0; } .who { color: var(--muted); }
+        .page { max-width: 72rem; margin: 0 auto; padding: 1.5rem; }
+        h1 { margin: 0 0 .5rem; font-size: 1.5rem; } h2 { font-size: 1.125rem; margin: 0 0 .75rem; }
+        .lead { margin: 0 0 1.5rem; }
+        .panel { margin: 1.5rem 0; padding: 1.25rem; background: #fff; border-radius: 10px; border: 1px solid var(--line); }
+        label { display: block; margin: .75rem 0 .25rem; font-weight: 600; } label.check { font-weight: 400; }
+        input[type=text], input[type=search] { width: 100%; max-width: 32rem; padding: .5rem .75rem; font: inherit; border: 1px solid var(--line); border-radius: 8px; }
+        input[aria-invalid=true] { border-color: var(--error); }
+        .row { display: flex; gap: .5rem; max-width: 40rem; } .row input { flex: 1; } .row button { margin-top: 0; width: auto; }
+        .field-error { margin: .25rem 0 0; color: var(--error); font-size: .875rem; }
+        .notice { padding: .5rem .75rem; border-radius: 8px; background: #ecfdf3; color: #05603a; }
+        button, .button { display: inline-block; margin-top: .75rem; padding: .5rem 1rem; font: inherit; font-weight: 600; text-decoration: none;
+          color: #fff; background: var(--accent); border: 0; border-radius: 8px; cursor: pointer; }
+        .secondary { color: var(--accent); background: transparent; border: 1px solid var(--accent); }
+        .danger { background: var(--error); } .link { margin: 0; padding: 0; background: none; color: var(--accent); font-weight: 400; text-decoration: underline; }
+        .link.danger { color: var(--error); background: none; }
+        table { width: 100%; border-collapse: collapse; background: #fff; border-radius: 10px; overflow: hidden; }
+        th, td { padding: .5rem .75rem; text-align: left; border-bottom: 1px solid var(--line); vertical-align: top; }
+        td form { margin: 0; }
+        .facts { display: grid; grid-template-columns: max-content 1fr; gap: .25rem 1rem; } .facts dt { color: var(--muted); } .facts dd { margin: 0; }
+        .actions { display: flex; flex-wrap: wrap; gap: 1.5rem; align-items: flex-end; }
+        .tiles { display: grid; grid-template-columns: repeat(auto-fill, minmax(12rem, 1fr)); gap: 1rem; padding: 0; list-style: none; }
+        .tiles a { display: block; padding: 1rem; background: #fff; border: 1px solid var(--line); border-radius: 10px; text-decoration: none; color: inherit; }
+        .tiles strong { display: block; font-size: 1.75rem; }
+        .hint { color: var(--muted); font-size: .875rem; } code { word-break: break-all; }
+        img[id=invitation-qr] { background: #fff; padding: .5rem; }
+        @media (max-width: 40rem) {
+          .page { padding: 1rem; } .bar { padding: .75rem 1rem; }
+          table, thead, tbody, tr, th, td { display: block; } thead { display: none; }
+          tr { border-bottom: 1px solid var(--line); padding: .5rem 0; } td { border: 0; padding: .125rem .75rem; }
+          .facts { grid-template-columns: 1fr; } .facts dd { margin-bottom: .5rem; }
+        }
+
+        """
+}

@@ -1,0 +1,194 @@
+import Foundation
+import Hummingbird
+
+/// The console's users: list and search, create, show with devices and passkeys, disable or
+/// enable, delete, invite (an enrollment ticket as a link and QR code), deregister a device,
+/// remove a passkey. Each action is the administration API call of the same name
+/// (`ConsoleFlow.admin`); a refusal is shown beside the field it names, or above the form, and
+/// changes nothing.
+struct ConsoleUsers: Sendable {
+    let flow: ConsoleFlow
+
+    enum Failure: Error {
+        /// The session's key no longer authenticates.
+        case sessionRevoked
+    }
+
+    typealias Visit = ConsoleFlow.Visit
+
+    func home(_ session: ConsoleSession, _ visit: Visit) async throws -> Response {
+        let page = try await call(.get, flow.tenantPath(visit) + "/users?limit=200", session, visit)
+        let count = (page.json?["items"] as? [Any])?.count ?? 0
+        let shown = page.json?["next_cursor"] is String ? "200+" : String(count)
+        return flow.pages.response(
+            "console-home", ConsoleHomePage(ConsoleChrome(visit, session), role: session.role, userCount: shown))
+    }
+
+    func list(query: FormParameters?, _ session: ConsoleSession, _ visit: Visit, form: ConsoleUserForm = ConsoleUserForm(),
+              status: HTTPResponse.Status = .ok) async throws -> Response {
+        let search = query?["q"]?.trimmingCharacters(in: .whitespaces) ?? ""
+        var path = flow.tenantPath(visit) + "/users?limit=50"
+        if !search.isEmpty { path += "&q=" + AuthorizationRedirect.encoded(search) }
+        if let cursor = query?["cursor"] { path += "&cursor=" + AuthorizationRedirect.encoded(cursor) }
+        let answer = try await call(.get, path, session, visit)
+        let items = (answer.json?["items"] as? [[String: Any]] ?? []).map(ConsoleUserRow.init)
+        let next = (answer.json?["next_cursor"] as? String).map { cursor in
+            (search.isEmpty ? "" : "q=\(AuthorizationRedirect.encoded(search))&") + "cursor=\(AuthorizationRedirect.encoded(cursor))"
+        }
+        return flow.pages.response(
+            "console-users",
+            ConsoleUsersPage(ConsoleChrome(visit, session), query: search, items: answer.status == .ok ? items : [],
+                             next: next, form: form),
+            status: status)
+    }
+
+    func create(_ form: FormParameters, _ session: ConsoleSession, _ visit: Visit) async throws -> Response {
+        var typed = ConsoleUserForm(username: form["username"] ?? "", displayName: form["display_name"] ?? "")
+        var json: [String: any Sendable] = ["username": typed.username]
+        if !typed.displayName.isEmpty { json["display_name"] = typed.displayName }
+        let answer = try await call(.post, flow.tenantPath(visit) + "/users", json: json, session, visit)
+        guard answer.status == .created, let id = answer.json?["id"] as? String else {
+            let message = answer.errorDescription ?? "the user could not be created"
+            switch Self.field(of: message) {
+            case "username": typed.usernameError = Self.sentence(message)
+            case "display_name": typed.displayNameError = Self.sentence(message)
+            default: typed.error = Self.sentence(message)
+            }
+            return try await list(query: nil, session, visit, form: typed, status: Self.pageStatus(answer.status))
+        }
+        return SignInFlow.redirect(to: "\(visit.base)/console/users/\(id)")
+    }
+
+    func show(userID: String, _ session: ConsoleSession, _ visit: Visit, _ adjust: (inout ConsoleUserPage) -> Void = { _ in },
+              status: HTTPResponse.Status = .ok) async throws -> Response {
+        let userPath = flow.tenantPath(visit) + "/users/" + AuthorizationRedirect.encoded(userID)
+        let found = try await call(.get, userPath, session, visit)
+        guard found.status == .ok, let object = found.json else {
+            return flow.refusal(visit, status: Self.pageStatus(found.status), heading: "User not shown",
+                                message: Self.sentence(found.errorDescription ?? "the user was not found"))
+        }
+        let devices = try await call(.get, userPath + "/devices?limit=200", session, visit)
+        let passkeys = try await call(.get, userPath + "/passkeys", session, visit)
+        let user = ConsoleUserRow(object)
+        var page = ConsoleUserPage(
+            ConsoleChrome(visit, session), user: user,
+            devices: (devices.json?["items"] as? [[String: Any]] ?? []).map { device in
+                ConsoleDeviceRow(
+                    id: device["id"] as? String ?? "", userID: user.id, name: device["name"] as? String ?? "",
+                    platform: device["platform"] as? String ?? "—",
+                    push: Self.pushState(device["push"] as? [String: Any]),
+                    lastSeen: ConsoleTime.text(device["last_seen_at"] as? String), csrf: session.csrf)
+            },
+            passkeys: (passkeys.json?["items"] as? [[String: Any]] ?? []).map { passkey in
+                ConsolePasskeyRow(
+                    id: passkey["id"] as? String ?? "", userID: user.id, name: passkey["name"] as? String ?? "",
+                    createdAt: ConsoleTime.text(passkey["created_at"] as? String),
+                    lastUsed: ConsoleTime.text(passkey["last_used_at"] as? String), csrf: session.csrf)
+            })
+        adjust(&page)
+        return flow.pages.response("console-user", page, status: status)
+    }
+
+    func setStatus(userID: String, _ form: FormParameters, _ session: ConsoleSession, _ visit: Visit) async throws -> Response {
+        let wanted = form["status"] ?? ""
+        let answer = try await call(
+            .patch, flow.tenantPath(visit) + "/users/" + AuthorizationRedirect.encoded(userID), json: ["status": wanted],
+            session, visit)
+        return try await show(userID: userID, session, visit, { page in
+            if answer.status == .ok {
+                page.notice = wanted == "active" ? "The user is enabled." : "The user is disabled: their requests are refused."
+            } else {
+                page.error = Self.sentence(answer.errorDescription ?? "the status could not be changed")
+            }
+        }, status: answer.status == .ok ? .ok : Self.pageStatus(answer.status))
+    }
+
+    func delete(userID: String, _ form: FormParameters, _ session: ConsoleSession, _ visit: Visit) async throws -> Response {
+        guard form["confirm"] == "yes" else {
+            return try await show(userID: userID, session, visit, { page in
+                page.confirmError = "Tick the box to confirm: deleting a user cannot be undone."
+            }, status: .badRequest)
+        }
+        let answer = try await call(
+            .delete, flow.tenantPath(visit) + "/users/" + AuthorizationRedirect.encoded(userID), session, visit)
+        guard answer.status == .noContent else {
+            return try await show(userID: userID, session, visit, { page in
+                page.error = Self.sentence(answer.errorDescription ?? "the user could not be deleted")
+            }, status: Self.pageStatus(answer.status))
+        }
+        return SignInFlow.redirect(to: "\(visit.base)/console/users")
+    }
+
+    func invite(userID: String, _ session: ConsoleSession, _ visit: Visit) async throws -> Response {
+        let answer = try await call(
+            .post, flow.tenantPath(visit) + "/users/" + AuthorizationRedirect.encoded(userID) + "/enrollment-tickets",
+            session, visit)
+        return try await show(userID: userID, session, visit, { page in
+            guard answer.status == .created, let issued = answer.json else {
+                page.error = Self.sentence(answer.errorDescription ?? "no invitation could be made")
+                return
+            }
+            page.invitation = ConsoleInvitation(
+                invitationURL: issued["invitation_url"] as? String ?? "", enrollmentURI: issued["enrollment_uri"] as? String ?? "",
+                qrPNG: issued["qr_png_base64"] as? String ?? "",
+                expiresAt: ConsoleTime.text((issued["ticket"] as? [String: Any])?["expires_at"] as? String))
+        }, status: answer.status == .created ? .ok : Self.pageStatus(answer.status))
+    }
+
+    func removeDevice(userID: String, deviceID: String, _ session: ConsoleSession, _ visit: Visit) async throws -> Response {
+        let answer = try await call(
+            .delete, flow.tenantPath(visit) + "/devices/" + AuthorizationRedirect.encoded(deviceID), session, visit)
+        return try await show(userID: userID, session, visit, { page in
+            if answer.status == .noContent { page.notice = "The device is deregistered." }
+            else { page.error = Self.sentence(answer.errorDescription ?? "the device could not be deregistered") }
+        }, status: answer.status == .noContent ? .ok : Self.pageStatus(answer.status))
+    }
+
+    func removePasskey(userID: String, passkeyID: String, _ session: ConsoleSession, _ visit: Visit) async throws -> Response {
+        let answer = try await call(
+            .delete, flow.tenantPath(visit) + "/users/" + AuthorizationRedirect.encoded(userID) + "/passkeys/"
+                + AuthorizationRedirect.encoded(passkeyID), session, visit)
+        return try await show(userID: userID, session, visit, { page in
+            if answer.status == .noContent { page.notice = "The passkey is removed." }
+            else { page.error = Self.sentence(answer.errorDescription ?? "the passkey could not be removed") }
+        }, status: answer.status == .noContent ? .ok : Self.pageStatus(answer.status))
+    }
+
+    // MARK: - Parts
+
+    /// An administration call; a 401 means the session's key is gone.
+    private func call(_ method: HTTPRequest.Method, _ path: String, json: [String: any Sendable]? = nil,
+                      _ session: ConsoleSession, _ visit: Visit) async throws -> InProcessRouter.Answer {
+        let answer = try await flow.admin(method, path, json: json, session: session, visit)
+        if answer.status == .unauthorized { throw Failure.sessionRevoked }
+        return answer
+    }
+
+    /// The field an API refusal names ("field username is invalid: …").
+    static func field(of message: String) -> String? {
+        guard message.hasPrefix("field ") else { return nil }
+        return message.dropFirst(6).split(separator: " ", maxSplits: 1).first.map(String.init)
+    }
+
+    /// An API message as a sentence for a page.
+    static func sentence(_ message: String) -> String {
+        guard let first = message.first else { return message }
+        let text = first.uppercased() + message.dropFirst()
+        return text.hasSuffix(".") ? text : text + "."
+    }
+
+    /// A refused API call answers the page with its status, so a script or a test can tell
+    /// success from failure; a server fault stays a fault.
+    static func pageStatus(_ status: HTTPResponse.Status) -> HTTPResponse.Status {
+        (400..<500).contains(status.code) ? status : .badRequest
+    }
+
+    static func pushState(_ push: [String: Any]?) -> String {
+        guard let push, let platform = push["provider"] as? String else { return "none" }
+        return (push["valid"] as? Bool ?? true) ? platform : "\(platform) (invalid)"
+    }
+}
+
+extension InProcessRouter.Answer {
+    var json: [String: Any]? { try? JSONSerialization.jsonObject(with: body) as? [String: Any] }
+}

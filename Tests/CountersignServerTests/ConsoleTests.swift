@@ -1,0 +1,218 @@
+import CountersignKit
+import Foundation
+import Testing
+@testable import CountersignServer
+
+/// The console, driven in memory: an administrator signs in through Countersign's own code flow
+/// (approving on their SDK phone), and every action is an administration API call with the
+/// session's key, so rights, tenant isolation and the audit are the API's.
+@Suite("Console: sign-in, users, invitations, CSRF, sign-out, tenants")
+struct ConsoleTests {
+    /// An administrator signed in to the console of `tenant`.
+    struct Bench: Sendable {
+        let server: TestServer
+        let browser: AccountBrowser
+        let admin: EnrolledUser
+        let base: String
+        let csrf: String
+
+        func post(_ path: String, _ form: [(String, String)]) async throws -> TestServer.Answer {
+            try await browser.post(base + path, [("csrf", csrf)] + form)
+        }
+    }
+
+    /// Runs `body` with `admin` (a user of `tenant` with `role`) signed in to that tenant's console.
+    static func signedIn(tenant: String = "default", role: String = "tenant-admin",
+                         _ body: @escaping @Sendable (Bench) async throws -> Void) async throws {
+        try await TestServer.routed { server in
+            if tenant != "default" {
+                let made = try await server.admin("POST", "/admin/v1/tenants", json: ["slug": tenant, "display_name": "Acme"])
+                #expect(made.status == 201)
+            }
+            let admin = try await server.enrolledUser("root", tenant: tenant)
+            let granted = try await server.admin(
+                "PUT", "/admin/v1/tenants/\(tenant)/users/\(admin.userID)/console-role", json: ["role": role])
+            #expect(granted.status == 200, "\(granted.errorDescription ?? "")")
+            let browser = AccountBrowser(server: server, send: { try await server.send($0) })
+            let base = tenant == "default" ? "" : "/t/\(tenant)"
+            let dashboard = try await signIn(browser, admin, base: base)
+            #expect(dashboard.status == 200, "\(dashboard.text.prefix(600))")
+            #expect(dashboard.text.contains("Dashboard"))
+            try await body(Bench(server: server, browser: browser, admin: admin, base: base,
+                                 csrf: try #require(dashboard.hidden("csrf"))))
+        }
+    }
+
+    /// The code flow as the browser walks it: the console sends it to `/authorize`, the person
+    /// names themselves and approves on the phone, the authorization endpoint sends the code back
+    /// to the console's callback, which opens the session. Returns the dashboard.
+    static func signIn(_ browser: AccountBrowser, _ user: EnrolledUser, base: String) async throws -> TestServer.Answer {
+        let start = try await browser.get(base + "/console")
+        #expect(start.status == 303)
+        let authorize = try #require(start.header("Location"))
+        #expect(authorize.hasPrefix(base + "/authorize?") && authorize.contains("code_challenge_method=S256"))
+        let form = try await browser.get(authorize)
+        let attempt = try #require(form.hidden("attempt"), "\(form.text.prefix(600))")
+        _ = try await browser.post(base + "/authorize/sign-in", [("attempt", attempt), ("username", user.username)])
+        let request = try #require(try await user.kit.pendingRequests().first)
+        _ = try await user.kit.approve(try await user.kit.details(for: request))
+        let back = try await browser.post(base + "/authorize/continue", [("attempt", attempt)])
+        let callback = try #require(back.header("Location"), "\(back.status) \(back.text.prefix(400))")
+        #expect(callback.contains("/console/callback?code="))
+        let opened = try await browser.get(callback)
+        guard opened.status == 303 else { return opened }
+        return try await browser.get(try #require(opened.header("Location")))
+    }
+
+    @Test("Signing in through the code flow opens the dashboard with a key of the role's rights, audited")
+    func signInOpensTheDashboard() async throws {
+        try await Self.signedIn { bench in
+            let keys = try await bench.server.admin("GET", "/admin/v1/tenants/default/admin-keys")
+            let items = try #require(keys["items"] as? [[String: any Sendable]])
+            let key = try #require(items.first { ($0["name"] as? String) == "Console session of root" })
+            #expect((key["rights"] as? [String])?.contains("tenants:manage") == false)
+            #expect((key["rights"] as? [String])?.contains("users:manage") == true)
+            let audit = try await bench.server.admin("GET", "/admin/v1/tenants/default/audit?limit=50")
+            let actions = (audit["items"] as? [[String: any Sendable]] ?? []).compactMap { $0["action"] as? String }
+            #expect(actions.contains("console.signed_in"))
+        }
+    }
+
+    @Test("A user without a console role is refused after signing in, and gets no session")
+    func userWithoutRoleIsRefused() async throws {
+        try await TestServer.routed { server in
+            let user = try await server.enrolledUser("bob")
+            let browser = AccountBrowser(server: server, send: { try await server.send($0) })
+            let refused = try await Self.signIn(browser, user, base: "")
+            #expect(refused.status == 403 && refused.text.contains("No access to the console"))
+            let again = try await browser.get("/console")
+            #expect(again.status == 303, "still no session: the sign-in starts again")
+        }
+    }
+
+    @Test("A callback whose state is not the sign-in's is refused")
+    func callbackWithForeignStateIsRefused() async throws {
+        try await TestServer.routed { server in
+            let browser = AccountBrowser(server: server, send: { try await server.send($0) })
+            _ = try await browser.get("/console")
+            let forged = try await browser.get("/console/callback?code=abc&state=not-the-one")
+            #expect(forged.status == 400 && forged.text.contains("This sign-in cannot continue"))
+        }
+    }
+
+    @Test("Creating a user with a bad username keeps what was typed and says why beside the field; nothing is made")
+    func badUsernameIsShownBesideTheField() async throws {
+        try await Self.signedIn { bench in
+            let page = try await bench.post("/console/users", [("username", "has space"), ("display_name", "Carol")])
+            #expect(page.status == 400)
+            #expect(page.text.contains(#"id="username-error""#) && page.text.contains("white space"), "\(page.text)")
+            #expect(page.text.contains(#"value="has space""#) && page.text.contains(#"value="Carol""#))
+            let users = try await bench.server.admin("GET", "/admin/v1/tenants/default/users")
+            #expect((users["items"] as? [Any])?.count == 1, "only the administrator")
+        }
+    }
+
+    @Test("Creating a user, searching for them, and inviting them shows a QR code and a link that enrolls a phone")
+    func createSearchAndInvite() async throws {
+        try await Self.signedIn { bench in
+            let created = try await bench.post("/console/users", [("username", "carol"), ("display_name", "Carol C")])
+            #expect(created.status == 303)
+            let userPage = try await bench.browser.get(try #require(created.header("Location")))
+            #expect(userPage.text.contains(#"<h1 id="user-heading">carol</h1>"#))
+            let found = try await bench.browser.get("/console/users?q=CA")
+            #expect(found.text.contains(#"id="user-carol""#) && !found.text.contains(#"id="user-root""#))
+            let userID = try #require(AccountBench.capture(#"/console/users/(usr_[a-z0-9]+)/invitations"#, in: userPage.text))
+            let invited = try await bench.post("/console/users/\(userID)/invitations", [])
+            #expect(invited.status == 200 && invited.text.contains(#"id="invitation-qr""#))
+            let uri = try #require(AccountBench.capture(#"<code id="enrollment-uri">([^<]+)</code>"#, in: invited.text))
+            let (kit, _) = bench.server.authenticator()
+            _ = try await kit.enroll(
+                uri: uri.replacingOccurrences(of: "&amp;", with: "&"), deviceName: "Carol's phone", platform: .linux)
+            let after = try await bench.browser.get("/console/users/\(userID)")
+            #expect(after.text.contains("Carol&#39;s phone") || after.text.contains("Carol's phone"))
+            let audit = try await bench.server.admin("GET", "/admin/v1/tenants/default/audit?limit=50")
+            let created_by = (audit["items"] as? [[String: any Sendable]] ?? []).first { $0["action"] as? String == "user.created" }
+            #expect((created_by?["actor"] as? String)?.hasPrefix("admin-key:") == true, "the console's key is the actor")
+        }
+    }
+
+    @Test("A form without the session's CSRF token changes nothing")
+    func formWithoutCSRFChangesNothing() async throws {
+        try await Self.signedIn { bench in
+            let forged = try await bench.browser.post("/console/users", [("csrf", "wrong"), ("username", "mallory")])
+            #expect(forged.status == 403)
+            let users = try await bench.server.admin("GET", "/admin/v1/tenants/default/users?q=mallory")
+            #expect((users["items"] as? [Any])?.isEmpty == true)
+        }
+    }
+
+    @Test("Disabling and deleting a user, deleting only when confirmed")
+    func disableAndDelete() async throws {
+        try await Self.signedIn { bench in
+            let userID = try await bench.server.createUser("dave")
+            let disabled = try await bench.post("/console/users/\(userID)/status", [("status", "disabled")])
+            #expect(disabled.text.contains(#"<dd id="status">disabled</dd>"#))
+            let unconfirmed = try await bench.post("/console/users/\(userID)/delete", [])
+            #expect(unconfirmed.status == 400 && unconfirmed.text.contains(#"id="confirm-error""#))
+            let deleted = try await bench.post("/console/users/\(userID)/delete", [("confirm", "yes")])
+            #expect(deleted.status == 303)
+            let gone = try await bench.server.admin("GET", "/admin/v1/tenants/default/users/\(userID)")
+            #expect(gone.status == 404)
+        }
+    }
+
+    @Test("Signing out revokes the session's key: the old cookie opens nothing")
+    func signOutRevokesTheKey() async throws {
+        try await Self.signedIn { bench in
+            let cookieHolder = bench.browser
+            let out = try await bench.post("/console/sign-out", [])
+            #expect(out.status == 200 && out.text.contains("Signed out"))
+            let keys = try await bench.server.admin("GET", "/admin/v1/tenants/default/admin-keys")
+            let key = (keys["items"] as? [[String: any Sendable]] ?? []).first { ($0["name"] as? String) == "Console session of root" }
+            #expect(key?["revoked_at"] != nil)
+            let again = try await cookieHolder.get("/console/users")
+            #expect(again.status == 303, "no session: the sign-in starts")
+        }
+    }
+
+    @Test("A tenant's administrator sees only their tenant: another tenant's user is not found")
+    func tenantAdministratorStaysInTheirTenant() async throws {
+        try await Self.signedIn(tenant: "acme") { bench in
+            let outsider = try await bench.server.createUser("eve")
+            let page = try await bench.browser.get("/t/acme/console/users/\(outsider)")
+            #expect(page.status == 404)
+            let list = try await bench.browser.get("/t/acme/console/users")
+            #expect(list.text.contains(#"id="user-root""#) && !list.text.contains("eve"))
+            let defaultConsole = try await bench.browser.get("/console")
+            #expect(defaultConsole.status == 303, "the default tenant's console needs its own sign-in")
+        }
+    }
+
+    @Test("Console roles: system-admin only for the default tenant's users and only by a system key holding every right")
+    func roleRules() async throws {
+        try await TestServer.routed { server in
+            _ = try await server.admin("POST", "/admin/v1/tenants", json: ["slug": "acme", "display_name": "Acme"])
+            let outsider = try await server.createUser("frank", tenant: "acme")
+            let wrong = try await server.admin(
+                "PUT", "/admin/v1/tenants/acme/users/\(outsider)/console-role", json: ["role": "system-admin"])
+            #expect(wrong.status == 400)
+            let unknown = try await server.admin(
+                "PUT", "/admin/v1/tenants/acme/users/\(outsider)/console-role", json: ["role": "owner"])
+            #expect(unknown.status == 400 && unknown.errorDescription?.contains("role") == true)
+            let limited = try await server.admin("POST", "/admin/v1/tenants/acme/admin-keys", json: [
+                "name": "helpdesk", "rights": ["admin-keys:manage", "users:read"],
+            ])
+            let secret = try #require(limited["secret"] as? String)
+            let refused = try await server.call(
+                "PUT", "/admin/v1/tenants/acme/users/\(outsider)/console-role", key: secret, json: ["role": "tenant-admin"])
+            #expect(refused.status == 403 && refused.error == "insufficient_rights")
+            let granted = try await server.admin(
+                "PUT", "/admin/v1/tenants/acme/users/\(outsider)/console-role", json: ["role": "tenant-admin"])
+            #expect(granted.status == 200 && granted["role"] as? String == "tenant-admin")
+            let removed = try await server.admin("DELETE", "/admin/v1/tenants/acme/users/\(outsider)/console-role")
+            #expect(removed.status == 204)
+            let none = try await server.admin("GET", "/admin/v1/tenants/acme/users/\(outsider)/console-role")
+            #expect(none.status == 404)
+        }
+    }
+}
