@@ -13,7 +13,7 @@ struct DatabaseOutageTests {
     static let slack: Duration = .seconds(2)
 
     @Test("while PostgreSQL is unreachable, requests fail fast with 503 and Retry-After, and succeed again once it is back",
-          arguments: Engine.available.filter { $0 == .postgres })
+          .timeLimit(.minutes(3)), arguments: Engine.available.filter { $0 == .postgres })
     func outageFailsFastAndRecovers(engine: Engine) async throws {
         let url = try #require(Engine.postgresURL)
         let target = try #require(URLComponents(string: url))
