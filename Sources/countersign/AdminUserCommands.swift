@@ -5,12 +5,45 @@ import Foundation
 struct UserCommands: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "user", abstract: "Users of the tenant.",
-        subcommands: [List.self, Create.self, Show.self, Update.self, Delete.self])
+        subcommands: [List.self, Create.self, Show.self, Update.self, Delete.self, ConsoleRole.self])
 
     struct List: AsyncParsableCommand {
         @OptionGroup var options: AdminOptions
         @OptionGroup var page: PageOptions
-        func run() async throws { try await options.client().print("GET", options.tenantPath("/users") + page.query()) }
+        @Option(help: "Only users whose username starts with this (any case).") var search: String?
+        func run() async throws {
+            var query = page.query()
+            if let search {
+                let encoded = search.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? search
+                query += (query.isEmpty ? "?" : "&") + "q=" + encoded
+            }
+            try await options.client().print("GET", options.tenantPath("/users") + query)
+        }
+    }
+
+    /// Who may sign in to the console at /console (or /t/<slug>/console).
+    struct ConsoleRole: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "console-role",
+            abstract: "Show, grant (--set tenant-admin|system-admin) or take away (--remove) a user's console role.")
+        @OptionGroup var options: AdminOptions
+        @Argument var userID: String
+        @Option(help: "tenant-admin (every right in the tenant but tenants:manage) or system-admin (every right; default tenant only).")
+        var set: String?
+        @Flag(help: "Take the role away.") var remove = false
+        func validate() throws {
+            if set != nil && remove { throw ValidationError("--set and --remove cannot be used together") }
+        }
+        func run() async throws {
+            let path = options.tenantPath("/users/\(userID)/console-role")
+            if let set {
+                try await options.client().print("PUT", path, body: ["role": set])
+            } else if remove {
+                try await options.client().print("DELETE", path)
+            } else {
+                try await options.client().print("GET", path)
+            }
+        }
     }
 
     struct Create: AsyncParsableCommand {
