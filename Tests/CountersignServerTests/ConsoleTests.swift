@@ -215,4 +215,50 @@ struct ConsoleTests {
             #expect(none.status == 404)
         }
     }
+
+    @Test("The audit page filters by user and action, says why a bad time is refused, and exports CSV and JSON lines of what it shows")
+    func auditFilterAndExport() async throws {
+        try await Self.signedIn { bench in
+            let created = try await bench.post("/console/users", [("username", "grace")])
+            let userID = try #require(created.header("Location").flatMap { $0.split(separator: "/").last.map(String.init) })
+            _ = try await bench.post("/console/users/\(userID)/status", [("status", "disabled")])
+
+            let byUser = try await bench.browser.get("/console/audit?user_id=\(userID)")
+            #expect(byUser.status == 200)
+            #expect(byUser.text.contains("<code>user.created</code>") && byUser.text.contains("<code>user.updated</code>"))
+            #expect(!byUser.text.contains("<code>console.signed_in</code>"), "another user's event is not shown")
+            let byAction = try await bench.browser.get("/console/audit?user_id=\(userID)&action=user.created")
+            #expect(byAction.text.contains("<code>user.created</code>") && !byAction.text.contains("<code>user.updated</code>"))
+            let badTime = try await bench.browser.get("/console/audit?since=yesterday")
+            #expect(badTime.status == 400 && badTime.text.contains(#"id="filter-error""#))
+            #expect(badTime.text.contains(#"value="yesterday""#), "what was typed is kept")
+
+            let csv = try await bench.browser.get("/console/audit/export?format=csv&user_id=\(userID)")
+            #expect(csv.status == 200 && csv.header("Content-Type") == "text/csv; charset=utf-8")
+            #expect(csv.header("Content-Disposition")?.hasPrefix("attachment; filename=\"audit-default-") == true)
+            let lines = csv.text.split(separator: "\r\n")
+            #expect(lines.first == "occurred_at,action,actor,target_type,target_id,tenant_id,id,details")
+            #expect(lines.count == 3, "the header, user.updated and user.created: \(csv.text)")
+            let jsonl = try await bench.browser.get("/console/audit/export?format=jsonl&user_id=\(userID)")
+            let events = try jsonl.text.split(separator: "\n").map {
+                try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+            }
+            #expect(events.map { $0["action"] as? String } == ["user.updated", "user.created"])
+        }
+    }
+
+    @Test("The audit API refuses a filter given twice or a time that is not RFC 3339, and narrows by time")
+    func auditFilterInTheAPI() async throws {
+        try await TestServer.routed { server in
+            _ = try await server.createUser("heidi")
+            let twice = try await server.admin("GET", "/admin/v1/tenants/default/audit?action=a&action=b")
+            #expect(twice.status == 400 && twice.errorDescription?.contains("action") == true)
+            let badTime = try await server.admin("GET", "/admin/v1/tenants/default/audit?until=tomorrow")
+            #expect(badTime.status == 400 && badTime.errorDescription?.contains("RFC 3339") == true)
+            let future = try await server.admin("GET", "/admin/v1/audit?since=2999-01-01T00:00:00Z")
+            #expect((future["items"] as? [Any])?.isEmpty == true)
+            let created = try await server.admin("GET", "/admin/v1/tenants/default/audit?action=user.created")
+            #expect((created["items"] as? [[String: any Sendable]])?.count == 1)
+        }
+    }
 }

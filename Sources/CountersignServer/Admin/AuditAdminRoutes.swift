@@ -2,7 +2,7 @@ import Foundation
 import Hummingbird
 
 /// The audit log, newest first: a tenant's at `/admin/v1/tenants/{tenant}/audit`, every
-/// tenant's (system keys) at `/admin/v1/audit`.
+/// tenant's (system keys) at `/admin/v1/audit`, narrowed by `AuditFilter`'s query parameters.
 struct AuditAdminRoutes: Sendable {
     let store: any AuditAdminStore
     let guardian: AdminGuard
@@ -20,7 +20,13 @@ struct AuditAdminRoutes: Sendable {
 
     private func list(_ request: Request, tenantID: String?) async throws -> Response {
         let page = try PageRequest(request)
-        let events = try await store.events(tenantID: tenantID, before: page.cursor, limit: page.fetchLimit)
+        var query: [String: [String]] = [:]
+        for name in AuditFilter.names {
+            let values = request.uri.queryParameters.getAll(name)
+            if !values.isEmpty { query[name] = values.map { String($0) } }
+        }
+        let filter = try AuditFilter(query: query)
+        let events = try await store.events(tenantID: tenantID, filter: filter, before: page.cursor, limit: page.fetchLimit)
         return try JSON.response(page.page(events, cursor: \.id))
     }
 }

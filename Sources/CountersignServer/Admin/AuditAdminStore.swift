@@ -3,7 +3,7 @@ import Foundation
 /// What the audit routes (`AuditAdminRoutes`) read, and nothing else.
 protocol AuditAdminStore: Sendable {
     /// A tenant's events (every tenant's for nil) before `cursor`, newest first.
-    func events(tenantID: String?, before cursor: String?, limit: Int) async throws -> [AuditEvent]
+    func events(tenantID: String?, filter: AuditFilter, before cursor: String?, limit: Int) async throws -> [AuditEvent]
 }
 
 /// The audit routes' store on the server's database (SQLite or PostgreSQL).
@@ -11,7 +11,7 @@ struct SQLAuditAdminStore: AuditAdminStore {
     let database: any Database
     let audit: any AuditRepository
 
-    func events(tenantID: String?, before cursor: String?, limit: Int) async throws -> [AuditEvent] {
-        try await audit.list(tenantID: tenantID, before: cursor, limit: limit, on: database)
+    func events(tenantID: String?, filter: AuditFilter, before cursor: String?, limit: Int) async throws -> [AuditEvent] {
+        try await audit.list(tenantID: tenantID, filter: filter, before: cursor, limit: limit, on: database)
     }
 }

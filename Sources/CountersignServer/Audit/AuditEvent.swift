@@ -28,6 +28,9 @@ public protocol AuditRepository: Sendable {
     func append(_ event: AuditEvent, on executor: any SQLExecutor) async throws
     /// Newest first. `tenantID` nil lists every tenant's events (system keys only).
     func list(tenantID: String?, before cursor: String?, limit: Int, on executor: any SQLExecutor) async throws -> [AuditEvent]
+    /// Newest first, only the events `filter` keeps.
+    func list(tenantID: String?, filter: AuditFilter, before cursor: String?, limit: Int,
+              on executor: any SQLExecutor) async throws -> [AuditEvent]
 }
 
 public struct SQLAuditRepository: AuditRepository {
@@ -56,6 +59,31 @@ public struct SQLAuditRepository: AuditRepository {
         } else {
             "SELECT \(raw: Row.columns) FROM audit_events WHERE id < \(upper) ORDER BY id DESC LIMIT \(limit)"
         }
+        return try await executor.all(statement, as: Row.self).map { try $0.event() }
+    }
+
+    public func list(tenantID: String?, filter: AuditFilter, before cursor: String?, limit: Int,
+                     on executor: any SQLExecutor) async throws -> [AuditEvent] {
+        guard filter != .none else { return try await list(tenantID: tenantID, before: cursor, limit: limit, on: executor) }
+        // One statement for every combination: an absent member is '' and matches everything.
+        let (action, actor) = (filter.action ?? "", filter.actor ?? "")
+        let (user, client, device) = (filter.userID ?? "", filter.clientID ?? "", filter.deviceID ?? "")
+        let since = filter.since ?? Date(timeIntervalSince1970: 0)
+        let until = filter.until ?? Date(timeIntervalSince1970: 253_402_300_799)
+        let statement: SQLStatement =
+            """
+            SELECT \(raw: Row.columns) FROM audit_events
+            WHERE (\(tenantID ?? "") = '' OR tenant_id = \(tenantID ?? "")) AND id < \(cursor ?? "~")
+              AND (\(action) = '' OR action = \(action)) AND (\(actor) = '' OR actor = \(actor))
+              AND (\(user) = '' OR (target_type = 'user' AND target_id = \(user))
+                   OR details LIKE \(AuditFilter.detailsPattern("user_id", filter.userID)) ESCAPE '\\')
+              AND (\(client) = '' OR (target_type = 'client' AND target_id = \(client))
+                   OR details LIKE \(AuditFilter.detailsPattern("client_id", filter.clientID)) ESCAPE '\\')
+              AND (\(device) = '' OR (target_type = 'device' AND target_id = \(device))
+                   OR details LIKE \(AuditFilter.detailsPattern("device_id", filter.deviceID)) ESCAPE '\\')
+              AND occurred_at >= \(since) AND occurred_at < \(until)
+            ORDER BY id DESC LIMIT \(limit)
+            """
         return try await executor.all(statement, as: Row.self).map { try $0.event() }
     }
 }

@@ -21,7 +21,7 @@ struct ConsoleChrome: Sendable {
 struct ConsoleHomePage: PageModel {
     let title = "Dashboard"
     let tenantName: String, base: String, username: String, csrf: String
-    let signedIn = true, home = true, usersSection = false
+    let signedIn = true, home = true, usersSection = false, auditSection = false
     let roleName: String
     let userCount: String
 
@@ -64,7 +64,7 @@ struct ConsoleUserForm: Sendable {
 struct ConsoleUsersPage: PageModel {
     let title = "Users"
     let tenantName: String, base: String, username: String, csrf: String
-    let signedIn = true, home = false, usersSection = true
+    let signedIn = true, home = false, usersSection = true, auditSection = false
     let query: String
     let items: [ConsoleUserRow]
     /// The query of the next page, when there is one.
@@ -101,7 +101,7 @@ struct ConsoleInvitation: Sendable {
 struct ConsoleUserPage: PageModel {
     let title: String
     let tenantName: String, base: String, username: String, csrf: String
-    let signedIn = true, home = false, usersSection = true
+    let signedIn = true, home = false, usersSection = true, auditSection = false
     let user: ConsoleUserRow
     let devices: [ConsoleDeviceRow]
     let passkeys: [ConsolePasskeyRow]
@@ -150,5 +150,43 @@ enum ConsoleTime {
     static func text(_ date: Date) -> String {
         // "2026-11-25T10:00:00Z" → "2026-11-25 10:00 UTC"
         String(Timestamps.format(date).prefix(16)).replacingOccurrences(of: "T", with: " ") + " UTC"
+    }
+}
+
+struct ConsoleAuditField: Sendable {
+    let name: String, label: String, value: String
+}
+
+struct ConsoleAuditRow: Sendable {
+    let occurredAt: String, action: String, actor: String, target: String, details: String
+
+    init(_ event: [String: Any]) {
+        occurredAt = ConsoleTime.text(event["occurred_at"] as? String)
+        action = event["action"] as? String ?? ""
+        actor = event["actor"] as? String ?? ""
+        target = "\(event["target_type"] as? String ?? "") \(event["target_id"] as? String ?? "")"
+        details = (event["details"] as? [String: Any] ?? [:]).sorted { $0.key < $1.key }
+            .map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+    }
+}
+
+/// `console-audit`.
+struct ConsoleAuditPage: PageModel {
+    let title = "Audit log"
+    let tenantName: String, base: String, username: String, csrf: String
+    let signedIn = true, home = false, usersSection = false, auditSection = true
+    let filters: [ConsoleAuditField]
+    let since: String, until: String
+    let error: String?
+    let events: [ConsoleAuditRow]
+    let next: String?
+    /// The filter as a query, for the export links.
+    let exportQuery: String
+
+    init(_ chrome: ConsoleChrome, filters: [ConsoleAuditField], since: String, until: String, error: String?,
+         events: [ConsoleAuditRow], next: String?, exportQuery: String) {
+        (tenantName, base, username, csrf) = (chrome.tenantName, chrome.base, chrome.username, chrome.csrf)
+        (self.filters, self.since, self.until, self.error) = (filters, since, until, error)
+        (self.events, self.next, self.exportQuery) = (events, next, exportQuery)
     }
 }

@@ -6,13 +6,15 @@ import Hummingbird
 /// - `GET /console`: the dashboard, or the sign-in (`ConsoleFlow`) without a session;
 ///   `GET /console/callback` ends the sign-in; `POST /console/sign-out`;
 /// - `GET|POST /console/users`, `GET /console/users/{id}` and the user's actions
-///   (`ConsoleUsers`).
+///   (`ConsoleUsers`);
+/// - `GET /console/audit` and `GET /console/audit/export?format=csv|jsonl` (`ConsoleAudit`).
 ///
 /// A page asked for without a session starts the sign-in; a form posted without one, or
 /// without the session's CSRF token, is refused with 403 and changes nothing.
 struct ConsoleRoutes: Sendable {
     let flow: ConsoleFlow
     let users: ConsoleUsers
+    let audit: ConsoleAudit
 
     func register(on routes: TenantRoutes) {
         let pages = routes.group("/console", surface: .page)
@@ -30,6 +32,16 @@ struct ConsoleRoutes: Sendable {
         pages.get("/users") { request, context in
             try await page(request, context) { session, visit in
                 try await users.list(query: try SignInRoutes.query(request), session, visit)
+            }
+        }
+        pages.get("/audit") { request, context in
+            try await page(request, context) { session, visit in
+                try await audit.page(try SignInRoutes.query(request), session, visit)
+            }
+        }
+        pages.get("/audit/export") { request, context in
+            try await page(request, context) { session, visit in
+                try await audit.export(try SignInRoutes.query(request), session, visit)
             }
         }
         pages.post("/users") { request, context in

@@ -5,7 +5,7 @@
 enum ConsoleTemplates {
     static let all: [String: String] = [
         "console-layout": layout, "console-home": home, "console-users": users, "console-user": user,
-        "console-message": message, "console-signed-out": signedOut,
+        "console-message": message, "console-signed-out": signedOut, "console-audit": audit,
     ]
 
     static let layout = """
@@ -24,6 +24,7 @@ enum ConsoleTemplates {
         {{#signedIn}}<nav aria-label="Console">
         <a href="{{base}}/console"{{#home}} aria-current="page"{{/home}}>Dashboard</a>
         <a href="{{base}}/console/users"{{#usersSection}} aria-current="page"{{/usersSection}}>Users</a>
+        <a href="{{base}}/console/audit"{{#auditSection}} aria-current="page"{{/auditSection}}>Audit log</a>
         </nav>
         <form method="post" action="{{base}}/console/sign-out" class="sign-out">
         <input type="hidden" name="csrf" value="{{csrf}}">
@@ -146,6 +147,33 @@ enum ConsoleTemplates {
         {{/content}}{{/console-layout}}
         """
 
+    static let audit = """
+        {{<console-layout}}{{$content}}
+        <h1>Audit log</h1>
+        <form method="get" action="{{base}}/console/audit" class="filters" id="audit-filter">
+        <div class="grid">
+        {{#filters}}<div><label for="{{name}}">{{label}}</label><input id="{{name}}" name="{{name}}" type="text" autocomplete="off" value="{{value}}"></div>
+        {{/filters}}
+        <div><label for="since">From (UTC)</label><input id="since" name="since" type="datetime-local" value="{{since}}"></div>
+        <div><label for="until">Until (UTC)</label><input id="until" name="until" type="datetime-local" value="{{until}}"></div>
+        </div>
+        {{#error}}<p class="field-error" role="alert" id="filter-error">{{error}}</p>{{/error}}
+        <button type="submit" id="filter">Filter</button>
+        <a class="button secondary" id="export-csv" href="{{base}}/console/audit/export?format=csv&amp;{{exportQuery}}">Export CSV</a>
+        <a class="button secondary" id="export-jsonl" href="{{base}}/console/audit/export?format=jsonl&amp;{{exportQuery}}">Export JSON lines</a>
+        </form>
+        <table id="events">
+        <thead><tr><th scope="col">When</th><th scope="col">Action</th><th scope="col">Actor</th><th scope="col">Target</th><th scope="col">Details</th></tr></thead>
+        <tbody>
+        {{#events}}<tr><td>{{occurredAt}}</td><td><code>{{action}}</code></td><td>{{actor}}</td><td>{{target}}</td><td>{{details}}</td></tr>
+        {{/events}}
+        </tbody>
+        </table>
+        {{^events}}<p id="no-events">No event matches.</p>{{/events}}
+        {{#next}}<p><a href="{{base}}/console/audit?{{next}}" id="next-page">Older events</a></p>{{/next}}
+        {{/content}}{{/console-layout}}
+        """
+
     static let message = """
         {{<console-layout}}{{$content}}
         <h1>{{heading}}</h1>
@@ -196,6 +224,9 @@ enum ConsoleTemplates {
         .tiles { display: grid; grid-template-columns: repeat(auto-fill, minmax(12rem, 1fr)); gap: 1rem; padding: 0; list-style: none; }
         .tiles a { display: block; padding: 1rem; background: #fff; border: 1px solid var(--line); border-radius: 10px; text-decoration: none; color: inherit; }
         .tiles strong { display: block; font-size: 1.75rem; }
+        .grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(14rem, 1fr)); gap: 0 1rem; }
+        .grid input { max-width: none; } input[type=datetime-local] { width: 100%; padding: .45rem .75rem; font: inherit; border: 1px solid var(--line); border-radius: 8px; }
+        .filters .button { margin-left: .5rem; }
         .hint { color: var(--muted); font-size: .875rem; } code { word-break: break-all; }
         img[id=invitation-qr] { background: #fff; padding: .5rem; }
         @media (max-width: 40rem) {
