@@ -261,4 +261,46 @@ struct ConsoleTests {
             #expect((created["items"] as? [[String: any Sendable]])?.count == 1)
         }
     }
+
+    @Test("Registering a client shows its secret once; a bad redirect URI is shown beside its field with the form as typed; edit, new secret, delete")
+    func clients() async throws {
+        try await Self.signedIn { bench in
+            let refused = try await bench.post("/console/clients", [
+                ("name", "Bank"), ("token_delivery_mode", "poll"), ("token_endpoint_auth_method", "client_secret_basic"),
+                ("redirect_uris", "not a uri"),
+            ])
+            #expect(refused.status == 400)
+            #expect(refused.text.contains(#"id="redirect-error""#), "\(refused.text.suffix(3000))")
+            #expect(refused.text.contains(">not a uri</textarea>") && refused.text.contains(#"value="Bank""#))
+            let none = try await bench.server.admin("GET", "/admin/v1/tenants/default/clients")
+            #expect((none["items"] as? [[String: any Sendable]] ?? []).allSatisfy { ($0["client_id"] as? String)?.hasPrefix("console-") == true })
+
+            let made = try await bench.post("/console/clients", [
+                ("name", "Bank"), ("token_delivery_mode", "poll"), ("token_endpoint_auth_method", "client_secret_basic"),
+                ("redirect_uris", "https://bank.example/callback\nhttps://bank.example/other"),
+            ])
+            #expect(made.status == 200)
+            let secret = try #require(AccountBench.capture(#"<code id="client-secret">([^<]+)</code>"#, in: made.text))
+            let clientID = try #require(AccountBench.capture(#"<code id="client-id">([^<]+)</code>"#, in: made.text))
+            let shownAgain = try await bench.browser.get("/console/clients/\(clientID)")
+            #expect(!shownAgain.text.contains(secret), "the secret is shown once")
+            #expect(shownAgain.text.contains("https://bank.example/callback\nhttps://bank.example/other</textarea>"))
+
+            let saved = try await bench.post("/console/clients/\(clientID)", [
+                ("name", "Bank online"), ("token_delivery_mode", "ping"), ("notification_endpoint", "https://bank.example/ciba"),
+                ("token_endpoint_auth_method", "client_secret_basic"), ("redirect_uris", "https://bank.example/callback"),
+            ])
+            #expect(saved.status == 200 && saved.text.contains(#"id="notice""#), "\(saved.text.prefix(2000))")
+            let stored = try await bench.server.admin("GET", "/admin/v1/tenants/default/clients/\(clientID)")
+            #expect(stored["token_delivery_mode"] as? String == "ping" && stored["name"] as? String == "Bank online")
+
+            let renewed = try await bench.post("/console/clients/\(clientID)/secret", [])
+            let second = try #require(AccountBench.capture(#"<code id="client-secret">([^<]+)</code>"#, in: renewed.text))
+            #expect(second != secret)
+
+            let deleted = try await bench.post("/console/clients/\(clientID)/delete", [("confirm", "yes")])
+            #expect(deleted.status == 303)
+            #expect(try await bench.server.admin("GET", "/admin/v1/tenants/default/clients/\(clientID)").status == 404)
+        }
+    }
 }

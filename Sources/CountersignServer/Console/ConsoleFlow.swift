@@ -24,8 +24,8 @@ struct ConsoleFlow: Sendable {
         let context: CountersignRequestContext
 
         var tenant: Tenant { issuer.tenant }
-        /// The tenant's base path: `""` or `/t/<slug>`.
-        var base: String { URL(string: issuer.identifier)?.path ?? "" }
+        /// The tenant's base path, where its routes are mounted: `""` or `/t/<slug>`.
+        var base: String { tenant.isDefault ? "" : "/t/\(tenant.slug)" }
         var redirectURI: String { issuer.identifier + "/console/callback" }
     }
 

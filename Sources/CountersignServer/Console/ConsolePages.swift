@@ -21,7 +21,7 @@ struct ConsoleChrome: Sendable {
 struct ConsoleHomePage: PageModel {
     let title = "Dashboard"
     let tenantName: String, base: String, username: String, csrf: String
-    let signedIn = true, home = true, usersSection = false, auditSection = false
+    let signedIn = true, home = true, usersSection = false, auditSection = false, clientsSection = false
     let roleName: String
     let userCount: String
 
@@ -64,7 +64,7 @@ struct ConsoleUserForm: Sendable {
 struct ConsoleUsersPage: PageModel {
     let title = "Users"
     let tenantName: String, base: String, username: String, csrf: String
-    let signedIn = true, home = false, usersSection = true, auditSection = false
+    let signedIn = true, home = false, usersSection = true, auditSection = false, clientsSection = false
     let query: String
     let items: [ConsoleUserRow]
     /// The query of the next page, when there is one.
@@ -101,7 +101,7 @@ struct ConsoleInvitation: Sendable {
 struct ConsoleUserPage: PageModel {
     let title: String
     let tenantName: String, base: String, username: String, csrf: String
-    let signedIn = true, home = false, usersSection = true, auditSection = false
+    let signedIn = true, home = false, usersSection = true, auditSection = false, clientsSection = false
     let user: ConsoleUserRow
     let devices: [ConsoleDeviceRow]
     let passkeys: [ConsolePasskeyRow]
@@ -174,7 +174,7 @@ struct ConsoleAuditRow: Sendable {
 struct ConsoleAuditPage: PageModel {
     let title = "Audit log"
     let tenantName: String, base: String, username: String, csrf: String
-    let signedIn = true, home = false, usersSection = false, auditSection = true
+    let signedIn = true, home = false, usersSection = false, auditSection = true, clientsSection = false
     let filters: [ConsoleAuditField]
     let since: String, until: String
     let error: String?
@@ -188,5 +188,59 @@ struct ConsoleAuditPage: PageModel {
         (tenantName, base, username, csrf) = (chrome.tenantName, chrome.base, chrome.username, chrome.csrf)
         (self.filters, self.since, self.until, self.error) = (filters, since, until, error)
         (self.events, self.next, self.exportQuery) = (events, next, exportQuery)
+    }
+}
+
+/// `console-clients`.
+struct ConsoleClientsPage: PageModel {
+    let title = "Clients"
+    let tenantName: String, base: String, username: String, csrf: String
+    let signedIn = true, home = false, usersSection = false, auditSection = false, clientsSection = true
+    let items: [ConsoleClientRow]
+    let form: ConsoleClientFields
+
+    init(_ chrome: ConsoleChrome, items: [ConsoleClientRow], form: ConsoleClientForm) {
+        (tenantName, base, username, csrf) = (chrome.tenantName, chrome.base, chrome.username, chrome.csrf)
+        self.items = items
+        self.form = ConsoleClientFields(form)
+    }
+}
+
+/// `console-client`: one client, its edit form, and a secret just made (shown once).
+struct ConsoleClientPage: PageModel {
+    let title: String
+    let tenantName: String, base: String, username: String, csrf: String
+    let signedIn = true, home = false, usersSection = false, auditSection = false, clientsSection = true
+    let client: ConsoleClientRow
+    let form: ConsoleClientFields
+    let secret: String?
+    let notice: String?
+
+    init(_ chrome: ConsoleChrome, client: ConsoleClientRow, form: ConsoleClientForm, secret: String?, notice: String?) {
+        (tenantName, base, username, csrf) = (chrome.tenantName, chrome.base, chrome.username, chrome.csrf)
+        title = client.name
+        (self.client, self.secret, self.notice) = (client, secret, notice)
+        self.form = ConsoleClientFields(form)
+    }
+}
+
+/// The client form as the template reads it: each select's options with the chosen one marked.
+struct ConsoleClientFields: Sendable {
+    struct Option: Sendable { let value: String, selected: Bool }
+    let name: String, notificationEndpoint: String, redirectURIs: String, postLogoutRedirectURIs: String
+    let detailTypes: String, jwks: String
+    let deliveryModes: [Option], methods: [Option]
+    let nameError: String?, deliveryError: String?, endpointError: String?, methodError: String?
+    let redirectError: String?, logoutError: String?, detailTypesError: String?, jwksError: String?, error: String?
+
+    init(_ form: ConsoleClientForm) {
+        (name, notificationEndpoint, redirectURIs) = (form.name, form.notificationEndpoint, form.redirectURIs)
+        (postLogoutRedirectURIs, detailTypes, jwks) = (form.postLogoutRedirectURIs, form.detailTypes, form.jwks)
+        deliveryModes = ["poll", "ping", "push"].map { Option(value: $0, selected: $0 == form.deliveryMode) }
+        methods = ["client_secret_basic", "client_secret_post", "private_key_jwt", "none"]
+            .map { Option(value: $0, selected: $0 == form.authenticationMethod) }
+        (nameError, deliveryError, endpointError, methodError) = (form.nameError, form.deliveryError, form.endpointError, form.methodError)
+        (redirectError, logoutError, detailTypesError) = (form.redirectError, form.logoutError, form.detailTypesError)
+        (jwksError, error) = (form.jwksError, form.error)
     }
 }

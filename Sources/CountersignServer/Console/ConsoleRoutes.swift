@@ -7,6 +7,8 @@ import Hummingbird
 ///   `GET /console/callback` ends the sign-in; `POST /console/sign-out`;
 /// - `GET|POST /console/users`, `GET /console/users/{id}` and the user's actions
 ///   (`ConsoleUsers`);
+/// - `GET|POST /console/clients`, `GET|POST /console/clients/{id}`, its `/secret` and `/delete`
+///   (`ConsoleClients`);
 /// - `GET /console/audit` and `GET /console/audit/export?format=csv|jsonl` (`ConsoleAudit`).
 ///
 /// A page asked for without a session starts the sign-in; a form posted without one, or
@@ -15,6 +17,7 @@ struct ConsoleRoutes: Sendable {
     let flow: ConsoleFlow
     let users: ConsoleUsers
     let audit: ConsoleAudit
+    let clients: ConsoleClients
 
     func register(on routes: TenantRoutes) {
         let pages = routes.group("/console", surface: .page)
@@ -42,6 +45,32 @@ struct ConsoleRoutes: Sendable {
         pages.get("/audit/export") { request, context in
             try await page(request, context) { session, visit in
                 try await audit.export(try SignInRoutes.query(request), session, visit)
+            }
+        }
+        pages.get("/clients") { request, context in
+            try await page(request, context) { session, visit in try await clients.list(session, visit) }
+        }
+        pages.post("/clients") { request, context in
+            try await form(request, context) { form, session, visit in try await clients.create(form, session, visit) }
+        }
+        pages.get("/clients/{id}") { request, context in
+            let id = try context.parameters.require("id")
+            return try await page(request, context) { session, visit in try await clients.show(clientID: id, session, visit) }
+        }
+        pages.post("/clients/{id}") { request, context in
+            let id = try context.parameters.require("id")
+            return try await form(request, context) { form, session, visit in
+                try await clients.update(clientID: id, form, session, visit)
+            }
+        }
+        pages.post("/clients/{id}/secret") { request, context in
+            let id = try context.parameters.require("id")
+            return try await form(request, context) { _, session, visit in try await clients.rotateSecret(clientID: id, session, visit) }
+        }
+        pages.post("/clients/{id}/delete") { request, context in
+            let id = try context.parameters.require("id")
+            return try await form(request, context) { form, session, visit in
+                try await clients.delete(clientID: id, form, session, visit)
             }
         }
         pages.post("/users") { request, context in

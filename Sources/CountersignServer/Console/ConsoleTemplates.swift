@@ -6,6 +6,7 @@ enum ConsoleTemplates {
     static let all: [String: String] = [
         "console-layout": layout, "console-home": home, "console-users": users, "console-user": user,
         "console-message": message, "console-signed-out": signedOut, "console-audit": audit,
+        "console-clients": clients, "console-client": client, "console-client-form": clientForm,
     ]
 
     static let layout = """
@@ -24,6 +25,7 @@ enum ConsoleTemplates {
         {{#signedIn}}<nav aria-label="Console">
         <a href="{{base}}/console"{{#home}} aria-current="page"{{/home}}>Dashboard</a>
         <a href="{{base}}/console/users"{{#usersSection}} aria-current="page"{{/usersSection}}>Users</a>
+        <a href="{{base}}/console/clients"{{#clientsSection}} aria-current="page"{{/clientsSection}}>Clients</a>
         <a href="{{base}}/console/audit"{{#auditSection}} aria-current="page"{{/auditSection}}>Audit log</a>
         </nav>
         <form method="post" action="{{base}}/console/sign-out" class="sign-out">
@@ -174,6 +176,88 @@ enum ConsoleTemplates {
         {{/content}}{{/console-layout}}
         """
 
+    /// The fields of a client, shared by the register and edit forms (a partial).
+    static let clientForm = """
+        {{#form}}
+        <label for="name">Name</label>
+        <input id="name" name="name" type="text" autocomplete="off" value="{{name}}"{{#nameError}} aria-invalid="true" aria-describedby="name-error"{{/nameError}}>
+        {{#nameError}}<p class="field-error" id="name-error">{{nameError}}</p>{{/nameError}}
+        <label for="token_delivery_mode">Token delivery (CIBA)</label>
+        <select id="token_delivery_mode" name="token_delivery_mode">{{#deliveryModes}}<option{{#selected}} selected{{/selected}}>{{value}}</option>{{/deliveryModes}}</select>
+        {{#deliveryError}}<p class="field-error" id="delivery-error">{{deliveryError}}</p>{{/deliveryError}}
+        <label for="notification_endpoint">Notification endpoint (ping and push)</label>
+        <input id="notification_endpoint" name="notification_endpoint" type="text" autocomplete="off" value="{{notificationEndpoint}}"{{#endpointError}} aria-invalid="true"{{/endpointError}}>
+        {{#endpointError}}<p class="field-error" id="endpoint-error">{{endpointError}}</p>{{/endpointError}}
+        <label for="token_endpoint_auth_method">Authentication at the token endpoint</label>
+        <select id="token_endpoint_auth_method" name="token_endpoint_auth_method">{{#methods}}<option{{#selected}} selected{{/selected}}>{{value}}</option>{{/methods}}</select>
+        {{#methodError}}<p class="field-error" id="method-error">{{methodError}}</p>{{/methodError}}
+        <label for="redirect_uris">Redirect URIs (one per line)</label>
+        <textarea id="redirect_uris" name="redirect_uris" rows="3"{{#redirectError}} aria-invalid="true" aria-describedby="redirect-error"{{/redirectError}}>{{redirectURIs}}</textarea>
+        {{#redirectError}}<p class="field-error" id="redirect-error">{{redirectError}}</p>{{/redirectError}}
+        <label for="post_logout_redirect_uris">Sign-out redirect URIs (one per line)</label>
+        <textarea id="post_logout_redirect_uris" name="post_logout_redirect_uris" rows="2">{{postLogoutRedirectURIs}}</textarea>
+        {{#logoutError}}<p class="field-error" id="logout-error">{{logoutError}}</p>{{/logoutError}}
+        <label for="authorization_details_types">Authorization detail types (space-separated)</label>
+        <input id="authorization_details_types" name="authorization_details_types" type="text" autocomplete="off" value="{{detailTypes}}">
+        {{#detailTypesError}}<p class="field-error" id="detail-types-error">{{detailTypesError}}</p>{{/detailTypesError}}
+        <label for="jwks">Public keys (JWKS, for private_key_jwt and signed requests)</label>
+        <textarea id="jwks" name="jwks" rows="4" class="mono">{{jwks}}</textarea>
+        {{#jwksError}}<p class="field-error" id="jwks-error">{{jwksError}}</p>{{/jwksError}}
+        {{#error}}<p class="field-error" id="form-error">{{error}}</p>{{/error}}
+        {{/form}}
+        """
+
+    static let clients = """
+        {{<console-layout}}{{$content}}
+        <h1>Clients</h1>
+        <table id="clients">
+        <thead><tr><th scope="col">Name</th><th scope="col">Client ID</th><th scope="col">Delivery</th><th scope="col">Authentication</th></tr></thead>
+        <tbody>
+        {{#items}}<tr><td><a href="{{base}}/console/clients/{{id}}" id="client-{{id}}">{{name}}</a></td><td><code>{{id}}</code></td><td>{{deliveryMode}}</td><td>{{authenticationMethod}}</td></tr>
+        {{/items}}
+        </tbody>
+        </table>
+        {{^items}}<p id="no-clients">No client is registered.</p>{{/items}}
+        <section aria-labelledby="register-heading" class="panel">
+        <h2 id="register-heading">Register a client</h2>
+        <form method="post" action="{{base}}/console/clients" novalidate>
+        <input type="hidden" name="csrf" value="{{csrf}}">
+        {{>console-client-form}}
+        <button type="submit" id="register-client">Register</button>
+        </form>
+        </section>
+        {{/content}}{{/console-layout}}
+        """
+
+    static let client = """
+        {{<console-layout}}{{$content}}
+        <p><a href="{{base}}/console/clients">← Clients</a></p>
+        <h1 id="client-heading">{{client.name}}</h1>
+        <p>Client ID <code id="client-id">{{client.id}}</code> · registered {{client.createdAt}}</p>
+        {{#notice}}<p class="notice" role="status" id="notice">{{notice}}</p>{{/notice}}
+        {{#secret}}<div class="panel" id="secret-panel"><p><strong>The client secret, shown only now:</strong></p><p><code id="client-secret">{{secret}}</code></p><p class="hint">Store it in the application's configuration; it cannot be shown again. Make a new one to replace it.</p></div>{{/secret}}
+        <section class="panel" aria-labelledby="edit-heading">
+        <h2 id="edit-heading">Settings</h2>
+        <form method="post" action="{{base}}/console/clients/{{client.id}}" novalidate>
+        <input type="hidden" name="csrf" value="{{csrf}}">
+        {{>console-client-form}}
+        <button type="submit" id="save-client">Save</button>
+        </form>
+        </section>
+        <div class="actions">
+        <form method="post" action="{{base}}/console/clients/{{client.id}}/secret">
+        <input type="hidden" name="csrf" value="{{csrf}}">
+        <button type="submit" class="secondary" id="new-secret">Make a new secret</button>
+        </form>
+        <form method="post" action="{{base}}/console/clients/{{client.id}}/delete">
+        <input type="hidden" name="csrf" value="{{csrf}}">
+        <label class="check"><input type="checkbox" name="confirm" value="yes" id="confirm-delete"> Delete {{client.name}}</label>
+        <button type="submit" class="danger" id="delete-client">Delete client</button>
+        </form>
+        </div>
+        {{/content}}{{/console-layout}}
+        """
+
     static let message = """
         {{<console-layout}}{{$content}}
         <h1>{{heading}}</h1>
@@ -227,6 +311,8 @@ enum ConsoleTemplates {
         .grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(14rem, 1fr)); gap: 0 1rem; }
         .grid input { max-width: none; } input[type=datetime-local] { width: 100%; padding: .45rem .75rem; font: inherit; border: 1px solid var(--line); border-radius: 8px; }
         .filters .button { margin-left: .5rem; }
+        select, textarea { width: 100%; max-width: 32rem; padding: .5rem .75rem; font: inherit; border: 1px solid var(--line); border-radius: 8px; }
+        textarea.mono { font-family: ui-monospace, monospace; font-size: .85rem; }
         .hint { color: var(--muted); font-size: .875rem; } code { word-break: break-all; }
         img[id=invitation-qr] { background: #fff; padding: .5rem; }
         @media (max-width: 40rem) {

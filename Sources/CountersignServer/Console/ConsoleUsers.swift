@@ -178,9 +178,9 @@ struct ConsoleUsers: Sendable {
     }
 
     /// A refused API call answers the page with its status, so a script or a test can tell
-    /// success from failure; a server fault stays a fault.
+    /// success from failure; a server fault or outage stays one.
     static func pageStatus(_ status: HTTPResponse.Status) -> HTTPResponse.Status {
-        (400..<500).contains(status.code) ? status : .badRequest
+        status.code >= 400 ? status : .badRequest
     }
 
     static func pushState(_ push: [String: Any]?) -> String {
