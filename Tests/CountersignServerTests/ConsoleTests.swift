@@ -303,4 +303,24 @@ struct ConsoleTests {
             #expect(try await bench.server.admin("GET", "/admin/v1/tenants/default/clients/\(clientID)").status == 404)
         }
     }
+
+    @Test("The dashboard draws the last day's requests and outcomes from the statistics, which count by the hour")
+    func dashboardCharts() async throws {
+        try await Self.signedIn { bench in
+            let stats = try await bench.server.admin("GET", "/admin/v1/tenants/default/statistics?hours=3")
+            #expect(stats.status == 200)
+            let buckets = try #require(stats["buckets"] as? [[String: any Sendable]])
+            #expect(buckets.count == 3)
+            // The administrator's own sign-in was one approved request, this hour.
+            #expect(buckets.last?["requests"] as? Int == 1 && buckets.last?["approved"] as? Int == 1)
+            let refused = try await bench.server.admin("GET", "/admin/v1/tenants/default/statistics?hours=169")
+            #expect(refused.status == 400)
+
+            let dashboard = try await bench.browser.get("/console")
+            #expect(dashboard.text.contains(#"<strong id="total-requests">1</strong>"#))
+            #expect(dashboard.text.contains(#"<strong id="total-approved">1</strong>"#))
+            #expect(dashboard.text.contains(#"<strong id="total-denied">0</strong>"#))
+            #expect(dashboard.text.contains("<svg viewBox=\"0 0 480 120\""))
+        }
+    }
 }

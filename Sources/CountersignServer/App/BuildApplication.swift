@@ -242,6 +242,7 @@ extension CountersignServer {
             guardian: guardian, origin: origin, maximumBodySize: bodyLimit, now: now
         ).register(on: admin)
         PasskeyAdminRoutes(store: passkeyStore, guardian: guardian, now: now).register(on: admin)
+        StatisticsAdminRoutes(store: SQLStatisticsStore(database: database), guardian: guardian, now: now).register(on: admin)
         ConsoleRoleAdminRoutes(
             store: consoleStore, users: userAdminStore, guardian: guardian, maximumBodySize: bodyLimit, now: now
         ).register(on: admin)

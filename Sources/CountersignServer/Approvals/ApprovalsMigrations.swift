@@ -64,5 +64,9 @@ extension FeatureMigrations {
         SchemaChange(.authorizationDetails, [
             "ALTER TABLE approval_transactions ADD COLUMN authorization_details TEXT",
         ]),
+        // The dashboard's counts by the hour (`StatisticsAdminRoutes`).
+        SchemaChange(.console, [
+            "CREATE INDEX approval_transactions_tenant_created ON approval_transactions (tenant_id, created_at)",
+        ]),
     ])
 }

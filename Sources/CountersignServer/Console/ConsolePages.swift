@@ -24,11 +24,12 @@ struct ConsoleHomePage: PageModel {
     let signedIn = true, home = true, usersSection = false, auditSection = false, clientsSection = false
     let roleName: String
     let userCount: String
+    let charts: [ConsoleChart]
 
-    init(_ chrome: ConsoleChrome, role: ConsoleRole, userCount: String) {
+    init(_ chrome: ConsoleChrome, role: ConsoleRole, userCount: String, charts: [ConsoleChart]) {
         (tenantName, base, username, csrf) = (chrome.tenantName, chrome.base, chrome.username, chrome.csrf)
         roleName = role == .systemAdmin ? "system administrator" : "tenant administrator"
-        self.userCount = userCount
+        (self.userCount, self.charts) = (userCount, charts)
     }
 }
 

@@ -48,6 +48,18 @@ enum ConsoleTemplates {
         <ul class="tiles">
         <li><a href="{{base}}/console/users"><strong id="user-count">{{userCount}}</strong> users</a></li>
         </ul>
+        <h2>The last 24 hours</h2>
+        <div class="charts">
+        {{#charts}}<figure class="chart" id="chart-{{id}}">
+        <figcaption>{{title}}: <strong id="total-{{id}}">{{total}}</strong> <span class="hint">(at most {{maximum}} in an hour)</span></figcaption>
+        <svg viewBox="0 0 {{width}} {{height}}" width="100%" role="img" aria-label="{{title}} per hour, {{firstHour}} to {{lastHour}}">
+        <line x1="0" y1="{{axisY}}" x2="{{width}}" y2="{{axisY}}" stroke="currentColor" stroke-opacity="0.3"/>
+        {{#bars}}<rect x="{{x}}" y="{{y}}" width="{{width}}" height="{{height}}" fill="#1f5eff"><title>{{label}}</title></rect>{{/bars}}
+        </svg>
+        <p class="hint axis"><span>{{firstHour}}</span><span>{{lastHour}}</span></p>
+        </figure>
+        {{/charts}}
+        </div>
         {{/content}}{{/console-layout}}
         """
 
@@ -313,6 +325,9 @@ enum ConsoleTemplates {
         .filters .button { margin-left: .5rem; }
         select, textarea { width: 100%; max-width: 32rem; padding: .5rem .75rem; font: inherit; border: 1px solid var(--line); border-radius: 8px; }
         textarea.mono { font-family: ui-monospace, monospace; font-size: .85rem; }
+        .charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(20rem, 1fr)); gap: 1rem; }
+        .chart { margin: 0; padding: 1rem; background: #fff; border: 1px solid var(--line); border-radius: 10px; }
+        .chart svg { display: block; color: inherit; } .axis { display: flex; justify-content: space-between; margin: .25rem 0 0; }
         .hint { color: var(--muted); font-size: .875rem; } code { word-break: break-all; }
         img[id=invitation-qr] { background: #fff; padding: .5rem; }
         @media (max-width: 40rem) {

@@ -20,8 +20,11 @@ struct ConsoleUsers: Sendable {
         let page = try await call(.get, flow.tenantPath(visit) + "/users?limit=200", session, visit)
         let count = (page.json?["items"] as? [Any])?.count ?? 0
         let shown = page.json?["next_cursor"] is String ? "200+" : String(count)
+        let statistics = try await call(.get, flow.tenantPath(visit) + "/statistics?hours=24", session, visit)
         return flow.pages.response(
-            "console-home", ConsoleHomePage(ConsoleChrome(visit, session), role: session.role, userCount: shown))
+            "console-home",
+            ConsoleHomePage(ConsoleChrome(visit, session), role: session.role, userCount: shown,
+                            charts: ConsoleChart.charts(statistics.status == .ok ? statistics.json : nil)))
     }
 
     func list(query: FormParameters?, _ session: ConsoleSession, _ visit: Visit, form: ConsoleUserForm = ConsoleUserForm(),

@@ -63,5 +63,9 @@ extension FeatureMigrations {
             )
             """,
         ]),
+        // The dashboard's failed pushes by the hour (`StatisticsAdminRoutes`).
+        SchemaChange(.console, [
+            "CREATE INDEX push_outbox_tenant_created ON push_outbox (tenant_id, created_at)",
+        ]),
     ])
 }
