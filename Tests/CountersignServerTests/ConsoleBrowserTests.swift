@@ -9,9 +9,9 @@ import Testing
 @Suite("Console in a browser", .serialized,
        .enabled(if: Browser.isAvailable, "Chromium and chromedriver are not installed (apt-get install chromium chromium-driver)"))
 struct ConsoleBrowserTests {
-    @Test("An administrator signs in by approving on the phone, creates a user and an invitation, and a phone enrolls from the QR code on the screen",
+    @Test("An administrator signs in by approving on the phone, creates a user and an invitation, a phone enrolls from the QR code on the screen, a client registered in the console asks it, and the audit log and dashboard show the request",
           .enabled(if: ZXingReader.isAvailable, "python3 with zxingcpp and Pillow is not available"))
-    func signInCreateUserInviteAndEnrollFromTheScreen() async throws {
+    func signInCreateUserInviteEnrollRegisterClientAndSeeTheRequest() async throws {
         try await TestServer.with(.sqlite) { server in
             let admin = try await server.enrolledUser("root")
             let granted = try await server.admin(
@@ -28,7 +28,6 @@ struct ConsoleBrowserTests {
                 _ = try await admin.kit.approve(try await admin.kit.details(for: request))
                 _ = try await browser.waitForURL(where: { $0.hasSuffix("/console") })
                 try await browser.waitFor(text: "Signed in as root, system administrator")
-                try await CodeFlowBrowserTests.screenshot(browser, "console-dashboard")
 
                 // A bad username: the message beside the field, what was typed kept.
                 try await browser.find("a[href='/console/users']").click()
@@ -58,6 +57,27 @@ struct ConsoleBrowserTests {
                 try await browser.waitFor(text: "Carol's phone")
                 try await CodeFlowBrowserTests.screenshot(browser, "console-user")
 
+                // A client registered in the console asks Carol's phone; the audit log and the
+                // dashboard show it.
+                try await browser.open(server.base + "/console/clients")
+                try await browser.find("#name").type("Online banking")
+                try await browser.find("#register-client").click()
+                let secret = try await browser.waitFor(css: "#client-secret").text()
+                let clientID = try await browser.find("#client-id").text()
+                try await CodeFlowBrowserTests.screenshot(browser, "console-client")
+                let authReqID = try await server.startApproval(TestClient(id: clientID, secret: secret), user: "carol")
+                let pending = try #require(try await kit.pendingRequests().first)
+                _ = try await kit.approve(try await kit.details(for: pending))
+                #expect(try await server.token(TestClient(id: clientID, secret: secret), authReqID).status == 200)
+                try await browser.open(server.base + "/console/audit?action=approval.approved")
+                try await browser.waitFor(text: "approval.approved")
+                #expect(try await browser.bodyText().contains("device:"), "the phone is the actor of its approval")
+                try await CodeFlowBrowserTests.screenshot(browser, "console-audit")
+                try await browser.open(server.base + "/console")
+                #expect(try await browser.find("#total-requests").text() == "2", "root's sign-in and Carol's request")
+                #expect(try await browser.find("#total-approved").text() == "2")
+                try await CodeFlowBrowserTests.screenshot(browser, "console-dashboard")
+
                 // At phone width the lists are one column: nothing wider than the screen.
                 try await browser.windowSize(width: 390, height: 844)
                 try await browser.open(server.base + "/console/users")
@@ -66,6 +86,38 @@ struct ConsoleBrowserTests {
                     script: "return document.documentElement.scrollWidth <= window.innerWidth + 1")
                 #expect(fits, "the users page is wider than a phone's screen")
                 try await CodeFlowBrowserTests.screenshot(browser, "console-users-phone")
+            } catch {
+                await browser.quit()
+                throw error
+            }
+            await browser.quit()
+        }
+    }
+
+    @Test("An administrator of one tenant sees only that tenant's users, and another tenant's console asks them to sign in there")
+    func tenantAdministratorSeesOnlyTheirTenant() async throws {
+        try await TestServer.with(.sqlite) { server in
+            #expect(try await server.admin("POST", "/admin/v1/tenants", json: ["slug": "acme", "display_name": "Acme"]).status == 201)
+            let admin = try await server.enrolledUser("ada", tenant: "acme")
+            _ = try await server.createUser("mallory")
+            #expect(try await server.admin(
+                "PUT", "/admin/v1/tenants/acme/users/\(admin.userID)/console-role", json: ["role": "tenant-admin"]).status == 200)
+            let browser = try await Browser.start(width: 1280, height: 900)
+            do {
+                try await browser.open(server.base + "/t/acme/console")
+                try await browser.find("#username").type("ada")
+                try await browser.find("#continue").click()
+                try await browser.waitFor(text: "Approve on your phone")
+                let request = try #require(try await admin.kit.pendingRequests().first)
+                _ = try await admin.kit.approve(try await admin.kit.details(for: request))
+                _ = try await browser.waitForURL(where: { $0.hasSuffix("/t/acme/console") })
+                try await browser.open(server.base + "/t/acme/console/users")
+                try await browser.waitFor(text: "ada")
+                #expect(try await !browser.bodyText().contains("mallory"))
+                // The default tenant's console is another relying party: it starts its own sign-in.
+                try await browser.open(server.base + "/console/users")
+                try await browser.waitFor(text: "to continue to Countersign console")
+                #expect(try await browser.currentURL().contains("/authorize?"))
             } catch {
                 await browser.quit()
                 throw error
