@@ -1,4 +1,5 @@
 import CountersignKit
+import Crypto
 import Foundation
 import Testing
 @testable import CountersignServer
@@ -321,6 +322,31 @@ struct ConsoleTests {
             #expect(dashboard.text.contains(#"<strong id="total-approved">1</strong>"#))
             #expect(dashboard.text.contains(#"<strong id="total-denied">0</strong>"#))
             #expect(dashboard.text.contains("<svg viewBox=\"0 0 480 120\""))
+        }
+    }
+
+    @Test("Push credentials: a key that is not a P-256 PEM is refused beside its field with the form kept; a good one is in use; removing it")
+    func pushCredentials() async throws {
+        try await Self.signedIn { bench in
+            let refused = try await bench.post("/console/push/apns-token", [
+                ("key_id", "ABC123DEFG"), ("team_id", "TEAM123456"), ("topic", "com.example.bank"), ("environment", "sandbox"),
+                ("private_key", "not a key"),
+            ])
+            #expect(refused.status == 400)
+            #expect(refused.text.contains(#"id="private-key-error""#), "\(refused.text.suffix(2500))")
+            #expect(refused.text.contains(#"value="com.example.bank""#) && refused.text.contains("<option selected>sandbox</option>"))
+
+            let key = P256.Signing.PrivateKey().pemRepresentation
+            let set = try await bench.post("/console/push/apns-token", [
+                ("key_id", "ABC123DEFG"), ("team_id", "TEAM123456"), ("topic", "com.example.bank"), ("environment", "sandbox"),
+                ("private_key", key),
+            ])
+            #expect(set.status == 200 && set.text.contains(#"id="notice""#), "\(set.text.suffix(2500))")
+            #expect(set.text.contains(#"id="credential-apns-token""#) && set.text.contains("in use"))
+            #expect(!set.text.contains("PRIVATE KEY"), "the key is never shown back")
+
+            let removed = try await bench.post("/console/push/apns-token/delete", [])
+            #expect(removed.status == 200 && removed.text.contains(#"id="no-credentials""#))
         }
     }
 }

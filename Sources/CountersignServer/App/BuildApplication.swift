@@ -182,7 +182,7 @@ extension CountersignServer {
             cookies: ConsoleCookies(origin: origin, sealer: sealer), pages: .shared, now: now)
         ConsoleRoutes(
             flow: consoleFlow, users: ConsoleUsers(flow: consoleFlow), audit: ConsoleAudit(flow: consoleFlow),
-            clients: ConsoleClients(flow: consoleFlow))
+            clients: ConsoleClients(flow: consoleFlow), push: ConsolePush(flow: consoleFlow))
             .register(on: tenantRoutes)
         DeviceRoutes(
             features: features, tenants: tenants, origin: origin, metrics: metrics, maximumBodySize: bodyLimit, now: now,

@@ -21,7 +21,7 @@ struct ConsoleChrome: Sendable {
 struct ConsoleHomePage: PageModel {
     let title = "Dashboard"
     let tenantName: String, base: String, username: String, csrf: String
-    let signedIn = true, home = true, usersSection = false, auditSection = false, clientsSection = false
+    let signedIn = true, home = true, usersSection = false, auditSection = false, clientsSection = false, pushSection = false
     let roleName: String
     let userCount: String
     let charts: [ConsoleChart]
@@ -65,7 +65,7 @@ struct ConsoleUserForm: Sendable {
 struct ConsoleUsersPage: PageModel {
     let title = "Users"
     let tenantName: String, base: String, username: String, csrf: String
-    let signedIn = true, home = false, usersSection = true, auditSection = false, clientsSection = false
+    let signedIn = true, home = false, usersSection = true, auditSection = false, clientsSection = false, pushSection = false
     let query: String
     let items: [ConsoleUserRow]
     /// The query of the next page, when there is one.
@@ -102,7 +102,7 @@ struct ConsoleInvitation: Sendable {
 struct ConsoleUserPage: PageModel {
     let title: String
     let tenantName: String, base: String, username: String, csrf: String
-    let signedIn = true, home = false, usersSection = true, auditSection = false, clientsSection = false
+    let signedIn = true, home = false, usersSection = true, auditSection = false, clientsSection = false, pushSection = false
     let user: ConsoleUserRow
     let devices: [ConsoleDeviceRow]
     let passkeys: [ConsolePasskeyRow]
@@ -175,7 +175,7 @@ struct ConsoleAuditRow: Sendable {
 struct ConsoleAuditPage: PageModel {
     let title = "Audit log"
     let tenantName: String, base: String, username: String, csrf: String
-    let signedIn = true, home = false, usersSection = false, auditSection = true, clientsSection = false
+    let signedIn = true, home = false, usersSection = false, auditSection = true, clientsSection = false, pushSection = false
     let filters: [ConsoleAuditField]
     let since: String, until: String
     let error: String?
@@ -196,7 +196,7 @@ struct ConsoleAuditPage: PageModel {
 struct ConsoleClientsPage: PageModel {
     let title = "Clients"
     let tenantName: String, base: String, username: String, csrf: String
-    let signedIn = true, home = false, usersSection = false, auditSection = false, clientsSection = true
+    let signedIn = true, home = false, usersSection = false, auditSection = false, clientsSection = true, pushSection = false
     let items: [ConsoleClientRow]
     let form: ConsoleClientFields
 
@@ -211,7 +211,7 @@ struct ConsoleClientsPage: PageModel {
 struct ConsoleClientPage: PageModel {
     let title: String
     let tenantName: String, base: String, username: String, csrf: String
-    let signedIn = true, home = false, usersSection = false, auditSection = false, clientsSection = true
+    let signedIn = true, home = false, usersSection = false, auditSection = false, clientsSection = true, pushSection = false
     let client: ConsoleClientRow
     let form: ConsoleClientFields
     let secret: String?

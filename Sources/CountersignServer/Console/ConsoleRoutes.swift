@@ -9,6 +9,7 @@ import Hummingbird
 ///   (`ConsoleUsers`);
 /// - `GET|POST /console/clients`, `GET|POST /console/clients/{id}`, its `/secret` and `/delete`
 ///   (`ConsoleClients`);
+/// - `GET /console/push`, setting an APNs token key or an FCM account, removing one (`ConsolePush`);
 /// - `GET /console/audit` and `GET /console/audit/export?format=csv|jsonl` (`ConsoleAudit`).
 ///
 /// A page asked for without a session starts the sign-in; a form posted without one, or
@@ -18,6 +19,7 @@ struct ConsoleRoutes: Sendable {
     let users: ConsoleUsers
     let audit: ConsoleAudit
     let clients: ConsoleClients
+    let push: ConsolePush
 
     func register(on routes: TenantRoutes) {
         let pages = routes.group("/console", surface: .page)
@@ -45,6 +47,27 @@ struct ConsoleRoutes: Sendable {
         pages.get("/audit/export") { request, context in
             try await page(request, context) { session, visit in
                 try await audit.export(try SignInRoutes.query(request), session, visit)
+            }
+        }
+        pages.get("/push") { request, context in
+            try await page(request, context) { session, visit in try await push.page(session, visit) }
+        }
+        pages.post("/push/apns-token") { request, context in
+            try await form(request, context) { form, session, visit in try await push.setAPNsToken(form, session, visit) }
+        }
+        pages.post("/push/fcm") { request, context in
+            try await form(request, context) { form, session, visit in try await push.setFCM(form, session, visit) }
+        }
+        pages.post("/push/apns-token/delete") { request, context in
+            try await form(request, context) { _, session, visit in try await push.remove("apns-token", session, visit) }
+        }
+        pages.post("/push/fcm/delete") { request, context in
+            try await form(request, context) { _, session, visit in try await push.remove("fcm", session, visit) }
+        }
+        pages.post("/push/apns-certificates/{key}/delete") { request, context in
+            let key = try context.parameters.require("key")
+            return try await form(request, context) { _, session, visit in
+                try await push.remove("apns-certificates/" + AuthorizationRedirect.encoded(key), session, visit)
             }
         }
         pages.get("/clients") { request, context in

@@ -6,7 +6,7 @@ enum ConsoleTemplates {
     static let all: [String: String] = [
         "console-layout": layout, "console-home": home, "console-users": users, "console-user": user,
         "console-message": message, "console-signed-out": signedOut, "console-audit": audit,
-        "console-clients": clients, "console-client": client, "console-client-form": clientForm,
+        "console-clients": clients, "console-client": client, "console-client-form": clientForm, "console-push": push,
     ]
 
     static let layout = """
@@ -26,6 +26,7 @@ enum ConsoleTemplates {
         <a href="{{base}}/console"{{#home}} aria-current="page"{{/home}}>Dashboard</a>
         <a href="{{base}}/console/users"{{#usersSection}} aria-current="page"{{/usersSection}}>Users</a>
         <a href="{{base}}/console/clients"{{#clientsSection}} aria-current="page"{{/clientsSection}}>Clients</a>
+        <a href="{{base}}/console/push"{{#pushSection}} aria-current="page"{{/pushSection}}>Push</a>
         <a href="{{base}}/console/audit"{{#auditSection}} aria-current="page"{{/auditSection}}>Audit log</a>
         </nav>
         <form method="post" action="{{base}}/console/sign-out" class="sign-out">
@@ -267,6 +268,54 @@ enum ConsoleTemplates {
         <button type="submit" class="danger" id="delete-client">Delete client</button>
         </form>
         </div>
+        {{/content}}{{/console-layout}}
+        """
+
+    static let push = """
+        {{<console-layout}}{{$content}}
+        <h1>Push credentials</h1>
+        {{#notice}}<p class="notice" role="status" id="notice">{{notice}}</p>{{/notice}}
+        <table id="credentials">
+        <thead><tr><th scope="col">Kind</th><th scope="col">Details</th><th scope="col">Sends</th><th scope="col">Updated</th><th scope="col"></th></tr></thead>
+        <tbody>
+        {{#items}}<tr id="credential-{{kind}}"><td>{{kind}}</td><td>{{detail}}</td><td>{{#active}}<strong>in use</strong>{{/active}}{{^active}}not used{{/active}}</td><td>{{updatedAt}}</td>
+        <td><form method="post" action="{{base}}/console/push/{{removal}}/delete"><input type="hidden" name="csrf" value="{{csrf}}"><button type="submit" class="link danger" id="remove-{{kind}}">Remove</button></form></td></tr>
+        {{/items}}
+        </tbody>
+        </table>
+        {{^items}}<p id="no-credentials">No push credential is set: devices get no notification and look for requests themselves.</p>{{/items}}
+        {{#form}}
+        <section class="panel" aria-labelledby="apns-heading">
+        <h2 id="apns-heading">APNs token key (.p8)</h2>
+        <form method="post" action="{{base}}/console/push/apns-token" novalidate>
+        <input type="hidden" name="csrf" value="{{csrf}}">
+        <label for="key_id">Key ID</label><input id="key_id" name="key_id" type="text" autocomplete="off" value="{{keyID}}">
+        {{#keyIDError}}<p class="field-error" id="key-id-error">{{keyIDError}}</p>{{/keyIDError}}
+        <label for="team_id">Team ID</label><input id="team_id" name="team_id" type="text" autocomplete="off" value="{{teamID}}">
+        {{#teamIDError}}<p class="field-error" id="team-id-error">{{teamIDError}}</p>{{/teamIDError}}
+        <label for="topic">Bundle ID (topic)</label><input id="topic" name="topic" type="text" autocomplete="off" value="{{topic}}">
+        {{#topicError}}<p class="field-error" id="topic-error">{{topicError}}</p>{{/topicError}}
+        <label for="environment">Environment</label>
+        <select id="environment" name="environment"><option{{^sandbox}} selected{{/sandbox}}>production</option><option{{#sandbox}} selected{{/sandbox}}>sandbox</option></select>
+        <label for="private_key">The .p8 file's text</label>
+        <textarea id="private_key" name="private_key" rows="6" class="mono">{{privateKey}}</textarea>
+        {{#privateKeyError}}<p class="field-error" id="private-key-error">{{privateKeyError}}</p>{{/privateKeyError}}
+        {{#apnsError}}<p class="field-error" id="apns-error">{{apnsError}}</p>{{/apnsError}}
+        <button type="submit" id="set-apns-token">Set the APNs key</button>
+        </form>
+        </section>
+        <section class="panel" aria-labelledby="fcm-heading">
+        <h2 id="fcm-heading">FCM service account</h2>
+        <form method="post" action="{{base}}/console/push/fcm" novalidate>
+        <input type="hidden" name="csrf" value="{{csrf}}">
+        <label for="service_account">The service account's JSON key file</label>
+        <textarea id="service_account" name="service_account" rows="6" class="mono">{{serviceAccount}}</textarea>
+        {{#serviceAccountError}}<p class="field-error" id="service-account-error">{{serviceAccountError}}</p>{{/serviceAccountError}}
+        <button type="submit" id="set-fcm">Set the FCM account</button>
+        </form>
+        </section>
+        {{/form}}
+        <p class="hint">An APNs certificate (.p12) is set with <code>countersign admin push</code> or the API; it is listed here once set.</p>
         {{/content}}{{/console-layout}}
         """
 
