@@ -349,4 +349,14 @@ struct ConsoleTests {
             #expect(removed.status == 200 && removed.text.contains(#"id="no-credentials""#))
         }
     }
+
+    @Test("A malformed query on a console page is a 400 page, not a fault", arguments: [
+        "/console/callback?a=1&a=2", "/console/users?q=%zz&q=b", "/console/audit?since=%00", "/console/audit/export?format=csv&format=jsonl",
+    ])
+    func malformedQueryIsAPage(path: String) async throws {
+        try await Self.signedIn { bench in
+            let page = try await bench.browser.get(path)
+            #expect(page.status == 400, "\(path): \(page.status)")
+        }
+    }
 }

@@ -29,24 +29,25 @@ struct ConsoleRoutes: Sendable {
             return try await users.home(session, visit)
         }
         pages.get("/callback") { request, context in
-            try await flow.callback(try SignInRoutes.query(request), try visit(request, context))
+            let visit = try visit(request, context)
+            return try await withQuery(request, visit) { query in try await flow.callback(query, visit) }
         }
         pages.post("/sign-out") { request, context in
             try await flow.signOut(try await FormParameters.read(request), try visit(request, context))
         }
         pages.get("/users") { request, context in
             try await page(request, context) { session, visit in
-                try await users.list(query: try SignInRoutes.query(request), session, visit)
+                try await withQuery(request, visit) { query in try await users.list(query: query, session, visit) }
             }
         }
         pages.get("/audit") { request, context in
             try await page(request, context) { session, visit in
-                try await audit.page(try SignInRoutes.query(request), session, visit)
+                try await withQuery(request, visit) { query in try await audit.page(query, session, visit) }
             }
         }
         pages.get("/audit/export") { request, context in
             try await page(request, context) { session, visit in
-                try await audit.export(try SignInRoutes.query(request), session, visit)
+                try await withQuery(request, visit) { query in try await audit.export(query, session, visit) }
             }
         }
         pages.get("/push") { request, context in
@@ -135,6 +136,19 @@ struct ConsoleRoutes: Sendable {
 
     private func visit(_ request: Request, _ context: CountersignRequestContext) throws -> ConsoleFlow.Visit {
         ConsoleFlow.Visit(issuer: try context.tenantIssuer(), request: request, context: context)
+    }
+
+    /// The request's query, or the 400 page for one that is malformed (a parameter given twice,
+    /// bad percent-encoding, a NUL).
+    private func withQuery(_ request: Request, _ visit: ConsoleFlow.Visit,
+                           _ body: (FormParameters) async throws -> Response) async throws -> Response {
+        let query: FormParameters
+        do {
+            query = try SignInRoutes.query(request)
+        } catch let error as AuthorizationPageError {
+            return flow.refusal(visit, status: .badRequest, heading: "This page cannot be shown", message: error.message)
+        }
+        return try await body(query)
     }
 
     /// A page that needs a session: without one, the sign-in starts.
