@@ -112,10 +112,6 @@ extension TestServer {
         var request = request
         let keepRedirects = request.value(forHTTPHeaderField: Self.redirectsAsAnswers) != nil
         request.setValue(nil, forHTTPHeaderField: Self.redirectsAsAnswers)
-        // A fresh connection for each request: FoundationNetworking can send a request on a
-        // kept-alive connection the server has just closed and then wait for it forever (a
-        // socket left in CLOSE-WAIT, seen once under a full suite's load).
-        if request.value(forHTTPHeaderField: "Connection") == nil { request.setValue("close", forHTTPHeaderField: "Connection") }
         let (data, response) = try await (keepRedirects ? Self.session : URLSession.shared).data(for: request)
         let http = try #require(response as? HTTPURLResponse)
         var fields: [String: String] = [:]
