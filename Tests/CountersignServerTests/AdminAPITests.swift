@@ -133,6 +133,8 @@ struct AdminAPITests {
             let badCases: [[String: any Sendable]] = [
                 ["name": "x", "token_delivery_mode": "ping"],
                 ["name": "x", "token_delivery_mode": "ping", "notification_endpoint": "http://rp.example.com/cb"],
+                ["name": "x", "token_delivery_mode": "ping", "notification_endpoint": "https://rp.example.com/c b"],
+                ["name": "x", "token_delivery_mode": "ping", "notification_endpoint": "https://rp.example.com/cb\t"],
                 ["name": "x", "token_delivery_mode": "carrier-pigeon"],
                 ["name": "x", "scopes": ["has space"]],
                 ["name": "x", "scopes": [String]()],

@@ -301,6 +301,10 @@ struct ClientAdminRoutes: Sendable {
     }
 
     static func notificationEndpoint(_ raw: String) throws(AdminError) -> String {
+        // URL(string:) would percent-encode a space and take the rest; an endpoint is refused instead.
+        guard !raw.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.properties.generalCategory == .control }) else {
+            throw .invalidField("notification_endpoint", "must not contain white space or control characters")
+        }
         guard raw.count <= 2000, let url = URL(string: raw), let scheme = url.scheme?.lowercased(), let host = url.host,
               url.fragment == nil else {
             throw .invalidField("notification_endpoint", "must be an absolute URL without a fragment")

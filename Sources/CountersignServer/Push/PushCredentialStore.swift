@@ -34,6 +34,23 @@ struct SQLPushCredentialStore: PushCredentialStore {
         make: @Sendable (PushCredential?) -> PushCredential, seal: @Sendable (PushCredential) throws -> Data,
         auditDetails: @Sendable (PushCredential) -> [String: String], actor: String, at date: Date
     ) async throws -> PushCredential {
+        do {
+            return try await putOnce(
+                tenantID: tenantID, kind: kind, clientAppKey: clientAppKey, make: make, seal: seal, auditDetails: auditDetails,
+                actor: actor, at: date)
+        } catch StorageError.uniqueViolation {
+            // Two first puts at once: the other inserted first; this one now replaces it.
+            return try await putOnce(
+                tenantID: tenantID, kind: kind, clientAppKey: clientAppKey, make: make, seal: seal, auditDetails: auditDetails,
+                actor: actor, at: date)
+        }
+    }
+
+    private func putOnce(
+        tenantID: String, kind: PushCredential.Kind, clientAppKey: String,
+        make: @Sendable (PushCredential?) -> PushCredential, seal: @Sendable (PushCredential) throws -> Data,
+        auditDetails: @Sendable (PushCredential) -> [String: String], actor: String, at date: Date
+    ) async throws -> PushCredential {
         try await database.transaction { executor in
             let existing = try await credentials.find(tenantID: tenantID, kind: kind, clientAppKey: clientAppKey, on: executor)
             let credential = make(existing)
