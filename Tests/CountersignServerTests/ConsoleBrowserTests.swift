@@ -1,4 +1,5 @@
 import CountersignKit
+import Crypto
 import Foundation
 import Testing
 @testable import CountersignServer
@@ -9,7 +10,7 @@ import Testing
 @Suite("Console in a browser", .serialized,
        .enabled(if: Browser.isAvailable, "Chromium and chromedriver are not installed (apt-get install chromium chromium-driver)"))
 struct ConsoleBrowserTests {
-    @Test("An administrator signs in by approving on the phone, creates a user and an invitation, a phone enrolls from the QR code on the screen, a client registered in the console asks it, and the audit log and dashboard show the request",
+    @Test("An administrator signs in by approving on the phone, creates a user and an invitation, a phone enrolls from the QR code on the screen, the APNs key is set, a client registered in the console asks it, and the audit log and dashboard show the request",
           .enabled(if: ZXingReader.isAvailable, "python3 with zxingcpp and Pillow is not available"))
     func signInCreateUserInviteEnrollRegisterClientAndSeeTheRequest() async throws {
         try await TestServer.with(.sqlite) { server in
@@ -56,6 +57,17 @@ struct ConsoleBrowserTests {
                 try await browser.open(String(invitationPage.dropLast("/invitations".count)))
                 try await browser.waitFor(text: "Carol's phone")
                 try await CodeFlowBrowserTests.screenshot(browser, "console-user")
+
+                // The tenant's APNs token key, pasted from the .p8 file.
+                try await browser.open(server.base + "/console/push")
+                try await browser.find("#key_id").type("ABC123DEFG")
+                try await browser.find("#team_id").type("TEAM123456")
+                try await browser.find("#topic").type("com.example.bank")
+                try await browser.find("#private_key").type(P256.Signing.PrivateKey().pemRepresentation)
+                try await browser.find("#set-apns-token").click()
+                _ = try await browser.waitFor(css: "#credential-apns-token")
+                #expect(try await browser.bodyText().contains("in use"))
+                try await CodeFlowBrowserTests.screenshot(browser, "console-push")
 
                 // A client registered in the console asks Carol's phone; the audit log and the
                 // dashboard show it.
