@@ -12,7 +12,7 @@ struct ConsoleClients: Sendable {
 
     func list(_ session: ConsoleSession, _ visit: Visit, form: ConsoleClientForm = .empty,
               status: HTTPResponse.Status = .ok) async throws -> Response {
-        let answer = try await call(.get, flow.tenantPath(visit) + "/clients?limit=200", session, visit)
+        let answer = try await flow.admin(.get, flow.tenantPath(visit) + "/clients?limit=200", session: session, visit)
         let items = (answer.json?["items"] as? [[String: Any]] ?? [])
             .filter { ($0["client_id"] as? String)?.hasPrefix("console-") != true }
             .map { ConsoleClientRow($0) }
@@ -22,7 +22,7 @@ struct ConsoleClients: Sendable {
 
     func create(_ form: FormParameters, _ session: ConsoleSession, _ visit: Visit) async throws -> Response {
         let typed = ConsoleClientForm(form)
-        let answer = try await call(.post, flow.tenantPath(visit) + "/clients", json: typed.json(creating: true), session, visit)
+        let answer = try await flow.admin(.post, flow.tenantPath(visit) + "/clients", json: typed.json(creating: true), session: session, visit)
         guard answer.status == .created, let made = answer.json, let client = made["client"] as? [String: Any],
               let id = client["client_id"] as? String else {
             return try await list(session, visit, form: typed.refused(answer), status: ConsoleUsers.pageStatus(answer.status))
@@ -32,7 +32,7 @@ struct ConsoleClients: Sendable {
 
     func show(clientID: String, _ session: ConsoleSession, _ visit: Visit, form: ConsoleClientForm? = nil,
               secret: String? = nil, notice: String? = nil, status: HTTPResponse.Status = .ok) async throws -> Response {
-        let answer = try await call(.get, clientPath(clientID, visit), session, visit)
+        let answer = try await flow.admin(.get, clientPath(clientID, visit), session: session, visit)
         guard answer.status == .ok, let client = answer.json else {
             return flow.refusal(visit, status: ConsoleUsers.pageStatus(answer.status), heading: "Client not shown",
                                 message: ConsoleUsers.sentence(answer.errorDescription ?? "the client was not found"))
@@ -47,7 +47,7 @@ struct ConsoleClients: Sendable {
 
     func update(clientID: String, _ form: FormParameters, _ session: ConsoleSession, _ visit: Visit) async throws -> Response {
         let typed = ConsoleClientForm(form)
-        let answer = try await call(.patch, clientPath(clientID, visit), json: typed.json(creating: false), session, visit)
+        let answer = try await flow.admin(.patch, clientPath(clientID, visit), json: typed.json(creating: false), session: session, visit)
         guard answer.status == .ok else {
             return try await show(clientID: clientID, session, visit, form: typed.refused(answer),
                                   status: ConsoleUsers.pageStatus(answer.status))
@@ -56,7 +56,7 @@ struct ConsoleClients: Sendable {
     }
 
     func rotateSecret(clientID: String, _ session: ConsoleSession, _ visit: Visit) async throws -> Response {
-        let answer = try await call(.post, clientPath(clientID, visit) + "/secret", session, visit)
+        let answer = try await flow.admin(.post, clientPath(clientID, visit) + "/secret", session: session, visit)
         guard answer.status == .ok, let secret = answer.json?["client_secret"] as? String else {
             return try await show(clientID: clientID, session, visit,
                                   notice: ConsoleUsers.sentence(answer.errorDescription ?? "no new secret was made"),
@@ -70,7 +70,7 @@ struct ConsoleClients: Sendable {
             return try await show(clientID: clientID, session, visit,
                                   notice: "Tick the box to confirm: deleting a client cannot be undone.", status: .badRequest)
         }
-        let answer = try await call(.delete, clientPath(clientID, visit), session, visit)
+        let answer = try await flow.admin(.delete, clientPath(clientID, visit), session: session, visit)
         guard answer.status == .noContent else {
             return try await show(clientID: clientID, session, visit,
                                   notice: ConsoleUsers.sentence(answer.errorDescription ?? "the client could not be deleted"),
@@ -83,12 +83,6 @@ struct ConsoleClients: Sendable {
         flow.tenantPath(visit) + "/clients/" + AuthorizationRedirect.encoded(id)
     }
 
-    private func call(_ method: HTTPRequest.Method, _ path: String, json: [String: any Sendable]? = nil,
-                      _ session: ConsoleSession, _ visit: Visit) async throws -> InProcessRouter.Answer {
-        let answer = try await flow.admin(method, path, json: json, session: session, visit)
-        if answer.status == .unauthorized { throw ConsoleUsers.Failure.sessionRevoked }
-        return answer
-    }
 }
 
 /// A client in the console's list and page.

@@ -163,7 +163,7 @@ struct ConsoleFlow: Sendable {
 
     // MARK: - Administration calls
 
-    /// An administration API call with the session's key.
+    /// An administration API call with the session's key; a 401 throws `SessionRevoked`.
     func admin(_ method: HTTPRequest.Method, _ path: String, json: [String: any Sendable]? = nil,
                session: ConsoleSession, _ visit: Visit) async throws -> InProcessRouter.Answer {
         var headers: HTTPFields = [.authorization: "Bearer \(session.keySecret)"]
@@ -172,8 +172,13 @@ struct ConsoleFlow: Sendable {
             body = try JSONSerialization.data(withJSONObject: json, options: [.sortedKeys])
             headers[.contentType] = "application/json"
         }
-        return try await router.send(method, path, headers: headers, body: body, as: visit.context)
+        let answer = try await router.send(method, path, headers: headers, body: body, as: visit.context)
+        if answer.status == .unauthorized { throw SessionRevoked() }
+        return answer
     }
+
+    /// The session's key no longer authenticates (signed out elsewhere, or revoked).
+    struct SessionRevoked: Error {}
 
     /// The tenant's path in the administration API.
     func tenantPath(_ visit: Visit) -> String {

@@ -12,7 +12,7 @@ struct ConsolePush: Sendable {
 
     func page(_ session: ConsoleSession, _ visit: Visit, form: ConsolePushForm = ConsolePushForm(), notice: String? = nil,
               status: HTTPResponse.Status = .ok) async throws -> Response {
-        let answer = try await call(.get, flow.tenantPath(visit) + "/push-credentials", nil, session, visit)
+        let answer = try await flow.admin(.get, flow.tenantPath(visit) + "/push-credentials", session: session, visit)
         let items = (answer.json?["items"] as? [[String: Any]] ?? []).map { ConsolePushRow($0) }
         return flow.pages.response(
             "console-push",
@@ -25,7 +25,7 @@ struct ConsolePush: Sendable {
             "key_id": typed.keyID, "team_id": typed.teamID, "topic": typed.topic, "private_key": typed.privateKey,
         ]
         if !typed.environment.isEmpty { body["environment"] = typed.environment }
-        let answer = try await call(.put, flow.tenantPath(visit) + "/push-credentials/apns-token", body, session, visit)
+        let answer = try await flow.admin(.put, flow.tenantPath(visit) + "/push-credentials/apns-token", json: body, session: session, visit)
         guard answer.status == .ok || answer.status == .created else {
             typed.refuse(answer, apns: true)
             return try await page(session, visit, form: typed, status: ConsoleUsers.pageStatus(answer.status))
@@ -35,8 +35,8 @@ struct ConsolePush: Sendable {
 
     func setFCM(_ form: FormParameters, _ session: ConsoleSession, _ visit: Visit) async throws -> Response {
         var typed = ConsolePushForm(form)
-        let answer = try await call(
-            .put, flow.tenantPath(visit) + "/push-credentials/fcm", ["service_account": typed.serviceAccount], session, visit)
+        let answer = try await flow.admin(
+            .put, flow.tenantPath(visit) + "/push-credentials/fcm", json: ["service_account": typed.serviceAccount], session: session, visit)
         guard answer.status == .ok || answer.status == .created else {
             typed.refuse(answer, apns: false)
             return try await page(session, visit, form: typed, status: ConsoleUsers.pageStatus(answer.status))
@@ -47,7 +47,7 @@ struct ConsolePush: Sendable {
     /// Removes the credential at `path` below `…/push-credentials` (`apns-token`, `fcm`,
     /// `apns-certificates/<client app key>`).
     func remove(_ path: String, _ session: ConsoleSession, _ visit: Visit) async throws -> Response {
-        let answer = try await call(.delete, flow.tenantPath(visit) + "/push-credentials/" + path, nil, session, visit)
+        let answer = try await flow.admin(.delete, flow.tenantPath(visit) + "/push-credentials/" + path, session: session, visit)
         guard answer.status == .noContent else {
             return try await page(session, visit,
                                   notice: ConsoleUsers.sentence(answer.errorDescription ?? "the credential could not be removed"),
@@ -56,12 +56,6 @@ struct ConsolePush: Sendable {
         return try await page(session, visit, notice: "The credential is removed.")
     }
 
-    private func call(_ method: HTTPRequest.Method, _ path: String, _ json: [String: any Sendable]?,
-                      _ session: ConsoleSession, _ visit: Visit) async throws -> InProcessRouter.Answer {
-        let answer = try await flow.admin(method, path, json: json, session: session, visit)
-        if answer.status == .unauthorized { throw ConsoleUsers.Failure.sessionRevoked }
-        return answer
-    }
 }
 
 /// A push credential as the page lists it.

@@ -180,7 +180,7 @@ struct ConsoleRoutes: Sendable {
     private func signedOutIfRevoked(_ visit: ConsoleFlow.Visit, _ body: () async throws -> Response) async throws -> Response {
         do {
             return try await body()
-        } catch ConsoleUsers.Failure.sessionRevoked {
+        } catch is ConsoleFlow.SessionRevoked {
             return flow.refusal(
                 visit, status: .unauthorized, heading: "Session ended",
                 message: "This console session was ended; nothing was changed. Sign in again.",

@@ -9,18 +9,13 @@ import Hummingbird
 struct ConsoleUsers: Sendable {
     let flow: ConsoleFlow
 
-    enum Failure: Error {
-        /// The session's key no longer authenticates.
-        case sessionRevoked
-    }
-
     typealias Visit = ConsoleFlow.Visit
 
     func home(_ session: ConsoleSession, _ visit: Visit) async throws -> Response {
-        let page = try await call(.get, flow.tenantPath(visit) + "/users?limit=200", session, visit)
+        let page = try await flow.admin(.get, flow.tenantPath(visit) + "/users?limit=200", session: session, visit)
         let count = (page.json?["items"] as? [Any])?.count ?? 0
         let shown = page.json?["next_cursor"] is String ? "200+" : String(count)
-        let statistics = try await call(.get, flow.tenantPath(visit) + "/statistics?hours=24", session, visit)
+        let statistics = try await flow.admin(.get, flow.tenantPath(visit) + "/statistics?hours=24", session: session, visit)
         return flow.pages.response(
             "console-home",
             ConsoleHomePage(ConsoleChrome(visit, session), role: session.role, userCount: shown,
@@ -33,7 +28,7 @@ struct ConsoleUsers: Sendable {
         var path = flow.tenantPath(visit) + "/users?limit=50"
         if !search.isEmpty { path += "&q=" + AuthorizationRedirect.encoded(search) }
         if let cursor = query?["cursor"] { path += "&cursor=" + AuthorizationRedirect.encoded(cursor) }
-        let answer = try await call(.get, path, session, visit)
+        let answer = try await flow.admin(.get, path, session: session, visit)
         let items = (answer.json?["items"] as? [[String: Any]] ?? []).map(ConsoleUserRow.init)
         let next = (answer.json?["next_cursor"] as? String).map { cursor in
             (search.isEmpty ? "" : "q=\(AuthorizationRedirect.encoded(search))&") + "cursor=\(AuthorizationRedirect.encoded(cursor))"
@@ -49,7 +44,7 @@ struct ConsoleUsers: Sendable {
         var typed = ConsoleUserForm(username: form["username"] ?? "", displayName: form["display_name"] ?? "")
         var json: [String: any Sendable] = ["username": typed.username]
         if !typed.displayName.isEmpty { json["display_name"] = typed.displayName }
-        let answer = try await call(.post, flow.tenantPath(visit) + "/users", json: json, session, visit)
+        let answer = try await flow.admin(.post, flow.tenantPath(visit) + "/users", json: json, session: session, visit)
         guard answer.status == .created, let id = answer.json?["id"] as? String else {
             let message = answer.errorDescription ?? "the user could not be created"
             switch Self.field(of: message) {
@@ -65,13 +60,13 @@ struct ConsoleUsers: Sendable {
     func show(userID: String, _ session: ConsoleSession, _ visit: Visit, _ adjust: (inout ConsoleUserPage) -> Void = { _ in },
               status: HTTPResponse.Status = .ok) async throws -> Response {
         let userPath = flow.tenantPath(visit) + "/users/" + AuthorizationRedirect.encoded(userID)
-        let found = try await call(.get, userPath, session, visit)
+        let found = try await flow.admin(.get, userPath, session: session, visit)
         guard found.status == .ok, let object = found.json else {
             return flow.refusal(visit, status: Self.pageStatus(found.status), heading: "User not shown",
                                 message: Self.sentence(found.errorDescription ?? "the user was not found"))
         }
-        let devices = try await call(.get, userPath + "/devices?limit=200", session, visit)
-        let passkeys = try await call(.get, userPath + "/passkeys", session, visit)
+        let devices = try await flow.admin(.get, userPath + "/devices?limit=200", session: session, visit)
+        let passkeys = try await flow.admin(.get, userPath + "/passkeys", session: session, visit)
         let user = ConsoleUserRow(object)
         var page = ConsoleUserPage(
             ConsoleChrome(visit, session), user: user,
@@ -94,9 +89,9 @@ struct ConsoleUsers: Sendable {
 
     func setStatus(userID: String, _ form: FormParameters, _ session: ConsoleSession, _ visit: Visit) async throws -> Response {
         let wanted = form["status"] ?? ""
-        let answer = try await call(
+        let answer = try await flow.admin(
             .patch, flow.tenantPath(visit) + "/users/" + AuthorizationRedirect.encoded(userID), json: ["status": wanted],
-            session, visit)
+            session: session, visit)
         return try await show(userID: userID, session, visit, { page in
             if answer.status == .ok {
                 page.notice = wanted == "active" ? "The user is enabled." : "The user is disabled: their requests are refused."
@@ -112,8 +107,8 @@ struct ConsoleUsers: Sendable {
                 page.confirmError = "Tick the box to confirm: deleting a user cannot be undone."
             }, status: .badRequest)
         }
-        let answer = try await call(
-            .delete, flow.tenantPath(visit) + "/users/" + AuthorizationRedirect.encoded(userID), session, visit)
+        let answer = try await flow.admin(
+            .delete, flow.tenantPath(visit) + "/users/" + AuthorizationRedirect.encoded(userID), session: session, visit)
         guard answer.status == .noContent else {
             return try await show(userID: userID, session, visit, { page in
                 page.error = Self.sentence(answer.errorDescription ?? "the user could not be deleted")
@@ -123,9 +118,9 @@ struct ConsoleUsers: Sendable {
     }
 
     func invite(userID: String, _ session: ConsoleSession, _ visit: Visit) async throws -> Response {
-        let answer = try await call(
+        let answer = try await flow.admin(
             .post, flow.tenantPath(visit) + "/users/" + AuthorizationRedirect.encoded(userID) + "/enrollment-tickets",
-            session, visit)
+            session: session, visit)
         return try await show(userID: userID, session, visit, { page in
             guard answer.status == .created, let issued = answer.json else {
                 page.error = Self.sentence(answer.errorDescription ?? "no invitation could be made")
@@ -139,8 +134,8 @@ struct ConsoleUsers: Sendable {
     }
 
     func removeDevice(userID: String, deviceID: String, _ session: ConsoleSession, _ visit: Visit) async throws -> Response {
-        let answer = try await call(
-            .delete, flow.tenantPath(visit) + "/devices/" + AuthorizationRedirect.encoded(deviceID), session, visit)
+        let answer = try await flow.admin(
+            .delete, flow.tenantPath(visit) + "/devices/" + AuthorizationRedirect.encoded(deviceID), session: session, visit)
         return try await show(userID: userID, session, visit, { page in
             if answer.status == .noContent { page.notice = "The device is deregistered." }
             else { page.error = Self.sentence(answer.errorDescription ?? "the device could not be deregistered") }
@@ -148,9 +143,9 @@ struct ConsoleUsers: Sendable {
     }
 
     func removePasskey(userID: String, passkeyID: String, _ session: ConsoleSession, _ visit: Visit) async throws -> Response {
-        let answer = try await call(
+        let answer = try await flow.admin(
             .delete, flow.tenantPath(visit) + "/users/" + AuthorizationRedirect.encoded(userID) + "/passkeys/"
-                + AuthorizationRedirect.encoded(passkeyID), session, visit)
+                + AuthorizationRedirect.encoded(passkeyID), session: session, visit)
         return try await show(userID: userID, session, visit, { page in
             if answer.status == .noContent { page.notice = "The passkey is removed." }
             else { page.error = Self.sentence(answer.errorDescription ?? "the passkey could not be removed") }
@@ -160,12 +155,6 @@ struct ConsoleUsers: Sendable {
     // MARK: - Parts
 
     /// An administration call; a 401 means the session's key is gone.
-    private func call(_ method: HTTPRequest.Method, _ path: String, json: [String: any Sendable]? = nil,
-                      _ session: ConsoleSession, _ visit: Visit) async throws -> InProcessRouter.Answer {
-        let answer = try await flow.admin(method, path, json: json, session: session, visit)
-        if answer.status == .unauthorized { throw Failure.sessionRevoked }
-        return answer
-    }
 
     /// The field an API refusal names ("field username is invalid: …").
     static func field(of message: String) -> String? {
