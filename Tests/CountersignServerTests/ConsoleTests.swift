@@ -1,3 +1,4 @@
+import CountersignCore
 import CountersignKit
 import Crypto
 import Foundation
@@ -322,6 +323,51 @@ struct ConsoleTests {
             #expect(dashboard.text.contains(#"<strong id="total-approved">1</strong>"#))
             #expect(dashboard.text.contains(#"<strong id="total-denied">0</strong>"#))
             #expect(dashboard.text.contains("<svg viewBox=\"0 0 480 120\""))
+        }
+    }
+
+    @Test("Devices: the tenant's list with users and push state, filtered by push; deregistering one; a bad filter to the API is a 400")
+    func tenantDevices() async throws {
+        try await Self.signedIn { bench in
+            let dan = try await bench.server.enrolledUser("dan", push: PushRegistration(provider: .apns, token: apnsDeviceToken()))
+            let eve = try await bench.server.enrolledUser("eve", push: PushRegistration(provider: .fcm, token: "fcm-token-of-eve-0001"))
+            let refused = try await SQLDeviceRepository().invalidatePushToken(
+                id: eve.enrollment.deviceID, token: "fcm-token-of-eve-0001", reason: "UNREGISTERED", registeredBefore: nil, at: Date(),
+                on: bench.server.database)
+            #expect(refused)
+
+            let all = try await bench.browser.get("/console/devices")
+            #expect(all.status == 200)
+            for user in [bench.admin, dan, eve] { #expect(all.text.contains(#"id="device-\#(user.enrollment.deviceID)""#)) }
+            #expect(all.text.contains(">dan</a>") && all.text.contains("refused: UNREGISTERED"), "\(all.text.suffix(3000))")
+            #expect(all.text.contains(#"aria-current="page">Devices"#))
+
+            let broken = try await bench.browser.get("/console/devices?push=invalid")
+            #expect(broken.text.contains(#"id="device-\#(eve.enrollment.deviceID)""#))
+            #expect(!broken.text.contains(#"id="device-\#(dan.enrollment.deviceID)""#))
+            #expect(broken.text.contains(#"<option value="invalid" selected>"#))
+            let none = try await bench.browser.get("/console/devices?push=none")
+            #expect(none.text.contains(#"id="device-\#(bench.admin.enrollment.deviceID)""#))
+            #expect(!none.text.contains(#"id="device-\#(eve.enrollment.deviceID)""#))
+
+            let removed = try await bench.post("/console/devices/\(eve.enrollment.deviceID)/remove", [("push", "invalid")])
+            #expect(removed.status == 200 && removed.text.contains("The device is deregistered."))
+            #expect(removed.text.contains(#"id="no-devices""#), "the list as it was filtered, now empty")
+            let again = try await bench.post("/console/devices/\(eve.enrollment.deviceID)/remove", [])
+            #expect(again.status == 409 && again.text.contains("already deleted"))
+            let stolen = try await bench.browser.post("/console/devices/\(dan.enrollment.deviceID)/remove", [("csrf", "forged")])
+            #expect(stolen.status == 403)
+            let device = try await bench.server.admin("GET", "/admin/v1/tenants/default/devices/\(dan.enrollment.deviceID)")
+            #expect(device["status"] as? String == "active")
+
+            let bad = try await bench.server.admin("GET", "/admin/v1/tenants/default/devices?push=broken")
+            #expect(bad.status == 400 && bad.errorDescription == "push must be valid, invalid or none")
+            let twice = try await bench.server.admin("GET", "/admin/v1/tenants/default/devices?push=none&push=valid")
+            #expect(twice.status == 400)
+            let paged = try await bench.server.admin("GET", "/admin/v1/tenants/default/devices?limit=1")
+            #expect((paged["items"] as? [Any])?.count == 1 && paged["next_cursor"] is String)
+            let audit = try await bench.server.admin("GET", "/admin/v1/tenants/default/audit?action=device.deleted")
+            #expect((audit["items"] as? [Any])?.count == 1)
         }
     }
 

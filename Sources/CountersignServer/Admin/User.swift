@@ -43,6 +43,8 @@ public protocol UserRepository: Sendable {
     /// The users whose username starts with `prefix`, any case, in the order of `list`.
     func list(tenantID: String, usernamePrefix prefix: String, after cursor: String?, limit: Int,
               on executor: any SQLExecutor) async throws -> [User]
+    /// The usernames of the users with these ids that exist, by id.
+    func usernames(ids: [String], on executor: any SQLExecutor) async throws -> [String: String]
     func update(_ user: User, on executor: any SQLExecutor) async throws
     func delete(id: String, on executor: any SQLExecutor) async throws
     /// Refuses new requests for the user until `date`.
@@ -105,6 +107,15 @@ public struct SQLUserRepository: UserRepository {
             ORDER BY id LIMIT \(limit)
             """, as: Row.self
         ).map { $0.user() }
+    }
+
+    public func usernames(ids: [String], on executor: any SQLExecutor) async throws -> [String: String] {
+        let rows = try await executor.run(chunking: ids) { part in "SELECT id, username FROM users WHERE id IN (\(list: part))" }
+        var names: [String: String] = [:]
+        for row in rows {
+            names[try row.decode(column: "id", as: String.self)] = try row.decode(column: "username", as: String.self)
+        }
+        return names
     }
 
     public func update(_ user: User, on executor: any SQLExecutor) async throws {

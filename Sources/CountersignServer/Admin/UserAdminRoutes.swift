@@ -120,7 +120,15 @@ struct UserAdminRoutes: Sendable {
             let user = try await find(context, tenant: tenant)
             let page = try PageRequest(request)
             let devices = try await store.devices(userID: user.id, after: page.cursor, limit: page.fetchLimit)
-            return try JSON.response(page.page(devices.map(DeviceRecord.init), cursor: \.id))
+            return try JSON.response(page.page(devices.map { DeviceRecord($0) }, cursor: \.id))
+        }
+        router.get("/admin/v1/tenants/{tenant}/devices") { request, context in
+            let (_, tenant) = try await guardian.tenant(request, context, holding: .devicesRead)
+            let page = try PageRequest(request)
+            let push: DevicePushState? = try Self.pushState(request)
+            let devices: [DeviceRecord] = try await store.devices(
+                tenantID: tenant.id, push: push, after: page.cursor, limit: page.fetchLimit)
+            return try JSON.response(page.page(devices) { $0.id })
         }
         router.get("/admin/v1/tenants/{tenant}/devices/{id}") { request, context in
             let (_, tenant) = try await guardian.tenant(request, context, holding: .devicesRead)
@@ -189,6 +197,17 @@ struct UserAdminRoutes: Sendable {
         if let status = try Self.status(fields.status) { patched.status = status }
         patched.updatedAt = date
         return patched
+    }
+
+    /// The `push` filter of the tenant-wide device list: `valid`, `invalid` or `none`.
+    static func pushState(_ request: Request) throws(APIError) -> DevicePushState? {
+        let values = request.uri.queryParameters.getAll("push")
+        guard values.count <= 1 else { throw .badRequest("query parameter push is given more than once") }
+        guard let value = values.first else { return nil }
+        guard let state = DevicePushState(rawValue: String(value)) else {
+            throw .badRequest("push must be valid, invalid or none")
+        }
+        return state
     }
 
     /// `?q=`: a username prefix to search for, 1–128 characters, given once.

@@ -24,6 +24,9 @@ protocol UserAdminStore: Sendable {
 
     /// The user's devices after `cursor`, by id.
     func devices(userID: String, after cursor: String?, limit: Int) async throws -> [Device]
+    /// The tenant's active devices after `cursor`, by id, each with its user's username; only
+    /// those whose push channel is in `push`'s state when it is given.
+    func devices(tenantID: String, push: DevicePushState?, after cursor: String?, limit: Int) async throws -> [DeviceRecord]
     func device(id: String) async throws -> Device?
     /// Marks the device deleted; false if it was deleted already.
     func delete(_ device: Device, actor: String, at date: Date) async throws -> Bool
@@ -122,6 +125,12 @@ struct SQLUserAdminStore: UserAdminStore {
 
     func devices(userID: String, after cursor: String?, limit: Int) async throws -> [Device] {
         try await devices.list(userID: userID, after: cursor, limit: limit, on: database)
+    }
+
+    func devices(tenantID: String, push: DevicePushState?, after cursor: String?, limit: Int) async throws -> [DeviceRecord] {
+        let found = try await devices.list(tenantID: tenantID, push: push, after: cursor, limit: limit, on: database)
+        let names = try await users.usernames(ids: Array(Set(found.map(\.userID))), on: database)
+        return found.map { DeviceRecord($0, username: names[$0.userID]) }
     }
 
     func device(id: String) async throws -> Device? {

@@ -180,10 +180,7 @@ extension CountersignServer {
         let consoleFlow = ConsoleFlow(
             store: consoleStore, clients: clients, database: database, router: inProcess,
             cookies: ConsoleCookies(origin: origin, sealer: sealer), pages: .shared, now: now)
-        ConsoleRoutes(
-            flow: consoleFlow, users: ConsoleUsers(flow: consoleFlow), audit: ConsoleAudit(flow: consoleFlow),
-            clients: ConsoleClients(flow: consoleFlow), push: ConsolePush(flow: consoleFlow))
-            .register(on: tenantRoutes)
+        ConsoleRoutes(flow: consoleFlow).register(on: tenantRoutes)
         DeviceRoutes(
             features: features, tenants: tenants, origin: origin, metrics: metrics, maximumBodySize: bodyLimit, now: now,
             liveStreamKeepalive: configuration.liveStreamKeepalive

@@ -26,12 +26,12 @@ struct ConsoleAudit: Sendable {
         let items = answer.status == .ok ? (answer.json?["items"] as? [[String: Any]] ?? []) : []
         let next = (answer.json?["next_cursor"] as? String).map { filter.dropFirst() + "&cursor=" + AuthorizationRedirect.encoded($0) }
         let page = ConsoleAuditPage(
-            ConsoleChrome(visit, session),
+            ConsoleChrome(visit, session, .audit),
             filters: Self.fields.map { name, label in
                 ConsoleAuditField(name: name, label: label, value: query[name] ?? "")
             },
             since: query["since"] ?? "", until: query["until"] ?? "",
-            error: problem ?? (answer.status == .ok ? nil : ConsoleUsers.sentence(answer.errorDescription ?? "the log could not be read")),
+            error: problem ?? (answer.status == .ok ? nil : ConsoleText.sentence(answer.errorDescription ?? "the log could not be read")),
             events: items.map { ConsoleAuditRow($0) }, next: next.map { String($0) },
             exportQuery: String(filter.dropFirst()))
         return flow.pages.response("console-audit", page, status: problem != nil || answer.status != .ok ? .badRequest : .ok)
@@ -52,8 +52,8 @@ struct ConsoleAudit: Sendable {
             if let cursor { path += "&cursor=" + AuthorizationRedirect.encoded(cursor) }
             let answer = try await flow.admin(.get, path, session: session, visit)
                 guard answer.status == .ok else {
-                return flow.refusal(visit, status: ConsoleUsers.pageStatus(answer.status), heading: "No export",
-                                    message: ConsoleUsers.sentence(answer.errorDescription ?? "the log could not be read"))
+                return flow.refusal(visit, status: ConsoleText.pageStatus(answer.status), heading: "No export",
+                                    message: ConsoleText.sentence(answer.errorDescription ?? "the log could not be read"))
             }
             events += answer.json?["items"] as? [[String: Any]] ?? []
             cursor = answer.json?["next_cursor"] as? String

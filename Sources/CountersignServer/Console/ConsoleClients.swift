@@ -17,7 +17,7 @@ struct ConsoleClients: Sendable {
             .filter { ($0["client_id"] as? String)?.hasPrefix("console-") != true }
             .map { ConsoleClientRow($0) }
         return flow.pages.response(
-            "console-clients", ConsoleClientsPage(ConsoleChrome(visit, session), items: items, form: form), status: status)
+            "console-clients", ConsoleClientsPage(ConsoleChrome(visit, session, .clients), items: items, form: form), status: status)
     }
 
     func create(_ form: FormParameters, _ session: ConsoleSession, _ visit: Visit) async throws -> Response {
@@ -25,7 +25,7 @@ struct ConsoleClients: Sendable {
         let answer = try await flow.admin(.post, flow.tenantPath(visit) + "/clients", json: typed.json(creating: true), session: session, visit)
         guard answer.status == .created, let made = answer.json, let client = made["client"] as? [String: Any],
               let id = client["client_id"] as? String else {
-            return try await list(session, visit, form: typed.refused(answer), status: ConsoleUsers.pageStatus(answer.status))
+            return try await list(session, visit, form: typed.refused(answer), status: ConsoleText.pageStatus(answer.status))
         }
         return try await show(clientID: id, session, visit, secret: made["client_secret"] as? String)
     }
@@ -34,13 +34,13 @@ struct ConsoleClients: Sendable {
               secret: String? = nil, notice: String? = nil, status: HTTPResponse.Status = .ok) async throws -> Response {
         let answer = try await flow.admin(.get, clientPath(clientID, visit), session: session, visit)
         guard answer.status == .ok, let client = answer.json else {
-            return flow.refusal(visit, status: ConsoleUsers.pageStatus(answer.status), heading: "Client not shown",
-                                message: ConsoleUsers.sentence(answer.errorDescription ?? "the client was not found"))
+            return flow.refusal(visit, status: ConsoleText.pageStatus(answer.status), heading: "Client not shown",
+                                message: ConsoleText.sentence(answer.errorDescription ?? "the client was not found"))
         }
         let row = ConsoleClientRow(client)
         return flow.pages.response(
             "console-client",
-            ConsoleClientPage(ConsoleChrome(visit, session), client: row, form: form ?? ConsoleClientForm(client),
+            ConsoleClientPage(ConsoleChrome(visit, session, .clients), client: row, form: form ?? ConsoleClientForm(client),
                               secret: secret, notice: notice),
             status: status)
     }
@@ -50,7 +50,7 @@ struct ConsoleClients: Sendable {
         let answer = try await flow.admin(.patch, clientPath(clientID, visit), json: typed.json(creating: false), session: session, visit)
         guard answer.status == .ok else {
             return try await show(clientID: clientID, session, visit, form: typed.refused(answer),
-                                  status: ConsoleUsers.pageStatus(answer.status))
+                                  status: ConsoleText.pageStatus(answer.status))
         }
         return try await show(clientID: clientID, session, visit, notice: "Saved.")
     }
@@ -59,8 +59,8 @@ struct ConsoleClients: Sendable {
         let answer = try await flow.admin(.post, clientPath(clientID, visit) + "/secret", session: session, visit)
         guard answer.status == .ok, let secret = answer.json?["client_secret"] as? String else {
             return try await show(clientID: clientID, session, visit,
-                                  notice: ConsoleUsers.sentence(answer.errorDescription ?? "no new secret was made"),
-                                  status: ConsoleUsers.pageStatus(answer.status))
+                                  notice: ConsoleText.sentence(answer.errorDescription ?? "no new secret was made"),
+                                  status: ConsoleText.pageStatus(answer.status))
         }
         return try await show(clientID: clientID, session, visit, secret: secret)
     }
@@ -73,8 +73,8 @@ struct ConsoleClients: Sendable {
         let answer = try await flow.admin(.delete, clientPath(clientID, visit), session: session, visit)
         guard answer.status == .noContent else {
             return try await show(clientID: clientID, session, visit,
-                                  notice: ConsoleUsers.sentence(answer.errorDescription ?? "the client could not be deleted"),
-                                  status: ConsoleUsers.pageStatus(answer.status))
+                                  notice: ConsoleText.sentence(answer.errorDescription ?? "the client could not be deleted"),
+                                  status: ConsoleText.pageStatus(answer.status))
         }
         return SignInFlow.redirect(to: "\(visit.base)/console/clients")
     }
@@ -164,8 +164,8 @@ struct ConsoleClientForm: Sendable {
     func refused(_ answer: InProcessRouter.Answer) -> ConsoleClientForm {
         var form = self
         let message = answer.errorDescription ?? "the client could not be saved"
-        let sentence = ConsoleUsers.sentence(message)
-        switch ConsoleUsers.field(of: message)?.split(separator: "[").first.map(String.init) {
+        let sentence = ConsoleText.sentence(message)
+        switch ConsoleText.field(of: message)?.split(separator: "[").first.map(String.init) {
         case "name": form.nameError = sentence
         case "token_delivery_mode": form.deliveryError = sentence
         case "notification_endpoint": form.endpointError = sentence

@@ -1,5 +1,6 @@
 import CountersignCore
 import Foundation
+import Hummingbird
 
 /// What `console-layout` reads. Mustache reads stored properties only, so each page model
 /// stores these itself, filled from the visit and its session by `init(chrome:)`.
@@ -8,12 +9,48 @@ struct ConsoleChrome: Sendable {
     let base: String
     let username: String
     let csrf: String
+    /// The navigation, with the page's own section marked.
+    let nav: [ConsoleNavItem]
 
-    init(_ visit: ConsoleFlow.Visit, _ session: ConsoleSession) {
+    init(_ visit: ConsoleFlow.Visit, _ session: ConsoleSession, _ section: ConsoleSection) {
         tenantName = visit.tenant.displayName
         base = visit.base
         username = session.username
         csrf = session.csrf
+        nav = ConsoleSection.allCases.map { ConsoleNavItem(section: $0, base: visit.base, current: $0 == section) }
+    }
+}
+
+/// The console's sections, in the order of its navigation.
+enum ConsoleSection: String, CaseIterable, Sendable {
+    case dashboard, users, devices, clients, push, policies, audit
+
+    var title: String {
+        switch self {
+        case .dashboard: "Dashboard"
+        case .users: "Users"
+        case .devices: "Devices"
+        case .clients: "Clients"
+        case .push: "Push"
+        case .policies: "Policies"
+        case .audit: "Audit log"
+        }
+    }
+
+    /// Below `/console`.
+    var path: String { self == .dashboard ? "" : "/" + rawValue }
+}
+
+/// A link of the navigation.
+struct ConsoleNavItem: Sendable {
+    let title: String
+    let href: String
+    let current: Bool
+
+    init(section: ConsoleSection, base: String, current: Bool) {
+        title = section.title
+        href = base + "/console" + section.path
+        self.current = current
     }
 }
 
@@ -21,13 +58,15 @@ struct ConsoleChrome: Sendable {
 struct ConsoleHomePage: PageModel {
     let title = "Dashboard"
     let tenantName: String, base: String, username: String, csrf: String
-    let signedIn = true, home = true, usersSection = false, auditSection = false, clientsSection = false, pushSection = false
+    let signedIn = true
+    let nav: [ConsoleNavItem]
     let roleName: String
     let userCount: String
     let charts: [ConsoleChart]
 
     init(_ chrome: ConsoleChrome, role: ConsoleRole, userCount: String, charts: [ConsoleChart]) {
         (tenantName, base, username, csrf) = (chrome.tenantName, chrome.base, chrome.username, chrome.csrf)
+        nav = chrome.nav
         roleName = role == .systemAdmin ? "system administrator" : "tenant administrator"
         (self.userCount, self.charts) = (userCount, charts)
     }
@@ -65,7 +104,8 @@ struct ConsoleUserForm: Sendable {
 struct ConsoleUsersPage: PageModel {
     let title = "Users"
     let tenantName: String, base: String, username: String, csrf: String
-    let signedIn = true, home = false, usersSection = true, auditSection = false, clientsSection = false, pushSection = false
+    let signedIn = true
+    let nav: [ConsoleNavItem]
     let query: String
     let items: [ConsoleUserRow]
     /// The query of the next page, when there is one.
@@ -76,6 +116,7 @@ struct ConsoleUsersPage: PageModel {
 
     init(_ chrome: ConsoleChrome, query: String, items: [ConsoleUserRow], next: String?, form: ConsoleUserForm) {
         (tenantName, base, username, csrf) = (chrome.tenantName, chrome.base, chrome.username, chrome.csrf)
+        nav = chrome.nav
         (self.query, self.items, self.next) = (query, items, next)
         (formUsername, formDisplayName) = (form.username, form.displayName)
         (usernameError, displayNameError, formError) = (form.usernameError, form.displayNameError, form.error)
@@ -102,7 +143,8 @@ struct ConsoleInvitation: Sendable {
 struct ConsoleUserPage: PageModel {
     let title: String
     let tenantName: String, base: String, username: String, csrf: String
-    let signedIn = true, home = false, usersSection = true, auditSection = false, clientsSection = false, pushSection = false
+    let signedIn = true
+    let nav: [ConsoleNavItem]
     let user: ConsoleUserRow
     let devices: [ConsoleDeviceRow]
     let passkeys: [ConsolePasskeyRow]
@@ -113,6 +155,7 @@ struct ConsoleUserPage: PageModel {
 
     init(_ chrome: ConsoleChrome, user: ConsoleUserRow, devices: [ConsoleDeviceRow], passkeys: [ConsolePasskeyRow]) {
         (tenantName, base, username, csrf) = (chrome.tenantName, chrome.base, chrome.username, chrome.csrf)
+        nav = chrome.nav
         title = user.username
         (self.user, self.devices, self.passkeys) = (user, devices, passkeys)
     }
@@ -175,7 +218,8 @@ struct ConsoleAuditRow: Sendable {
 struct ConsoleAuditPage: PageModel {
     let title = "Audit log"
     let tenantName: String, base: String, username: String, csrf: String
-    let signedIn = true, home = false, usersSection = false, auditSection = true, clientsSection = false, pushSection = false
+    let signedIn = true
+    let nav: [ConsoleNavItem]
     let filters: [ConsoleAuditField]
     let since: String, until: String
     let error: String?
@@ -187,6 +231,7 @@ struct ConsoleAuditPage: PageModel {
     init(_ chrome: ConsoleChrome, filters: [ConsoleAuditField], since: String, until: String, error: String?,
          events: [ConsoleAuditRow], next: String?, exportQuery: String) {
         (tenantName, base, username, csrf) = (chrome.tenantName, chrome.base, chrome.username, chrome.csrf)
+        nav = chrome.nav
         (self.filters, self.since, self.until, self.error) = (filters, since, until, error)
         (self.events, self.next, self.exportQuery) = (events, next, exportQuery)
     }
@@ -196,12 +241,14 @@ struct ConsoleAuditPage: PageModel {
 struct ConsoleClientsPage: PageModel {
     let title = "Clients"
     let tenantName: String, base: String, username: String, csrf: String
-    let signedIn = true, home = false, usersSection = false, auditSection = false, clientsSection = true, pushSection = false
+    let signedIn = true
+    let nav: [ConsoleNavItem]
     let items: [ConsoleClientRow]
     let form: ConsoleClientFields
 
     init(_ chrome: ConsoleChrome, items: [ConsoleClientRow], form: ConsoleClientForm) {
         (tenantName, base, username, csrf) = (chrome.tenantName, chrome.base, chrome.username, chrome.csrf)
+        nav = chrome.nav
         self.items = items
         self.form = ConsoleClientFields(form)
     }
@@ -211,7 +258,8 @@ struct ConsoleClientsPage: PageModel {
 struct ConsoleClientPage: PageModel {
     let title: String
     let tenantName: String, base: String, username: String, csrf: String
-    let signedIn = true, home = false, usersSection = false, auditSection = false, clientsSection = true, pushSection = false
+    let signedIn = true
+    let nav: [ConsoleNavItem]
     let client: ConsoleClientRow
     let form: ConsoleClientFields
     let secret: String?
@@ -219,6 +267,7 @@ struct ConsoleClientPage: PageModel {
 
     init(_ chrome: ConsoleChrome, client: ConsoleClientRow, form: ConsoleClientForm, secret: String?, notice: String?) {
         (tenantName, base, username, csrf) = (chrome.tenantName, chrome.base, chrome.username, chrome.csrf)
+        nav = chrome.nav
         title = client.name
         (self.client, self.secret, self.notice) = (client, secret, notice)
         self.form = ConsoleClientFields(form)
@@ -243,5 +292,32 @@ struct ConsoleClientFields: Sendable {
         (nameError, deliveryError, endpointError, methodError) = (form.nameError, form.deliveryError, form.endpointError, form.methodError)
         (redirectError, logoutError, detailTypesError) = (form.redirectError, form.logoutError, form.detailTypesError)
         (jwksError, error) = (form.jwksError, form.error)
+    }
+}
+
+/// How console pages put the API's answers into words.
+enum ConsoleText {
+    /// The field an API refusal names ("field username is invalid: …").
+    static func field(of message: String) -> String? {
+        guard message.hasPrefix("field ") else { return nil }
+        return message.dropFirst(6).split(separator: " ", maxSplits: 1).first.map(String.init)
+    }
+
+    /// An API message as a sentence for a page.
+    static func sentence(_ message: String) -> String {
+        guard let first = message.first else { return message }
+        let text = first.uppercased() + message.dropFirst()
+        return text.hasSuffix(".") ? text : text + "."
+    }
+
+    /// A refused API call answers the page with its status, so a script or a test can tell
+    /// success from failure; a server fault or outage stays one.
+    static func pageStatus(_ status: HTTPResponse.Status) -> HTTPResponse.Status {
+        status.code >= 400 ? status : .badRequest
+    }
+
+    static func pushState(_ push: [String: Any]?) -> String {
+        guard let push, let platform = push["provider"] as? String else { return "none" }
+        return (push["valid"] as? Bool ?? true) ? platform : "\(platform) (invalid)"
     }
 }

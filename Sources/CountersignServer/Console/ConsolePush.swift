@@ -16,7 +16,7 @@ struct ConsolePush: Sendable {
         let items = (answer.json?["items"] as? [[String: Any]] ?? []).map { ConsolePushRow($0) }
         return flow.pages.response(
             "console-push",
-            ConsolePushPage(ConsoleChrome(visit, session), items: items, form: form, notice: notice), status: status)
+            ConsolePushPage(ConsoleChrome(visit, session, .push), items: items, form: form, notice: notice), status: status)
     }
 
     func setAPNsToken(_ form: FormParameters, _ session: ConsoleSession, _ visit: Visit) async throws -> Response {
@@ -28,7 +28,7 @@ struct ConsolePush: Sendable {
         let answer = try await flow.admin(.put, flow.tenantPath(visit) + "/push-credentials/apns-token", json: body, session: session, visit)
         guard answer.status == .ok || answer.status == .created else {
             typed.refuse(answer, apns: true)
-            return try await page(session, visit, form: typed, status: ConsoleUsers.pageStatus(answer.status))
+            return try await page(session, visit, form: typed, status: ConsoleText.pageStatus(answer.status))
         }
         return try await page(session, visit, notice: "The APNs token key is set.")
     }
@@ -39,7 +39,7 @@ struct ConsolePush: Sendable {
             .put, flow.tenantPath(visit) + "/push-credentials/fcm", json: ["service_account": typed.serviceAccount], session: session, visit)
         guard answer.status == .ok || answer.status == .created else {
             typed.refuse(answer, apns: false)
-            return try await page(session, visit, form: typed, status: ConsoleUsers.pageStatus(answer.status))
+            return try await page(session, visit, form: typed, status: ConsoleText.pageStatus(answer.status))
         }
         return try await page(session, visit, notice: "The FCM service account is set.")
     }
@@ -50,8 +50,8 @@ struct ConsolePush: Sendable {
         let answer = try await flow.admin(.delete, flow.tenantPath(visit) + "/push-credentials/" + path, session: session, visit)
         guard answer.status == .noContent else {
             return try await page(session, visit,
-                                  notice: ConsoleUsers.sentence(answer.errorDescription ?? "the credential could not be removed"),
-                                  status: ConsoleUsers.pageStatus(answer.status))
+                                  notice: ConsoleText.sentence(answer.errorDescription ?? "the credential could not be removed"),
+                                  status: ConsoleText.pageStatus(answer.status))
         }
         return try await page(session, visit, notice: "The credential is removed.")
     }
@@ -105,9 +105,9 @@ struct ConsolePushForm: Sendable {
 
     mutating func refuse(_ answer: InProcessRouter.Answer, apns: Bool) {
         let message = answer.errorDescription ?? "the credential could not be set"
-        let sentence = ConsoleUsers.sentence(message)
+        let sentence = ConsoleText.sentence(message)
         guard apns else { serviceAccountError = sentence; return }
-        switch ConsoleUsers.field(of: message) {
+        switch ConsoleText.field(of: message) {
         case "key_id": keyIDError = sentence
         case "team_id": teamIDError = sentence
         case "topic": topicError = sentence
@@ -121,7 +121,8 @@ struct ConsolePushForm: Sendable {
 struct ConsolePushPage: PageModel {
     let title = "Push credentials"
     let tenantName: String, base: String, username: String, csrf: String
-    let signedIn = true, home = false, usersSection = false, auditSection = false, clientsSection = false, pushSection = true
+    let signedIn = true
+    let nav: [ConsoleNavItem]
     let items: [ConsolePushRow]
     let form: ConsolePushForm
     let sandbox: Bool
@@ -129,6 +130,7 @@ struct ConsolePushPage: PageModel {
 
     init(_ chrome: ConsoleChrome, items: [ConsolePushRow], form: ConsolePushForm, notice: String?) {
         (tenantName, base, username, csrf) = (chrome.tenantName, chrome.base, chrome.username, chrome.csrf)
+        nav = chrome.nav
         (self.items, self.form, self.notice) = (items, form, notice)
         sandbox = form.environment == "sandbox"
     }

@@ -9,6 +9,7 @@ import Hummingbird
 ///   (`ConsoleUsers`);
 /// - `GET|POST /console/clients`, `GET|POST /console/clients/{id}`, its `/secret` and `/delete`
 ///   (`ConsoleClients`);
+/// - `GET /console/devices?push=`, `POST /console/devices/{id}/remove` (`ConsoleDevices`);
 /// - `GET /console/push`, setting an APNs token key or an FCM account, removing one (`ConsolePush`);
 /// - `GET /console/audit` and `GET /console/audit/export?format=csv|jsonl` (`ConsoleAudit`).
 ///
@@ -20,6 +21,17 @@ struct ConsoleRoutes: Sendable {
     let audit: ConsoleAudit
     let clients: ConsoleClients
     let push: ConsolePush
+    let devices: ConsoleDevices
+
+    /// Each section works through the one flow: its sign-in, session and administration calls.
+    init(flow: ConsoleFlow) {
+        self.flow = flow
+        users = ConsoleUsers(flow: flow)
+        audit = ConsoleAudit(flow: flow)
+        clients = ConsoleClients(flow: flow)
+        push = ConsolePush(flow: flow)
+        devices = ConsoleDevices(flow: flow)
+    }
 
     func register(on routes: TenantRoutes) {
         let pages = routes.group("/console", surface: .page)
@@ -48,6 +60,17 @@ struct ConsoleRoutes: Sendable {
         pages.get("/audit/export") { request, context in
             try await page(request, context) { session, visit in
                 try await withQuery(request, visit) { query in try await audit.export(query, session, visit) }
+            }
+        }
+        pages.get("/devices") { request, context in
+            try await page(request, context) { session, visit in
+                try await withQuery(request, visit) { query in try await devices.list(query: query, session, visit) }
+            }
+        }
+        pages.post("/devices/{id}/remove") { request, context in
+            let id = try context.parameters.require("id")
+            return try await form(request, context) { form, session, visit in
+                try await devices.remove(deviceID: id, form, session, visit)
             }
         }
         pages.get("/push") { request, context in

@@ -7,6 +7,7 @@ enum ConsoleTemplates {
         "console-layout": layout, "console-home": home, "console-users": users, "console-user": user,
         "console-message": message, "console-signed-out": signedOut, "console-audit": audit,
         "console-clients": clients, "console-client": client, "console-client-form": clientForm, "console-push": push,
+        "console-devices": devices,
     ]
 
     static let layout = """
@@ -23,12 +24,8 @@ enum ConsoleTemplates {
         <header class="bar">
         <a class="brand" href="{{base}}/console">{{tenantName}} console</a>
         {{#signedIn}}<nav aria-label="Console">
-        <a href="{{base}}/console"{{#home}} aria-current="page"{{/home}}>Dashboard</a>
-        <a href="{{base}}/console/users"{{#usersSection}} aria-current="page"{{/usersSection}}>Users</a>
-        <a href="{{base}}/console/clients"{{#clientsSection}} aria-current="page"{{/clientsSection}}>Clients</a>
-        <a href="{{base}}/console/push"{{#pushSection}} aria-current="page"{{/pushSection}}>Push</a>
-        <a href="{{base}}/console/audit"{{#auditSection}} aria-current="page"{{/auditSection}}>Audit log</a>
-        </nav>
+        {{#nav}}<a href="{{href}}"{{#current}} aria-current="page"{{/current}}>{{title}}</a>
+        {{/nav}}        </nav>
         <form method="post" action="{{base}}/console/sign-out" class="sign-out">
         <input type="hidden" name="csrf" value="{{csrf}}">
         <span class="who">{{username}}</span> <button type="submit" class="link" id="sign-out">Sign out</button>
@@ -40,6 +37,31 @@ enum ConsoleTemplates {
         </body>
         </html>
 
+        """
+
+    static let devices = """
+        {{<console-layout}}{{$content}}
+        <h1>Devices</h1>
+        {{#notice}}<p class="notice" role="status" id="notice">{{notice}}</p>{{/notice}}
+        {{#error}}<p class="field-error" role="alert" id="action-error">{{error}}</p>{{/error}}
+        <form method="get" action="{{base}}/console/devices" class="search">
+        <label for="push-filter">Show</label>
+        <div class="row"><select id="push-filter" name="push">
+        {{#filters}}<option value="{{value}}"{{#selected}} selected{{/selected}}>{{label}}</option>{{/filters}}
+        </select><button type="submit" class="secondary" id="filter">Show</button></div>
+        </form>
+        <table id="devices">
+        <thead><tr><th scope="col">Device</th><th scope="col">User</th><th scope="col">Platform</th><th scope="col">Push</th><th scope="col">Factors</th><th scope="col">Last seen</th><th scope="col">Enrolled</th><th scope="col"></th></tr></thead>
+        <tbody>
+        {{#items}}<tr id="device-{{id}}"><td>{{name}}</td><td><a href="{{base}}/console/users/{{userID}}">{{userName}}</a></td><td>{{platform}}</td>
+        <td>{{push}}{{#pushProblem}} <strong class="problem">{{pushProblem}}</strong>{{/pushProblem}}</td><td>{{factors}}</td><td>{{lastSeen}}</td><td>{{enrolled}}</td>
+        <td><form method="post" action="{{base}}/console/devices/{{id}}/remove"><input type="hidden" name="csrf" value="{{csrf}}"><input type="hidden" name="push" value="{{pushFilter}}"><button type="submit" class="link danger" id="remove-device-{{id}}">Deregister</button></form></td></tr>
+        {{/items}}
+        </tbody>
+        </table>
+        {{^items}}<p id="no-devices">No device{{#pushFilter}} of this kind{{/pushFilter}} is enrolled.</p>{{/items}}
+        {{#next}}<p><a href="{{base}}/console/devices?{{next}}" id="next-page">Next page</a></p>{{/next}}
+        {{/content}}{{/console-layout}}
         """
 
     static let home = """
@@ -355,6 +377,7 @@ enum ConsoleTemplates {
         input[aria-invalid=true] { border-color: var(--error); }
         .row { display: flex; gap: .5rem; max-width: 40rem; } .row input { flex: 1; } .row button { margin-top: 0; width: auto; }
         .field-error { margin: .25rem 0 0; color: var(--error); font-size: .875rem; }
+        .problem { color: #b42318; font-weight: 600; }
         .notice { padding: .5rem .75rem; border-radius: 8px; background: #ecfdf3; color: #05603a; }
         button, .button { display: inline-block; margin-top: .75rem; padding: .5rem 1rem; font: inherit; font-weight: 600; text-decoration: none;
           color: #fff; background: var(--accent); border: 0; border-radius: 8px; cursor: pointer; }

@@ -18,7 +18,7 @@ struct ConsoleUsers: Sendable {
         let statistics = try await flow.admin(.get, flow.tenantPath(visit) + "/statistics?hours=24", session: session, visit)
         return flow.pages.response(
             "console-home",
-            ConsoleHomePage(ConsoleChrome(visit, session), role: session.role, userCount: shown,
+            ConsoleHomePage(ConsoleChrome(visit, session, .dashboard), role: session.role, userCount: shown,
                             charts: ConsoleChart.charts(statistics.status == .ok ? statistics.json : nil)))
     }
 
@@ -35,7 +35,7 @@ struct ConsoleUsers: Sendable {
         }
         return flow.pages.response(
             "console-users",
-            ConsoleUsersPage(ConsoleChrome(visit, session), query: search, items: answer.status == .ok ? items : [],
+            ConsoleUsersPage(ConsoleChrome(visit, session, .users), query: search, items: answer.status == .ok ? items : [],
                              next: next, form: form),
             status: status)
     }
@@ -47,12 +47,12 @@ struct ConsoleUsers: Sendable {
         let answer = try await flow.admin(.post, flow.tenantPath(visit) + "/users", json: json, session: session, visit)
         guard answer.status == .created, let id = answer.json?["id"] as? String else {
             let message = answer.errorDescription ?? "the user could not be created"
-            switch Self.field(of: message) {
-            case "username": typed.usernameError = Self.sentence(message)
-            case "display_name": typed.displayNameError = Self.sentence(message)
-            default: typed.error = Self.sentence(message)
+            switch ConsoleText.field(of: message) {
+            case "username": typed.usernameError = ConsoleText.sentence(message)
+            case "display_name": typed.displayNameError = ConsoleText.sentence(message)
+            default: typed.error = ConsoleText.sentence(message)
             }
-            return try await list(query: nil, session, visit, form: typed, status: Self.pageStatus(answer.status))
+            return try await list(query: nil, session, visit, form: typed, status: ConsoleText.pageStatus(answer.status))
         }
         return SignInFlow.redirect(to: "\(visit.base)/console/users/\(id)")
     }
@@ -62,19 +62,19 @@ struct ConsoleUsers: Sendable {
         let userPath = flow.tenantPath(visit) + "/users/" + AuthorizationRedirect.encoded(userID)
         let found = try await flow.admin(.get, userPath, session: session, visit)
         guard found.status == .ok, let object = found.json else {
-            return flow.refusal(visit, status: Self.pageStatus(found.status), heading: "User not shown",
-                                message: Self.sentence(found.errorDescription ?? "the user was not found"))
+            return flow.refusal(visit, status: ConsoleText.pageStatus(found.status), heading: "User not shown",
+                                message: ConsoleText.sentence(found.errorDescription ?? "the user was not found"))
         }
         let devices = try await flow.admin(.get, userPath + "/devices?limit=200", session: session, visit)
         let passkeys = try await flow.admin(.get, userPath + "/passkeys", session: session, visit)
         let user = ConsoleUserRow(object)
         var page = ConsoleUserPage(
-            ConsoleChrome(visit, session), user: user,
+            ConsoleChrome(visit, session, .users), user: user,
             devices: (devices.json?["items"] as? [[String: Any]] ?? []).map { device in
                 ConsoleDeviceRow(
                     id: device["id"] as? String ?? "", userID: user.id, name: device["name"] as? String ?? "",
                     platform: device["platform"] as? String ?? "—",
-                    push: Self.pushState(device["push"] as? [String: Any]),
+                    push: ConsoleText.pushState(device["push"] as? [String: Any]),
                     lastSeen: ConsoleTime.text(device["last_seen_at"] as? String), csrf: session.csrf)
             },
             passkeys: (passkeys.json?["items"] as? [[String: Any]] ?? []).map { passkey in
@@ -96,9 +96,9 @@ struct ConsoleUsers: Sendable {
             if answer.status == .ok {
                 page.notice = wanted == "active" ? "The user is enabled." : "The user is disabled: their requests are refused."
             } else {
-                page.error = Self.sentence(answer.errorDescription ?? "the status could not be changed")
+                page.error = ConsoleText.sentence(answer.errorDescription ?? "the status could not be changed")
             }
-        }, status: answer.status == .ok ? .ok : Self.pageStatus(answer.status))
+        }, status: answer.status == .ok ? .ok : ConsoleText.pageStatus(answer.status))
     }
 
     func delete(userID: String, _ form: FormParameters, _ session: ConsoleSession, _ visit: Visit) async throws -> Response {
@@ -111,8 +111,8 @@ struct ConsoleUsers: Sendable {
             .delete, flow.tenantPath(visit) + "/users/" + AuthorizationRedirect.encoded(userID), session: session, visit)
         guard answer.status == .noContent else {
             return try await show(userID: userID, session, visit, { page in
-                page.error = Self.sentence(answer.errorDescription ?? "the user could not be deleted")
-            }, status: Self.pageStatus(answer.status))
+                page.error = ConsoleText.sentence(answer.errorDescription ?? "the user could not be deleted")
+            }, status: ConsoleText.pageStatus(answer.status))
         }
         return SignInFlow.redirect(to: "\(visit.base)/console/users")
     }
@@ -123,14 +123,14 @@ struct ConsoleUsers: Sendable {
             session: session, visit)
         return try await show(userID: userID, session, visit, { page in
             guard answer.status == .created, let issued = answer.json else {
-                page.error = Self.sentence(answer.errorDescription ?? "no invitation could be made")
+                page.error = ConsoleText.sentence(answer.errorDescription ?? "no invitation could be made")
                 return
             }
             page.invitation = ConsoleInvitation(
                 invitationURL: issued["invitation_url"] as? String ?? "", enrollmentURI: issued["enrollment_uri"] as? String ?? "",
                 qrPNG: issued["qr_png_base64"] as? String ?? "",
                 expiresAt: ConsoleTime.text((issued["ticket"] as? [String: Any])?["expires_at"] as? String))
-        }, status: answer.status == .created ? .ok : Self.pageStatus(answer.status))
+        }, status: answer.status == .created ? .ok : ConsoleText.pageStatus(answer.status))
     }
 
     func removeDevice(userID: String, deviceID: String, _ session: ConsoleSession, _ visit: Visit) async throws -> Response {
@@ -138,8 +138,8 @@ struct ConsoleUsers: Sendable {
             .delete, flow.tenantPath(visit) + "/devices/" + AuthorizationRedirect.encoded(deviceID), session: session, visit)
         return try await show(userID: userID, session, visit, { page in
             if answer.status == .noContent { page.notice = "The device is deregistered." }
-            else { page.error = Self.sentence(answer.errorDescription ?? "the device could not be deregistered") }
-        }, status: answer.status == .noContent ? .ok : Self.pageStatus(answer.status))
+            else { page.error = ConsoleText.sentence(answer.errorDescription ?? "the device could not be deregistered") }
+        }, status: answer.status == .noContent ? .ok : ConsoleText.pageStatus(answer.status))
     }
 
     func removePasskey(userID: String, passkeyID: String, _ session: ConsoleSession, _ visit: Visit) async throws -> Response {
@@ -148,36 +148,8 @@ struct ConsoleUsers: Sendable {
                 + AuthorizationRedirect.encoded(passkeyID), session: session, visit)
         return try await show(userID: userID, session, visit, { page in
             if answer.status == .noContent { page.notice = "The passkey is removed." }
-            else { page.error = Self.sentence(answer.errorDescription ?? "the passkey could not be removed") }
-        }, status: answer.status == .noContent ? .ok : Self.pageStatus(answer.status))
-    }
-
-    // MARK: - Parts
-
-    /// An administration call; a 401 means the session's key is gone.
-
-    /// The field an API refusal names ("field username is invalid: …").
-    static func field(of message: String) -> String? {
-        guard message.hasPrefix("field ") else { return nil }
-        return message.dropFirst(6).split(separator: " ", maxSplits: 1).first.map(String.init)
-    }
-
-    /// An API message as a sentence for a page.
-    static func sentence(_ message: String) -> String {
-        guard let first = message.first else { return message }
-        let text = first.uppercased() + message.dropFirst()
-        return text.hasSuffix(".") ? text : text + "."
-    }
-
-    /// A refused API call answers the page with its status, so a script or a test can tell
-    /// success from failure; a server fault or outage stays one.
-    static func pageStatus(_ status: HTTPResponse.Status) -> HTTPResponse.Status {
-        status.code >= 400 ? status : .badRequest
-    }
-
-    static func pushState(_ push: [String: Any]?) -> String {
-        guard let push, let platform = push["provider"] as? String else { return "none" }
-        return (push["valid"] as? Bool ?? true) ? platform : "\(platform) (invalid)"
+            else { page.error = ConsoleText.sentence(answer.errorDescription ?? "the passkey could not be removed") }
+        }, status: answer.status == .noContent ? .ok : ConsoleText.pageStatus(answer.status))
     }
 }
 

@@ -65,8 +65,11 @@ public struct DeviceRecord: Codable, Sendable {
     public var createdAt: Date
     public var lastSeenAt: Date?
     public var deletedAt: Date?
+    /// The user's username: in the tenant-wide list (`GET …/devices`) only.
+    public var username: String?
 
-    public init(_ device: Device) {
+    public init(_ device: Device, username: String? = nil) {
+        self.username = username
         id = device.id
         tenantID = device.tenantID
         userID = device.userID
@@ -82,7 +85,7 @@ public struct DeviceRecord: Codable, Sendable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case id, name, platform, status, push, factors
+        case id, name, platform, status, push, factors, username
         case tenantID = "tenant_id"
         case userID = "user_id"
         case signingKeyThumbprint = "signing_key_thumbprint"
@@ -92,12 +95,22 @@ public struct DeviceRecord: Codable, Sendable {
     }
 }
 
+/// A device's push channel as the tenant-wide device list filters it: registered and accepted,
+/// refused by APNs or FCM, or not registered.
+public enum DevicePushState: String, CaseIterable, Sendable {
+    case valid, invalid, none
+}
+
 public protocol DeviceRepository: Sendable {
     func insert(_ device: Device, on executor: any SQLExecutor) async throws
     /// Inserts a device with its TOTP seed, sealed under the master key, if it has one.
     func insert(_ device: Device, totpSeed: Data?, on executor: any SQLExecutor) async throws
     func find(id: String, on executor: any SQLExecutor) async throws -> Device?
     func list(userID: String, after cursor: String?, limit: Int, on executor: any SQLExecutor) async throws -> [Device]
+    /// The tenant's active devices after `cursor`, by id; only those whose push channel is in
+    /// `push`'s state when it is given.
+    func list(tenantID: String, push: DevicePushState?, after cursor: String?, limit: Int,
+              on executor: any SQLExecutor) async throws -> [Device]
     /// The devices with these ids that exist, by id.
     func find(ids: [String], on executor: any SQLExecutor) async throws -> [String: Device]
     func rename(id: String, to name: String, at date: Date, on executor: any SQLExecutor) async throws
@@ -226,6 +239,22 @@ public struct SQLDeviceRepository: DeviceRepository {
             """
             SELECT \(raw: Row.columns) FROM devices
             WHERE user_id = \(userID) AND status = 'active' AND id > \(cursor ?? "") ORDER BY id LIMIT \(limit)
+            """, as: Row.self
+        ).map { try $0.device() }
+    }
+
+    public func list(tenantID: String, push: DevicePushState?, after cursor: String?, limit: Int,
+                     on executor: any SQLExecutor) async throws -> [Device] {
+        let condition = switch push {
+        case nil: ""
+        case .valid?: " AND push_provider IS NOT NULL AND push_token_valid = 1"
+        case .invalid?: " AND push_provider IS NOT NULL AND push_token_valid = 0"
+        case .none?: " AND push_provider IS NULL"
+        }
+        return try await executor.all(
+            """
+            SELECT \(raw: Row.columns) FROM devices
+            WHERE tenant_id = \(tenantID) AND status = 'active' AND id > \(cursor ?? "")\(raw: condition) ORDER BY id LIMIT \(limit)
             """, as: Row.self
         ).map { try $0.device() }
     }

@@ -51,5 +51,9 @@ extension FeatureMigrations {
             "ALTER TABLE devices ADD COLUMN totp_last_step BIGINT",
             "ALTER TABLE devices ADD COLUMN deregistered_reason TEXT",
         ]),
+        SchemaChange(.consoleDevices, [
+            // The tenant-wide device list (`GET …/devices`), by id.
+            "CREATE INDEX devices_tenant ON devices (tenant_id, id)",
+        ]),
     ])
 }

@@ -19,6 +19,7 @@ public enum SchemaVersion: Int64, CaseIterable, Sendable {
     case codeFlow
     case passkeys
     case console
+    case consoleDevices
 
     /// The name recorded beside the number.
     public var name: String {
@@ -38,6 +39,7 @@ public enum SchemaVersion: Int64, CaseIterable, Sendable {
         case .codeFlow: "code-flow"
         case .passkeys: "passkeys"
         case .console: "console"
+        case .consoleDevices: "console-devices"
         }
     }
 }
