@@ -371,6 +371,77 @@ struct ConsoleTests {
         }
     }
 
+    @Test("Policies: the form shows the stored policy; a number that is not one, or one the API refuses, is shown beside its field and nothing changes; saving keeps the passkey settings")
+    func authenticationPolicy() async throws {
+        try await Self.signedIn { bench in
+            let seeded = try await bench.server.admin(
+                "PUT", "/admin/v1/tenants/default/authentication-policy", json: ["passkeys": ["rp_name": "Acme Bank"]])
+            #expect(seeded.status == 200)
+            let shown = try await bench.browser.get("/console/policies")
+            #expect(shown.status == 200 && shown.text.contains(#"id="pin_attempt_limit" name="pin_attempt_limit" type="text" inputmode="numeric" autocomplete="off" value="3""#))
+            #expect(shown.text.contains(#"aria-current="page">Policies"#))
+
+            var form: [(String, String)] = [
+                ("default_acr", ""), ("minimum_acr", "urn:countersign:acr:pin"), ("pin_attempt_limit", "abc"),
+                ("user_requests_per_minute", "7"), ("client_requests_per_minute", ""), ("not_requested_suppression_seconds", "60"),
+                ("session_idle_seconds", "600"), ("session_max_age_seconds", "3600"), ("biometric_pin_fallback", "on"),
+                ("custom_pin_fallback", "on"), ("number_match_choices", "on"), ("push_delivery_allowed", "on"),
+            ]
+            let notNumber = try await bench.post("/console/policies", form)
+            #expect(notNumber.status == 400 && notNumber.text.contains(#"id="pin_attempt_limit-error""#))
+            #expect(notNumber.text.contains(#"value="abc""#) && notNumber.text.contains(#"value="7""#))
+            form[2] = ("pin_attempt_limit", "11")
+            let outOfRange = try await bench.post("/console/policies", form)
+            #expect(outOfRange.status == 400 && outOfRange.text.contains(#"id="pin_attempt_limit-error""#), "\(outOfRange.text.suffix(4000))")
+            form[2] = ("pin_attempt_limit", "4")
+            form[6] = ("session_idle_seconds", "7200")
+            let idle = try await bench.post("/console/policies", form)
+            #expect(idle.status == 400 && idle.text.contains(#"id="session_idle_seconds-error""#))
+            #expect(idle.text.contains("must not exceed session_max_age_seconds"))
+            let unchanged = try await bench.server.admin("GET", "/admin/v1/tenants/default/authentication-policy")
+            #expect(unchanged["pin_attempt_limit"] as? Int == 3 && unchanged["minimum_acr"] == nil)
+
+            form[6] = ("session_idle_seconds", "600")
+            let saved = try await bench.post("/console/policies", form)
+            #expect(saved.status == 200 && saved.text.contains("The policy is saved."), "\(saved.text.suffix(3000))")
+            let policy = try await bench.server.admin("GET", "/admin/v1/tenants/default/authentication-policy")
+            #expect(policy["minimum_acr"] as? String == "urn:countersign:acr:pin")
+            #expect(policy["pin_attempt_limit"] as? Int == 4 && policy["user_requests_per_minute"] as? Int == 7)
+            #expect(policy["client_requests_per_minute"] as? Int == 600, "empty: the default")
+            #expect(policy["totp"] as? Bool == false, "an unticked box is off")
+            #expect((policy["passkeys"] as? [String: any Sendable])?["rp_name"] as? String == "Acme Bank")
+            #expect(saved.text.contains(#"<option value="urn:countersign:acr:pin" selected>PIN</option>"#))
+        }
+    }
+
+    @Test("Webhooks: a bad URL is shown beside its field; setting one shows its secret once; a new secret; removing it; recent events listed")
+    func webhooks() async throws {
+        try await Self.signedIn { bench in
+            let bad = try await bench.post("/console/policies/webhooks/events", [("url", "ftp://example.com/hook")])
+            #expect(bad.status == 400 && bad.text.contains(#"id="url-events-error""#), "\(bad.text.suffix(3000))")
+            #expect(bad.text.contains(#"value="ftp://example.com/hook""#))
+            let none = try await bench.server.admin("GET", "/admin/v1/tenants/default/webhooks")
+            #expect((none["items"] as? [Any])?.isEmpty == true)
+
+            let set = try await bench.post("/console/policies/webhooks/events", [("url", "http://127.0.0.1:9/hook")])
+            #expect(set.status == 200 && set.text.contains("The webhook is set."))
+            let secret = try #require(AccountBench.capture(#"id="webhook-events-secret">[^<]*<code>([A-Za-z0-9_-]{43})</code>"#, in: set.text))
+            let again = try await bench.browser.get("/console/policies")
+            #expect(!again.text.contains(secret), "the secret is shown once")
+            let rotated = try await bench.post("/console/policies/webhooks/events", [("url", "http://127.0.0.1:9/hook"), ("rotate_secret", "yes")])
+            let second = try #require(AccountBench.capture(#"id="webhook-events-secret">[^<]*<code>([A-Za-z0-9_-]{43})</code>"#, in: rotated.text))
+            #expect(second != secret)
+            let unknown = try await bench.post("/console/policies/webhooks/elsewhere", [("url", "http://127.0.0.1:9/hook")])
+            #expect(unknown.status == 404)
+
+            let removed = try await bench.post("/console/policies/webhooks/events/delete", [])
+            #expect(removed.status == 200 && removed.text.contains(#"id="webhook-events-unset""#))
+            let audit = try await bench.server.admin("GET", "/admin/v1/tenants/default/audit?limit=50")
+            let actions = (audit["items"] as? [[String: any Sendable]] ?? []).compactMap { $0["action"] as? String }
+            #expect(actions.contains { $0.hasPrefix("webhook.") }, "\(actions)")
+        }
+    }
+
     @Test("Push credentials: a key that is not a P-256 PEM is refused beside its field with the form kept; a good one is in use; removing it")
     func pushCredentials() async throws {
         try await Self.signedIn { bench in

@@ -166,12 +166,16 @@ struct ConsoleFlow: Sendable {
     /// An administration API call with the session's key; a 401 throws `SessionRevoked`.
     func admin(_ method: HTTPRequest.Method, _ path: String, json: [String: any Sendable]? = nil,
                session: ConsoleSession, _ visit: Visit) async throws -> InProcessRouter.Answer {
+        try await admin(method, path, body: try json.map { try JSONSerialization.data(withJSONObject: $0, options: [.sortedKeys]) },
+                        session: session, visit)
+    }
+
+    /// An administration call with `body` as its JSON body, if given.
+    func admin(_ method: HTTPRequest.Method, _ path: String, body json: Data?,
+               session: ConsoleSession, _ visit: Visit) async throws -> InProcessRouter.Answer {
         var headers: HTTPFields = [.authorization: "Bearer \(session.keySecret)"]
-        var body = Data()
-        if let json {
-            body = try JSONSerialization.data(withJSONObject: json, options: [.sortedKeys])
-            headers[.contentType] = "application/json"
-        }
+        if json != nil { headers[.contentType] = "application/json" }
+        let body = json ?? Data()
         let answer = try await router.send(method, path, headers: headers, body: body, as: visit.context)
         if answer.status == .unauthorized { throw SessionRevoked() }
         return answer

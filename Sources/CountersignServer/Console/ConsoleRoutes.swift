@@ -10,6 +10,8 @@ import Hummingbird
 /// - `GET|POST /console/clients`, `GET|POST /console/clients/{id}`, its `/secret` and `/delete`
 ///   (`ConsoleClients`);
 /// - `GET /console/devices?push=`, `POST /console/devices/{id}/remove` (`ConsoleDevices`);
+/// - `GET|POST /console/policies`, a webhook's `POST /console/policies/webhooks/{purpose}` and its
+///   `/delete` (`ConsolePolicies`);
 /// - `GET /console/push`, setting an APNs token key or an FCM account, removing one (`ConsolePush`);
 /// - `GET /console/audit` and `GET /console/audit/export?format=csv|jsonl` (`ConsoleAudit`).
 ///
@@ -22,6 +24,7 @@ struct ConsoleRoutes: Sendable {
     let clients: ConsoleClients
     let push: ConsolePush
     let devices: ConsoleDevices
+    let policies: ConsolePolicies
 
     /// Each section works through the one flow: its sign-in, session and administration calls.
     init(flow: ConsoleFlow) {
@@ -31,6 +34,7 @@ struct ConsoleRoutes: Sendable {
         clients = ConsoleClients(flow: flow)
         push = ConsolePush(flow: flow)
         devices = ConsoleDevices(flow: flow)
+        policies = ConsolePolicies(flow: flow)
     }
 
     func register(on routes: TenantRoutes) {
@@ -72,6 +76,22 @@ struct ConsoleRoutes: Sendable {
             return try await form(request, context) { form, session, visit in
                 try await devices.remove(deviceID: id, form, session, visit)
             }
+        }
+        pages.get("/policies") { request, context in
+            try await page(request, context) { session, visit in try await policies.page(session, visit) }
+        }
+        pages.post("/policies") { request, context in
+            try await form(request, context) { form, session, visit in try await policies.savePolicy(form, session, visit) }
+        }
+        pages.post("/policies/webhooks/{purpose}") { request, context in
+            let purpose = try context.parameters.require("purpose")
+            return try await form(request, context) { form, session, visit in
+                try await policies.setWebhook(purpose, form, rotate: form["rotate_secret"] == "yes", session, visit)
+            }
+        }
+        pages.post("/policies/webhooks/{purpose}/delete") { request, context in
+            let purpose = try context.parameters.require("purpose")
+            return try await form(request, context) { _, session, visit in try await policies.removeWebhook(purpose, session, visit) }
         }
         pages.get("/push") { request, context in
             try await page(request, context) { session, visit in try await push.page(session, visit) }

@@ -7,7 +7,7 @@ enum ConsoleTemplates {
         "console-layout": layout, "console-home": home, "console-users": users, "console-user": user,
         "console-message": message, "console-signed-out": signedOut, "console-audit": audit,
         "console-clients": clients, "console-client": client, "console-client-form": clientForm, "console-push": push,
-        "console-devices": devices,
+        "console-devices": devices, "console-policies": policies,
     ]
 
     static let layout = """
@@ -61,6 +61,69 @@ enum ConsoleTemplates {
         </table>
         {{^items}}<p id="no-devices">No device{{#pushFilter}} of this kind{{/pushFilter}} is enrolled.</p>{{/items}}
         {{#next}}<p><a href="{{base}}/console/devices?{{next}}" id="next-page">Next page</a></p>{{/next}}
+        {{/content}}{{/console-layout}}
+        """
+
+    static let policies = """
+        {{<console-layout}}{{$content}}
+        <h1>Policies</h1>
+        {{#notice}}<p class="notice" role="status" id="notice">{{notice}}</p>{{/notice}}
+        <section aria-labelledby="policy-heading" class="panel">
+        <h2 id="policy-heading">How users approve</h2>
+        <p class="hint">A field left empty takes its default. Passkey settings are kept as they are (<code>countersign admin policy set --passkey-…</code>).</p>
+        <form method="post" action="{{base}}/console/policies" novalidate>
+        <input type="hidden" name="csrf" value="{{csrf}}">
+        {{#selects}}<label for="{{name}}">{{label}}</label>
+        <select id="{{name}}" name="{{name}}"{{#selectError}} aria-invalid="true" aria-describedby="{{name}}-error"{{/selectError}}>
+        {{#options}}<option value="{{value}}"{{#selected}} selected{{/selected}}>{{label}}</option>{{/options}}
+        </select>
+        <p class="hint">{{hint}}</p>
+        {{#selectError}}<p class="field-error" id="{{name}}-error">{{selectError}}</p>{{/selectError}}
+        {{/selects}}
+        {{#numbers}}<label for="{{name}}">{{label}}</label>
+        <input id="{{name}}" name="{{name}}" type="text" inputmode="numeric" autocomplete="off" value="{{value}}"{{#numberError}} aria-invalid="true" aria-describedby="{{name}}-error"{{/numberError}}>
+        <p class="hint">{{hint}}</p>
+        {{#numberError}}<p class="field-error" id="{{name}}-error">{{numberError}}</p>{{/numberError}}
+        {{/numbers}}
+        <fieldset><legend>Factors and delivery</legend>
+        {{#switches}}<label class="check"><input type="checkbox" name="{{name}}" id="{{name}}"{{#on}} checked{{/on}}> {{label}}</label>
+        {{/switches}}
+        </fieldset>
+        {{#policyError}}<p class="field-error" id="policy-error">{{policyError}}</p>{{/policyError}}
+        <button type="submit" id="save-policy">Save policy</button>
+        </form>
+        </section>
+        {{#webhooks}}<section aria-labelledby="webhook-{{purpose}}-heading" class="panel" id="webhook-{{purpose}}">
+        <h2 id="webhook-{{purpose}}-heading">Webhook: {{title}}</h2>
+        <p class="hint">{{explanation}}</p>
+        {{#isSet}}<p>Set{{#updatedAt}}, last changed {{updatedAt}}{{/updatedAt}}.</p>{{/isSet}}
+        {{^isSet}}<p id="webhook-{{purpose}}-unset">Not set.</p>{{/isSet}}
+        {{#secret}}<p class="notice" id="webhook-{{purpose}}-secret">Its signing secret, shown this once: <code>{{secret}}</code></p>{{/secret}}
+        <form method="post" action="{{base}}/console/policies/webhooks/{{purpose}}" novalidate>
+        <input type="hidden" name="csrf" value="{{csrf}}">
+        <label for="url-{{purpose}}">URL</label>
+        <input id="url-{{purpose}}" name="url" type="url" autocomplete="off" spellcheck="false" value="{{url}}"{{#urlError}} aria-invalid="true" aria-describedby="url-{{purpose}}-error"{{/urlError}}>
+        {{#urlError}}<p class="field-error" id="url-{{purpose}}-error">{{urlError}}</p>{{/urlError}}
+        <div class="actions"><button type="submit" id="save-webhook-{{purpose}}">Save</button>
+        {{#isSet}}<button type="submit" class="secondary" name="rotate_secret" value="yes" id="rotate-webhook-{{purpose}}">Save with a new secret</button>{{/isSet}}</div>
+        </form>
+        {{#isSet}}<form method="post" action="{{base}}/console/policies/webhooks/{{purpose}}/delete">
+        <input type="hidden" name="csrf" value="{{csrf}}">
+        <button type="submit" class="link danger" id="remove-webhook-{{purpose}}">Remove this webhook</button>
+        </form>{{/isSet}}
+        </section>
+        {{/webhooks}}
+        <section aria-labelledby="deliveries-heading" class="panel">
+        <h2 id="deliveries-heading">Recent events sent</h2>
+        <table id="webhook-deliveries">
+        <thead><tr><th scope="col">Event</th><th scope="col">Status</th><th scope="col">Attempts</th><th scope="col">Queued</th></tr></thead>
+        <tbody>
+        {{#deliveries}}<tr id="delivery-{{id}}"><td>{{event}}</td><td>{{#failed}}<strong class="problem">{{status}}</strong>{{/failed}}{{^failed}}{{status}}{{/failed}}{{#lastError}} <span class="hint">{{lastError}}</span>{{/lastError}}</td><td>{{attempts}}</td><td>{{createdAt}}</td></tr>
+        {{/deliveries}}
+        </tbody>
+        </table>
+        {{^deliveries}}<p id="no-deliveries">No event has been sent.</p>{{/deliveries}}
+        </section>
         {{/content}}{{/console-layout}}
         """
 
