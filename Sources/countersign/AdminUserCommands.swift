@@ -5,7 +5,7 @@ import Foundation
 struct UserCommands: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "user", abstract: "Users of the tenant.",
-        subcommands: [List.self, Create.self, Show.self, Update.self, Delete.self, ConsoleRole.self])
+        subcommands: [List.self, Create.self, Show.self, Update.self, Delete.self, ResetFactors.self, ConsoleRole.self])
 
     struct List: AsyncParsableCommand {
         @OptionGroup var options: AdminOptions
@@ -78,6 +78,17 @@ struct UserCommands: AsyncParsableCommand {
             if let status { body["status"] = status }
             if let userCode { body["user_code"] = userCode }
             try await options.client().print("PATCH", options.tenantPath("/users/\(userID)"), body: body)
+        }
+    }
+
+    struct ResetFactors: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "reset-factors",
+            abstract: "Deregister every device and remove every passkey of the user, so they enroll again.")
+        @OptionGroup var options: AdminOptions
+        @Argument var userID: String
+        func run() async throws {
+            try await options.client().print("POST", options.tenantPath("/users/\(userID)/factor-reset"))
         }
     }
 
@@ -159,10 +170,21 @@ struct DeviceAdminCommands: AsyncParsableCommand {
         subcommands: [List.self, Show.self, Delete.self])
 
     struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "A user's devices, or without a user every active device of the tenant.")
         @OptionGroup var options: AdminOptions
         @OptionGroup var page: PageOptions
-        @Argument var userID: String
+        @Argument(help: "The user's id; leave it out for the whole tenant.") var userID: String?
+        @Option(help: "Tenant-wide only: valid (push works), invalid (refused by APNs or FCM) or none (no push).")
+        var push: String?
         func run() async throws {
+            guard let userID else {
+                var query = page.query()
+                if let push { query += (query.isEmpty ? "?" : "&") + "push=" + (push.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? push) }
+                try await options.client().print("GET", options.tenantPath("/devices") + query)
+                return
+            }
+            guard push == nil else { throw ValidationError("--push lists the whole tenant: leave out the user") }
             try await options.client().print("GET", options.tenantPath("/users/\(userID)/devices") + page.query())
         }
     }

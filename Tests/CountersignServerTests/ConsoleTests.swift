@@ -371,6 +371,36 @@ struct ConsoleTests {
         }
     }
 
+    @Test("A user's factors and locks: resetting asks for confirmation, then deregisters the phone; the user code is set and removed; a pause is lifted")
+    func factorsAndLocks() async throws {
+        try await Self.signedIn { bench in
+            let fay = try await bench.server.enrolledUser("fay")
+            try await SQLUserRepository().suppressRequests(
+                userID: fay.userID, until: Date().addingTimeInterval(600), on: bench.server.database)
+            let shown = try await bench.browser.get("/console/users/\(fay.userID)")
+            #expect(shown.text.contains(#"id="suppressed""#) && shown.text.contains(#"id="user-code-state">not set"#))
+
+            let lifted = try await bench.post("/console/users/\(fay.userID)/request-suppression/delete", [])
+            #expect(lifted.status == 200 && lifted.text.contains("Requests reach the user again.") && !lifted.text.contains(#"id="suppressed""#))
+
+            let empty = try await bench.post("/console/users/\(fay.userID)/user-code", [("user_code", "")])
+            #expect(empty.status == 400 && empty.text.contains(#"id="user-code-error""#))
+            let short = try await bench.post("/console/users/\(fay.userID)/user-code", [("user_code", "ab")])
+            #expect(short.status == 400 && short.text.contains(#"id="user-code-error""#), "\(short.text.suffix(3000))")
+            let set = try await bench.post("/console/users/\(fay.userID)/user-code", [("user_code", "blue-heron-42")])
+            #expect(set.status == 200 && set.text.contains(#"id="user-code-state">set"#) && !set.text.contains("blue-heron-42"))
+            let removed = try await bench.post("/console/users/\(fay.userID)/user-code", [("user_code", ""), ("remove", "yes")])
+            #expect(removed.status == 200 && removed.text.contains(#"id="user-code-state">not set"#))
+
+            let unconfirmed = try await bench.post("/console/users/\(fay.userID)/factor-reset", [])
+            #expect(unconfirmed.status == 400 && unconfirmed.text.contains(#"id="reset-confirm-error""#))
+            #expect(unconfirmed.text.contains(#"id="device-\#(fay.enrollment.deviceID)""#), "nothing changed")
+            let reset = try await bench.post("/console/users/\(fay.userID)/factor-reset", [("confirm", "yes")])
+            #expect(reset.status == 200 && reset.text.contains("1 device deregistered and 0 passkeys removed"), "\(reset.text.suffix(3000))")
+            #expect(reset.text.contains(#"id="no-devices""#))
+        }
+    }
+
     @Test("Policies: the form shows the stored policy; a number that is not one, or one the API refuses, is shown beside its field and nothing changes; saving keeps the passkey settings")
     func authenticationPolicy() async throws {
         try await Self.signedIn { bench in

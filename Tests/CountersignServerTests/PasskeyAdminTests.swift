@@ -60,6 +60,45 @@ struct PasskeyAdminTests {
         }
     }
 
+    @Test("Resetting a user's factors deregisters every device and removes every passkey in one audited step; the phone and the passkey stop working",
+          arguments: Engine.available)
+    func resetFactors(engine: Engine) async throws {
+        try await PasskeyBench.run(engine) { bench in
+            let server = bench.server
+            let alice = bench.alice.user
+            let passkey = try await bench.alicesPasskey(name: "Laptop")
+            let path = "/admin/v1/tenants/default/users/\(alice.userID)/factor-reset"
+            let reader = try await Self.key(server, rights: ["devices:read", "users:manage"])
+            let refused = try await server.call("POST", path, key: reader.secret)
+            #expect(refused.status == 403 && refused.errorDescription?.contains("devices:manage") == true)
+            #expect(try await bench.passkeys(of: alice.userID).count == 1, "nothing changed")
+
+            let manager = try await Self.key(server, rights: ["devices:manage"])
+            let reset = try await server.call("POST", path, key: manager.secret)
+            #expect(reset.status == 200, "\(reset.errorDescription ?? "")")
+            #expect(reset["devices_removed"] as? Int == 1 && reset["passkeys_removed"] as? Int == 1)
+            #expect(try await bench.passkeys(of: alice.userID).isEmpty)
+            let devices = try await server.admin("GET", "/admin/v1/tenants/default/users/\(alice.userID)/devices")
+            #expect((devices["items"] as? [Any])?.isEmpty == true)
+            let events = try await bench.audit("user.factors_reset")
+            #expect(events.count == 1 && events.first?["actor"] as? String == "admin-key:\(manager.id)")
+            let deviceEvents = try await bench.audit("device.deleted"), passkeyEvents = try await bench.audit("passkey.removed")
+            #expect(deviceEvents.count == 1 && passkeyEvents.count == 1)
+
+            let again = try await server.call("POST", path, key: manager.secret)
+            #expect(again.status == 200 && again["devices_removed"] as? Int == 0 && again["passkeys_removed"] as? Int == 0)
+            let unknown = try await server.call("POST", "/admin/v1/tenants/default/users/usr_nobody/factor-reset", key: manager.secret)
+            #expect(unknown.status == 404 && unknown.errorDescription == "user usr_nobody was not found")
+
+            let phone = try await alice.device.call("GET", "/device/v1/self")
+            #expect(phone.status == 401 && phone.error == "device_deregistered")
+            let client = try await server.createCodeFlowClient()
+            let signIn = try await bench.openSignIn(client, challenge: CodeFlowClient.challenge(CodeFlowClient.verifier()))
+            let gone = try await signIn.signIn(with: passkey)
+            #expect(gone.status == 400 && gone.error == "unknown_credential")
+        }
+    }
+
     @Test("A key without the right is refused with 403 naming it, and deletes nothing")
     func rightsAreRequired() async throws {
         try await PasskeyBench.run(.sqlite) { bench in

@@ -24,6 +24,16 @@ struct UserAdminRoutes: Sendable {
         }
     }
 
+    /// What `POST …/users/{id}/factor-reset` removed.
+    struct FactorReset: Encodable, Sendable {
+        let devicesRemoved: Int
+        let passkeysRemoved: Int
+        enum CodingKeys: String, CodingKey {
+            case devicesRemoved = "devices_removed"
+            case passkeysRemoved = "passkeys_removed"
+        }
+    }
+
     struct TicketRequest: Decodable {
         var lifetimeSeconds: Int?
         enum CodingKeys: String, CodingKey { case lifetimeSeconds = "lifetime_seconds" }
@@ -114,6 +124,12 @@ struct UserAdminRoutes: Sendable {
                 throw AdminError.conflict("enrollment ticket \(ticket.id) is already used or revoked")
             }
             return Response(status: .noContent)
+        }
+        router.post(RouterPath(base + "/{id}/factor-reset")) { request, context in
+            let (key, tenant) = try await guardian.tenant(request, context, holding: .devicesManage)
+            let user = try await find(context, tenant: tenant)
+            let removed = try await store.resetFactors(user, actor: "admin-key:\(key.id)", at: now())
+            return try JSON.response(FactorReset(devicesRemoved: removed.devices, passkeysRemoved: removed.passkeys))
         }
         router.get(RouterPath(base + "/{id}/devices")) { request, context in
             let (_, tenant) = try await guardian.tenant(request, context, holding: .devicesRead)

@@ -16,6 +16,11 @@ protocol UserAdminStore: Sendable {
     /// Deletes the user with its tickets and devices, each device recorded as deleted.
     func delete(_ user: User, actor: String, at date: Date) async throws
 
+    /// Removes every factor of the user in one transaction: each active device (with the PIN,
+    /// biometric and TOTP keys it holds) is recorded as deleted, each passkey as removed, and the
+    /// TOTP lock is lifted; recorded as `user.factors_reset`. Returns how many of each went.
+    func resetFactors(_ user: User, actor: String, at date: Date) async throws -> (devices: Int, passkeys: Int)
+
     /// The user's tickets before `cursor`, newest first.
     func tickets(userID: String, before cursor: String?, limit: Int) async throws -> [EnrollmentTicket]
     func ticket(id: String) async throws -> EnrollmentTicket?
@@ -102,6 +107,35 @@ struct SQLUserAdminStore: UserAdminStore {
             try await audit.record(
                 "user.deleted", actor: actor, tenantID: user.tenantID, target: ("user", user.id),
                 details: ["username": user.username, "devices": String(found.count)], at: date, on: executor)
+        }
+    }
+
+    func resetFactors(_ user: User, actor: String, at date: Date) async throws -> (devices: Int, passkeys: Int) {
+        try await database.transaction { executor in
+            let removed = try await executor.run(
+                """
+                UPDATE devices SET status = 'deleted', deleted_at = \(date), updated_at = \(date), push_token = NULL,
+                    push_provider = NULL
+                WHERE user_id = \(user.id) AND status = 'active' RETURNING id
+                """)
+            for row in removed {
+                try await audit.record(
+                    "device.deleted", actor: actor, tenantID: user.tenantID, target: ("device", try row.decode(column: "id", as: String.self)),
+                    details: ["user_id": user.id, "reason": "factors reset"], at: date, on: executor)
+            }
+            let passkeys = try await executor.run("DELETE FROM passkeys WHERE user_id = \(user.id) RETURNING id, name")
+            for row in passkeys {
+                try await audit.record(
+                    "passkey.removed", actor: actor, tenantID: user.tenantID, target: ("passkey", try row.decode(column: "id", as: String.self)),
+                    details: ["user_id": user.id, "name": try row.decode(column: "name", as: String.self), "reason": "factors reset"],
+                    at: date, on: executor)
+            }
+            try await executor.run("UPDATE users SET totp_failures = 0, totp_locked_until = NULL WHERE id = \(user.id)")
+            try await audit.record(
+                "user.factors_reset", actor: actor, tenantID: user.tenantID, target: ("user", user.id),
+                details: ["username": user.username, "devices": String(removed.count), "passkeys": String(passkeys.count)],
+                at: date, on: executor)
+            return (removed.count, passkeys.count)
         }
     }
 

@@ -80,8 +80,19 @@ struct ConsoleUserRow: Sendable {
     let status: String
     let active: Bool
     let createdAt: String
+    /// Only while in force (the API keeps a past time).
+    let suppressedUntil: String?, totpLockedUntil: String?, userCodeLockedUntil: String?
+    let userCodeSet: Bool
 
-    init(_ object: [String: Any]) {
+    init(_ object: [String: Any], now: Date) {
+        func future(_ key: String) -> String? {
+            guard let text = object[key] as? String, let date = Timestamps.parse(text), date > now else { return nil }
+            return ConsoleTime.text(date)
+        }
+        suppressedUntil = future("requests_suppressed_until")
+        totpLockedUntil = future("totp_locked_until")
+        userCodeLockedUntil = future("user_code_locked_until")
+        userCodeSet = object["user_code_set"] as? Bool ?? false
         id = object["id"] as? String ?? ""
         username = object["username"] as? String ?? ""
         displayName = object["display_name"] as? String ?? "—"
@@ -152,6 +163,8 @@ struct ConsoleUserPage: PageModel {
     var notice: String?
     var error: String?
     var confirmError: String?
+    var resetConfirmError: String?
+    var userCodeError: String?
 
     init(_ chrome: ConsoleChrome, user: ConsoleUserRow, devices: [ConsoleDeviceRow], passkeys: [ConsolePasskeyRow]) {
         (tenantName, base, username, csrf) = (chrome.tenantName, chrome.base, chrome.username, chrome.csrf)

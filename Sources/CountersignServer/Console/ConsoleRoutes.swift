@@ -159,6 +159,22 @@ struct ConsoleRoutes: Sendable {
                 try await users.delete(userID: id, form, session, visit)
             }
         }
+        pages.post("/users/{id}/factor-reset") { request, context in
+            let id = try context.parameters.require("id")
+            return try await form(request, context) { form, session, visit in
+                try await users.resetFactors(userID: id, form, session, visit)
+            }
+        }
+        pages.post("/users/{id}/request-suppression/delete") { request, context in
+            let id = try context.parameters.require("id")
+            return try await form(request, context) { _, session, visit in try await users.liftSuppression(userID: id, session, visit) }
+        }
+        pages.post("/users/{id}/user-code") { request, context in
+            let id = try context.parameters.require("id")
+            return try await form(request, context) { form, session, visit in
+                try await users.setUserCode(userID: id, form, session, visit)
+            }
+        }
         pages.post("/users/{id}/invitations") { request, context in
             let id = try context.parameters.require("id")
             return try await form(request, context) { _, session, visit in try await users.invite(userID: id, session, visit) }

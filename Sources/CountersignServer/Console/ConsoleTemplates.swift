@@ -207,6 +207,30 @@ enum ConsoleTemplates {
         <button type="submit" class="danger" id="delete">Delete user</button>
         </form>
         </div>
+        <section aria-labelledby="factors-heading" class="panel">
+        <h2 id="factors-heading">Factors and locks</h2>
+        {{#user.suppressedUntil}}<p id="suppressed">Requests are paused until {{user.suppressedUntil}}: the user answered “I did not request this”.</p>
+        <form method="post" action="{{base}}/console/users/{{user.id}}/request-suppression/delete">
+        <input type="hidden" name="csrf" value="{{csrf}}">
+        <button type="submit" class="secondary" id="lift-suppression">Let requests through again</button>
+        </form>{{/user.suppressedUntil}}
+        {{#user.totpLockedUntil}}<p id="totp-locked">One-time codes are locked until {{user.totpLockedUntil}} after too many wrong ones; resetting the factors lifts the lock.</p>{{/user.totpLockedUntil}}
+        <form method="post" action="{{base}}/console/users/{{user.id}}/user-code" novalidate>
+        <input type="hidden" name="csrf" value="{{csrf}}">
+        <label for="user_code">User code (CIBA <code>user_code</code>): <span id="user-code-state">{{#user.userCodeSet}}set{{/user.userCodeSet}}{{^user.userCodeSet}}not set{{/user.userCodeSet}}</span>{{#user.userCodeLockedUntil}}, locked until {{user.userCodeLockedUntil}}{{/user.userCodeLockedUntil}}</label>
+        <input id="user_code" name="user_code" type="password" autocomplete="new-password"{{#userCodeError}} aria-invalid="true" aria-describedby="user-code-error"{{/userCodeError}}>
+        <p class="hint">4 to 64 characters; never shown again. Setting it lifts a lock.</p>
+        {{#userCodeError}}<p class="field-error" id="user-code-error">{{userCodeError}}</p>{{/userCodeError}}
+        <div class="actions"><button type="submit" class="secondary" id="set-user-code">Set code</button>
+        {{#user.userCodeSet}}<button type="submit" class="link danger" name="remove" value="yes" id="remove-user-code">Remove code</button>{{/user.userCodeSet}}</div>
+        </form>
+        <form method="post" action="{{base}}/console/users/{{user.id}}/factor-reset">
+        <input type="hidden" name="csrf" value="{{csrf}}">
+        <label class="check"><input type="checkbox" name="confirm" value="yes" id="confirm-reset"> Deregister every device and remove every passkey of {{user.username}}, so they enroll again</label>
+        {{#resetConfirmError}}<p class="field-error" id="reset-confirm-error">{{resetConfirmError}}</p>{{/resetConfirmError}}
+        <button type="submit" class="danger" id="reset-factors">Reset factors</button>
+        </form>
+        </section>
         <section aria-labelledby="invitation-heading" class="panel">
         <h2 id="invitation-heading">Enroll a phone</h2>
         {{#invitation}}<div id="invitation">

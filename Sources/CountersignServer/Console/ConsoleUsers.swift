@@ -29,7 +29,7 @@ struct ConsoleUsers: Sendable {
         if !search.isEmpty { path += "&q=" + AuthorizationRedirect.encoded(search) }
         if let cursor = query?["cursor"] { path += "&cursor=" + AuthorizationRedirect.encoded(cursor) }
         let answer = try await flow.admin(.get, path, session: session, visit)
-        let items = (answer.json?["items"] as? [[String: Any]] ?? []).map(ConsoleUserRow.init)
+        let items = (answer.json?["items"] as? [[String: Any]] ?? []).map { ConsoleUserRow($0, now: flow.now()) }
         let next = (answer.json?["next_cursor"] as? String).map { cursor in
             (search.isEmpty ? "" : "q=\(AuthorizationRedirect.encoded(search))&") + "cursor=\(AuthorizationRedirect.encoded(cursor))"
         }
@@ -67,7 +67,7 @@ struct ConsoleUsers: Sendable {
         }
         let devices = try await flow.admin(.get, userPath + "/devices?limit=200", session: session, visit)
         let passkeys = try await flow.admin(.get, userPath + "/passkeys", session: session, visit)
-        let user = ConsoleUserRow(object)
+        let user = ConsoleUserRow(object, now: flow.now())
         var page = ConsoleUserPage(
             ConsoleChrome(visit, session, .users), user: user,
             devices: (devices.json?["items"] as? [[String: Any]] ?? []).map { device in
@@ -116,6 +116,62 @@ struct ConsoleUsers: Sendable {
         }
         return SignInFlow.redirect(to: "\(visit.base)/console/users")
     }
+
+    /// Every device deregistered and every passkey removed, so the person enrolls again.
+    func resetFactors(userID: String, _ form: FormParameters, _ session: ConsoleSession, _ visit: Visit) async throws -> Response {
+        guard form["confirm"] == "yes" else {
+            return try await show(userID: userID, session, visit, { page in
+                page.resetConfirmError = "Tick the box to confirm: the user's devices and passkeys stop working at once."
+            }, status: .badRequest)
+        }
+        let answer = try await flow.admin(
+            .post, userPath(visit, userID) + "/factor-reset", session: session, visit)
+        return try await show(userID: userID, session, visit, { page in
+            guard answer.status == .ok, let removed = answer.json else {
+                page.error = ConsoleText.sentence(answer.errorDescription ?? "the factors could not be reset")
+                return
+            }
+            let devices = (removed["devices_removed"] as? NSNumber)?.intValue ?? 0
+            let passkeys = (removed["passkeys_removed"] as? NSNumber)?.intValue ?? 0
+            page.notice = "Factors reset: \(Self.count(devices, "device")) deregistered and \(Self.count(passkeys, "passkey")) removed. "
+                + "Create an invitation to enroll again."
+        }, status: answer.status == .ok ? .ok : ConsoleText.pageStatus(answer.status))
+    }
+
+    func liftSuppression(userID: String, _ session: ConsoleSession, _ visit: Visit) async throws -> Response {
+        let answer = try await flow.admin(.delete, userPath(visit, userID) + "/request-suppression", session: session, visit)
+        return try await show(userID: userID, session, visit, { page in
+            if answer.status == .noContent { page.notice = "Requests reach the user again." }
+            else { page.error = ConsoleText.sentence(answer.errorDescription ?? "the pause could not be lifted") }
+        }, status: answer.status == .noContent ? .ok : ConsoleText.pageStatus(answer.status))
+    }
+
+    /// Sets the user's code as typed, or removes it (`remove=yes`).
+    func setUserCode(userID: String, _ form: FormParameters, _ session: ConsoleSession, _ visit: Visit) async throws -> Response {
+        let removing = form["remove"] == "yes"
+        let code = removing ? "" : form["user_code"] ?? ""
+        guard removing || !code.isEmpty else {
+            return try await show(userID: userID, session, visit, { page in
+                page.userCodeError = "Enter a code, or remove the one set."
+            }, status: .badRequest)
+        }
+        let answer = try await flow.admin(.patch, userPath(visit, userID), json: ["user_code": code], session: session, visit)
+        return try await show(userID: userID, session, visit, { page in
+            guard answer.status == .ok else {
+                let message = answer.errorDescription ?? "the code could not be set"
+                if ConsoleText.field(of: message) == "user_code" { page.userCodeError = ConsoleText.sentence(message) }
+                else { page.error = ConsoleText.sentence(message) }
+                return
+            }
+            page.notice = removing ? "The user code is removed." : "The user code is set."
+        }, status: answer.status == .ok ? .ok : ConsoleText.pageStatus(answer.status))
+    }
+
+    private func userPath(_ visit: Visit, _ userID: String) -> String {
+        flow.tenantPath(visit) + "/users/" + AuthorizationRedirect.encoded(userID)
+    }
+
+    private static func count(_ number: Int, _ noun: String) -> String { "\(number) \(noun)\(number == 1 ? "" : "s")" }
 
     func invite(userID: String, _ session: ConsoleSession, _ visit: Visit) async throws -> Response {
         let answer = try await flow.admin(
