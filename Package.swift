@@ -29,6 +29,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-asn1.git", exact: "1.7.4"),
         .package(url: "https://github.com/vapor/jwt-kit.git", exact: "5.8.0"),
         .package(url: "https://github.com/hummingbird-project/swift-mustache.git", exact: "2.1.1"),
+        .package(url: "https://github.com/vapor/multipart-kit.git", exact: "4.7.1"),
     ],
     targets: [
         // Strict CBOR (RFC 8949) for WebAuthn attestation objects and COSE keys.
@@ -78,6 +79,7 @@ let package = Package(
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "MultipartKit", package: "multipart-kit"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Mustache", package: "swift-mustache"),
             ],

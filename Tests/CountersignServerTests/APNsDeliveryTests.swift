@@ -241,6 +241,10 @@ struct APNsDeliveryTests {
             let devices = try await server.deliveries(requestID)
             let notification = try #require((devices.first?["notifications"] as? [[String: any Sendable]])?.first)
             #expect(notification["last_error"] as? String == "TopicDisallowed")
+            let failures = try await server.admin("GET", "/admin/v1/tenants/default/push-deliveries?status=failed")
+            let failure = (failures["items"] as? [[String: any Sendable]])?.first
+            #expect(failure?["request_id"] as? String == requestID && failure?["device_id"] as? String == fay.enrollment.deviceID)
+            #expect(failure?["last_error"] as? String == "TopicDisallowed" && failure?["provider"] as? String == "apns")
             clock.advance(by: 120)
             try await Task.sleep(for: .milliseconds(300))
             #expect(apns.notifications().count == 1)

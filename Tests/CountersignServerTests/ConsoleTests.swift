@@ -497,6 +497,82 @@ struct ConsoleTests {
         }
     }
 
+    @Test("Push files are uploaded: a .p12 with its password, a .p8 file and an FCM key file; a wrong password is shown beside the file; nothing in the form is echoed back",
+          .enabled(if: PushTestPKI.available))
+    func pushFilesAreUploaded() async throws {
+        let pki = try #require(PushTestPKI.shared)
+        let p12 = try pki.clientPKCS12(commonName: "Apple Push Services: com.example.bank", topic: "com.example.bank", password: "s3cret")
+        try await Self.signedIn { bench in
+            let fields = [("csrf", bench.csrf), ("client_app_key", "bank-ios"), ("certificate_topic", "com.example.bank"),
+                          ("certificate_environment", "sandbox")]
+            let noFile = try await bench.browser.post("/console/push/apns-certificate", multipart: fields + [("password", "s3cret")],
+                                                      files: [("certificate_file", "", Data())])
+            #expect(noFile.status == 400 && noFile.text.contains(#"id="certificate-error""#) && noFile.text.contains("Choose the .p12 file."))
+            let wrong = try await bench.browser.post("/console/push/apns-certificate", multipart: fields + [("password", "wrong")],
+                                                     files: [("certificate_file", "bank.p12", p12)])
+            #expect(wrong.status == 400 && wrong.text.contains(#"id="certificate-error""#), "\(wrong.text.suffix(3000))")
+            #expect(wrong.text.contains(#"value="bank-ios""#) && !wrong.text.contains("wrong"))
+            let badKey = try await bench.browser.post("/console/push/apns-certificate", multipart: [("csrf", bench.csrf), ("client_app_key", "bank ios")],
+                                                      files: [("certificate_file", "bank.p12", p12)])
+            #expect(badKey.status == 400 && badKey.text.contains(#"id="client-app-key-error""#))
+            let forged = try await bench.browser.post("/console/push/apns-certificate", multipart: [("csrf", "forged")] + fields.dropFirst(),
+                                                      files: [("certificate_file", "bank.p12", p12)])
+            #expect(forged.status == 403)
+            let none = try await bench.server.admin("GET", "/admin/v1/tenants/default/push-credentials")
+            #expect((none["items"] as? [Any])?.isEmpty == true, "nothing was set")
+
+            let set = try await bench.browser.post("/console/push/apns-certificate", multipart: fields + [("password", "s3cret")],
+                                                   files: [("certificate_file", "bank.p12", p12)])
+            #expect(set.status == 200 && set.text.contains("The APNs certificate for bank-ios is set."), "\(set.text.suffix(3000))")
+            #expect(set.text.contains(#"id="credential-apns-certificate""#) && set.text.contains("Apple Push Services: com.example.bank"))
+
+            let key = Data(P256.Signing.PrivateKey().pemRepresentation.utf8)
+            let p8 = try await bench.browser.post(
+                "/console/push/apns-token",
+                multipart: [("csrf", bench.csrf), ("key_id", "ABC123DEFG"), ("team_id", "TEAM123456"), ("topic", "com.example.bank"),
+                            ("environment", "sandbox"), ("private_key", "")],
+                files: [("private_key_file", "AuthKey_ABC123DEFG.p8", key)])
+            #expect(p8.status == 200 && p8.text.contains("The APNs token key is set."), "\(p8.text.suffix(3000))")
+            let binary = try await bench.browser.post(
+                "/console/push/fcm", multipart: [("csrf", bench.csrf)], files: [("service_account_file", "key.json", Data([0xff, 0xfe, 0x00]))])
+            #expect(binary.status == 400 && binary.text.contains("key.json is not a text file."))
+            let twice = try await bench.browser.post(
+                "/console/push/fcm", multipart: [("csrf", bench.csrf), ("csrf", bench.csrf)], files: [])
+            #expect(twice.status == 400)
+        }
+    }
+
+    @Test("A request's deliveries are shown device by device; an unknown request is not found; the recent notifications page by page")
+    func requestDeliveries() async throws {
+        try await Self.signedIn { bench in
+            let client = try await bench.server.createClient(mode: "poll")
+            _ = try await bench.server.startApproval(client, user: "root")
+            let requestID = try #require(try await bench.admin.kit.pendingRequests().first?.id)
+            let page = try await bench.browser.get("/console/requests/\(requestID)")
+            #expect(page.status == 200 && page.text.contains(#"id="request-status">pending"#), "\(page.text.suffix(2000))")
+            #expect(page.text.contains(#"id="request-device-\#(bench.admin.enrollment.deviceID)""#))
+            let unknown = try await bench.browser.get("/console/requests/txn_nothing")
+            #expect(unknown.status == 404)
+            let recent = try await bench.browser.get("/console/push?status=failed")
+            #expect(recent.status == 200 && recent.text.contains(#"id="no-notifications">No notification failed."#))
+            let gus = try await bench.server.enrolledUser("gus", push: PushRegistration(provider: .apns, token: apnsDeviceToken()))
+            for _ in 0..<3 { _ = try await bench.server.startApproval(client, user: gus.username) }
+            let first = try await bench.server.admin("GET", "/admin/v1/tenants/default/push-deliveries?limit=2")
+            let firstItems = try #require(first["items"] as? [[String: any Sendable]], "\(first.text)")
+            let next = try #require(first["next_cursor"] as? String, "\(first.text)")
+            let second = try await bench.server.admin("GET", "/admin/v1/tenants/default/push-deliveries?limit=2&cursor=\(next)")
+            let secondItems = try #require(second["items"] as? [[String: any Sendable]])
+            let ids = (firstItems + secondItems).compactMap { $0["id"] as? String }
+            #expect(ids.count == 3 && Set(ids).count == 3 && !(second["next_cursor"] is String), "\(ids)")
+            let listed = try await bench.browser.get("/console/push")
+            #expect(listed.text.components(separatedBy: #"class="request-link""#).count == 4)
+            let bad = try await bench.server.admin("GET", "/admin/v1/tenants/default/push-deliveries?status=lost")
+            #expect(bad.status == 400 && bad.errorDescription == "status must be queued, sending, sent, failed or cancelled")
+            let cursor = try await bench.server.admin("GET", "/admin/v1/tenants/default/push-deliveries?cursor=abc")
+            #expect(cursor.status == 400 && cursor.errorDescription == "cursor is not a cursor this server issued")
+        }
+    }
+
     @Test("A malformed query on a console page is a 400 page, not a fault", arguments: [
         "/console/callback?a=1&a=2", "/console/users?q=%zz&q=b", "/console/audit?since=%00", "/console/audit/export?format=csv&format=jsonl",
     ])

@@ -51,6 +51,12 @@ struct FormParameters: Sendable {
         self.values = values
     }
 
+    /// Fields already parsed (the text fields of a `multipart/form-data` body); empty values
+    /// count as not sent.
+    init(fields: [String: String]) {
+        values = fields.filter { !$0.value.isEmpty }
+    }
+
     /// The value of `name`; nil when it was not sent or sent empty.
     subscript(name: String) -> String? { values[name] }
 

@@ -1,44 +1,87 @@
 import Foundation
 import Hummingbird
 
-/// The console's push credentials: which the tenant has and which it sends with, setting an APNs
-/// token key (the `.p8` file's text) or an FCM service account (its JSON key file), and removing
-/// one. APNs certificates (`.p12`) are set with the API or `countersign admin push` and shown
-/// here. Each action is the administration API call of the same name.
+/// The console's push credentials and deliveries: which credentials the tenant has and which it
+/// sends with; setting an APNs token key (the `.p8` file, uploaded or pasted), an APNs certificate
+/// (the `.p12` file and its password) or an FCM service account (its JSON key file, uploaded or
+/// pasted); removing one; the notifications sent lately, failed ones first to the eye; and one
+/// request's deliveries, device by device. Each action is the administration API call of the
+/// same name.
 struct ConsolePush: Sendable {
     let flow: ConsoleFlow
 
     typealias Visit = ConsoleFlow.Visit
 
-    func page(_ session: ConsoleSession, _ visit: Visit, form: ConsolePushForm = ConsolePushForm(), notice: String? = nil,
-              status: HTTPResponse.Status = .ok) async throws -> Response {
+    /// The statuses the recent list can be narrowed to.
+    static let statuses = ["queued", "sending", "sent", "failed", "cancelled"]
+
+    func page(_ session: ConsoleSession, _ visit: Visit, query: FormParameters? = nil, form: ConsolePushForm = ConsolePushForm(),
+              notice: String? = nil, status: HTTPResponse.Status = .ok) async throws -> Response {
         let answer = try await flow.admin(.get, flow.tenantPath(visit) + "/push-credentials", session: session, visit)
         let items = (answer.json?["items"] as? [[String: Any]] ?? []).map { ConsolePushRow($0) }
+        let shown = query?["status"].flatMap { Self.statuses.contains($0) ? $0 : nil }
+        var path = flow.tenantPath(visit) + "/push-deliveries?limit=25"
+        if let shown { path += "&status=" + shown }
+        let recent = try await flow.admin(.get, path, session: session, visit)
+        let deliveries = (recent.json?["items"] as? [[String: Any]] ?? []).map(ConsoleNotificationRow.init)
         return flow.pages.response(
             "console-push",
-            ConsolePushPage(ConsoleChrome(visit, session, .push), items: items, form: form, notice: notice), status: status)
+            ConsolePushPage(ConsoleChrome(visit, session, .push), items: items, form: form, deliveries: deliveries,
+                            failedOnly: shown == "failed", notice: notice),
+            status: status)
     }
 
-    func setAPNsToken(_ form: FormParameters, _ session: ConsoleSession, _ visit: Visit) async throws -> Response {
-        var typed = ConsolePushForm(form)
-        var body: [String: any Sendable] = [
-            "key_id": typed.keyID, "team_id": typed.teamID, "topic": typed.topic, "private_key": typed.privateKey,
-        ]
+    func setAPNsToken(_ upload: ConsoleForm, _ session: ConsoleSession, _ visit: Visit) async throws -> Response {
+        var typed = ConsolePushForm(upload.fields)
+        guard let key = Self.text(of: upload, file: "private_key_file", or: typed.privateKey, into: &typed.privateKeyError) else {
+            return try await page(session, visit, form: typed, status: .badRequest)
+        }
+        var body: [String: any Sendable] = ["key_id": typed.keyID, "team_id": typed.teamID, "topic": typed.topic, "private_key": key]
         if !typed.environment.isEmpty { body["environment"] = typed.environment }
         let answer = try await flow.admin(.put, flow.tenantPath(visit) + "/push-credentials/apns-token", json: body, session: session, visit)
         guard answer.status == .ok || answer.status == .created else {
-            typed.refuse(answer, apns: true)
+            typed.refuse(answer, form: .apnsToken)
             return try await page(session, visit, form: typed, status: ConsoleText.pageStatus(answer.status))
         }
         return try await page(session, visit, notice: "The APNs token key is set.")
     }
 
-    func setFCM(_ form: FormParameters, _ session: ConsoleSession, _ visit: Visit) async throws -> Response {
-        var typed = ConsolePushForm(form)
+    func setAPNsCertificate(_ upload: ConsoleForm, _ session: ConsoleSession, _ visit: Visit) async throws -> Response {
+        var typed = ConsolePushForm(upload.fields)
+        var refused = false
+        if typed.clientAppKey.range(of: #"^[A-Za-z0-9._~:-]{1,128}$"#, options: .regularExpression) == nil {
+            typed.clientAppKeyError = "Enter 1 to 128 letters, digits and . _ ~ : -, the name the app's devices are known by."
+            refused = true
+        }
+        let certificate = upload.files["certificate_file"]
+        if certificate == nil {
+            typed.certificateError = "Choose the .p12 file."
+            refused = true
+        }
+        guard !refused, let certificate else { return try await page(session, visit, form: typed, status: .badRequest) }
+        var body: [String: any Sendable] = [
+            "certificate": certificate.data.base64EncodedString(), "password": upload.fields["password"] ?? "", "topic": typed.certificateTopic,
+        ]
+        if !typed.certificateEnvironment.isEmpty { body["environment"] = typed.certificateEnvironment }
         let answer = try await flow.admin(
-            .put, flow.tenantPath(visit) + "/push-credentials/fcm", json: ["service_account": typed.serviceAccount], session: session, visit)
+            .put, flow.tenantPath(visit) + "/push-credentials/apns-certificates/" + typed.clientAppKey, json: body, session: session, visit)
         guard answer.status == .ok || answer.status == .created else {
-            typed.refuse(answer, apns: false)
+            typed.refuse(answer, form: .apnsCertificate)
+            return try await page(session, visit, form: typed, status: ConsoleText.pageStatus(answer.status))
+        }
+        return try await page(session, visit, notice: "The APNs certificate for \(typed.clientAppKey) is set.")
+    }
+
+    func setFCM(_ upload: ConsoleForm, _ session: ConsoleSession, _ visit: Visit) async throws -> Response {
+        var typed = ConsolePushForm(upload.fields)
+        guard let account = Self.text(of: upload, file: "service_account_file", or: typed.serviceAccount,
+                                      into: &typed.serviceAccountError) else {
+            return try await page(session, visit, form: typed, status: .badRequest)
+        }
+        let answer = try await flow.admin(
+            .put, flow.tenantPath(visit) + "/push-credentials/fcm", json: ["service_account": account], session: session, visit)
+        guard answer.status == .ok || answer.status == .created else {
+            typed.refuse(answer, form: .fcm)
             return try await page(session, visit, form: typed, status: ConsoleText.pageStatus(answer.status))
         }
         return try await page(session, visit, notice: "The FCM service account is set.")
@@ -56,6 +99,34 @@ struct ConsolePush: Sendable {
         return try await page(session, visit, notice: "The credential is removed.")
     }
 
+    /// One request's deliveries: each device it was sealed to, with every notification sent to
+    /// it, and the calls to the client's notification endpoint.
+    func request(_ id: String, _ session: ConsoleSession, _ visit: Visit) async throws -> Response {
+        let answer = try await flow.admin(
+            .get, flow.tenantPath(visit) + "/approvals/" + AuthorizationRedirect.encoded(id) + "/deliveries", session: session, visit)
+        guard answer.status == .ok, let report = answer.json else {
+            return flow.refusal(visit, status: ConsoleText.pageStatus(answer.status), heading: "Request not shown",
+                                message: ConsoleText.sentence(answer.errorDescription ?? "the request was not found"))
+        }
+        return flow.pages.response("console-request", ConsoleRequestPage(ConsoleChrome(visit, session, .push), report: report))
+    }
+
+    /// A file's text, or what was pasted: the file wins. Nil, with the message in `error`, when
+    /// neither was given or the file is not UTF-8 text.
+    private static func text(of upload: ConsoleForm, file: String, or pasted: String, into error: inout String?) -> String? {
+        if let chosen = upload.files[file] {
+            guard let text = String(validating: chosen.data, as: UTF8.self) else {
+                error = "\(chosen.filename.isEmpty ? "The file" : chosen.filename) is not a text file."
+                return nil
+            }
+            return text
+        }
+        guard !pasted.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
+            error = "Choose the file, or paste its text."
+            return nil
+        }
+        return pasted
+    }
 }
 
 /// A push credential as the page lists it.
@@ -86,10 +157,15 @@ struct ConsolePushRow: Sendable {
     }
 }
 
-/// The two forms as typed, with the message beside the field the API refused.
+/// The three forms as typed, with the message beside the field the API refused. The files and
+/// the certificate's password are never sent back.
 struct ConsolePushForm: Sendable {
+    enum Kind { case apnsToken, apnsCertificate, fcm }
+
     var keyID = "", teamID = "", topic = "", environment = "production", privateKey = "", serviceAccount = ""
+    var clientAppKey = "", certificateTopic = "", certificateEnvironment = "production"
     var keyIDError: String?, teamIDError: String?, topicError: String?, privateKeyError: String?, apnsError: String?
+    var clientAppKeyError: String?, certificateTopicError: String?, certificateError: String?, certificateFormError: String?
     var serviceAccountError: String?
 
     init() {}
@@ -101,19 +177,52 @@ struct ConsolePushForm: Sendable {
         environment = form["environment"] ?? "production"
         privateKey = form["private_key"] ?? ""
         serviceAccount = form["service_account"] ?? ""
+        clientAppKey = form["client_app_key"] ?? ""
+        certificateTopic = form["certificate_topic"] ?? ""
+        certificateEnvironment = form["certificate_environment"] ?? "production"
     }
 
-    mutating func refuse(_ answer: InProcessRouter.Answer, apns: Bool) {
+    mutating func refuse(_ answer: InProcessRouter.Answer, form: Kind) {
         let message = answer.errorDescription ?? "the credential could not be set"
         let sentence = ConsoleText.sentence(message)
-        guard apns else { serviceAccountError = sentence; return }
-        switch ConsoleText.field(of: message) {
-        case "key_id": keyIDError = sentence
-        case "team_id": teamIDError = sentence
-        case "topic": topicError = sentence
-        case "private_key": privateKeyError = sentence
-        default: apnsError = sentence
+        let field = ConsoleText.field(of: message)
+        switch form {
+        case .fcm:
+            serviceAccountError = sentence
+        case .apnsCertificate:
+            switch field {
+            case "topic": certificateTopicError = sentence
+            case "certificate", "password": certificateError = sentence
+            default: certificateFormError = sentence
+            }
+        case .apnsToken:
+            switch field {
+            case "key_id": keyIDError = sentence
+            case "team_id": teamIDError = sentence
+            case "topic": topicError = sentence
+            case "private_key": privateKeyError = sentence
+            default: apnsError = sentence
+            }
         }
+    }
+}
+
+/// A push notification in the recent list.
+struct ConsoleNotificationRow: Sendable {
+    let requestID: String, deviceID: String, kind: String, provider: String, status: String, attempts: String
+    let lastError: String?, createdAt: String
+    let failed: Bool
+
+    init(_ notification: [String: Any]) {
+        requestID = notification["request_id"] as? String ?? ""
+        deviceID = notification["device_id"] as? String ?? ""
+        kind = notification["kind"] as? String ?? ""
+        provider = (notification["provider"] as? String ?? "").uppercased()
+        status = notification["status"] as? String ?? ""
+        attempts = (notification["attempts"] as? NSNumber).map { String($0.intValue) } ?? "0"
+        lastError = notification["last_error"] as? String
+        createdAt = ConsoleTime.text(notification["created_at"] as? String)
+        failed = status == "failed"
     }
 }
 
@@ -125,13 +234,74 @@ struct ConsolePushPage: PageModel {
     let nav: [ConsoleNavItem]
     let items: [ConsolePushRow]
     let form: ConsolePushForm
-    let sandbox: Bool
+    let sandbox: Bool, certificateSandbox: Bool
+    let deliveries: [ConsoleNotificationRow]
+    let failedOnly: Bool
     let notice: String?
 
-    init(_ chrome: ConsoleChrome, items: [ConsolePushRow], form: ConsolePushForm, notice: String?) {
+    init(_ chrome: ConsoleChrome, items: [ConsolePushRow], form: ConsolePushForm, deliveries: [ConsoleNotificationRow],
+         failedOnly: Bool, notice: String?) {
         (tenantName, base, username, csrf) = (chrome.tenantName, chrome.base, chrome.username, chrome.csrf)
         nav = chrome.nav
-        (self.items, self.form, self.notice) = (items, form, notice)
+        (self.items, self.form, self.deliveries, self.failedOnly, self.notice) = (items, form, deliveries, failedOnly, notice)
         sandbox = form.environment == "sandbox"
+        certificateSandbox = form.certificateEnvironment == "sandbox"
+    }
+}
+
+/// `console-request`: one request's deliveries.
+struct ConsoleRequestPage: PageModel {
+    struct Notification: Sendable {
+        let kind: String, provider: String, status: String, attempts: String, lastError: String?, createdAt: String, sentAt: String
+        let failed: Bool
+    }
+    struct Device: Sendable {
+        let id: String, name: String, push: String, lastSeen: String
+        let notifications: [Notification]
+    }
+    struct ClientCall: Sendable {
+        let kind: String, status: String, attempts: String, lastError: String?, createdAt: String
+        let failed: Bool
+    }
+
+    let title: String
+    let tenantName: String, base: String, username: String, csrf: String
+    let signedIn = true
+    let nav: [ConsoleNavItem]
+    let requestID: String, status: String, expiresAt: String, decidedBy: String?
+    let devices: [Device]
+    let clientCalls: [ClientCall]
+
+    init(_ chrome: ConsoleChrome, report: [String: Any]) {
+        (tenantName, base, username, csrf) = (chrome.tenantName, chrome.base, chrome.username, chrome.csrf)
+        nav = chrome.nav
+        requestID = report["request_id"] as? String ?? ""
+        title = "Request " + requestID
+        let state = report["status"] as? String ?? ""
+        status = state == "pending" && report["expired"] as? Bool == true ? "expired" : state
+        expiresAt = ConsoleTime.text(report["expires_at"] as? String)
+        decidedBy = report["decided_by_device"] as? String
+        func count(_ value: Any?) -> String { (value as? NSNumber).map { String($0.intValue) } ?? "0" }
+        devices = (report["devices"] as? [[String: Any]] ?? []).map { device in
+            Device(
+                id: device["device_id"] as? String ?? "", name: device["name"] as? String ?? "(removed)",
+                push: ConsoleText.pushState(device["push"] as? [String: Any]),
+                lastSeen: ConsoleTime.text(device["last_seen_at"] as? String),
+                notifications: (device["notifications"] as? [[String: Any]] ?? []).map { note in
+                    let status = note["status"] as? String ?? ""
+                    return Notification(
+                        kind: note["kind"] as? String ?? "", provider: (note["provider"] as? String ?? "").uppercased(),
+                        status: status, attempts: count(note["attempts"]), lastError: note["last_error"] as? String,
+                        createdAt: ConsoleTime.text(note["created_at"] as? String), sentAt: ConsoleTime.text(note["sent_at"] as? String),
+                        failed: status == "failed")
+                })
+        }
+        clientCalls = (report["client_notifications"] as? [[String: Any]] ?? []).map { call in
+            let status = call["status"] as? String ?? ""
+            return ClientCall(
+                kind: call["kind"] as? String ?? "", status: status, attempts: count(call["attempts"]),
+                lastError: call["last_error"] as? String ?? call["error"] as? String,
+                createdAt: ConsoleTime.text(call["created_at"] as? String), failed: status == "failed")
+        }
     }
 }

@@ -94,13 +94,22 @@ struct ConsoleRoutes: Sendable {
             return try await form(request, context) { _, session, visit in try await policies.removeWebhook(purpose, session, visit) }
         }
         pages.get("/push") { request, context in
-            try await page(request, context) { session, visit in try await push.page(session, visit) }
+            try await page(request, context) { session, visit in
+                try await withQuery(request, visit) { query in try await push.page(session, visit, query: query) }
+            }
+        }
+        pages.get("/requests/{id}") { request, context in
+            let id = try context.parameters.require("id")
+            return try await page(request, context) { session, visit in try await push.request(id, session, visit) }
         }
         pages.post("/push/apns-token") { request, context in
-            try await form(request, context) { form, session, visit in try await push.setAPNsToken(form, session, visit) }
+            try await upload(request, context) { form, session, visit in try await push.setAPNsToken(form, session, visit) }
+        }
+        pages.post("/push/apns-certificate") { request, context in
+            try await upload(request, context) { form, session, visit in try await push.setAPNsCertificate(form, session, visit) }
         }
         pages.post("/push/fcm") { request, context in
-            try await form(request, context) { form, session, visit in try await push.setFCM(form, session, visit) }
+            try await upload(request, context) { form, session, visit in try await push.setFCM(form, session, visit) }
         }
         pages.post("/push/apns-token/delete") { request, context in
             try await form(request, context) { _, session, visit in try await push.remove("apns-token", session, visit) }
@@ -221,13 +230,19 @@ struct ConsoleRoutes: Sendable {
     /// A form that needs a session and its CSRF token.
     private func form(_ request: Request, _ context: CountersignRequestContext,
                       _ body: (FormParameters, ConsoleSession, ConsoleFlow.Visit) async throws -> Response) async throws -> Response {
+        try await upload(request, context) { form, session, visit in try await body(form.fields, session, visit) }
+    }
+
+    /// A form that needs a session and its CSRF token, with the files it carries.
+    private func upload(_ request: Request, _ context: CountersignRequestContext,
+                        _ body: (ConsoleForm, ConsoleSession, ConsoleFlow.Visit) async throws -> Response) async throws -> Response {
         let visit = try visit(request, context)
-        let form = try await FormParameters.read(request)
+        let form = try await ConsoleForm.read(request)
         guard let session = flow.session(visit) else {
             return flow.refusal(visit, status: .forbidden, heading: "Not signed in",
                                 message: "Your console session has ended; nothing was changed. Sign in again.")
         }
-        guard flow.checkCSRF(form, session) else {
+        guard flow.checkCSRF(form.fields, session) else {
             return flow.refusal(visit, status: .forbidden, heading: "This form cannot be accepted",
                                 message: "The form did not come from this console session; nothing was changed.")
         }

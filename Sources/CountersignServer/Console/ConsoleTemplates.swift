@@ -7,7 +7,7 @@ enum ConsoleTemplates {
         "console-layout": layout, "console-home": home, "console-users": users, "console-user": user,
         "console-message": message, "console-signed-out": signedOut, "console-audit": audit,
         "console-clients": clients, "console-client": client, "console-client-form": clientForm, "console-push": push,
-        "console-devices": devices, "console-policies": policies,
+        "console-devices": devices, "console-policies": policies, "console-request": request,
     ]
 
     static let layout = """
@@ -393,10 +393,23 @@ enum ConsoleTemplates {
         </tbody>
         </table>
         {{^items}}<p id="no-credentials">No push credential is set: devices get no notification and look for requests themselves.</p>{{/items}}
+        <section class="panel" aria-labelledby="deliveries-heading">
+        <h2 id="deliveries-heading">Recent notifications</h2>
+        <p>{{#failedOnly}}<a href="{{base}}/console/push" id="show-all">Show all</a>{{/failedOnly}}{{^failedOnly}}<a href="{{base}}/console/push?status=failed" id="show-failed">Show failures only</a>{{/failedOnly}}</p>
+        <table id="notifications">
+        <thead><tr><th scope="col">Queued</th><th scope="col">Request</th><th scope="col">Device</th><th scope="col">Kind</th><th scope="col">Status</th><th scope="col">Attempts</th></tr></thead>
+        <tbody>
+        {{#deliveries}}<tr><td>{{createdAt}}</td><td><a href="{{base}}/console/requests/{{requestID}}" class="request-link">{{requestID}}</a></td><td><code>{{deviceID}}</code></td><td>{{provider}} {{kind}}</td>
+        <td>{{#failed}}<strong class="problem">failed</strong>{{/failed}}{{^failed}}{{status}}{{/failed}}{{#lastError}} <span class="hint">{{lastError}}</span>{{/lastError}}</td><td>{{attempts}}</td></tr>
+        {{/deliveries}}
+        </tbody>
+        </table>
+        {{^deliveries}}<p id="no-notifications">{{#failedOnly}}No notification failed.{{/failedOnly}}{{^failedOnly}}No notification has been sent.{{/failedOnly}}</p>{{/deliveries}}
+        </section>
         {{#form}}
         <section class="panel" aria-labelledby="apns-heading">
         <h2 id="apns-heading">APNs token key (.p8)</h2>
-        <form method="post" action="{{base}}/console/push/apns-token" novalidate>
+        <form method="post" action="{{base}}/console/push/apns-token" enctype="multipart/form-data" novalidate>
         <input type="hidden" name="csrf" value="{{csrf}}">
         <label for="key_id">Key ID</label><input id="key_id" name="key_id" type="text" autocomplete="off" value="{{keyID}}">
         {{#keyIDError}}<p class="field-error" id="key-id-error">{{keyIDError}}</p>{{/keyIDError}}
@@ -406,25 +419,84 @@ enum ConsoleTemplates {
         {{#topicError}}<p class="field-error" id="topic-error">{{topicError}}</p>{{/topicError}}
         <label for="environment">Environment</label>
         <select id="environment" name="environment"><option{{^sandbox}} selected{{/sandbox}}>production</option><option{{#sandbox}} selected{{/sandbox}}>sandbox</option></select>
-        <label for="private_key">The .p8 file's text</label>
+        <label for="private_key_file">The .p8 file</label>
+        <input id="private_key_file" name="private_key_file" type="file" accept=".p8,.pem,text/plain">
+        <label for="private_key">or its text</label>
         <textarea id="private_key" name="private_key" rows="6" class="mono">{{privateKey}}</textarea>
         {{#privateKeyError}}<p class="field-error" id="private-key-error">{{privateKeyError}}</p>{{/privateKeyError}}
         {{#apnsError}}<p class="field-error" id="apns-error">{{apnsError}}</p>{{/apnsError}}
         <button type="submit" id="set-apns-token">Set the APNs key</button>
         </form>
         </section>
+        <section class="panel" aria-labelledby="certificate-heading">
+        <h2 id="certificate-heading">APNs certificate (.p12)</h2>
+        <form method="post" action="{{base}}/console/push/apns-certificate" enctype="multipart/form-data" novalidate>
+        <input type="hidden" name="csrf" value="{{csrf}}">
+        <label for="client_app_key">Client app key</label><input id="client_app_key" name="client_app_key" type="text" autocomplete="off" value="{{clientAppKey}}">
+        <p class="hint">The name the app's devices are known by; a certificate per app.</p>
+        {{#clientAppKeyError}}<p class="field-error" id="client-app-key-error">{{clientAppKeyError}}</p>{{/clientAppKeyError}}
+        <label for="certificate_topic">Bundle ID (topic)</label><input id="certificate_topic" name="certificate_topic" type="text" autocomplete="off" value="{{certificateTopic}}">
+        {{#certificateTopicError}}<p class="field-error" id="certificate-topic-error">{{certificateTopicError}}</p>{{/certificateTopicError}}
+        <label for="certificate_environment">Environment</label>
+        <select id="certificate_environment" name="certificate_environment"><option{{^certificateSandbox}} selected{{/certificateSandbox}}>production</option><option{{#certificateSandbox}} selected{{/certificateSandbox}}>sandbox</option></select>
+        <label for="certificate_file">The .p12 file</label>
+        <input id="certificate_file" name="certificate_file" type="file" accept=".p12,.pfx,application/x-pkcs12">
+        <label for="password">Its password</label>
+        <input id="password" name="password" type="password" autocomplete="off">
+        {{#certificateError}}<p class="field-error" id="certificate-error">{{certificateError}}</p>{{/certificateError}}
+        {{#certificateFormError}}<p class="field-error" id="certificate-form-error">{{certificateFormError}}</p>{{/certificateFormError}}
+        <button type="submit" id="set-apns-certificate">Set the APNs certificate</button>
+        </form>
+        </section>
         <section class="panel" aria-labelledby="fcm-heading">
         <h2 id="fcm-heading">FCM service account</h2>
-        <form method="post" action="{{base}}/console/push/fcm" novalidate>
+        <form method="post" action="{{base}}/console/push/fcm" enctype="multipart/form-data" novalidate>
         <input type="hidden" name="csrf" value="{{csrf}}">
-        <label for="service_account">The service account's JSON key file</label>
+        <label for="service_account_file">The service account's JSON key file</label>
+        <input id="service_account_file" name="service_account_file" type="file" accept=".json,application/json">
+        <label for="service_account">or its text</label>
         <textarea id="service_account" name="service_account" rows="6" class="mono">{{serviceAccount}}</textarea>
         {{#serviceAccountError}}<p class="field-error" id="service-account-error">{{serviceAccountError}}</p>{{/serviceAccountError}}
         <button type="submit" id="set-fcm">Set the FCM account</button>
         </form>
         </section>
         {{/form}}
-        <p class="hint">An APNs certificate (.p12) is set with <code>countersign admin push</code> or the API; it is listed here once set.</p>
+        {{/content}}{{/console-layout}}
+        """
+
+    static let request = """
+        {{<console-layout}}{{$content}}
+        <p><a href="{{base}}/console/push">← Push</a></p>
+        <h1 id="request-heading">Request <code>{{requestID}}</code></h1>
+        <dl class="facts">
+        <dt>Status</dt><dd id="request-status">{{status}}</dd>
+        <dt>Expires</dt><dd>{{expiresAt}}</dd>
+        {{#decidedBy}}<dt>Answered by</dt><dd><code>{{decidedBy}}</code></dd>{{/decidedBy}}
+        </dl>
+        {{#devices}}<section class="panel" id="request-device-{{id}}">
+        <h2>{{name}} <code>{{id}}</code></h2>
+        <p class="hint">Push: {{push}} · last seen {{lastSeen}}</p>
+        <table>
+        <thead><tr><th scope="col">Queued</th><th scope="col">Kind</th><th scope="col">Status</th><th scope="col">Attempts</th><th scope="col">Sent</th></tr></thead>
+        <tbody>
+        {{#notifications}}<tr><td>{{createdAt}}</td><td>{{provider}} {{kind}}</td><td>{{#failed}}<strong class="problem">failed</strong>{{/failed}}{{^failed}}{{status}}{{/failed}}{{#lastError}} <span class="hint">{{lastError}}</span>{{/lastError}}</td><td>{{attempts}}</td><td>{{sentAt}}</td></tr>
+        {{/notifications}}
+        </tbody>
+        </table>
+        {{^notifications}}<p>No notification was queued for this device (it had no push token).</p>{{/notifications}}
+        </section>
+        {{/devices}}
+        {{^devices}}<p id="no-request-devices">The request was sealed to no device.</p>{{/devices}}
+        {{#clientCalls.0}}<section class="panel" aria-labelledby="client-calls-heading">
+        <h2 id="client-calls-heading">Calls to the client</h2>
+        <table>
+        <thead><tr><th scope="col">Queued</th><th scope="col">Kind</th><th scope="col">Status</th><th scope="col">Attempts</th></tr></thead>
+        <tbody>
+        {{#clientCalls}}<tr><td>{{createdAt}}</td><td>{{kind}}</td><td>{{#failed}}<strong class="problem">failed</strong>{{/failed}}{{^failed}}{{status}}{{/failed}}{{#lastError}} <span class="hint">{{lastError}}</span>{{/lastError}}</td><td>{{attempts}}</td></tr>
+        {{/clientCalls}}
+        </tbody>
+        </table>
+        </section>{{/clientCalls.0}}
         {{/content}}{{/console-layout}}
         """
 

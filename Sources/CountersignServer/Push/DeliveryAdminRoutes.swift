@@ -84,7 +84,58 @@ struct DeliveryAdminRoutes: Sendable {
         }
     }
 
+    /// A push notification in the tenant's recent list: the request and device it was for.
+    struct RecentNotification: Encodable, Sendable {
+        let entry: PushOutboxEntry
+
+        enum CodingKeys: String, CodingKey {
+            case requestID = "request_id"
+            case deviceID = "device_id"
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            try Notification(entry: entry).encode(to: encoder)
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(entry.transactionID, forKey: .requestID)
+            try container.encode(entry.deviceID, forKey: .deviceID)
+        }
+
+        /// The cursor of the next page: the creation time in milliseconds and the id without
+        /// its hyphens (a cursor holds letters, digits and `_`).
+        var cursor: String {
+            "\(Int64((entry.createdAt.timeIntervalSince1970 * 1000).rounded()))_\(entry.id.replacingOccurrences(of: "-", with: ""))"
+        }
+
+        static func position(of cursor: String) throws(APIError) -> (createdAt: Date, id: String) {
+            let parts = cursor.split(separator: "_")
+            guard parts.count == 2, let millis = Int64(parts[0]), parts[1].count == 32,
+                  parts[1].allSatisfy({ $0.isHexDigit && !$0.isUppercase }) else {
+                throw .badRequest("cursor is not a cursor this server issued")
+            }
+            let hex = Array(parts[1])
+            let id = [0..<8, 8..<12, 12..<16, 16..<20, 20..<32].map { String(hex[$0]) }.joined(separator: "-")
+            return (Date(timeIntervalSince1970: Double(millis) / 1000), id)
+        }
+    }
+
     func register(on router: some RouterMethods<CountersignRequestContext>) {
+        router.get("/admin/v1/tenants/{tenant}/push-deliveries") { request, context in
+            let (_, tenant) = try await guardian.tenant(request, context, holding: .devicesRead)
+            let page = try PageRequest(request)
+            let statuses = request.uri.queryParameters.getAll("status")
+            guard statuses.count <= 1 else { throw APIError.badRequest("query parameter status is given more than once") }
+            let status: PushOutboxEntry.Status? = try statuses.first.map { raw throws(APIError) in
+                guard let status = PushOutboxEntry.Status(rawValue: String(raw)) else {
+                    throw .badRequest("status must be queued, sending, sent, failed or cancelled")
+                }
+                return status
+            }
+            let before = try page.cursor.map { cursor throws(APIError) in try RecentNotification.position(of: cursor) }
+            let entries = try await store.recentPushNotifications(
+                tenantID: tenant.id, status: status, before: before, limit: page.fetchLimit)
+            return try JSON.response(page.page(entries.map(RecentNotification.init)) { $0.cursor })
+        }
+
         router.get("/admin/v1/tenants/{tenant}/approvals/{id}/deliveries") { request, context in
             let (_, tenant) = try await guardian.tenant(request, context, holding: .devicesRead)
             let id = try context.parameters.require("id")

@@ -12,6 +12,9 @@ protocol DeliveryAdminStore: Sendable {
     func pushNotifications(requestID: String) async throws -> [PushOutboxEntry]
     /// The calls to a ping or push client's notification endpoint for the request.
     func clientNotifications(requestID: String) async throws -> [ClientNotification]
+    /// The tenant's push notifications, newest first (`PushOutboxRepository.recent`).
+    func recentPushNotifications(tenantID: String, status: PushOutboxEntry.Status?, before: (createdAt: Date, id: String)?,
+                                 limit: Int) async throws -> [PushOutboxEntry]
 }
 
 /// The deliveries view's store on the server's database (SQLite or PostgreSQL).
@@ -40,5 +43,10 @@ struct SQLDeliveryAdminStore: DeliveryAdminStore {
 
     func clientNotifications(requestID: String) async throws -> [ClientNotification] {
         try await clientNotifications.list(transactionID: requestID, on: database)
+    }
+
+    func recentPushNotifications(tenantID: String, status: PushOutboxEntry.Status?, before: (createdAt: Date, id: String)?,
+                                 limit: Int) async throws -> [PushOutboxEntry] {
+        try await pushOutbox.recent(tenantID: tenantID, status: status, before: before, limit: limit, on: database)
     }
 }

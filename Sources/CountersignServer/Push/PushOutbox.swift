@@ -66,6 +66,10 @@ public protocol PushOutboxRepository: Sendable {
         -> [(deviceID: String, provider: PushRegistration.Provider)]
     /// Every row of a transaction, oldest first.
     func entries(transactionID: String, on executor: any SQLExecutor) async throws -> [PushOutboxEntry]
+    /// The tenant's rows, newest first, those in `status` only when it is given, from before
+    /// `before` (a row's creation time and id) when it is given.
+    func recent(tenantID: String, status: PushOutboxEntry.Status?, before: (createdAt: Date, id: String)?, limit: Int,
+                on executor: any SQLExecutor) async throws -> [PushOutboxEntry]
 }
 
 public struct SQLPushOutboxRepository: PushOutboxRepository {
@@ -161,6 +165,19 @@ public struct SQLPushOutboxRepository: PushOutboxRepository {
             WHERE transaction_id = \(transactionID) ORDER BY created_at, kind, device_id
             """, as: Row.self
         )
+    }
+
+    public func recent(tenantID: String, status: PushOutboxEntry.Status?, before: (createdAt: Date, id: String)?, limit: Int,
+                       on executor: any SQLExecutor) async throws -> [PushOutboxEntry] {
+        // A far future time and an id above every id stand for "from the newest".
+        let (time, id) = before ?? (Date.distantFuture, "~")
+        return try await executor.all(
+            """
+            SELECT \(raw: Row.columns) FROM push_outbox
+            WHERE tenant_id = \(tenantID) AND (created_at < \(time) OR (created_at = \(time) AND id < \(id)))
+                \(raw: status.map { "AND status = '\($0.rawValue)'" } ?? "")
+            ORDER BY created_at DESC, id DESC LIMIT \(limit)
+            """, as: Row.self)
     }
 }
 

@@ -36,6 +36,28 @@ actor AccountBrowser {
         return try await keep(send(request))
     }
 
+    /// A form with files, as a browser posts one with `enctype="multipart/form-data"` (RFC 7578),
+    /// written here by hand so that the server's parser is checked against an independent writer.
+    func post(_ path: String, multipart fields: [(String, String)], files: [(name: String, filename: String, data: Data)])
+        async throws -> TestServer.Answer {
+        let boundary = "----CountersignTestBoundary" + UUID().uuidString.replacingOccurrences(of: "-", with: "")
+        var body = Data()
+        for (name, value) in fields {
+            body.append(Data("--\(boundary)\r\nContent-Disposition: form-data; name=\"\(name)\"\r\n\r\n\(value)\r\n".utf8))
+        }
+        for file in files {
+            body.append(Data(("--\(boundary)\r\nContent-Disposition: form-data; name=\"\(file.name)\"; filename=\"\(file.filename)\"\r\n"
+                + "Content-Type: application/octet-stream\r\n\r\n").utf8))
+            body.append(file.data)
+            body.append(Data("\r\n".utf8))
+        }
+        body.append(Data("--\(boundary)--\r\n".utf8))
+        var request = try request("POST", path)
+        request.setValue("multipart/form-data; boundary=\(boundary)", forHTTPHeaderField: "Content-Type")
+        request.httpBody = body
+        return try await keep(send(request))
+    }
+
     /// What a page's script posts (the passkey script after `create()` or `get()`).
     func post(_ path: String, json body: some Encodable & Sendable) async throws -> TestServer.Answer {
         var request = try request("POST", path)
