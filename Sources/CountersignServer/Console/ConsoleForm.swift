@@ -48,6 +48,8 @@ struct ConsoleForm: Sendable {
         var parts: [(headers: [(String, String)], body: ByteBuffer)] = []
         var headers: [(String, String)] = []
         var content = ByteBuffer()
+        let bytes = Array(body.readableBytesView)
+        try Self.checkHeaderNames(bytes, boundary: boundary)
         let parser = MultipartParser(boundary: boundary)
         parser.onHeader = { name, value in headers.append((name, value)) }
         parser.onBody = { chunk in content.writeBuffer(&chunk) }
@@ -61,6 +63,9 @@ struct ConsoleForm: Sendable {
         } catch {
             throw FormError.unreadable
         }
+        // The parser keeps a part cut off before the closing delimiter to itself: a body without
+        // one was cut off, and is refused rather than read as a form without its last fields.
+        guard Self.firstIndex(of: Array("--\(boundary)--".utf8), in: bytes[...]) != nil else { throw FormError.unreadable }
         var fields: [String: String] = [:]
         var files: [String: Upload] = [:]
         var seen: Set<String> = []
@@ -81,6 +86,38 @@ struct ConsoleForm: Sendable {
         }
         self.fields = FormParameters(fields: fields)
         self.files = files
+    }
+
+    /// Refuses a header name holding a byte above 0x7F before MultipartKit (4.7.1) sees it: its
+    /// parser looks each header-name byte up in a table of 128 entries and traps on such a byte,
+    /// which would let one request stop the server. Every header section starts after an
+    /// occurrence of `--<boundary>` and ends at the first blank line after it, and every name
+    /// starts a line of it, so checking what comes before the `:` of each of those lines covers
+    /// every byte the parser can take for a name. Header values (a file's name in UTF-8) pass.
+    static func checkHeaderNames(_ bytes: [UInt8], boundary: String) throws {
+        let delimiter = Array("--\(boundary)".utf8)
+        let blankLine: [UInt8] = [13, 10, 13, 10]
+        var from = bytes.startIndex
+        while let found = firstIndex(of: delimiter, in: bytes[from...]) {
+            let start = found + delimiter.count
+            let end = firstIndex(of: blankLine, in: bytes[start...]) ?? bytes.endIndex
+            var inName = true
+            for byte in bytes[start..<end] {
+                if byte == 10 { inName = true } else if byte == UInt8(ascii: ":") { inName = false }
+                if inName && byte > 0x7F { throw FormError.unreadable }
+            }
+            from = start
+        }
+    }
+
+    private static func firstIndex(of needle: [UInt8], in haystack: ArraySlice<UInt8>) -> Int? {
+        guard let first = needle.first, haystack.count >= needle.count else { return nil }
+        var index = haystack.startIndex
+        while index <= haystack.endIndex - needle.count {
+            if haystack[index] == first && haystack[index..<(index + needle.count)].elementsEqual(needle) { return index }
+            index += 1
+        }
+        return nil
     }
 
     /// The boundary of a `multipart/form-data` content type; nil for any other type.

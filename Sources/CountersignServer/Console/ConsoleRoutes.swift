@@ -237,11 +237,12 @@ struct ConsoleRoutes: Sendable {
     private func upload(_ request: Request, _ context: CountersignRequestContext,
                         _ body: (ConsoleForm, ConsoleSession, ConsoleFlow.Visit) async throws -> Response) async throws -> Response {
         let visit = try visit(request, context)
-        let form = try await ConsoleForm.read(request)
+        // The body is read only for a session: without one, nothing of it is parsed.
         guard let session = flow.session(visit) else {
             return flow.refusal(visit, status: .forbidden, heading: "Not signed in",
                                 message: "Your console session has ended; nothing was changed. Sign in again.")
         }
+        let form = try await ConsoleForm.read(request)
         guard flow.checkCSRF(form.fields, session) else {
             return flow.refusal(visit, status: .forbidden, heading: "This form cannot be accepted",
                                 message: "The form did not come from this console session; nothing was changed.")
