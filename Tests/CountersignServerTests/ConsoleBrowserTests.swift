@@ -10,7 +10,7 @@ import Testing
 @Suite("Console in a browser", .serialized,
        .enabled(if: Browser.isAvailable, "Chromium and chromedriver are not installed (apt-get install chromium chromium-driver)"))
 struct ConsoleBrowserTests {
-    @Test("An administrator signs in by approving on the phone, creates a user and an invitation, a phone enrolls from the QR code on the screen, the APNs key is set, a client registered in the console asks it, and the audit log and dashboard show the request",
+    @Test("An administrator signs in by approving on the phone, creates a user and an invitation, a phone enrolls from the QR code on the screen, the APNs key and certificate files are uploaded, a client registered in the console asks it, the audit log, the request's page, the devices and the dashboard show it, and the policy is set",
           .enabled(if: ZXingReader.isAvailable, "python3 with zxingcpp and Pillow is not available"))
     func signInCreateUserInviteEnrollRegisterClientAndSeeTheRequest() async throws {
         try await TestServer.with(.sqlite) { server in
@@ -58,15 +58,38 @@ struct ConsoleBrowserTests {
                 try await browser.waitFor(text: "Carol's phone")
                 try await CodeFlowBrowserTests.screenshot(browser, "console-user")
 
-                // The tenant's APNs token key, pasted from the .p8 file.
+                // The tenant's APNs token key: the .p8 file chosen in the file input and uploaded.
+                let files = FileManager.default.temporaryDirectory.appendingPathComponent("console-\(UUID().uuidString)")
+                try FileManager.default.createDirectory(at: files, withIntermediateDirectories: true)
+                defer { try? FileManager.default.removeItem(at: files) }
+                let p8 = files.appendingPathComponent("AuthKey_ABC123DEFG.p8")
+                try Data(P256.Signing.PrivateKey().pemRepresentation.utf8).write(to: p8)
                 try await browser.open(server.base + "/console/push")
                 try await browser.find("#key_id").type("ABC123DEFG")
                 try await browser.find("#team_id").type("TEAM123456")
                 try await browser.find("#topic").type("com.example.bank")
-                try await browser.find("#private_key").type(P256.Signing.PrivateKey().pemRepresentation)
+                try await browser.find("#private_key_file").type(p8.path)
                 try await browser.find("#set-apns-token").click()
                 _ = try await browser.waitFor(css: "#credential-apns-token")
                 #expect(try await browser.bodyText().contains("in use"))
+                // An APNs certificate for one app, its .p12 uploaded with its password.
+                if let pki = PushTestPKI.shared {
+                    let p12 = files.appendingPathComponent("bank-ios.p12")
+                    try pki.clientPKCS12(commonName: "Apple Push Services: com.example.bank", topic: "com.example.bank",
+                                         password: "s3cret").write(to: p12)
+                    try await browser.find("#client_app_key").type("bank-ios")
+                    try await browser.find("#certificate_topic").type("com.example.bank")
+                    try await browser.find("#certificate_file").type(p12.path)
+                    try await browser.find("#password").type("wrong")
+                    try await browser.find("#set-apns-certificate").click()
+                    _ = try await browser.waitFor(css: "#certificate-error")
+                    #expect(try await browser.find("#client_app_key").property("value", as: String.self) == "bank-ios")
+                    try await browser.find("#certificate_file").type(p12.path)
+                    try await browser.find("#password").type("s3cret")
+                    try await browser.find("#set-apns-certificate").click()
+                    _ = try await browser.waitFor(css: "#credential-apns-certificate")
+                    #expect(try await browser.bodyText().contains("Apple Push Services: com.example.bank"))
+                }
                 try await CodeFlowBrowserTests.screenshot(browser, "console-push")
 
                 // A client registered in the console asks Carol's phone; the audit log and the
@@ -85,6 +108,33 @@ struct ConsoleBrowserTests {
                 try await browser.waitFor(text: "approval.approved")
                 #expect(try await browser.bodyText().contains("device:"), "the phone is the actor of its approval")
                 try await CodeFlowBrowserTests.screenshot(browser, "console-audit")
+                // The request's own page, from the audit log: Carol's phone answered it.
+                try await browser.find("a[href^='/console/requests/txn_']").click()
+                try await browser.waitFor(text: "Carol's phone")
+                #expect(try await browser.find("#request-status").text() == "approved")
+                try await CodeFlowBrowserTests.screenshot(browser, "console-request")
+
+                // Every device of the tenant, with its user.
+                try await browser.open(server.base + "/console/devices")
+                try await browser.waitFor(text: "Carol's phone")
+                #expect(try await browser.bodyText().contains("carol"))
+                try await CodeFlowBrowserTests.screenshot(browser, "console-devices")
+
+                // The policy: a number out of range is shown beside its field; then a floor of PIN.
+                try await browser.open(server.base + "/console/policies")
+                try await browser.find("#pin_attempt_limit").clear()
+                try await browser.find("#pin_attempt_limit").type("11")
+                try await browser.find("#save-policy").click()
+                _ = try await browser.waitFor(css: "#pin_attempt_limit-error")
+                #expect(try await browser.find("#pin_attempt_limit").property("value", as: String.self) == "11")
+                try await browser.find("#pin_attempt_limit").clear()
+                try await browser.find("#pin_attempt_limit").type("5")
+                try await browser.find("#minimum_acr option[value='urn:countersign:acr:pin']").click()
+                try await browser.find("#save-policy").click()
+                try await browser.waitFor(text: "The policy is saved.")
+                let policy = try await server.admin("GET", "/admin/v1/tenants/default/authentication-policy")
+                #expect(policy["minimum_acr"] as? String == "urn:countersign:acr:pin" && policy["pin_attempt_limit"] as? Int == 5)
+                try await CodeFlowBrowserTests.screenshot(browser, "console-policies")
                 try await browser.open(server.base + "/console")
                 #expect(try await browser.find("#total-requests").text() == "2", "root's sign-in and Carol's request")
                 #expect(try await browser.find("#total-approved").text() == "2")

@@ -216,12 +216,20 @@ struct ConsoleAuditField: Sendable {
 
 struct ConsoleAuditRow: Sendable {
     let occurredAt: String, action: String, actor: String, target: String, details: String
+    /// The console page of the target, for a request or a user: below `/console/`.
+    let targetPage: String?
 
     init(_ event: [String: Any]) {
         occurredAt = ConsoleTime.text(event["occurred_at"] as? String)
         action = event["action"] as? String ?? ""
         actor = event["actor"] as? String ?? ""
-        target = "\(event["target_type"] as? String ?? "") \(event["target_id"] as? String ?? "")"
+        let (kind, id) = (event["target_type"] as? String ?? "", event["target_id"] as? String ?? "")
+        target = "\(kind) \(id)"
+        targetPage = switch kind {
+        case "approval" where !id.isEmpty: "requests/" + AuthorizationRedirect.encoded(id)
+        case "user" where !id.isEmpty: "users/" + AuthorizationRedirect.encoded(id)
+        default: nil
+        }
         details = (event["details"] as? [String: Any] ?? [:]).sorted { $0.key < $1.key }
             .map { "\($0.key)=\($0.value)" }.joined(separator: " ")
     }

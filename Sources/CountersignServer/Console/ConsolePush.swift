@@ -146,7 +146,8 @@ struct ConsolePushRow: Sendable {
         if let environment = credential["environment"] as? String { parts.append(environment) }
         for (key, label) in [("key_id", "key"), ("team_id", "team"), ("project_id", "project"), ("client_email", "account"),
                              ("certificate_subject", "certificate"), ("certificate_not_after", "expires")] {
-            if let value = summary[key] as? String { parts.append("\(label) \(value)") }
+            guard let value = summary[key] as? String else { continue }
+            parts.append("\(label) \(key == "certificate_not_after" ? ConsoleTime.text(value) : value)")
         }
         detail = parts.joined(separator: " · ")
         if kind == "apns-certificate", let app = credential["client_app_key"] as? String {
@@ -236,6 +237,7 @@ struct ConsolePushPage: PageModel {
     let form: ConsolePushForm
     let sandbox: Bool, certificateSandbox: Bool
     let deliveries: [ConsoleNotificationRow]
+    let hasDeliveries: Bool
     let failedOnly: Bool
     let notice: String?
 
@@ -244,6 +246,7 @@ struct ConsolePushPage: PageModel {
         (tenantName, base, username, csrf) = (chrome.tenantName, chrome.base, chrome.username, chrome.csrf)
         nav = chrome.nav
         (self.items, self.form, self.deliveries, self.failedOnly, self.notice) = (items, form, deliveries, failedOnly, notice)
+        hasDeliveries = !deliveries.isEmpty
         sandbox = form.environment == "sandbox"
         certificateSandbox = form.certificateEnvironment == "sandbox"
     }
@@ -258,6 +261,7 @@ struct ConsoleRequestPage: PageModel {
     struct Device: Sendable {
         let id: String, name: String, push: String, lastSeen: String
         let notifications: [Notification]
+        let hasNotifications: Bool
     }
     struct ClientCall: Sendable {
         let kind: String, status: String, attempts: String, lastError: String?, createdAt: String
@@ -271,6 +275,7 @@ struct ConsoleRequestPage: PageModel {
     let requestID: String, status: String, expiresAt: String, decidedBy: String?
     let devices: [Device]
     let clientCalls: [ClientCall]
+    let hasClientCalls: Bool
 
     init(_ chrome: ConsoleChrome, report: [String: Any]) {
         (tenantName, base, username, csrf) = (chrome.tenantName, chrome.base, chrome.username, chrome.csrf)
@@ -283,18 +288,20 @@ struct ConsoleRequestPage: PageModel {
         decidedBy = report["decided_by_device"] as? String
         func count(_ value: Any?) -> String { (value as? NSNumber).map { String($0.intValue) } ?? "0" }
         devices = (report["devices"] as? [[String: Any]] ?? []).map { device in
-            Device(
+            let notifications = device["notifications"] as? [[String: Any]] ?? []
+            return Device(
                 id: device["device_id"] as? String ?? "", name: device["name"] as? String ?? "(removed)",
                 push: ConsoleText.pushState(device["push"] as? [String: Any]),
                 lastSeen: ConsoleTime.text(device["last_seen_at"] as? String),
-                notifications: (device["notifications"] as? [[String: Any]] ?? []).map { note in
+                notifications: notifications.map { note in
                     let status = note["status"] as? String ?? ""
                     return Notification(
                         kind: note["kind"] as? String ?? "", provider: (note["provider"] as? String ?? "").uppercased(),
                         status: status, attempts: count(note["attempts"]), lastError: note["last_error"] as? String,
                         createdAt: ConsoleTime.text(note["created_at"] as? String), sentAt: ConsoleTime.text(note["sent_at"] as? String),
                         failed: status == "failed")
-                })
+                },
+                hasNotifications: !notifications.isEmpty)
         }
         clientCalls = (report["client_notifications"] as? [[String: Any]] ?? []).map { call in
             let status = call["status"] as? String ?? ""
@@ -303,5 +310,6 @@ struct ConsoleRequestPage: PageModel {
                 lastError: call["last_error"] as? String ?? call["error"] as? String,
                 createdAt: ConsoleTime.text(call["created_at"] as? String), failed: status == "failed")
         }
+        hasClientCalls = !clientCalls.isEmpty
     }
 }

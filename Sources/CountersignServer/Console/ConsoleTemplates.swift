@@ -207,30 +207,6 @@ enum ConsoleTemplates {
         <button type="submit" class="danger" id="delete">Delete user</button>
         </form>
         </div>
-        <section aria-labelledby="factors-heading" class="panel">
-        <h2 id="factors-heading">Factors and locks</h2>
-        {{#user.suppressedUntil}}<p id="suppressed">Requests are paused until {{user.suppressedUntil}}: the user answered “I did not request this”.</p>
-        <form method="post" action="{{base}}/console/users/{{user.id}}/request-suppression/delete">
-        <input type="hidden" name="csrf" value="{{csrf}}">
-        <button type="submit" class="secondary" id="lift-suppression">Let requests through again</button>
-        </form>{{/user.suppressedUntil}}
-        {{#user.totpLockedUntil}}<p id="totp-locked">One-time codes are locked until {{user.totpLockedUntil}} after too many wrong ones; resetting the factors lifts the lock.</p>{{/user.totpLockedUntil}}
-        <form method="post" action="{{base}}/console/users/{{user.id}}/user-code" novalidate>
-        <input type="hidden" name="csrf" value="{{csrf}}">
-        <label for="user_code">User code (CIBA <code>user_code</code>): <span id="user-code-state">{{#user.userCodeSet}}set{{/user.userCodeSet}}{{^user.userCodeSet}}not set{{/user.userCodeSet}}</span>{{#user.userCodeLockedUntil}}, locked until {{user.userCodeLockedUntil}}{{/user.userCodeLockedUntil}}</label>
-        <input id="user_code" name="user_code" type="password" autocomplete="new-password"{{#userCodeError}} aria-invalid="true" aria-describedby="user-code-error"{{/userCodeError}}>
-        <p class="hint">4 to 64 characters; never shown again. Setting it lifts a lock.</p>
-        {{#userCodeError}}<p class="field-error" id="user-code-error">{{userCodeError}}</p>{{/userCodeError}}
-        <div class="actions"><button type="submit" class="secondary" id="set-user-code">Set code</button>
-        {{#user.userCodeSet}}<button type="submit" class="link danger" name="remove" value="yes" id="remove-user-code">Remove code</button>{{/user.userCodeSet}}</div>
-        </form>
-        <form method="post" action="{{base}}/console/users/{{user.id}}/factor-reset">
-        <input type="hidden" name="csrf" value="{{csrf}}">
-        <label class="check"><input type="checkbox" name="confirm" value="yes" id="confirm-reset"> Deregister every device and remove every passkey of {{user.username}}, so they enroll again</label>
-        {{#resetConfirmError}}<p class="field-error" id="reset-confirm-error">{{resetConfirmError}}</p>{{/resetConfirmError}}
-        <button type="submit" class="danger" id="reset-factors">Reset factors</button>
-        </form>
-        </section>
         <section aria-labelledby="invitation-heading" class="panel">
         <h2 id="invitation-heading">Enroll a phone</h2>
         {{#invitation}}<div id="invitation">
@@ -268,6 +244,30 @@ enum ConsoleTemplates {
         </table>
         {{^passkeys}}<p id="no-passkeys">No passkey is registered.</p>{{/passkeys}}
         </section>
+        <section aria-labelledby="factors-heading" class="panel">
+        <h2 id="factors-heading">Factors and locks</h2>
+        {{#user.suppressedUntil}}<p id="suppressed">Requests are paused until {{user.suppressedUntil}}: the user answered “I did not request this”.</p>
+        <form method="post" action="{{base}}/console/users/{{user.id}}/request-suppression/delete">
+        <input type="hidden" name="csrf" value="{{csrf}}">
+        <button type="submit" class="secondary" id="lift-suppression">Let requests through again</button>
+        </form>{{/user.suppressedUntil}}
+        {{#user.totpLockedUntil}}<p id="totp-locked">One-time codes are locked until {{user.totpLockedUntil}} after too many wrong ones; resetting the factors lifts the lock.</p>{{/user.totpLockedUntil}}
+        <form method="post" action="{{base}}/console/users/{{user.id}}/user-code" novalidate>
+        <input type="hidden" name="csrf" value="{{csrf}}">
+        <label for="user_code">User code (CIBA <code>user_code</code>): <span id="user-code-state">{{#user.userCodeSet}}set{{/user.userCodeSet}}{{^user.userCodeSet}}not set{{/user.userCodeSet}}</span>{{#user.userCodeLockedUntil}}, locked until {{user.userCodeLockedUntil}}{{/user.userCodeLockedUntil}}</label>
+        <input id="user_code" name="user_code" type="password" autocomplete="new-password"{{#userCodeError}} aria-invalid="true" aria-describedby="user-code-error"{{/userCodeError}}>
+        <p class="hint">4 to 64 characters; never shown again. Setting it lifts a lock.</p>
+        {{#userCodeError}}<p class="field-error" id="user-code-error">{{userCodeError}}</p>{{/userCodeError}}
+        <div class="actions"><button type="submit" class="secondary" id="set-user-code">Set code</button>
+        {{#user.userCodeSet}}<button type="submit" class="link danger" name="remove" value="yes" id="remove-user-code">Remove code</button>{{/user.userCodeSet}}</div>
+        </form>
+        <form method="post" action="{{base}}/console/users/{{user.id}}/factor-reset">
+        <input type="hidden" name="csrf" value="{{csrf}}">
+        <label class="check"><input type="checkbox" name="confirm" value="yes" id="confirm-reset"> Deregister every device and remove every passkey of {{user.username}}, so they enroll again</label>
+        {{#resetConfirmError}}<p class="field-error" id="reset-confirm-error">{{resetConfirmError}}</p>{{/resetConfirmError}}
+        <button type="submit" class="danger" id="reset-factors">Reset factors</button>
+        </form>
+        </section>
         {{/content}}{{/console-layout}}
         """
 
@@ -289,7 +289,7 @@ enum ConsoleTemplates {
         <table id="events">
         <thead><tr><th scope="col">When</th><th scope="col">Action</th><th scope="col">Actor</th><th scope="col">Target</th><th scope="col">Details</th></tr></thead>
         <tbody>
-        {{#events}}<tr><td>{{occurredAt}}</td><td><code>{{action}}</code></td><td>{{actor}}</td><td>{{target}}</td><td>{{details}}</td></tr>
+        {{#events}}<tr><td>{{occurredAt}}</td><td><code>{{action}}</code></td><td>{{actor}}</td><td>{{#targetPage}}<a href="{{base}}/console/{{targetPage}}">{{target}}</a>{{/targetPage}}{{^targetPage}}{{target}}{{/targetPage}}</td><td>{{details}}</td></tr>
         {{/events}}
         </tbody>
         </table>
@@ -396,15 +396,15 @@ enum ConsoleTemplates {
         <section class="panel" aria-labelledby="deliveries-heading">
         <h2 id="deliveries-heading">Recent notifications</h2>
         <p>{{#failedOnly}}<a href="{{base}}/console/push" id="show-all">Show all</a>{{/failedOnly}}{{^failedOnly}}<a href="{{base}}/console/push?status=failed" id="show-failed">Show failures only</a>{{/failedOnly}}</p>
-        <table id="notifications">
+        {{#hasDeliveries}}<table id="notifications">
         <thead><tr><th scope="col">Queued</th><th scope="col">Request</th><th scope="col">Device</th><th scope="col">Kind</th><th scope="col">Status</th><th scope="col">Attempts</th></tr></thead>
         <tbody>
         {{#deliveries}}<tr><td>{{createdAt}}</td><td><a href="{{base}}/console/requests/{{requestID}}" class="request-link">{{requestID}}</a></td><td><code>{{deviceID}}</code></td><td>{{provider}} {{kind}}</td>
         <td>{{#failed}}<strong class="problem">failed</strong>{{/failed}}{{^failed}}{{status}}{{/failed}}{{#lastError}} <span class="hint">{{lastError}}</span>{{/lastError}}</td><td>{{attempts}}</td></tr>
         {{/deliveries}}
         </tbody>
-        </table>
-        {{^deliveries}}<p id="no-notifications">{{#failedOnly}}No notification failed.{{/failedOnly}}{{^failedOnly}}No notification has been sent.{{/failedOnly}}</p>{{/deliveries}}
+        </table>{{/hasDeliveries}}
+        {{^hasDeliveries}}<p id="no-notifications">{{#failedOnly}}No notification failed.{{/failedOnly}}{{^failedOnly}}No notification has been sent.{{/failedOnly}}</p>{{/hasDeliveries}}
         </section>
         {{#form}}
         <section class="panel" aria-labelledby="apns-heading">
@@ -476,18 +476,18 @@ enum ConsoleTemplates {
         {{#devices}}<section class="panel" id="request-device-{{id}}">
         <h2>{{name}} <code>{{id}}</code></h2>
         <p class="hint">Push: {{push}} · last seen {{lastSeen}}</p>
-        <table>
+        {{#hasNotifications}}<table>
         <thead><tr><th scope="col">Queued</th><th scope="col">Kind</th><th scope="col">Status</th><th scope="col">Attempts</th><th scope="col">Sent</th></tr></thead>
         <tbody>
         {{#notifications}}<tr><td>{{createdAt}}</td><td>{{provider}} {{kind}}</td><td>{{#failed}}<strong class="problem">failed</strong>{{/failed}}{{^failed}}{{status}}{{/failed}}{{#lastError}} <span class="hint">{{lastError}}</span>{{/lastError}}</td><td>{{attempts}}</td><td>{{sentAt}}</td></tr>
         {{/notifications}}
         </tbody>
-        </table>
-        {{^notifications}}<p>No notification was queued for this device (it had no push token).</p>{{/notifications}}
+        </table>{{/hasNotifications}}
+        {{^hasNotifications}}<p>No notification was queued for this device (it had no push token).</p>{{/hasNotifications}}
         </section>
         {{/devices}}
         {{^devices}}<p id="no-request-devices">The request was sealed to no device.</p>{{/devices}}
-        {{#clientCalls.0}}<section class="panel" aria-labelledby="client-calls-heading">
+        {{#hasClientCalls}}<section class="panel" aria-labelledby="client-calls-heading">
         <h2 id="client-calls-heading">Calls to the client</h2>
         <table>
         <thead><tr><th scope="col">Queued</th><th scope="col">Kind</th><th scope="col">Status</th><th scope="col">Attempts</th></tr></thead>
@@ -496,7 +496,7 @@ enum ConsoleTemplates {
         {{/clientCalls}}
         </tbody>
         </table>
-        </section>{{/clientCalls.0}}
+        </section>{{/hasClientCalls}}
         {{/content}}{{/console-layout}}
         """
 
