@@ -184,7 +184,7 @@ struct ConsoleTests {
             let page = try await bench.browser.get("/t/acme/console/users/\(outsider)")
             #expect(page.status == 404)
             let list = try await bench.browser.get("/t/acme/console/users")
-            #expect(list.text.contains(#"id="user-root""#) && !list.text.contains("eve"))
+            #expect(list.text.contains(#"id="user-root""#) && !list.text.contains(#"id="user-eve""#) && !list.text.contains(">eve<"))
             let defaultConsole = try await bench.browser.get("/console")
             #expect(defaultConsole.status == 303, "the default tenant's console needs its own sign-in")
         }
