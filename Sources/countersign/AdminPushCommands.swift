@@ -5,7 +5,7 @@ import Foundation
 struct PushCommands: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "push", abstract: "Push credentials of the tenant (keys with push-credentials:manage).",
-        subcommands: [Show.self, SetAPNsCertificate.self, SetAPNsToken.self, SetFCM.self, Delete.self, Deliveries.self])
+        subcommands: [Show.self, SetAPNsCertificate.self, SetAPNsToken.self, SetFCM.self, Delete.self, Deliveries.self, Recent.self])
 
     enum Environment: String, ExpressibleByArgument, CaseIterable {
         case sandbox, production
@@ -105,6 +105,21 @@ struct PushCommands: AsyncParsableCommand {
         @Argument(help: "The request id (txn_…).") var requestID: String
         func run() async throws {
             try await options.client().print("GET", options.tenantPath("/approvals/\(requestID)/deliveries"))
+        }
+    }
+
+    struct Recent: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "The tenant's push notifications, newest first, each with its request and device.")
+        @OptionGroup var options: AdminOptions
+        @OptionGroup var page: PageOptions
+        @Option(help: "Only those in this state: queued, sending, sent, failed or cancelled.") var status: String?
+        func run() async throws {
+            var query = page.query()
+            if let status {
+                query += (query.isEmpty ? "?" : "&") + "status=" + (status.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? status)
+            }
+            try await options.client().print("GET", options.tenantPath("/push-deliveries") + query)
         }
     }
 }

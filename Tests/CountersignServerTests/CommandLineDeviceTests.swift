@@ -141,6 +141,33 @@ struct CommandLineDeviceTests {
         #expect(try scene.devices().first?["push"] == nil)
     }
 
+    @Test("the tenant's devices by push state, the recent notifications, and a factor reset from the command line", .enabled(if: enabled))
+    func tenantDevicesRecentNotificationsAndFactorReset() async throws {
+        let scene = try await Scene.make()
+        defer { scene.end() }
+        let withPush = try scene.enroll(["--name", "phone", "--push-provider", "fcm", "--push-token", "fcm-registration-token-A1B2C3D4"])
+        _ = try scene.enroll(["--name", "laptop"])
+        _ = withPush
+
+        let all = try scene.run(["admin", "device", "list"])
+        #expect(all.status == 0, "\(all.output)")
+        #expect(all.output.contains(#""username" : "alice""#) && all.output.contains("laptop"), "\(all.output)")
+        let noPush = try scene.run(["admin", "device", "list", "--push", "none"])
+        #expect(noPush.output.contains("laptop") && !noPush.output.contains(#""name" : "phone""#), "\(noPush.output)")
+        let refused = try scene.run(["admin", "device", "list", "--push", "broken"])
+        #expect(refused.status != 0 && refused.output.contains("push must be valid, invalid or none"), "\(refused.output)")
+        let mixed = try scene.run(["admin", "device", "list", scene.userID, "--push", "none"])
+        #expect(mixed.status != 0 && mixed.output.contains("--push lists the whole tenant"), "\(mixed.output)")
+
+        let recent = try scene.run(["admin", "push", "recent", "--status", "failed"])
+        #expect(recent.status == 0 && recent.output.contains(#""items" : ["#), "\(recent.output)")
+
+        let reset = try scene.run(["admin", "user", "reset-factors", scene.userID])
+        #expect(reset.status == 0, "\(reset.output)")
+        #expect(reset.output.contains(#""devices_removed" : 2"#) && reset.output.contains(#""passkeys_removed" : 0"#), "\(reset.output)")
+        #expect(try scene.devices().isEmpty)
+    }
+
     @Test("push tokens: bad input gets a precise error", .enabled(if: enabled))
     func pushTokenBadInput() async throws {
         let scene = try await Scene.make()
