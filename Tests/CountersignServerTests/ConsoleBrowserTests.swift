@@ -140,13 +140,17 @@ struct ConsoleBrowserTests {
                 #expect(try await browser.find("#total-approved").text() == "2")
                 try await CodeFlowBrowserTests.screenshot(browser, "console-dashboard")
 
-                // At phone width the lists are one column: nothing wider than the screen.
+                // At phone width the lists are one column: no page is wider than the screen.
                 try await browser.windowSize(width: 390, height: 844)
+                for section in ["", "/users", "/devices", "/clients", "/push", "/policies", "/audit", "/users/\(admin.userID)"] {
+                    try await browser.open(server.base + "/console" + section)
+                    _ = try await browser.waitFor(css: "main.page h1")
+                    let fits: Bool = try await browser.execute(
+                        script: "return document.documentElement.scrollWidth <= window.innerWidth + 1")
+                    #expect(fits, "/console\(section) is wider than a phone's screen")
+                }
                 try await browser.open(server.base + "/console/users")
                 try await browser.waitFor(text: "Create a user")
-                let fits: Bool = try await browser.execute(
-                    script: "return document.documentElement.scrollWidth <= window.innerWidth + 1")
-                #expect(fits, "the users page is wider than a phone's screen")
                 try await CodeFlowBrowserTests.screenshot(browser, "console-users-phone")
             } catch {
                 await browser.quit()

@@ -532,7 +532,7 @@ enum ConsoleTemplates {
         .lead { margin: 0 0 1.5rem; }
         .panel { margin: 1.5rem 0; padding: 1.25rem; background: #fff; border-radius: 10px; border: 1px solid var(--line); }
         label { display: block; margin: .75rem 0 .25rem; font-weight: 600; } label.check { font-weight: 400; }
-        input[type=text], input[type=search] { width: 100%; max-width: 32rem; padding: .5rem .75rem; font: inherit; border: 1px solid var(--line); border-radius: 8px; }
+        input[type=text], input[type=search], input[type=url], input[type=password] { width: 100%; max-width: 32rem; padding: .5rem .75rem; font: inherit; border: 1px solid var(--line); border-radius: 8px; }
         input[aria-invalid=true] { border-color: var(--error); }
         .row { display: flex; gap: .5rem; max-width: 40rem; } .row input { flex: 1; } .row button { margin-top: 0; width: auto; }
         .field-error { margin: .25rem 0 0; color: var(--error); font-size: .875rem; }
@@ -555,6 +555,8 @@ enum ConsoleTemplates {
         .grid input { max-width: none; } input[type=datetime-local] { width: 100%; padding: .45rem .75rem; font: inherit; border: 1px solid var(--line); border-radius: 8px; }
         .filters .button { margin-left: .5rem; }
         select, textarea { width: 100%; max-width: 32rem; padding: .5rem .75rem; font: inherit; border: 1px solid var(--line); border-radius: 8px; }
+        input[type=file] { display: block; max-width: 100%; font: inherit; }
+        fieldset { margin: 1rem 0 0; padding: .5rem 1rem; border: 1px solid var(--line); border-radius: 8px; } legend { font-weight: 600; }
         textarea.mono { font-family: ui-monospace, monospace; font-size: .85rem; }
         .charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(20rem, 1fr)); gap: 1rem; }
         .chart { margin: 0; padding: 1rem; background: #fff; border: 1px solid var(--line); border-radius: 10px; }
