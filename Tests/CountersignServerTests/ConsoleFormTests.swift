@@ -67,6 +67,14 @@ struct ConsoleFormTests {
         #expect(form.files["f"]?.filename == "clé.p12")
     }
 
+    @Test("A body that is nothing but delimiters, or one long header section, is read once through and refused")
+    func pathologicalBodies() throws {
+        let delimiters = Array(String(repeating: "--\(Self.boundary)", count: 8_000).utf8)
+        #expect(throws: FormError.self) { try Self.parse(delimiters) }
+        let header = Array(("--\(Self.boundary)\r\n" + String(repeating: "X-Long: value\r\n", count: 15_000)).utf8)
+        #expect(throws: FormError.self) { try Self.parse(header) }
+    }
+
     @Test("The boundary of a content type", arguments: [
         ("multipart/form-data; boundary=abc", "abc"),
         (#"Multipart/Form-Data; charset=utf-8; boundary="a b:c""#, "a b:c"),

@@ -571,8 +571,13 @@ struct ConsoleTests {
             #expect(withPush.text.contains("<td>APNS request</td>"), "\(withPush.text.suffix(2500))")
             let bad = try await bench.server.admin("GET", "/admin/v1/tenants/default/push-deliveries?status=lost")
             #expect(bad.status == 400 && bad.errorDescription == "status must be queued, sending, sent, failed or cancelled")
-            let cursor = try await bench.server.admin("GET", "/admin/v1/tenants/default/push-deliveries?cursor=abc")
-            #expect(cursor.status == 400 && cursor.errorDescription == "cursor is not a cursor this server issued")
+            let hex = String(repeating: "0a", count: 16)
+            for forged in ["abc", "9223372036854775807_\(hex)", "253402300800000_\(hex)", "1_\(hex)0", "-1_\(hex)"] {
+                let cursor = try await bench.server.admin("GET", "/admin/v1/tenants/default/push-deliveries?cursor=\(forged)")
+                #expect(cursor.status == 400 && cursor.errorDescription == "cursor is not a cursor this server issued", "\(forged)")
+            }
+            let latest = try await bench.server.admin("GET", "/admin/v1/tenants/default/push-deliveries?cursor=253402300799999_\(hex)")
+            #expect((latest["items"] as? [Any])?.count == 3, "the last time a cursor can name is after every notification")
         }
     }
 

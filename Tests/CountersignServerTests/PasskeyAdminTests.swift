@@ -74,6 +74,8 @@ struct PasskeyAdminTests {
             #expect(try await bench.passkeys(of: alice.userID).count == 1, "nothing changed")
 
             let manager = try await Self.key(server, rights: ["devices:manage"])
+            let ticket = try await server.admin("POST", "/admin/v1/tenants/default/users/\(alice.userID)/enrollment-tickets")
+            let ticketID = try #require((ticket["ticket"] as? [String: any Sendable])?["id"] as? String)
             let reset = try await server.call("POST", path, key: manager.secret)
             #expect(reset.status == 200, "\(reset.errorDescription ?? "")")
             #expect(reset["devices_removed"] as? Int == 1 && reset["passkeys_removed"] as? Int == 1)
@@ -82,6 +84,15 @@ struct PasskeyAdminTests {
             #expect((devices["items"] as? [Any])?.isEmpty == true)
             let events = try await bench.audit("user.factors_reset")
             #expect(events.count == 1 && events.first?["actor"] as? String == "admin-key:\(manager.id)")
+            let details = events.first?["details"] as? [String: any Sendable]
+            #expect(details?["tickets"] as? String == "1" && details?["sessions"] as? String == "1", "\(details ?? [:])")
+            // No way back in: the invitation is revoked and the browser signed in with the phone is signed out.
+            let tickets = try await server.admin("GET", "/admin/v1/tenants/default/users/\(alice.userID)/enrollment-tickets")
+            let revoked = (tickets["items"] as? [[String: any Sendable]])?.first { $0["id"] as? String == ticketID }
+            #expect(revoked?["revoked_at"] is String, "\(revoked ?? [:])")
+            let account = try await bench.alice.browser.get("/account")
+            #expect(account.status == 200 && account.hidden("attempt") != nil && !account.text.contains("Your phones"),
+                    "the account page asks to sign in again")
             let deviceEvents = try await bench.audit("device.deleted"), passkeyEvents = try await bench.audit("passkey.removed")
             #expect(deviceEvents.count == 1 && passkeyEvents.count == 1)
 

@@ -131,9 +131,22 @@ struct SQLUserAdminStore: UserAdminStore {
                     at: date, on: executor)
             }
             try await executor.run("UPDATE users SET totp_failures = 0, totp_locked_until = NULL WHERE id = \(user.id)")
+            // No way back in with what may be in other hands: an unused invitation, a browser
+            // signed in with a factor that is gone.
+            let tickets = try await executor.run(
+                """
+                UPDATE enrollment_tickets SET revoked_at = \(date)
+                WHERE user_id = \(user.id) AND used_at IS NULL AND revoked_at IS NULL RETURNING id
+                """)
+            let sessions = try await executor.run(
+                """
+                UPDATE browser_sessions SET revoked_at = \(date)
+                WHERE tenant_id = \(user.tenantID) AND user_id = \(user.id) AND revoked_at IS NULL RETURNING id
+                """)
             try await audit.record(
                 "user.factors_reset", actor: actor, tenantID: user.tenantID, target: ("user", user.id),
-                details: ["username": user.username, "devices": String(removed.count), "passkeys": String(passkeys.count)],
+                details: ["username": user.username, "devices": String(removed.count), "passkeys": String(passkeys.count),
+                          "tickets": String(tickets.count), "sessions": String(sessions.count)],
                 at: date, on: executor)
             return (removed.count, passkeys.count)
         }

@@ -91,6 +91,7 @@ struct ConsoleDevicesPage: PageModel {
     let filters: [Filter]
     /// The filter in force, posted back by each deregister form.
     let pushFilter: String
+    let filtered: Bool
     let items: [ConsoleTenantDeviceRow]
     let next: String?
     let notice: String?, error: String?
@@ -102,6 +103,7 @@ struct ConsoleDevicesPage: PageModel {
         filters = [("", "All devices"), ("valid", "Push working"), ("invalid", "Push refused"), ("none", "No push")]
             .map { Filter(value: $0.0, label: $0.1, selected: $0.0 == (push?.rawValue ?? "")) }
         pushFilter = push?.rawValue ?? ""
+        filtered = push != nil
         (self.items, self.next, self.notice, self.error) = (items, next, notice, error)
     }
 }

@@ -106,7 +106,9 @@ struct ConsoleForm: Sendable {
                 if byte == 10 { inName = true } else if byte == UInt8(ascii: ":") { inName = false }
                 if inName && byte > 0x7F { throw FormError.unreadable }
             }
-            from = start
+            // A delimiter inside this section ends at the same blank line: checked already. Each
+            // byte is looked at once, whatever the body holds.
+            from = end
         }
     }
 

@@ -14,7 +14,7 @@ struct ConsolePolicies: Sendable {
 
     func page(_ session: ConsoleSession, _ visit: Visit, policy typed: ConsolePolicyForm? = nil,
               webhook: ConsoleWebhookForm? = nil, secret: (purpose: String, value: String)? = nil,
-              notice: String? = nil, status: HTTPResponse.Status = .ok) async throws -> Response {
+              notice: String? = nil, error: String? = nil, status: HTTPResponse.Status = .ok) async throws -> Response {
         let base = flow.tenantPath(visit)
         let stored = try await flow.admin(.get, base + "/authentication-policy", session: session, visit)
         guard stored.status == .ok, let policy = stored.json else {
@@ -22,6 +22,10 @@ struct ConsolePolicies: Sendable {
                                 message: ConsoleText.sentence(stored.errorDescription ?? "the policy could not be read"))
         }
         let hooks = try await flow.admin(.get, base + "/webhooks", session: session, visit)
+        var failure = error
+        if hooks.status != .ok {
+            failure = failure ?? ConsoleText.sentence(hooks.errorDescription ?? "the webhooks could not be read")
+        }
         let set = Dictionary(
             (hooks.json?["items"] as? [[String: Any]] ?? []).compactMap { hook in
                 (hook["purpose"] as? String).map { ($0, hook) }
@@ -42,7 +46,7 @@ struct ConsolePolicies: Sendable {
             ConsolePoliciesPage(
                 ConsoleChrome(visit, session, .policies), policy: typed ?? ConsolePolicyForm(policy), webhooks: webhooks,
                 deliveries: (deliveries?.json?["items"] as? [[String: Any]] ?? []).map(ConsoleWebhookDelivery.init),
-                notice: notice),
+                notice: notice, error: failure),
             status: status)
     }
 
@@ -54,8 +58,12 @@ struct ConsolePolicies: Sendable {
         let path = flow.tenantPath(visit) + "/authentication-policy"
         // The passkey settings have their own command and are not on this form: sent back unchanged.
         let stored = try await flow.admin(.get, path, session: session, visit)
+        guard stored.status == .ok, let passkeys = stored.json?["passkeys"] else {
+            typed.refuse(stored.errorDescription ?? "the stored policy could not be read, so nothing was saved")
+            return try await page(session, visit, policy: typed, status: ConsoleText.pageStatus(stored.status))
+        }
         var json: [String: Any] = body
-        if let passkeys = stored.json?["passkeys"] { json["passkeys"] = passkeys }
+        json["passkeys"] = passkeys
         let answer = try await flow.admin(
             .put, path, body: try JSONSerialization.data(withJSONObject: json, options: [.sortedKeys]), session: session, visit)
         guard answer.status == .ok else {
@@ -93,7 +101,7 @@ struct ConsolePolicies: Sendable {
         let answer = try await flow.admin(.delete, flow.tenantPath(visit) + "/webhooks/" + purpose, session: session, visit)
         guard answer.status == .noContent else {
             return try await page(session, visit,
-                                  notice: ConsoleText.sentence(answer.errorDescription ?? "the webhook could not be removed"),
+                                  error: ConsoleText.sentence(answer.errorDescription ?? "the webhook could not be removed"),
                                   status: ConsoleText.pageStatus(answer.status))
         }
         return try await page(session, visit, notice: "The webhook is removed.")
@@ -256,13 +264,13 @@ struct ConsolePoliciesPage: PageModel {
     let policyError: String?
     let webhooks: [ConsoleWebhookForm]
     let deliveries: [ConsoleWebhookDelivery]
-    let notice: String?
+    let notice: String?, error: String?
 
     init(_ chrome: ConsoleChrome, policy: ConsolePolicyForm, webhooks: [ConsoleWebhookForm], deliveries: [ConsoleWebhookDelivery],
-         notice: String?) {
+         notice: String?, error: String?) {
         (tenantName, base, username, csrf) = (chrome.tenantName, chrome.base, chrome.username, chrome.csrf)
         nav = chrome.nav
         (selects, numbers, switches, policyError) = (policy.selects, policy.numbers, policy.switches, policy.error)
-        (self.webhooks, self.deliveries, self.notice) = (webhooks, deliveries, notice)
+        (self.webhooks, self.deliveries, self.notice, self.error) = (webhooks, deliveries, notice, error)
     }
 }

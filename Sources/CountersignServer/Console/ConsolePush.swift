@@ -22,13 +22,22 @@ struct ConsolePush: Sendable {
         let shown = query?["status"].flatMap { Self.statuses.contains($0) ? $0 : nil }
         var path = flow.tenantPath(visit) + "/push-deliveries?limit=25"
         if let shown { path += "&status=" + shown }
+        if let cursor = query?["cursor"] { path += "&cursor=" + AuthorizationRedirect.encoded(cursor) }
         let recent = try await flow.admin(.get, path, session: session, visit)
+        var failure: String?
+        if answer.status != .ok || recent.status != .ok {
+            let refused = answer.status != .ok ? answer : recent
+            failure = ConsoleText.sentence(refused.errorDescription ?? "the push credentials could not be read")
+        }
         let deliveries = (recent.json?["items"] as? [[String: Any]] ?? []).map(ConsoleNotificationRow.init)
+        let older = (recent.json?["next_cursor"] as? String).map { cursor in
+            (shown.map { "status=\($0)&" } ?? "") + "cursor=" + AuthorizationRedirect.encoded(cursor)
+        }
         return flow.pages.response(
             "console-push",
             ConsolePushPage(ConsoleChrome(visit, session, .push), items: items, form: form, deliveries: deliveries,
-                            failedOnly: shown == "failed", notice: notice),
-            status: status)
+                            older: older, failedOnly: shown == "failed", notice: notice, error: failure),
+            status: failure == nil ? status : ConsoleText.pageStatus(answer.status != .ok ? answer.status : recent.status))
     }
 
     func setAPNsToken(_ upload: ConsoleForm, _ session: ConsoleSession, _ visit: Visit) async throws -> Response {
@@ -49,7 +58,8 @@ struct ConsolePush: Sendable {
     func setAPNsCertificate(_ upload: ConsoleForm, _ session: ConsoleSession, _ visit: Visit) async throws -> Response {
         var typed = ConsolePushForm(upload.fields)
         var refused = false
-        if typed.clientAppKey.range(of: #"^[A-Za-z0-9._~:-]{1,128}$"#, options: .regularExpression) == nil {
+        if !(1...128).contains(typed.clientAppKey.utf8.count)
+            || !typed.clientAppKey.unicodeScalars.allSatisfy({ $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "._~:-".unicodeScalars.contains($0)) }) {
             typed.clientAppKeyError = "Enter 1 to 128 letters, digits and . _ ~ : -, the name the app's devices are known by."
             refused = true
         }
@@ -64,7 +74,8 @@ struct ConsolePush: Sendable {
         ]
         if !typed.certificateEnvironment.isEmpty { body["environment"] = typed.certificateEnvironment }
         let answer = try await flow.admin(
-            .put, flow.tenantPath(visit) + "/push-credentials/apns-certificates/" + typed.clientAppKey, json: body, session: session, visit)
+            .put, flow.tenantPath(visit) + "/push-credentials/apns-certificates/" + AuthorizationRedirect.encoded(typed.clientAppKey),
+            json: body, session: session, visit)
         guard answer.status == .ok || answer.status == .created else {
             typed.refuse(answer, form: .apnsCertificate)
             return try await page(session, visit, form: typed, status: ConsoleText.pageStatus(answer.status))
@@ -193,6 +204,7 @@ struct ConsolePushForm: Sendable {
         case .apnsCertificate:
             switch field {
             case "topic": certificateTopicError = sentence
+            case "client_app_key": clientAppKeyError = sentence
             case "certificate", "password": certificateError = sentence
             default: certificateFormError = sentence
             }
@@ -238,14 +250,17 @@ struct ConsolePushPage: PageModel {
     let sandbox: Bool, certificateSandbox: Bool
     let deliveries: [ConsoleNotificationRow]
     let hasDeliveries: Bool
+    /// The query of the next, older page of notifications, when there is one.
+    let older: String?
     let failedOnly: Bool
-    let notice: String?
+    let notice: String?, error: String?
 
     init(_ chrome: ConsoleChrome, items: [ConsolePushRow], form: ConsolePushForm, deliveries: [ConsoleNotificationRow],
-         failedOnly: Bool, notice: String?) {
+         older: String?, failedOnly: Bool, notice: String?, error: String?) {
         (tenantName, base, username, csrf) = (chrome.tenantName, chrome.base, chrome.username, chrome.csrf)
         nav = chrome.nav
         (self.items, self.form, self.deliveries, self.failedOnly, self.notice) = (items, form, deliveries, failedOnly, notice)
+        (self.older, self.error) = (older, error)
         hasDeliveries = !deliveries.isEmpty
         sandbox = form.environment == "sandbox"
         certificateSandbox = form.certificateEnvironment == "sandbox"
@@ -289,8 +304,10 @@ struct ConsoleRequestPage: PageModel {
         func count(_ value: Any?) -> String { (value as? NSNumber).map { String($0.intValue) } ?? "0" }
         devices = (report["devices"] as? [[String: Any]] ?? []).map { device in
             let notifications = device["notifications"] as? [[String: Any]] ?? []
+            let name = device["name"] as? String ?? "(removed)"
             return Device(
-                id: device["device_id"] as? String ?? "", name: device["name"] as? String ?? "(removed)",
+                id: device["device_id"] as? String ?? "",
+                name: device["status"] as? String == "deleted" ? name + " (deregistered)" : name,
                 push: ConsoleText.pushState(device["push"] as? [String: Any]),
                 lastSeen: ConsoleTime.text(device["last_seen_at"] as? String),
                 notifications: notifications.map { note in

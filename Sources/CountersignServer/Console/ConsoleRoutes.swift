@@ -12,7 +12,9 @@ import Hummingbird
 /// - `GET /console/devices?push=`, `POST /console/devices/{id}/remove` (`ConsoleDevices`);
 /// - `GET|POST /console/policies`, a webhook's `POST /console/policies/webhooks/{purpose}` and its
 ///   `/delete` (`ConsolePolicies`);
-/// - `GET /console/push`, setting an APNs token key or an FCM account, removing one (`ConsolePush`);
+/// - `GET /console/push?status=`, setting an APNs token key, an APNs certificate (`/push/apns-certificate`)
+///   or an FCM account, removing one, and `GET /console/requests/{id}`, one request's deliveries
+///   (`ConsolePush`);
 /// - `GET /console/audit` and `GET /console/audit/export?format=csv|jsonl` (`ConsoleAudit`).
 ///
 /// A page asked for without a session starts the sign-in; a form posted without one, or

@@ -59,7 +59,7 @@ enum ConsoleTemplates {
         {{/items}}
         </tbody>
         </table>
-        {{^items}}<p id="no-devices">No device{{#pushFilter}} of this kind{{/pushFilter}} is enrolled.</p>{{/items}}
+        {{^items}}<p id="no-devices">No device{{#filtered}} of this kind{{/filtered}} is enrolled.</p>{{/items}}
         {{#next}}<p><a href="{{base}}/console/devices?{{next}}" id="next-page">Next page</a></p>{{/next}}
         {{/content}}{{/console-layout}}
         """
@@ -68,6 +68,7 @@ enum ConsoleTemplates {
         {{<console-layout}}{{$content}}
         <h1>Policies</h1>
         {{#notice}}<p class="notice" role="status" id="notice">{{notice}}</p>{{/notice}}
+        {{#error}}<p class="field-error" role="alert" id="action-error">{{error}}</p>{{/error}}
         <section aria-labelledby="policy-heading" class="panel">
         <h2 id="policy-heading">How users approve</h2>
         <p class="hint">A field left empty takes its default. Passkey settings are kept as they are (<code>countersign admin policy set --passkey-…</code>).</p>
@@ -255,7 +256,7 @@ enum ConsoleTemplates {
         <form method="post" action="{{base}}/console/users/{{user.id}}/user-code" novalidate>
         <input type="hidden" name="csrf" value="{{csrf}}">
         <label for="user_code">User code (CIBA <code>user_code</code>): <span id="user-code-state">{{#user.userCodeSet}}set{{/user.userCodeSet}}{{^user.userCodeSet}}not set{{/user.userCodeSet}}</span>{{#user.userCodeLockedUntil}}, locked until {{user.userCodeLockedUntil}}{{/user.userCodeLockedUntil}}</label>
-        <input id="user_code" name="user_code" type="password" autocomplete="new-password"{{#userCodeError}} aria-invalid="true" aria-describedby="user-code-error"{{/userCodeError}}>
+        <input id="user_code" name="user_code" type="password" autocomplete="off"{{#userCodeError}} aria-invalid="true" aria-describedby="user-code-error"{{/userCodeError}}>
         <p class="hint">4 to 64 characters; never shown again. Setting it lifts a lock.</p>
         {{#userCodeError}}<p class="field-error" id="user-code-error">{{userCodeError}}</p>{{/userCodeError}}
         <div class="actions"><button type="submit" class="secondary" id="set-user-code">Set code</button>
@@ -263,7 +264,7 @@ enum ConsoleTemplates {
         </form>
         <form method="post" action="{{base}}/console/users/{{user.id}}/factor-reset">
         <input type="hidden" name="csrf" value="{{csrf}}">
-        <label class="check"><input type="checkbox" name="confirm" value="yes" id="confirm-reset"> Deregister every device and remove every passkey of {{user.username}}, so they enroll again</label>
+        <label class="check"><input type="checkbox" name="confirm" value="yes" id="confirm-reset"> Deregister every device and remove every passkey of {{user.username}}, revoke their unused invitations and sign them out, so they enroll again</label>
         {{#resetConfirmError}}<p class="field-error" id="reset-confirm-error">{{resetConfirmError}}</p>{{/resetConfirmError}}
         <button type="submit" class="danger" id="reset-factors">Reset factors</button>
         </form>
@@ -384,6 +385,7 @@ enum ConsoleTemplates {
         {{<console-layout}}{{$content}}
         <h1>Push credentials</h1>
         {{#notice}}<p class="notice" role="status" id="notice">{{notice}}</p>{{/notice}}
+        {{#error}}<p class="field-error" role="alert" id="action-error">{{error}}</p>{{/error}}
         <table id="credentials">
         <thead><tr><th scope="col">Kind</th><th scope="col">Details</th><th scope="col">Sends</th><th scope="col">Updated</th><th scope="col"></th></tr></thead>
         <tbody>
@@ -404,6 +406,7 @@ enum ConsoleTemplates {
         {{/deliveries}}
         </tbody>
         </table>{{/hasDeliveries}}
+        {{#older}}<p><a href="{{base}}/console/push?{{older}}" id="older-notifications">Older notifications</a></p>{{/older}}
         {{^hasDeliveries}}<p id="no-notifications">{{#failedOnly}}No notification failed.{{/failedOnly}}{{^failedOnly}}No notification has been sent.{{/failedOnly}}</p>{{/hasDeliveries}}
         </section>
         {{#form}}

@@ -108,7 +108,9 @@ struct DeliveryAdminRoutes: Sendable {
 
         static func position(of cursor: String) throws(APIError) -> (createdAt: Date, id: String) {
             let parts = cursor.split(separator: "_")
-            guard parts.count == 2, let millis = Int64(parts[0]), parts[1].count == 32,
+            // At most the end of year 9999: a time that stays a time when stored back as milliseconds.
+            guard parts.count == 2, parts[0].count <= 15, parts[0].utf8.allSatisfy({ (0x30...0x39).contains($0) }),
+                  let millis = Int64(parts[0]), millis <= 253_402_300_799_999, parts[1].count == 32,
                   parts[1].allSatisfy({ $0.isHexDigit && !$0.isUppercase }) else {
                 throw .badRequest("cursor is not a cursor this server issued")
             }

@@ -174,7 +174,7 @@ public struct SQLPushOutboxRepository: PushOutboxRepository {
         return try await executor.all(
             """
             SELECT \(raw: Row.columns) FROM push_outbox
-            WHERE tenant_id = \(tenantID) AND (created_at < \(time) OR (created_at = \(time) AND id < \(id)))
+            WHERE tenant_id = \(tenantID) AND (created_at, id) < (\(time), \(id))
                 \(raw: status.map { "AND status = '\($0.rawValue)'" } ?? "")
             ORDER BY created_at DESC, id DESC LIMIT \(limit)
             """, as: Row.self)
