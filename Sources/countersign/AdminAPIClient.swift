@@ -37,8 +37,12 @@ struct PageOptions: ParsableArguments {
     @Option(help: "Items per page, 1 to 200.") var limit: Int?
     @Option(help: "next_cursor of the previous page.") var cursor: String?
 
-    func query() -> String {
+    /// The page's query, with `filters` (name and value, nil values left out) before it.
+    func query(_ filters: (String, String?)... ) -> String {
         var items: [String] = []
+        for case let (name, value?) in filters {
+            items.append("\(name)=\(value.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? value)")
+        }
         if let limit { items.append("limit=\(limit)") }
         if let cursor { items.append("cursor=\(cursor.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? cursor)") }
         return items.isEmpty ? "" : "?" + items.joined(separator: "&")

@@ -115,11 +115,7 @@ struct PushCommands: AsyncParsableCommand {
         @OptionGroup var page: PageOptions
         @Option(help: "Only those in this state: queued, sending, sent, failed or cancelled.") var status: String?
         func run() async throws {
-            var query = page.query()
-            if let status {
-                query += (query.isEmpty ? "?" : "&") + "status=" + (status.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? status)
-            }
-            try await options.client().print("GET", options.tenantPath("/push-deliveries") + query)
+            try await options.client().print("GET", options.tenantPath("/push-deliveries") + page.query(("status", status)))
         }
     }
 }

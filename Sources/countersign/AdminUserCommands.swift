@@ -12,12 +12,7 @@ struct UserCommands: AsyncParsableCommand {
         @OptionGroup var page: PageOptions
         @Option(help: "Only users whose username starts with this (any case).") var search: String?
         func run() async throws {
-            var query = page.query()
-            if let search {
-                let encoded = search.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? search
-                query += (query.isEmpty ? "?" : "&") + "q=" + encoded
-            }
-            try await options.client().print("GET", options.tenantPath("/users") + query)
+            try await options.client().print("GET", options.tenantPath("/users") + page.query(("q", search)))
         }
     }
 
@@ -179,9 +174,7 @@ struct DeviceAdminCommands: AsyncParsableCommand {
         var push: String?
         func run() async throws {
             guard let userID else {
-                var query = page.query()
-                if let push { query += (query.isEmpty ? "?" : "&") + "push=" + (push.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? push) }
-                try await options.client().print("GET", options.tenantPath("/devices") + query)
+                try await options.client().print("GET", options.tenantPath("/devices") + page.query(("push", push)))
                 return
             }
             guard push == nil else { throw ValidationError("--push lists the whole tenant: leave out the user") }

@@ -18,17 +18,21 @@ struct FormParameters: Sendable {
 
     /// Reads and parses the body of `request`.
     static func read(_ request: Request) async throws -> FormParameters {
-        let buffer: ByteBuffer
+        let buffer = try await body(of: request, upTo: maximumSize)
+        return try FormParameters(body: Data(buffer.readableBytesView), contentType: request.headers[.contentType])
+    }
+
+    /// The body of a form `request`, at most `limit` bytes; why not as a `FormError`.
+    static func body(of request: Request, upTo limit: Int) async throws -> ByteBuffer {
         do {
-            buffer = try await request.collectBody(upTo: maximumSize)
+            return try await request.collectBody(upTo: limit)
         } catch .tooLarge {
-            throw FormError.tooLarge(maximumSize)
+            throw FormError.tooLarge(limit)
         } catch .unreadable {
             throw FormError.unreadable
         } catch .unsupportedTransferCoding {
             throw FormError.unsupportedTransferCoding
         }
-        return try FormParameters(body: Data(buffer.readableBytesView), contentType: request.headers[.contentType])
     }
 
     init(body: Data, contentType: String?) throws {

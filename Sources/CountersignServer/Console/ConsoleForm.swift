@@ -30,17 +30,7 @@ struct ConsoleForm: Sendable {
         guard let boundary = multipartBoundary(contentType) else {
             return ConsoleForm(fields: try await FormParameters.read(request), files: [:])
         }
-        let buffer: ByteBuffer
-        do {
-            buffer = try await request.collectBody(upTo: maximumSize)
-        } catch .tooLarge {
-            throw FormError.tooLarge(maximumSize)
-        } catch .unreadable {
-            throw FormError.unreadable
-        } catch .unsupportedTransferCoding {
-            throw FormError.unsupportedTransferCoding
-        }
-        return try ConsoleForm(multipart: buffer, boundary: boundary)
+        return try ConsoleForm(multipart: try await FormParameters.body(of: request, upTo: maximumSize), boundary: boundary)
     }
 
     /// Parses a `multipart/form-data` body (RFC 7578) with MultipartKit's parser.
