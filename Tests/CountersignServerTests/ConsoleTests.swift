@@ -550,6 +550,8 @@ struct ConsoleTests {
             let requestID = try #require(try await bench.admin.kit.pendingRequests().first?.id)
             let page = try await bench.browser.get("/console/requests/\(requestID)")
             #expect(page.status == 200 && page.text.contains(#"id="request-status">pending"#), "\(page.text.suffix(2000))")
+            #expect(page.text.contains(#"/console/users/\#(bench.admin.userID)" id="request-user""#))
+            #expect(page.text.contains(#"/console/clients/\#(client.id)" id="request-client""#))
             #expect(page.text.contains(#"id="request-device-\#(bench.admin.enrollment.deviceID)""#))
             let unknown = try await bench.browser.get("/console/requests/txn_nothing")
             #expect(unknown.status == 404)

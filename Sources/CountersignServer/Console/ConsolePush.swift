@@ -287,7 +287,8 @@ struct ConsoleRequestPage: PageModel {
     let tenantName: String, base: String, username: String, csrf: String
     let signedIn = true
     let nav: [ConsoleNavItem]
-    let requestID: String, status: String, expiresAt: String, decidedBy: String?
+    let requestID: String, status: String, createdAt: String, expiresAt: String, decidedBy: String?
+    let userID: String, clientID: String
     let devices: [Device]
     let clientCalls: [ClientCall]
     let hasClientCalls: Bool
@@ -300,6 +301,9 @@ struct ConsoleRequestPage: PageModel {
         let state = report["status"] as? String ?? ""
         status = state == "pending" && report["expired"] as? Bool == true ? "expired" : state
         expiresAt = ConsoleTime.text(report["expires_at"] as? String)
+        createdAt = ConsoleTime.text(report["created_at"] as? String)
+        userID = report["user_id"] as? String ?? ""
+        clientID = report["client_id"] as? String ?? ""
         decidedBy = report["decided_by_device"] as? String
         func count(_ value: Any?) -> String { (value as? NSNumber).map { String($0.intValue) } ?? "0" }
         devices = (report["devices"] as? [[String: Any]] ?? []).map { device in

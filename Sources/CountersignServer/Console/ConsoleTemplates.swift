@@ -473,6 +473,9 @@ enum ConsoleTemplates {
         <h1 id="request-heading">Request <code>{{requestID}}</code></h1>
         <dl class="facts">
         <dt>Status</dt><dd id="request-status">{{status}}</dd>
+        <dt>User</dt><dd><a href="{{base}}/console/users/{{userID}}" id="request-user">{{userID}}</a></dd>
+        <dt>Client</dt><dd><a href="{{base}}/console/clients/{{clientID}}" id="request-client">{{clientID}}</a></dd>
+        <dt>Asked</dt><dd>{{createdAt}}</dd>
         <dt>Expires</dt><dd>{{expiresAt}}</dd>
         {{#decidedBy}}<dt>Answered by</dt><dd><code>{{decidedBy}}</code></dd>{{/decidedBy}}
         </dl>

@@ -66,6 +66,9 @@ struct DeliveryAdminRoutes: Sendable {
 
     struct Deliveries: Encodable, Sendable {
         let requestID: String
+        let userID: String
+        let clientID: String
+        let createdAt: Date
         let status: ApprovalTransaction.Status
         /// Whether an undecided request's time to answer has passed.
         let expired: Bool
@@ -79,6 +82,9 @@ struct DeliveryAdminRoutes: Sendable {
             case status, expired, devices
             case clientNotifications = "client_notifications"
             case requestID = "request_id"
+            case userID = "user_id"
+            case clientID = "client_id"
+            case createdAt = "created_at"
             case expiresAt = "expires_at"
             case decidedByDevice = "decided_by_device"
         }
@@ -155,7 +161,8 @@ struct DeliveryAdminRoutes: Sendable {
                     lastSeenAt: device?.lastSeenAt, notifications: (grouped[deviceID] ?? []).map(Notification.init))
             }
             return try JSON.response(Deliveries(
-                requestID: id, status: transaction.status,
+                requestID: id, userID: transaction.userID, clientID: transaction.clientID, createdAt: transaction.createdAt,
+                status: transaction.status,
                 expired: transaction.status == .pending && transaction.isExpired(at: now()),
                 expiresAt: transaction.expiresAt, decidedByDevice: transaction.decidedByDevice, devices: deliveries,
                 clientNotifications: try await store.clientNotifications(requestID: id).map(ClientCall.init)))
