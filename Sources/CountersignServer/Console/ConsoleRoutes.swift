@@ -39,6 +39,9 @@ struct ConsoleRoutes: Sendable {
         policies = ConsolePolicies(flow: flow)
     }
 
+    typealias Visit = ConsoleFlow.Visit
+    typealias Group = RouterGroup<CountersignRequestContext>
+
     func register(on routes: TenantRoutes) {
         let pages = routes.group("/console", surface: .page)
         pages.get("") { request, context in
@@ -53,155 +56,107 @@ struct ConsoleRoutes: Sendable {
         pages.post("/sign-out") { request, context in
             try await flow.signOut(try await FormParameters.read(request), try visit(request, context))
         }
-        pages.get("/users") { request, context in
+
+        getWithQuery(pages, "/users") { query, session, visit in try await users.list(query: query, session, visit) }
+        post(pages, "/users") { _, form, session, visit in try await users.create(form, session, visit) }
+        get(pages, "/users/{id}") { path, session, visit in try await users.show(userID: path.require("id"), session, visit) }
+        post(pages, "/users/{id}/status") { path, form, session, visit in
+            try await users.setStatus(userID: path.require("id"), form, session, visit)
+        }
+        post(pages, "/users/{id}/delete") { path, form, session, visit in
+            try await users.delete(userID: path.require("id"), form, session, visit)
+        }
+        post(pages, "/users/{id}/factor-reset") { path, form, session, visit in
+            try await users.resetFactors(userID: path.require("id"), form, session, visit)
+        }
+        post(pages, "/users/{id}/request-suppression/delete") { path, _, session, visit in
+            try await users.liftSuppression(userID: path.require("id"), session, visit)
+        }
+        post(pages, "/users/{id}/user-code") { path, form, session, visit in
+            try await users.setUserCode(userID: path.require("id"), form, session, visit)
+        }
+        post(pages, "/users/{id}/invitations") { path, _, session, visit in
+            try await users.invite(userID: path.require("id"), session, visit)
+        }
+        post(pages, "/users/{id}/devices/{device}/remove") { path, _, session, visit in
+            try await users.removeDevice(userID: path.require("id"), deviceID: path.require("device"), session, visit)
+        }
+        post(pages, "/users/{id}/passkeys/{passkey}/remove") { path, _, session, visit in
+            try await users.removePasskey(userID: path.require("id"), passkeyID: path.require("passkey"), session, visit)
+        }
+
+        getWithQuery(pages, "/devices") { query, session, visit in try await devices.list(query: query, session, visit) }
+        post(pages, "/devices/{id}/remove") { path, form, session, visit in
+            try await devices.remove(deviceID: path.require("id"), form, session, visit)
+        }
+
+        get(pages, "/clients") { _, session, visit in try await clients.list(session, visit) }
+        post(pages, "/clients") { _, form, session, visit in try await clients.create(form, session, visit) }
+        get(pages, "/clients/{id}") { path, session, visit in try await clients.show(clientID: path.require("id"), session, visit) }
+        post(pages, "/clients/{id}") { path, form, session, visit in
+            try await clients.update(clientID: path.require("id"), form, session, visit)
+        }
+        post(pages, "/clients/{id}/secret") { path, _, session, visit in
+            try await clients.rotateSecret(clientID: path.require("id"), session, visit)
+        }
+        post(pages, "/clients/{id}/delete") { path, form, session, visit in
+            try await clients.delete(clientID: path.require("id"), form, session, visit)
+        }
+
+        getWithQuery(pages, "/push") { query, session, visit in try await push.page(session, visit, query: query) }
+        upload(pages, "/push/apns-token") { upload, session, visit in try await push.setAPNsToken(upload, session, visit) }
+        upload(pages, "/push/apns-certificate") { upload, session, visit in try await push.setAPNsCertificate(upload, session, visit) }
+        upload(pages, "/push/fcm") { upload, session, visit in try await push.setFCM(upload, session, visit) }
+        post(pages, "/push/apns-token/delete") { _, _, session, visit in try await push.remove("apns-token", session, visit) }
+        post(pages, "/push/fcm/delete") { _, _, session, visit in try await push.remove("fcm", session, visit) }
+        post(pages, "/push/apns-certificates/{key}/delete") { path, _, session, visit in
+            try await push.remove("apns-certificates/" + AuthorizationRedirect.encoded(path.require("key")), session, visit)
+        }
+        get(pages, "/requests/{id}") { path, session, visit in try await push.request(path.require("id"), session, visit) }
+
+        get(pages, "/policies") { _, session, visit in try await policies.page(session, visit) }
+        post(pages, "/policies") { _, form, session, visit in try await policies.savePolicy(form, session, visit) }
+        post(pages, "/policies/webhooks/{purpose}") { path, form, session, visit in
+            try await policies.setWebhook(path.require("purpose"), form, rotate: form["rotate_secret"] == "yes", session, visit)
+        }
+        post(pages, "/policies/webhooks/{purpose}/delete") { path, _, session, visit in
+            try await policies.removeWebhook(path.require("purpose"), session, visit)
+        }
+
+        getWithQuery(pages, "/audit") { query, session, visit in try await audit.page(query, session, visit) }
+        getWithQuery(pages, "/audit/export") { query, session, visit in try await audit.export(query, session, visit) }
+    }
+
+    /// A page at `path` that needs a session, given its path parameters.
+    private func get(_ pages: Group, _ path: RouterPath,
+                     _ body: @escaping @Sendable (Parameters, ConsoleSession, Visit) async throws -> Response) {
+        pages.get(path) { request, context in
+            try await page(request, context) { session, visit in try await body(context.parameters, session, visit) }
+        }
+    }
+
+    /// A page at `path` that needs a session and reads its query: a malformed one is the 400 page.
+    private func getWithQuery(_ pages: Group, _ path: RouterPath,
+                              _ body: @escaping @Sendable (FormParameters, ConsoleSession, Visit) async throws -> Response) {
+        pages.get(path) { request, context in
             try await page(request, context) { session, visit in
-                try await withQuery(request, visit) { query in try await users.list(query: query, session, visit) }
+                try await withQuery(request, visit) { query in try await body(query, session, visit) }
             }
         }
-        pages.get("/audit") { request, context in
-            try await page(request, context) { session, visit in
-                try await withQuery(request, visit) { query in try await audit.page(query, session, visit) }
-            }
+    }
+
+    /// A form at `path` that needs a session and its CSRF token, given its path parameters.
+    private func post(_ pages: Group, _ path: RouterPath,
+                      _ body: @escaping @Sendable (Parameters, FormParameters, ConsoleSession, Visit) async throws -> Response) {
+        pages.post(path) { request, context in
+            try await upload(request, context) { form, session, visit in try await body(context.parameters, form.fields, session, visit) }
         }
-        pages.get("/audit/export") { request, context in
-            try await page(request, context) { session, visit in
-                try await withQuery(request, visit) { query in try await audit.export(query, session, visit) }
-            }
-        }
-        pages.get("/devices") { request, context in
-            try await page(request, context) { session, visit in
-                try await withQuery(request, visit) { query in try await devices.list(query: query, session, visit) }
-            }
-        }
-        pages.post("/devices/{id}/remove") { request, context in
-            let id = try context.parameters.require("id")
-            return try await form(request, context) { form, session, visit in
-                try await devices.remove(deviceID: id, form, session, visit)
-            }
-        }
-        pages.get("/policies") { request, context in
-            try await page(request, context) { session, visit in try await policies.page(session, visit) }
-        }
-        pages.post("/policies") { request, context in
-            try await form(request, context) { form, session, visit in try await policies.savePolicy(form, session, visit) }
-        }
-        pages.post("/policies/webhooks/{purpose}") { request, context in
-            let purpose = try context.parameters.require("purpose")
-            return try await form(request, context) { form, session, visit in
-                try await policies.setWebhook(purpose, form, rotate: form["rotate_secret"] == "yes", session, visit)
-            }
-        }
-        pages.post("/policies/webhooks/{purpose}/delete") { request, context in
-            let purpose = try context.parameters.require("purpose")
-            return try await form(request, context) { _, session, visit in try await policies.removeWebhook(purpose, session, visit) }
-        }
-        pages.get("/push") { request, context in
-            try await page(request, context) { session, visit in
-                try await withQuery(request, visit) { query in try await push.page(session, visit, query: query) }
-            }
-        }
-        pages.get("/requests/{id}") { request, context in
-            let id = try context.parameters.require("id")
-            return try await page(request, context) { session, visit in try await push.request(id, session, visit) }
-        }
-        pages.post("/push/apns-token") { request, context in
-            try await upload(request, context) { form, session, visit in try await push.setAPNsToken(form, session, visit) }
-        }
-        pages.post("/push/apns-certificate") { request, context in
-            try await upload(request, context) { form, session, visit in try await push.setAPNsCertificate(form, session, visit) }
-        }
-        pages.post("/push/fcm") { request, context in
-            try await upload(request, context) { form, session, visit in try await push.setFCM(form, session, visit) }
-        }
-        pages.post("/push/apns-token/delete") { request, context in
-            try await form(request, context) { _, session, visit in try await push.remove("apns-token", session, visit) }
-        }
-        pages.post("/push/fcm/delete") { request, context in
-            try await form(request, context) { _, session, visit in try await push.remove("fcm", session, visit) }
-        }
-        pages.post("/push/apns-certificates/{key}/delete") { request, context in
-            let key = try context.parameters.require("key")
-            return try await form(request, context) { _, session, visit in
-                try await push.remove("apns-certificates/" + AuthorizationRedirect.encoded(key), session, visit)
-            }
-        }
-        pages.get("/clients") { request, context in
-            try await page(request, context) { session, visit in try await clients.list(session, visit) }
-        }
-        pages.post("/clients") { request, context in
-            try await form(request, context) { form, session, visit in try await clients.create(form, session, visit) }
-        }
-        pages.get("/clients/{id}") { request, context in
-            let id = try context.parameters.require("id")
-            return try await page(request, context) { session, visit in try await clients.show(clientID: id, session, visit) }
-        }
-        pages.post("/clients/{id}") { request, context in
-            let id = try context.parameters.require("id")
-            return try await form(request, context) { form, session, visit in
-                try await clients.update(clientID: id, form, session, visit)
-            }
-        }
-        pages.post("/clients/{id}/secret") { request, context in
-            let id = try context.parameters.require("id")
-            return try await form(request, context) { _, session, visit in try await clients.rotateSecret(clientID: id, session, visit) }
-        }
-        pages.post("/clients/{id}/delete") { request, context in
-            let id = try context.parameters.require("id")
-            return try await form(request, context) { form, session, visit in
-                try await clients.delete(clientID: id, form, session, visit)
-            }
-        }
-        pages.post("/users") { request, context in
-            try await form(request, context) { form, session, visit in try await users.create(form, session, visit) }
-        }
-        pages.get("/users/{id}") { request, context in
-            let id = try context.parameters.require("id")
-            return try await page(request, context) { session, visit in try await users.show(userID: id, session, visit) }
-        }
-        pages.post("/users/{id}/status") { request, context in
-            let id = try context.parameters.require("id")
-            return try await form(request, context) { form, session, visit in
-                try await users.setStatus(userID: id, form, session, visit)
-            }
-        }
-        pages.post("/users/{id}/delete") { request, context in
-            let id = try context.parameters.require("id")
-            return try await form(request, context) { form, session, visit in
-                try await users.delete(userID: id, form, session, visit)
-            }
-        }
-        pages.post("/users/{id}/factor-reset") { request, context in
-            let id = try context.parameters.require("id")
-            return try await form(request, context) { form, session, visit in
-                try await users.resetFactors(userID: id, form, session, visit)
-            }
-        }
-        pages.post("/users/{id}/request-suppression/delete") { request, context in
-            let id = try context.parameters.require("id")
-            return try await form(request, context) { _, session, visit in try await users.liftSuppression(userID: id, session, visit) }
-        }
-        pages.post("/users/{id}/user-code") { request, context in
-            let id = try context.parameters.require("id")
-            return try await form(request, context) { form, session, visit in
-                try await users.setUserCode(userID: id, form, session, visit)
-            }
-        }
-        pages.post("/users/{id}/invitations") { request, context in
-            let id = try context.parameters.require("id")
-            return try await form(request, context) { _, session, visit in try await users.invite(userID: id, session, visit) }
-        }
-        pages.post("/users/{id}/devices/{device}/remove") { request, context in
-            let (id, device) = (try context.parameters.require("id"), try context.parameters.require("device"))
-            return try await form(request, context) { _, session, visit in
-                try await users.removeDevice(userID: id, deviceID: device, session, visit)
-            }
-        }
-        pages.post("/users/{id}/passkeys/{passkey}/remove") { request, context in
-            let (id, passkey) = (try context.parameters.require("id"), try context.parameters.require("passkey"))
-            return try await form(request, context) { _, session, visit in
-                try await users.removePasskey(userID: id, passkeyID: passkey, session, visit)
-            }
-        }
+    }
+
+    /// A form at `path` that carries files.
+    private func upload(_ pages: Group, _ path: RouterPath,
+                        _ body: @escaping @Sendable (ConsoleForm, ConsoleSession, Visit) async throws -> Response) {
+        pages.post(path) { request, context in try await upload(request, context, body) }
     }
 
     private func visit(_ request: Request, _ context: CountersignRequestContext) throws -> ConsoleFlow.Visit {
@@ -227,12 +182,6 @@ struct ConsoleRoutes: Sendable {
         let visit = try visit(request, context)
         guard let session = flow.session(visit) else { return try await flow.signIn(visit) }
         return try await signedOutIfRevoked(visit) { try await body(session, visit) }
-    }
-
-    /// A form that needs a session and its CSRF token.
-    private func form(_ request: Request, _ context: CountersignRequestContext,
-                      _ body: (FormParameters, ConsoleSession, ConsoleFlow.Visit) async throws -> Response) async throws -> Response {
-        try await upload(request, context) { form, session, visit in try await body(form.fields, session, visit) }
     }
 
     /// A form that needs a session and its CSRF token, with the files it carries.
