@@ -466,6 +466,9 @@ struct ConsoleTests {
 
             let removed = try await bench.post("/console/policies/webhooks/events/delete", [])
             #expect(removed.status == 200 && removed.text.contains(#"id="webhook-events-unset""#))
+            let removedAgain = try await bench.post("/console/policies/webhooks/events/delete", [])
+            #expect(removedAgain.status == 404 && removedAgain.text.contains(#"id="action-error""#)
+                    && !removedAgain.text.contains(#"id="notice""#))
             let audit = try await bench.server.admin("GET", "/admin/v1/tenants/default/audit?limit=50")
             let actions = (audit["items"] as? [[String: any Sendable]] ?? []).compactMap { $0["action"] as? String }
             #expect(actions.contains { $0.hasPrefix("webhook.") }, "\(actions)")
