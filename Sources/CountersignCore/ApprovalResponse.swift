@@ -25,8 +25,13 @@ public struct ApprovalResponse: Codable, Sendable, Equatable {
     public var detailsDigest: String
     /// The `challenge` of those details.
     public var challenge: String
-    /// How the user was verified on the device: `Factor` raw values (`confirm`, `pin`, …).
+    /// How the user was verified on the device: `Factor` raw values (`confirm`, `pin`, …), in
+    /// the order the user went through them.
     public var factors: [String]
+    /// Where the details offer alternatives (`Verification.alternatives`): the index of the one
+    /// used, whose factors `factors` lists. The device key signs it with the rest, and the PIN
+    /// and biometric keys sign over that signature, so one answer proves the whole alternative.
+    public var alternative: Int64?
     /// Seconds since 1970.
     public var issuedAt: Int64
     /// For a denial: why (`DenyReason.fromDevice`); absent means `declined`.
@@ -40,7 +45,7 @@ public struct ApprovalResponse: Codable, Sendable, Equatable {
 
     public init(requestID: String, decision: Decision, detailsDigest: String, challenge: String, factors: [String],
                 issuedAt: Int64, reason: DenyReason? = nil, number: Int64? = nil, customData: String? = nil,
-                biometry: String? = nil) {
+                biometry: String? = nil, alternative: Int64? = nil) {
         self.requestID = requestID
         self.decision = decision
         self.detailsDigest = detailsDigest
@@ -51,13 +56,14 @@ public struct ApprovalResponse: Codable, Sendable, Equatable {
         self.number = number
         self.customData = customData
         self.biometry = biometry
+        self.alternative = alternative
     }
 
     /// The longest `customData` accepted.
     public static let maximumCustomDataLength = 4096
 
     enum CodingKeys: String, CodingKey {
-        case decision, challenge, factors, reason, number, biometry
+        case decision, challenge, factors, reason, number, biometry, alternative
         case requestID = "request_id"
         case detailsDigest = "details_sha256"
         case issuedAt = "iat"

@@ -32,6 +32,17 @@ public enum Factor: String, Codable, Sendable, CaseIterable, Comparable {
     public static func < (lhs: Factor, rhs: Factor) -> Bool {
         (lhs.strength, lhs.rawValue) < (rhs.strength, rhs.rawValue)
     }
+
+    /// The name an authenticator policy gives the factor (`number-match`), as in the
+    /// authentication class URNs; the device protocol uses `rawValue` (`number_match`).
+    public var policyName: String { rawValue.replacingOccurrences(of: "_", with: "-") }
+
+    /// The factor a policy names; nil for any other name (`device-key` included, which is no
+    /// factor of its own: every answer is signed by the device key).
+    public init?(policyName: String) {
+        guard let factor = Factor.allCases.first(where: { $0.policyName == policyName }) else { return nil }
+        self = factor
+    }
 }
 
 /// Why a user denied a request, signed in the answer (`ApprovalResponse.reason`). The device

@@ -20,6 +20,16 @@ public struct TransactionDetails: Codable, Sendable, Equatable {
     /// them refuses the version instead of ignoring the member: it would otherwise approve a
     /// payment whose amount and payee it never showed, though its signature covers them.
     public static let authorizationDetailsVersion: Int64 = 2
+    /// The version of details whose verification offers alternatives
+    /// (`Verification.alternatives`), with or without authorization details. An authenticator
+    /// that predates them refuses the version: it would answer with the one factor it knows,
+    /// which the server would refuse after the user had gone through it.
+    public static let alternativesVersion: Int64 = 3
+
+    /// The version that details with these members must carry.
+    static func version(alternatives: Bool, authorizationDetails: Bool) -> Int64 {
+        alternatives ? alternativesVersion : authorizationDetails ? authorizationDetailsVersion : currentVersion
+    }
 
     public struct Party: Codable, Sendable, Equatable {
         public var id: String
@@ -72,24 +82,46 @@ public struct TransactionDetails: Codable, Sendable, Equatable {
     /// The device shows them and signs them with everything else; absent when none were sent.
     public var authorizationDetails: [JSONValue]?
 
-    /// The factor a request requires, whether a PIN may stand in for it, and for number
-    /// matching the choices to offer. The number itself is never here: the relying party shows
-    /// it, and the user carries it across.
+    /// What the user must do to approve. Either one factor, with whether a PIN may stand in for
+    /// it, or (from version 3) the tenant's alternatives: each an ordered list of factors, any
+    /// one of which approves. For number matching, the choices to offer; the number itself is
+    /// never here: the relying party shows it, and the user carries it across.
     public struct Verification: Codable, Sendable, Equatable {
+        /// The class's factor: with no alternatives, the one the answer must use.
         public var factor: Factor
-        /// For `biometric` and `custom`: whether a PIN is accepted instead.
+        /// For `biometric` and `custom` without alternatives: whether a PIN is accepted instead.
         public var pinFallback: Bool?
-        /// For `numberMatch`.
+        /// When any alternative (or the factor) is `numberMatch`.
         public var numberMatch: NumberMatch?
+        /// The ways to approve, in the policy's order, each the factors' raw values in the order
+        /// the user goes through them. An answer names the one it used (`ApprovalResponse.alternative`).
+        /// Strings rather than `Factor`s, so that an authenticator passes over an alternative
+        /// with a factor it does not know and can still use the others.
+        public var alternatives: [[String]]?
 
-        public init(factor: Factor, pinFallback: Bool? = nil, numberMatch: NumberMatch? = nil) {
+        public init(factor: Factor, pinFallback: Bool? = nil, numberMatch: NumberMatch? = nil, alternatives: [[Factor]]? = nil) {
             self.factor = factor
             self.pinFallback = pinFallback
             self.numberMatch = numberMatch
+            self.alternatives = alternatives?.map { $0.map(\.rawValue) }
+        }
+
+        /// The alternatives an answer may satisfy, in order: the sealed ones, else the factor
+        /// alone and, where the PIN may stand in, the PIN alone. An alternative naming a factor
+        /// this version does not know is nil, so that indexes stay those of the sealed list.
+        public var offered: [[Factor]?] {
+            if let alternatives {
+                return alternatives.map { names in
+                    let factors = names.compactMap(Factor.init(rawValue:))
+                    return factors.count == names.count ? factors : nil
+                }
+            }
+            let fallback = pinFallback == true && (factor == .biometric || factor == .custom)
+            return [[factor]] + (fallback ? [[.pin]] : [])
         }
 
         enum CodingKeys: String, CodingKey {
-            case factor
+            case factor, alternatives
             case pinFallback = "pin_fallback"
             case numberMatch = "number_match"
         }
@@ -100,7 +132,8 @@ public struct TransactionDetails: Codable, Sendable, Equatable {
         acrValues: [String]?, context: Context, requestedAt: Int64, expiresAt: Int64, challenge: String,
         verification: Verification? = nil, authorizationDetails: [JSONValue]? = nil
     ) {
-        self.version = authorizationDetails == nil ? Self.currentVersion : Self.authorizationDetailsVersion
+        self.version = Self.version(
+            alternatives: verification?.alternatives != nil, authorizationDetails: authorizationDetails != nil)
         self.requestID = requestID
         self.tenant = tenant
         self.user = user
@@ -138,8 +171,8 @@ public struct TransactionDetails: Codable, Sendable, Equatable {
     }
 
     /// Parses bytes a device opened. They must be the canonical form of a version-1 details
-    /// object, or version 2 with authorization details, since the digest is taken over them
-    /// exactly as received.
+    /// object, version 2 with authorization details, or version 3 with alternatives, since the
+    /// digest is taken over them exactly as received.
     public init(canonicalBytes: Data) throws(ApprovalMessageError) {
         // One strict parse (which refuses a member named twice), one comparison with the
         // canonical form, then the members are read from the same bytes.
@@ -152,7 +185,8 @@ public struct TransactionDetails: Codable, Sendable, Equatable {
         guard let details = try? JSONDecoder().decode(TransactionDetails.self, from: canonicalBytes) else {
             throw .malformed("the request details lack a required member")
         }
-        let expected = details.authorizationDetails == nil ? Self.currentVersion : Self.authorizationDetailsVersion
+        let expected = Self.version(
+            alternatives: details.verification?.alternatives != nil, authorizationDetails: details.authorizationDetails != nil)
         guard details.version == expected else {
             throw .unsupportedVersion(details.version)
         }

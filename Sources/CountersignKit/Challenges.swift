@@ -40,6 +40,15 @@ public protocol ChallengeHandler: Sendable {
     func verifyBiometric(_ challenge: BiometricChallenge) async -> BiometricAnswer
     /// The request requires the app's own authenticator, whose data the tenant's verifier judges.
     func provideCustomData(_ challenge: CustomChallenge) async -> CustomAnswer
+    /// Between two factors of an alternative: show the screen the app's `InterstitialDelegate`
+    /// gave. By default the walk goes straight on.
+    func present(_ interstitial: Interstitial, at step: AuthenticatorStep) async -> InterstitialAnswer
+}
+
+extension ChallengeHandler {
+    public func present(_ interstitial: Interstitial, at step: AuthenticatorStep) async -> InterstitialAnswer {
+        .proceed
+    }
 }
 
 /// A request that asks only for the user's yes or no.

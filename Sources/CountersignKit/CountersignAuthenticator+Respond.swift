@@ -41,6 +41,7 @@ extension CountersignAuthenticator {
     public func respond(
         toDetails details: RequestDetails, with handler: some ChallengeHandler
     ) async throws(CountersignError) -> ApprovalOutcome {
+        if details.verification.alternatives != nil { return try await respondWithAlternatives(details, handler: handler) }
         let enrollmentID = details.request.enrollmentID
         let pinSalt = try await keyStore.factorMaterial(.pinSalt, for: enrollmentID)
         let pinFallback = details.allowsPINFallback && pinSalt != nil
@@ -73,7 +74,7 @@ extension CountersignAuthenticator {
 
     /// Asks for the PIN until the server accepts it, the user cancels, or the server removes the
     /// enrollment after one wrong PIN too many.
-    private func answerWithPIN(
+    func answerWithPIN(
         _ details: RequestDetails, salt: Data, reason: PINChallenge.Reason, handler: some ChallengeHandler
     ) async throws(CountersignError) -> ApprovalOutcome {
         var failedAttempts = 0
@@ -153,12 +154,12 @@ extension CountersignAuthenticator {
     }
 
     /// Denies the request as cancelled, then reports the cancellation.
-    private func cancel(_ details: RequestDetails) async throws(CountersignError) -> Never {
+    func cancel(_ details: RequestDetails) async throws(CountersignError) -> Never {
         _ = try await submit(details, denying: .cancelled)
         throw .actionCancelled
     }
 
-    private static func check(_ number: Int64, digits: Int) throws(CountersignError) {
+    static func check(_ number: Int64, digits: Int) throws(CountersignError) {
         var limit: Int64 = 1
         for _ in 0..<min(max(digits, 1), 18) { limit *= 10 }
         guard (0..<limit).contains(number) else {
@@ -187,24 +188,33 @@ extension CountersignAuthenticator {
 
     /// The answer as a compact JWS by the device key, over the digest of the details shown and
     /// the server's challenge: what a PIN or biometric key then signs in turn.
-    private func signedResponse(
+    func signedResponse(
         _ details: RequestDetails, _ decision: ApprovalResponse.Decision, factor: Factor, reason: DenyReason? = nil,
         number: Int64? = nil, customData: String? = nil, biometry: Biometry? = nil
+    ) async throws(CountersignError) -> String {
+        try await signedResponse(details, decision, factors: [factor], reason: reason, number: number,
+                                 customData: customData, biometry: biometry)
+    }
+
+    /// The same, for the factors of an alternative (`alternative` its index in the details).
+    func signedResponse(
+        _ details: RequestDetails, _ decision: ApprovalResponse.Decision, factors: [Factor], alternative: Int? = nil,
+        reason: DenyReason? = nil, number: Int64? = nil, customData: String? = nil, biometry: Biometry? = nil
     ) async throws(CountersignError) -> String {
         let enrollment = try await keyStore.enrollment(details.request.enrollmentID)
         let keys = try await keyStore.keys(for: details.request.enrollmentID)
         let response = ApprovalResponse(
             requestID: details.request.id, decision: decision, detailsDigest: details.digest,
-            challenge: details.transaction.challenge, factors: [factor.rawValue],
+            challenge: details.transaction.challenge, factors: factors.map(\.rawValue),
             issuedAt: Int64(now().timeIntervalSince1970.rounded(.down)), reason: reason, number: number,
-            customData: customData, biometry: biometry?.rawValue)
+            customData: customData, biometry: biometry?.rawValue, alternative: alternative.map(Int64.init))
         do { return try response.sign(deviceID: enrollment.deviceID, signer: keys.signer).serialized } catch {
             throw .keyStore("the signing key of enrollment \(enrollment.id) could not sign the answer")
         }
     }
 
     /// Sends a signed answer and reads the server's verdict.
-    private func post(
+    func post(
         _ details: RequestDetails, _ submission: ApprovalSubmission
     ) async throws(CountersignError) -> ApprovalOutcome {
         let acknowledgement = try await withDevice(details.request.enrollmentID) { client throws(CountersignError) in

@@ -20,6 +20,7 @@ public actor CountersignAuthenticator {
     let transport: any HTTPTransport
     let biometricKeys: (any BiometricKeys)?
     let now: @Sendable () -> Date
+    let hooks: AuthenticatorHooks
 
     /// - Parameters:
     ///   - keyStore: where keys and enrollment records live.
@@ -27,14 +28,17 @@ public actor CountersignAuthenticator {
     ///   - biometricKeys: the platform's keys for the `biometric` factor; without them an
     ///     enrollment has no biometric key.
     ///   - now: the clock that dates signed requests.
+    ///   - hooks: the app's picker among alternatives and its screens between factors.
     public init(
         keyStore: any KeyStore, transport: any HTTPTransport = URLSessionTransport(),
-        biometricKeys: (any BiometricKeys)? = nil, now: @escaping @Sendable () -> Date = Date.init
+        biometricKeys: (any BiometricKeys)? = nil, now: @escaping @Sendable () -> Date = Date.init,
+        hooks: AuthenticatorHooks = AuthenticatorHooks()
     ) {
         self.keyStore = keyStore
         self.transport = transport
         self.biometricKeys = biometricKeys
         self.now = now
+        self.hooks = hooks
     }
 
     /// Enrolls this device: generates its keys, proves possession of them to the server named in

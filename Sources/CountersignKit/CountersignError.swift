@@ -69,6 +69,9 @@ public enum CountersignError: Error, Sendable, Equatable {
     /// The request asks for a factor this enrollment cannot give (no PIN, no biometric key, a
     /// factor this SDK does not know), or the server wants a stronger one (`factor_required`).
     case requestNotHandleable
+    /// The request can be approved only with factors this enrollment lacks: these, for the
+    /// alternative that lacks fewest ("enroll another authenticator"). Nothing was sent.
+    case factorsNotEnrolled([Factor])
     /// The tenant's verifier of custom authenticator data failed or did not answer; nothing was
     /// decided and the request can be answered again (`verifier_unavailable`).
     case verifierUnavailable
@@ -127,6 +130,8 @@ extension CountersignError: CustomStringConvertible, LocalizedError {
             "the server has no such request for this device"
         case .requestNotHandleable:
             "the request asks for a factor this enrollment cannot give"
+        case .factorsNotEnrolled(let factors):
+            "the request needs factors this enrollment lacks: \(factors.map(\.policyName).joined(separator: ", "))"
         case .verifierUnavailable:
             "the tenant's verifier is unavailable; nothing was decided, try again"
         case .wrongPIN(let remaining):

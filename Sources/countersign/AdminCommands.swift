@@ -133,6 +133,8 @@ struct ClientCommands: AsyncParsableCommand {
         @Option(name: .customLong("id-token-signed-response-alg"),
                 help: "ES256 or RS256: what the client's ID tokens and access tokens are signed with.")
         var idTokenSignedResponseAlg: String?
+        @Option(help: ArgumentHelp(AlternativesArgument.help + " Replaces the client's own policy; \"\" removes it (the tenant's applies)."))
+        var alternatives: [String] = []
 
         func body(name: String?) throws -> [String: Any] {
             var body: [String: Any] = [:]
@@ -141,6 +143,11 @@ struct ClientCommands: AsyncParsableCommand {
             if let mode { body["token_delivery_mode"] = mode }
             if let notificationEndpoint { body["notification_endpoint"] = notificationEndpoint }
             if let defaultAcr { body["default_acr"] = defaultAcr }
+            if alternatives == [""] {
+                body["authenticators"] = NSNull()
+            } else if !alternatives.isEmpty {
+                body["authenticators"] = try AlternativesArgument.merged(alternatives, into: nil) ?? NSNull()
+            }
             if let minimumAcr { body["minimum_acr"] = minimumAcr }
             if let authMethod { body["token_endpoint_auth_method"] = authMethod }
             if !redirectURI.isEmpty { body["redirect_uris"] = redirectURI.filter { !$0.isEmpty } }

@@ -67,6 +67,10 @@ struct PolicyCommands: AsyncParsableCommand {
         @Option(name: .customLong("passkey-attestation-root"),
                 help: "A PEM file of a root that attestation may chain to; repeat for several; replaces the list.")
         var passkeyAttestationRoots: [String] = []
+        @Option(help: ArgumentHelp(AlternativesArgument.help)) var alternatives: [String] = []
+        @Option(name: .customLong("disabled-factors"),
+                help: "Factors the tenant does not use, joined by commas (custom,biometric); empty: none.")
+        var disabledFactors: String?
 
         func run() async throws {
             let client = try options.client()
@@ -99,6 +103,13 @@ struct PolicyCommands: AsyncParsableCommand {
                 if let text = value as? String, text.isEmpty { passkeys[name] = nil } else { passkeys[name] = value }
             }
             if !passkeys.isEmpty { policy["passkeys"] = passkeys }
+            if !alternatives.isEmpty {
+                policy["authenticators"] = try AlternativesArgument.merged(
+                    alternatives, into: policy["authenticators"] as? [String: Any])
+            }
+            if let disabledFactors {
+                policy["disabled_factors"] = disabledFactors.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+            }
             try await client.print("PUT", path, body: policy)
         }
     }

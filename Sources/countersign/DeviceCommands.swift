@@ -16,12 +16,14 @@ struct DeviceCommand: AsyncParsableCommand {
         @Option(help: "Where enrollments and keys are kept (COUNTERSIGN_DEVICE_STORE). Default ~/.countersign/device.")
         var store: String?
 
-        func authenticator(transport: any HTTPTransport = URLSessionTransport()) -> CountersignAuthenticator {
+        func authenticator(
+            transport: any HTTPTransport = URLSessionTransport(), hooks: AuthenticatorHooks = AuthenticatorHooks()
+        ) -> CountersignAuthenticator {
             let path = setting(store, "COUNTERSIGN_DEVICE_STORE")
                 ?? FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".countersign/device").path
             return CountersignAuthenticator(
                 keyStore: FileKeyStore(root: URL(fileURLWithPath: path)), transport: transport,
-                biometricKeys: BiometricStandIn.keys())
+                biometricKeys: BiometricStandIn.keys(), hooks: hooks)
         }
     }
 
@@ -244,9 +246,12 @@ extension DeviceCommand {
         @Flag(name: .customLong("pin-stdin"), help: "Read the PIN from standard input instead of asking.") var pinStdin = false
         @Flag(name: .customLong("use-pin"), help: "Use the PIN instead of a biometric or custom check, where allowed.")
         var usePIN = false
+        @Option(help: "Where the request offers alternatives: the one to use, by its number in the menu (1, 2, …). Default: asked on the terminal.")
+        var alternative: Int?
 
         func run() async throws {
-            let authenticator = options.authenticator()
+            let authenticator = options.authenticator(
+                hooks: AuthenticatorHooks(picker: TerminalPicker(scripted: alternative), interstitials: TerminalInterstitials()))
             let details = try await PendingRequestLookup(authenticator: authenticator)
                 .details(of: requestID, enrollment: enrollment, answering: true)
             print(RequestSummary(details).text)
@@ -256,15 +261,29 @@ extension DeviceCommand {
                 refusals: refusals)
             do {
                 print(RequestSummary.outcome(of: try await authenticator.respond(toDetails: details, with: handler)))
-            } catch CountersignError.actionCancelled {
+            } catch let error as CountersignError {
+                throw failure(error, details, refusals: refusals)
+            }
+        }
+
+        /// What the terminal says when the SDK could not answer: why, and what was sent.
+        private func failure(_ error: CountersignError, _ details: RequestDetails, refusals: PINRefusals) -> any Error {
+            switch error {
+            case .actionCancelled:
                 if let refused = refusals.scriptedPINRefused {
-                    throw TerminalFailure("wrong PIN" + refused.attemptsLeft
+                    return TerminalFailure("wrong PIN" + refused.attemptsLeft
                         + "; a PIN given by a script is tried only once, so \(requestID) was denied as cancelled")
                 }
-                throw TerminalFailure("cancelled: \(requestID) was denied as cancelled")
-            } catch CountersignError.requestNotHandleable {
-                throw TerminalFailure("\(requestID) asks for \(RequestSummary.verification(of: details)), which enrollment "
+                return TerminalFailure("cancelled: \(requestID) was denied as cancelled")
+            case .requestNotHandleable:
+                return TerminalFailure("\(requestID) asks for \(RequestSummary.verification(of: details)), which enrollment "
                     + "\(details.request.enrollmentID) cannot give; nothing was answered")
+            case .factorsNotEnrolled(let missing):
+                return TerminalFailure("\(requestID) asks for \(RequestSummary.verification(of: details)); enrollment "
+                    + "\(details.request.enrollmentID) lacks \(missing.map(\.policyName).joined(separator: ", ")); "
+                    + "nothing was answered")
+            default:
+                return error
             }
         }
     }
@@ -359,14 +378,22 @@ struct RequestSummary {
 
     /// The factor required, and whether a PIN may stand in for it.
     static func verification(of details: RequestDetails) -> String {
-        let factor = switch details.requiredFactor {
+        if details.verification.alternatives != nil {
+            return details.verification.offered.map { alternative in
+                alternative.map { $0.map(name(of:)).joined(separator: " then ") } ?? "(a factor this terminal does not know)"
+            }.joined(separator: ", or ")
+        }
+        return name(of: details.requiredFactor) + (details.allowsPINFallback ? " (or PIN)" : "")
+    }
+
+    static func name(of factor: Factor) -> String {
+        switch factor {
         case .confirm: "confirmation"
         case .numberMatch: "number match"
         case .pin: "PIN"
         case .biometric: "biometric"
         case .custom: "custom authenticator"
         }
-        return factor + (details.allowsPINFallback ? " (or PIN)" : "")
     }
 
     static func outcome(of acknowledgement: ApprovalAcknowledgement) -> String {

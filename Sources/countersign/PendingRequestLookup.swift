@@ -37,8 +37,12 @@ struct PendingRequestLookup {
             + "enrollments holding it (\(enrollments)) can give; nothing was answered")
     }
 
-    /// Whether the enrollment the details were opened for holds the factor they require.
+    /// Whether the enrollment the details were opened for holds the factor they require, or
+    /// every factor of one of their alternatives.
     private func canGive(_ details: RequestDetails) async throws -> Bool {
+        if details.verification.alternatives != nil {
+            return try await authenticator.alternatives(of: details).contains(where: \.isAvailable)
+        }
         let factors = try await authenticator.localFactors(details.request.enrollmentID)
         switch details.requiredFactor {
         case .confirm, .numberMatch, .custom: return true

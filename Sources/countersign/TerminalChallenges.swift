@@ -69,6 +69,11 @@ struct TerminalChallenges: ChallengeHandler {
         let line = readLine(strippingNewline: true) ?? ""
         return line.isEmpty ? .cancel : .data(line)
     }
+
+    func present(_ interstitial: Interstitial, at step: AuthenticatorStep) async -> InterstitialAnswer {
+        Terminal.say("\(interstitial.title): \(interstitial.message)")
+        return .proceed
+    }
 }
 
 /// What the server said of a PIN a script gave: the handler answers it by cancelling, and the

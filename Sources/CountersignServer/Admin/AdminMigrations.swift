@@ -108,5 +108,9 @@ extension FeatureMigrations {
             "ALTER TABLE clients ADD COLUMN post_logout_redirect_uris TEXT",
             "ALTER TABLE clients ADD COLUMN require_pushed_authorization_requests BIGINT NOT NULL DEFAULT 0",
         ]),
+        SchemaChange(.authenticatorPolicies, [
+            // A client's own alternatives per class (`AuthenticatorPolicy` as JSON); NULL: the tenant's.
+            "ALTER TABLE clients ADD COLUMN authenticators TEXT",
+        ]),
     ])
 }

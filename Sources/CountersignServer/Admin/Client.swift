@@ -63,6 +63,9 @@ public struct Client: Sendable, Equatable, Codable {
     public var postLogoutRedirectURIs: [String] = []
     /// Authorization requests of this client must be pushed first (RFC 9126 §5).
     public var requirePushedAuthorizationRequests = false
+    /// The client's own alternatives for some classes, taking precedence over the tenant's
+    /// (`AuthenticationPolicy.alternatives(for:client:)`); nil: the tenant's for every class.
+    public var authenticators: AuthenticatorPolicy? = nil
 
     /// The most redirect URIs of either kind a client registers.
     static let maximumRedirectURIs = 20
@@ -84,6 +87,7 @@ public struct Client: Sendable, Equatable, Codable {
         case redirectURIs = "redirect_uris"
         case postLogoutRedirectURIs = "post_logout_redirect_uris"
         case requirePushedAuthorizationRequests = "require_pushed_authorization_requests"
+        case authenticators
         case id = "client_id"
         case tenantID = "tenant_id"
         case deliveryMode = "token_delivery_mode"
@@ -119,7 +123,7 @@ public struct SQLClientRepository: ClientRepository {
                 created_at, updated_at, default_acr, minimum_acr, token_endpoint_auth_method, jwks,
                 require_signed_request_object, backchannel_user_code_parameter, backchannel_requests_per_minute,
                 authorization_details_types, id_token_signed_response_alg, redirect_uris, post_logout_redirect_uris,
-                require_pushed_authorization_requests)
+                require_pushed_authorization_requests, authenticators)
             VALUES (\(client.id), \(client.tenantID), \(client.name), \(secretHash),
                 \(client.scopes.joined(separator: " ")), \(client.deliveryMode), \(client.notificationEndpoint),
                 \(client.createdAt), \(client.updatedAt), \(client.defaultAcr), \(client.minimumAcr),
@@ -127,7 +131,7 @@ public struct SQLClientRepository: ClientRepository {
                 \(client.requireSignedRequestObject), \(client.backchannelUserCodeParameter),
                 \(client.backchannelRequestsPerMinute), \(Self.typesColumn(client)), \(client.idTokenSignedResponseAlg),
                 \(Self.words(client.redirectURIs)), \(Self.words(client.postLogoutRedirectURIs)),
-                \(client.requirePushedAuthorizationRequests))
+                \(client.requirePushedAuthorizationRequests), \(try Self.json(client.authenticators)))
             """)
     }
 
@@ -161,7 +165,8 @@ public struct SQLClientRepository: ClientRepository {
                 id_token_signed_response_alg = \(client.idTokenSignedResponseAlg),
                 redirect_uris = \(Self.words(client.redirectURIs)),
                 post_logout_redirect_uris = \(Self.words(client.postLogoutRedirectURIs)),
-                require_pushed_authorization_requests = \(client.requirePushedAuthorizationRequests)
+                require_pushed_authorization_requests = \(client.requirePushedAuthorizationRequests),
+                authenticators = \(try Self.json(client.authenticators))
             WHERE id = \(client.id)
             """)
     }
@@ -198,5 +203,10 @@ public struct SQLClientRepository: ClientRepository {
     /// whitespace), separated by one; none is NULL.
     private static func words(_ list: [String]) -> String? {
         list.isEmpty ? nil : list.joined(separator: " ")
+    }
+
+    /// A client's policy as canonical JSON; none is NULL.
+    private static func json(_ policy: AuthenticatorPolicy?) throws -> String? {
+        try policy.map { try JSONValue(encoding: $0).canonicalString }
     }
 }

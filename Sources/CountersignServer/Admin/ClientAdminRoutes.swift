@@ -32,9 +32,11 @@ struct ClientAdminRoutes: Sendable {
         var redirectURIs: [String]?
         var postLogoutRedirectURIs: [String]?
         var requirePushedAuthorizationRequests: Bool?
+        /// `.some(nil)` for JSON `null`, which removes the client's own policy.
+        var authenticators: AuthenticatorPolicy??
 
         enum CodingKeys: String, CodingKey {
-            case name, scopes, jwks
+            case name, scopes, jwks, authenticators
             case defaultAcr = "default_acr"
             case minimumAcr = "minimum_acr"
             case deliveryMode = "token_delivery_mode"
@@ -76,6 +78,10 @@ struct ClientAdminRoutes: Sendable {
             postLogoutRedirectURIs = try container.decodeIfPresent([String].self, forKey: .postLogoutRedirectURIs)
             requirePushedAuthorizationRequests = try container.decodeIfPresent(
                 Bool.self, forKey: .requirePushedAuthorizationRequests)
+            if container.contains(.authenticators) {
+                authenticators = .some(try container.decodeNil(forKey: .authenticators)
+                    ? nil : try container.decode(AuthenticatorPolicy.self, forKey: .authenticators))
+            }
         }
     }
 
@@ -195,6 +201,12 @@ struct ClientAdminRoutes: Sendable {
                 throw .invalidField(field, "must be one of \(AuthenticationClass.all.map(\.urn).joined(separator: ", "))")
             }
             client[keyPath: keyPath] = value.isEmpty ? nil : value
+        }
+        if let policy = fields.authenticators {
+            // The tenant's switched-off factors are left out when a request is made
+            // (`AuthenticationPolicy.alternatives(for:client:)`), so the tenant may switch one
+            // off later without editing every client.
+            client.authenticators = try policy?.validated(field: "authenticators", switchedOff: [])
         }
         if let limit = fields.backchannelRequestsPerMinute {
             if let limit, !Client.requestsPerMinuteRange.contains(limit) {

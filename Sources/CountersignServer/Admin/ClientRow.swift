@@ -33,6 +33,8 @@ struct ClientRow: Decodable {
     var redirectURIs: String?
     var postLogoutRedirectURIs: String?
     var requirePushedAuthorizationRequests: Bool
+    /// `AuthenticatorPolicy` as JSON; NULL for none.
+    var authenticators: String?
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case id
@@ -54,6 +56,7 @@ struct ClientRow: Decodable {
         case redirectURIs = "redirect_uris"
         case postLogoutRedirectURIs = "post_logout_redirect_uris"
         case requirePushedAuthorizationRequests = "require_pushed_authorization_requests"
+        case authenticators
     }
 
     func client() throws(StorageError) -> Client {
@@ -68,7 +71,15 @@ struct ClientRow: Decodable {
             authorizationDetailsTypes: authorizationDetailsTypes.map(words) ?? [],
             idTokenSignedResponseAlg: idTokenSignedResponseAlg, redirectURIs: redirectURIs.map(words) ?? [],
             postLogoutRedirectURIs: postLogoutRedirectURIs.map(words) ?? [],
-            requirePushedAuthorizationRequests: requirePushedAuthorizationRequests)
+            requirePushedAuthorizationRequests: requirePushedAuthorizationRequests,
+            authenticators: try authenticators.map(Self.authenticatorPolicy))
+    }
+
+    /// The policy was checked when it was set; one that no longer parses means the row was altered.
+    private static func authenticatorPolicy(_ text: String) throws(StorageError) -> AuthenticatorPolicy {
+        do { return try JSONDecoder().decode(AuthenticatorPolicy.self, from: Data(text.utf8)) } catch {
+            throw .corrupt("clients.authenticators")
+        }
     }
 
     /// Keys were checked on upload; one that no longer parses means the row was altered.

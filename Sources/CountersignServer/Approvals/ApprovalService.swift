@@ -101,9 +101,11 @@ public struct ApprovalService: Sendable {
         let expires = created.addingTimeInterval(TimeInterval(request.expiry.seconds))
         let id = Identifier.make("txn", at: created)
         let authReqID = Secrets.randomBytes(32).base64URLEncodedString
-        let matchNumber = request.required.value.factor == .numberMatch ? NumberMatching.number() : nil
+        let matchNumber = tenant.policy.matchesNumber(request.required.value, client: request.client)
+            ? NumberMatching.number() : nil
         let verification = tenant.policy.verification(
-            for: request.required.value, choices: matchNumber.map(NumberMatching.choices(including:)))
+            for: request.required.value, client: request.client,
+            choices: matchNumber.map(NumberMatching.choices(including:)))
         let details = TransactionDetails(
             requestID: id, tenant: tenant.slug, user: .init(id: request.user.id, name: request.user.username),
             client: .init(id: request.client.id, name: request.client.name), bindingMessage: request.bindingMessage?.text,

@@ -27,8 +27,8 @@ struct AnswerCheck: Sendable {
         guard response.decision == .approve else { return .deny(try Self.denyReason(response)) }
         guard response.reason == nil else { throw ApprovalError.invalidResponse("reason belongs to a denial only") }
         let verification = transaction.verification ?? .init(factor: .confirm)
-        let used = Set(response.factors.compactMap(Factor.init(rawValue:)))
-        guard Self.meets(verification, with: used) else { throw FactorError.factorRequired(verification.factor) }
+        let used = try Self.factors(of: response)
+        try Self.check(response.alternative, of: verification, with: used)
         let message = { (factor: Factor) in FactorProof.message(factor: factor, response: submission.response) }
 
         if used.contains(.numberMatch) {
@@ -64,17 +64,60 @@ struct AnswerCheck: Sendable {
         return .approve(factors: Factor.allCases.filter(used.contains).map(\.rawValue))
     }
 
-    /// Whether the factors used meet what the request requires. A tap is met by any factor; a
-    /// number match only by the number (no other factor proves the user sees the relying
-    /// party's screen); a PIN only by the PIN; a biometric or custom check by itself, or by the
-    /// PIN where the fallback is allowed.
-    static func meets(_ verification: TransactionDetails.Verification, with used: Set<Factor>) -> Bool {
-        switch verification.factor {
-        case .confirm: !used.isEmpty
-        case .numberMatch: used.contains(.numberMatch)
-        case .pin: used.contains(.pin)
-        case .biometric, .custom: used.contains(verification.factor) || (used.contains(.pin) && verification.pinFallback == true)
+    /// The factors an approval claims. With alternatives each must be one this server knows
+    /// and named once, since each is a proof the server checks; a one-factor answer of an
+    /// older device keeps being read as before (names it does not know pass over).
+    private static func factors(of response: ApprovalResponse) throws -> Set<Factor> {
+        let known = response.factors.compactMap(Factor.init(rawValue:))
+        if response.alternative != nil {
+            guard known.count == response.factors.count, Set(known).count == known.count else {
+                throw ApprovalError.invalidResponse(
+                    "factors must name each factor of the alternative once: \(Factor.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
         }
+        return Set(known)
+    }
+
+    /// The alternatives a pending request accepts: those sealed with it (`Verification.offered`),
+    /// and the PIN alone once the custom verifier asked for it (`allowPINFallback`).
+    static func accepted(_ verification: TransactionDetails.Verification) -> [[Factor]?] {
+        let widened = verification.alternatives != nil && verification.pinFallback == true
+        return verification.offered + (widened ? [[.pin]] : [])
+    }
+
+    /// Whether `used` meets `alternative`. A tap is met by any factor; every other factor only
+    /// by itself (no other factor proves the user sees the relying party's number, knows the
+    /// PIN or passed the biometric or custom check).
+    static func meets(_ alternative: [Factor], with used: Set<Factor>) -> Bool {
+        alternative.allSatisfy { $0 == .confirm ? !used.isEmpty : used.contains($0) }
+    }
+
+    /// The index of the first accepted alternative `used` meets; nil for none.
+    static func alternativeMet(by used: Set<Factor>, in verification: TransactionDetails.Verification) -> Int? {
+        accepted(verification).firstIndex { $0.map { meets($0, with: used) } ?? false }
+    }
+
+    /// An answer that names an alternative must be of the sealed alternatives and give exactly
+    /// its factors, one proof each; one that names none (an older device, or the PIN the
+    /// verifier asked for) must meet some alternative the request accepts.
+    private static func check(
+        _ named: Int64?, of verification: TransactionDetails.Verification, with used: Set<Factor>
+    ) throws {
+        let offered = accepted(verification)
+        guard let named else {
+            guard alternativeMet(by: used, in: verification) != nil else {
+                if verification.alternatives == nil { throw FactorError.factorRequired(verification.factor) }
+                throw FactorError.alternativeNotMet(offered: offered, named: nil)
+            }
+            return
+        }
+        guard let sealed = verification.alternatives else {
+            throw ApprovalError.invalidResponse("alternative is given, but this request offers no alternatives")
+        }
+        guard named >= 0, named < sealed.count, let alternative = offered[Int(named)] else {
+            throw FactorError.alternativeNotMet(offered: offered, named: named)
+        }
+        guard Set(alternative) == used else { throw FactorError.alternativeNotMet(offered: offered, named: named) }
     }
 
     private static func denyReason(_ response: ApprovalResponse) throws -> DenyReason {

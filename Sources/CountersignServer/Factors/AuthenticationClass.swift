@@ -41,10 +41,11 @@ struct AuthenticationClass: Sendable, Hashable, CustomStringConvertible {
 /// and the client set (`AuthenticationPolicy`, `Client.defaultAcr` / `minimumAcr`):
 ///
 /// 1. the floor is the stronger of the tenant's and the client's minimum;
-/// 2. the first requested class Countersign knows that meets the floor wins (`acr_values` is
-///    voluntary, OpenID Connect Core §3.1.2.1: unknown values are passed over, not refused);
+/// 2. the first requested class Countersign knows that meets the floor and that a user can
+///    reach (the tenant may switch factors off) wins (`acr_values` is voluntary, OpenID Connect
+///    Core §3.1.2.1: unknown values are passed over, not refused);
 /// 3. otherwise the client's default, else the tenant's, else `confirm` — raised to the floor
-///    when it is weaker.
+///    when it is weaker, and to the next stronger class when no user can reach it.
 struct RequiredClass: Sendable, Equatable {
     let value: AuthenticationClass
 
@@ -52,16 +53,19 @@ struct RequiredClass: Sendable, Equatable {
         let floors = [policy.minimumAcr, client.minimumAcr].compactMap { $0.flatMap(AuthenticationClass.init(urn:)) }
         let floor = floors.max { $0.factor.strength < $1.factor.strength }
         func meetsFloor(_ candidate: AuthenticationClass) -> Bool { floor.map(candidate.satisfies) ?? true }
-        if let chosen = requested?.lazy.compactMap(AuthenticationClass.init(urn:)).first(where: meetsFloor) {
+        func reachable(_ candidate: AuthenticationClass) -> Bool {
+            !policy.alternatives(for: candidate, client: client).isEmpty
+        }
+        if let chosen = requested?.lazy.compactMap(AuthenticationClass.init(urn:))
+            .first(where: { meetsFloor($0) && reachable($0) }) {
             value = chosen
             return
         }
         let fallback = [client.defaultAcr, policy.defaultAcr].lazy.compactMap { $0.flatMap(AuthenticationClass.init(urn:)) }
             .first ?? .confirm
-        if let floor, !meetsFloor(fallback) {
-            value = floor
-        } else {
-            value = fallback
-        }
+        let raised = if let floor, !meetsFloor(fallback) { floor } else { fallback }
+        value = reachable(raised) ? raised
+            : AuthenticationClass.all.filter { $0.satisfies(raised) && reachable($0) }
+                .min { $0.factor.strength < $1.factor.strength } ?? raised
     }
 }

@@ -38,6 +38,12 @@ public struct AuthenticationPolicy: Codable, Sendable, Equatable {
     public var sessionMaxAgeSeconds: Int = 43200
     /// Passkey sign-in: the WebAuthn relying party's ID, origins and rules.
     public var passkeys = PasskeySettings()
+    /// How users may reach each class, where the built-in rule is not wanted; nil: built-in
+    /// for every class. A client's own policy takes precedence class by class.
+    public var authenticators: AuthenticatorPolicy? = nil
+    /// Factors the tenant does not use, by policy name (`custom` without a verifier, say). No
+    /// alternative may name one, and a class left with no way to reach it is not offered.
+    public var disabledFactors: [String] = []
 
     public init() {}
 
@@ -55,7 +61,8 @@ public struct AuthenticationPolicy: Codable, Sendable, Equatable {
         case notRequestedSuppressionSeconds = "not_requested_suppression_seconds"
         case sessionIdleSeconds = "session_idle_seconds"
         case sessionMaxAgeSeconds = "session_max_age_seconds"
-        case passkeys
+        case passkeys, authenticators
+        case disabledFactors = "disabled_factors"
     }
 
     public init(from decoder: any Decoder) throws {
@@ -82,7 +89,13 @@ public struct AuthenticationPolicy: Codable, Sendable, Equatable {
         sessionMaxAgeSeconds = try container.decodeIfPresent(Int.self, forKey: .sessionMaxAgeSeconds)
             ?? defaults.sessionMaxAgeSeconds
         passkeys = try container.decodeIfPresent(PasskeySettings.self, forKey: .passkeys) ?? defaults.passkeys
+        authenticators = try container.decodeIfPresent(AuthenticatorPolicy.self, forKey: .authenticators)
+        disabledFactors = try container.decodeIfPresent([String].self, forKey: .disabledFactors) ?? defaults.disabledFactors
     }
+
+    /// The factors the tenant has switched off; names that are no factor are left out (only a
+    /// validated policy is stored).
+    var switchedOff: Set<Factor> { Set(disabledFactors.compactMap(Factor.init(policyName:))) }
 
     /// Throws the first member out of range, naming it. `publicOrigin` is where the server is
     /// reached, which passkeys' origins are checked against when the tenant sets no RP ID.
@@ -109,22 +122,86 @@ public struct AuthenticationPolicy: Codable, Sendable, Equatable {
         guard sessionIdleSeconds <= sessionMaxAgeSeconds else {
             throw .invalidField("session_idle_seconds", "must not exceed session_max_age_seconds")
         }
+        for name in disabledFactors where Factor(policyName: name) == nil {
+            throw .invalidField("disabled_factors", "names the unknown factor \"\(name)\"; the factors are \(Factor.allCases.map(\.policyName).joined(separator: ", "))")
+        }
+        guard Set(disabledFactors).count == disabledFactors.count else {
+            throw .invalidField("disabled_factors", "names a factor twice")
+        }
         var policy = self
+        policy.authenticators = try authenticators?.validated(field: "authenticators", switchedOff: switchedOff)
+        for (field, value) in [("default_acr", defaultAcr), ("minimum_acr", minimumAcr)] {
+            if let value, let named = AuthenticationClass(urn: value), policy.alternatives(for: named, client: nil).isEmpty {
+                throw .invalidField(field, "\(value) cannot be reached: every way to it uses a factor in disabled_factors")
+            }
+        }
+        guard AuthenticationClass.all.contains(where: { !policy.alternatives(for: $0, client: nil).isEmpty }) else {
+            throw .invalidField("disabled_factors", "leaves no class that a user can reach")
+        }
         policy.passkeys = try passkeys.validated(publicOrigin: publicOrigin)
         return policy
     }
 
-    /// What a request of `required` class tells the device, with `choices` for number matching.
-    func verification(for required: AuthenticationClass, choices: [Int64]?) -> TransactionDetails.Verification {
+    /// The ways a user may reach `authenticationClass` for `client`'s requests: the client's
+    /// alternatives for the class, else the tenant's, else the built-in rule; without the
+    /// alternatives that use a factor the tenant has switched off. Empty: the class cannot be
+    /// reached (so also a built-in class whose own factor is switched off).
+    func alternatives(for authenticationClass: AuthenticationClass, client: Client?) -> [[Factor]] {
+        let off = switchedOff
+        let configured = client?.authenticators?.alternatives(for: authenticationClass)
+            ?? authenticators?.alternatives(for: authenticationClass)
+        // Under the built-in rule the PIN stands in for the class's factor; with that factor
+        // switched off there is nothing for it to stand in for.
+        if configured == nil && off.contains(authenticationClass.factor) { return [] }
+        let alternatives = configured ?? Self.builtIn(authenticationClass, fallback: pinFallback(for: authenticationClass))
+        return alternatives.filter { $0.allSatisfy { !off.contains($0) } }
+    }
+
+    /// Whether a PIN may stand in for the class's factor under the built-in rule.
+    private func pinFallback(for authenticationClass: AuthenticationClass) -> Bool {
+        switch authenticationClass.factor {
+        case .biometric: biometricPINFallback
+        case .custom: customPINFallback
+        case .confirm, .numberMatch, .pin: false
+        }
+    }
+
+    private static func builtIn(_ authenticationClass: AuthenticationClass, fallback: Bool) -> [[Factor]] {
+        [[authenticationClass.factor]] + (fallback ? [[.pin]] : [])
+    }
+
+    /// Whether the policy names alternatives of its own for the class, for `client`: only then
+    /// do the details carry them (version 3); the built-in rule keeps the form every device reads.
+    private func isConfigured(_ authenticationClass: AuthenticationClass, client: Client?) -> Bool {
+        client?.authenticators?.alternatives(for: authenticationClass) != nil
+            || authenticators?.alternatives(for: authenticationClass) != nil
+    }
+
+    /// Whether a request of `required` class for `client` has a number for the user to match.
+    func matchesNumber(_ required: AuthenticationClass, client: Client?) -> Bool {
+        alternatives(for: required, client: client).contains { $0.contains(.numberMatch) }
+    }
+
+    /// What a request of `required` class tells the device, with `choices` for number matching:
+    /// the policy's alternatives where it names some for the class, else the class's factor and
+    /// whether the PIN may stand in.
+    func verification(
+        for required: AuthenticationClass, client: Client?, choices: [Int64]?
+    ) -> TransactionDetails.Verification {
+        let numberMatch = matchesNumber(required, client: client)
+            ? NumberMatch(choices: numberMatchChoices ? choices : nil) : nil
+        if isConfigured(required, client: client) {
+            return .init(factor: required.factor, numberMatch: numberMatch,
+                         alternatives: alternatives(for: required, client: client))
+        }
+        let fallback = pinFallback(for: required) && !switchedOff.contains(.pin)
         switch required.factor {
         case .confirm, .pin:
             return .init(factor: required.factor)
         case .numberMatch:
-            return .init(factor: .numberMatch, numberMatch: NumberMatch(choices: numberMatchChoices ? choices : nil))
-        case .biometric:
-            return .init(factor: .biometric, pinFallback: biometricPINFallback)
-        case .custom:
-            return .init(factor: .custom, pinFallback: customPINFallback)
+            return .init(factor: .numberMatch, numberMatch: numberMatch)
+        case .biometric, .custom:
+            return .init(factor: required.factor, pinFallback: fallback)
         }
     }
 }

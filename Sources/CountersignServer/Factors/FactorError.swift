@@ -4,6 +4,8 @@ import CountersignCore
 enum FactorError: Error, Sendable, Equatable, APIFailure {
     /// The answer uses neither the factor the request requires nor one allowed instead.
     case factorRequired(Factor)
+    /// The answer's factors meet none of the request's alternatives, or not the one it names.
+    case alternativeNotMet(offered: [[Factor]?], named: Int64?)
     /// A wrong PIN, counted; this many more are allowed.
     case wrongPIN(attemptsRemaining: Int)
     /// The last wrong PIN allowed: the enrollment has been removed.
@@ -21,6 +23,8 @@ enum FactorError: Error, Sendable, Equatable, APIFailure {
         switch self {
         case .factorRequired(let factor):
             APIError(.forbidden, .factorRequired, "this request must be approved with the \(factor.rawValue) factor")
+        case .alternativeNotMet(let offered, let named):
+            APIError(.forbidden, .factorRequired, Self.describe(offered, named: named))
         case .wrongPIN(let remaining):
             APIError(.forbidden, .wrongPIN,
                      "the PIN is wrong; \(remaining) more \(remaining == 1 ? "attempt" : "attempts") before the enrollment is removed",
@@ -39,5 +43,20 @@ enum FactorError: Error, Sendable, Equatable, APIFailure {
             APIError(.badGateway, .verifierUnavailable,
                      "the tenant's verifier did not give a verdict; nothing was decided, the request is still pending")
         }
+    }
+
+    /// "the factors do not meet alternative 2 of this request ([pin, number_match])", or which
+    /// alternatives there are.
+    private static func describe(_ offered: [[Factor]?], named: Int64?) -> String {
+        func list(_ factors: [Factor]?) -> String {
+            "[" + (factors?.map(\.rawValue).joined(separator: ", ") ?? "?") + "]"
+        }
+        if let named, named >= 0, named < offered.count {
+            return "the answer's factors are not those of alternative \(named) of this request \(list(offered[Int(named)]))"
+        }
+        if let named {
+            return "this request has no alternative \(named); it offers \(offered.count)"
+        }
+        return "the answer's factors meet none of this request's alternatives: " + offered.map(list).joined(separator: " or ")
     }
 }

@@ -13,8 +13,9 @@ import Foundation
 /// nothing the server can name.
 ///
 /// The `acr` is the class of what the answer actually used (`AuthenticationClass`): the class
-/// the request required when its factor was used, else the strongest factor used (a PIN that
-/// stood in for a biometric check gives the PIN class).
+/// the request required when the answer met one of its alternatives (or, without alternatives,
+/// used its factor), else the strongest factor used (a PIN that stood in for a biometric check
+/// gives the PIN class).
 struct AuthenticationContext: Sendable, Equatable {
     /// The classes Countersign can satisfy, for discovery (the passkey class at the hosted
     /// sign-in only).
@@ -23,7 +24,11 @@ struct AuthenticationContext: Sendable, Equatable {
     let acr: String
     let amr: [String]
 
-    init(factors: [String], required: Factor?, biometry: String? = nil) {
+    /// The context of an approval that used `factors`, for a request that required
+    /// `verification`: its class when the factors meet one of the alternatives sealed with it
+    /// (the class's factor alone, for a request without alternatives), else the class of the
+    /// strongest factor used (a PIN that stood in for a biometric check gives the PIN class).
+    init(factors: [String], verification: TransactionDetails.Verification?, biometry: String? = nil) {
         let used = factors.compactMap(Factor.init(rawValue:))
         var methods = ["pop"]
         func add(_ method: String) { if !methods.contains(method) { methods.append(method) } }
@@ -37,12 +42,20 @@ struct AuthenticationContext: Sendable, Equatable {
         }
         if used.contains(.pin) || used.contains(.biometric) { add("mfa") }
         amr = methods
-        let achieved: Factor = if let required, used.contains(required) {
-            required
+        let reached: Bool = if let verification {
+            (verification.alternatives == nil ? [[verification.factor]] : verification.offered).contains { alternative in
+                alternative.map { AnswerCheck.meets($0, with: Set(used)) && !used.isEmpty } ?? false
+            }
         } else {
-            used.max() ?? .confirm
+            false
         }
+        let achieved: Factor = if let verification, reached { verification.factor } else { used.max() ?? .confirm }
         acr = AuthenticationClass(factor: achieved).urn
+    }
+
+    /// The context of an answer to a request that required `required` alone.
+    init(factors: [String], required: Factor?, biometry: String? = nil) {
+        self.init(factors: factors, verification: required.map { .init(factor: $0) }, biometry: biometry)
     }
 
     /// A context recorded earlier, restated as it was (the tokens of a refresh).
@@ -56,7 +69,7 @@ struct AuthenticationContext: Sendable, Equatable {
         let biometry = transaction.response
             .flatMap { try? CompactJWS(parsing: $0) }
             .flatMap { try? JSONValue(parsing: $0.payload) }?["biometry"]?.stringValue
-        self.init(factors: transaction.factors ?? [], required: transaction.verification?.factor ?? .confirm,
+        self.init(factors: transaction.factors ?? [], verification: transaction.verification ?? .init(factor: .confirm),
                   biometry: biometry)
     }
 }

@@ -20,6 +20,7 @@ public enum SchemaVersion: Int64, CaseIterable, Sendable {
     case passkeys
     case console
     case consoleDevices
+    case authenticatorPolicies
 
     /// The name recorded beside the number.
     public var name: String {
@@ -40,6 +41,7 @@ public enum SchemaVersion: Int64, CaseIterable, Sendable {
         case .passkeys: "passkeys"
         case .console: "console"
         case .consoleDevices: "console-devices"
+        case .authenticatorPolicies: "authenticator-policies"
         }
     }
 }

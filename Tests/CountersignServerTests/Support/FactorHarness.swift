@@ -38,13 +38,13 @@ struct FactorDevice: Sendable {
     func answer(
         _ decision: ApprovalResponse.Decision = .approve, factors: [String], number: Int64? = nil, customData: String? = nil,
         reason: DenyReason? = nil, biometry: String? = nil, pinKey: P256.Signing.PrivateKey? = nil,
-        biometricKey: P256.Signing.PrivateKey? = nil
+        biometricKey: P256.Signing.PrivateKey? = nil, alternative: Int64? = nil
     ) async throws -> TestServer.Answer {
         let (envelope, details, plaintext) = try await newest()
         let response = ApprovalResponse(
             requestID: details.requestID, decision: decision, detailsDigest: TransactionDetails.digest(of: plaintext),
             challenge: details.challenge, factors: factors, issuedAt: Int64(server.clock.now.timeIntervalSince1970),
-            reason: reason, number: number, customData: customData, biometry: biometry)
+            reason: reason, number: number, customData: customData, biometry: biometry, alternative: alternative)
         let jws = try response.sign(deviceID: deviceID, signer: signing).serialized
         let submission = ApprovalSubmission(
             response: jws,
