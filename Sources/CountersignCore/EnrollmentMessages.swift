@@ -43,8 +43,12 @@ public struct EnrollmentRequest: Codable, Sendable, Equatable {
     public var platform: DevicePlatform
     /// The ES256 key that signs every later request and every answer.
     public var signingKey: ECPublicJWK
-    /// The P-256 HPKE key (suite `HPKESuite.countersign`) that request details are sealed to.
+    /// The P-256 HPKE key (suite `HPKESuite.p256`) that request details are sealed to.
     public var encryptionKey: ECPublicJWK
+    /// Beside it, the device's X-Wing public key (1216 bytes, base64url): a device that sends
+    /// one announces it can open `HPKESuite.xwing`, which the server then prefers where the
+    /// tenant allows it. Absent: P-256 only.
+    public var xwingKey: String?
     public var push: PushRegistration?
     /// The public key derived from the user's PIN (`pin` factor); the device keeps no copy.
     public var pinKey: ECPublicJWK?
@@ -56,7 +60,7 @@ public struct EnrollmentRequest: Codable, Sendable, Equatable {
     public init(ticket: String?, audience: String, issuedAt: Int64, deviceName: String, platform: DevicePlatform,
                 signingKey: ECPublicJWK, encryptionKey: ECPublicJWK, push: PushRegistration?,
                 pinKey: ECPublicJWK? = nil, biometricKey: ECPublicJWK? = nil, totp: Bool? = nil,
-                accessTokenHash: String? = nil) {
+                accessTokenHash: String? = nil, xwingKey: String? = nil) {
         self.ticket = ticket
         self.accessTokenHash = accessTokenHash
         self.audience = audience
@@ -69,6 +73,7 @@ public struct EnrollmentRequest: Codable, Sendable, Equatable {
         self.pinKey = pinKey
         self.biometricKey = biometricKey
         self.totp = totp
+        self.xwingKey = xwingKey
     }
 
     enum CodingKeys: String, CodingKey {
@@ -81,6 +86,7 @@ public struct EnrollmentRequest: Codable, Sendable, Equatable {
         case pinKey = "pin_key"
         case biometricKey = "biometric_key"
         case accessTokenHash = "ath"
+        case xwingKey = "xwing_key"
     }
 
     /// The `ath` of `accessToken`.

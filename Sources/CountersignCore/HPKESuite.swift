@@ -1,11 +1,34 @@
 import Crypto
 import Foundation
 
-/// The one HPKE (RFC 9180) suite of the device protocol: DHKEM(P-256, HKDF-SHA256),
-/// HKDF-SHA256, AES-256-GCM. P-256 rather than X25519 so that the device's private key can be
-/// a Secure Enclave key; the cost (about 0.26 ms per seal and open) is small beside a push.
-public enum HPKESuite {
+/// The HPKE (RFC 9180) suites of the device protocol. Request details are sealed with the
+/// strongest suite both the tenant allows and the device announced at enrollment.
+///
+/// - `p256`: DHKEM(P-256, HKDF-SHA256), HKDF-SHA256, AES-256-GCM. Every device has this key;
+///   P-256 rather than X25519 so that it can be a Secure Enclave key.
+/// - `xwing`: the X-Wing KEM (ML-KEM-768 combined with X25519), HKDF-SHA256, AES-256-GCM: a
+///   hybrid that stays confidential if either half holds, so details recorded today cannot be
+///   opened by a future quantum computer. A device that sends an X-Wing key with its
+///   enrollment gets it (`EnrollmentRequest.xwingKey`).
+public enum HPKESuite: String, Sendable, CaseIterable, Codable {
+    case p256 = "DHKEM-P256-HKDF-SHA256/HKDF-SHA256/AES-256-GCM"
+    case xwing = "X-Wing-ML-KEM-768-X25519/HKDF-SHA256/AES-256-GCM"
+
+    /// The P-256 suite's HPKE parameters (the suite of enrollment secrets such as the TOTP seed).
     public static let countersign: HPKE.Ciphersuite = .P256_SHA256_AES_GCM_256
-    /// The identifier written in enrollment records and in `docs/protocol.md`.
-    public static let name = "DHKEM-P256-HKDF-SHA256/HKDF-SHA256/AES-256-GCM"
+    /// The P-256 suite's name, as written in sealed messages and in `docs/protocol.md`.
+    public static let name = HPKESuite.p256.rawValue
+
+    /// The name as written in sealed messages (`SealedDetails.suite`).
+    public var name: String { rawValue }
+
+    public var ciphersuite: HPKE.Ciphersuite {
+        switch self {
+        case .p256: .P256_SHA256_AES_GCM_256
+        case .xwing: .XWingMLKEM768X25519_SHA256_AES_GCM_256
+        }
+    }
+
+    /// The length of an X-Wing public key (ML-KEM-768's 1184 bytes and X25519's 32).
+    public static let xwingPublicKeyLength = 1216
 }

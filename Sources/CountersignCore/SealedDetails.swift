@@ -1,7 +1,7 @@
 import Crypto
 import Foundation
 
-/// Request details sealed to one device's HPKE key (RFC 9180 base mode, `HPKESuite.countersign`).
+/// Request details sealed to one device's HPKE key (RFC 9180 base mode, a suite of `HPKESuite`).
 ///
 /// The HPKE `info` names the protocol and the device, and the additional data names the request,
 /// so a ciphertext sealed for one device or one request cannot be passed off as another's.
@@ -10,7 +10,7 @@ import Foundation
 /// let sealed = try SealedDetails.seal(plaintext, to: deviceKey, deviceID: "dev_…", requestID: "txn_…")
 /// ```
 public struct SealedDetails: Codable, Sendable, Equatable {
-    /// The suite name, `HPKESuite.name`.
+    /// The suite's name (`HPKESuite.name`).
     public var suite: String
     /// The encapsulated key, base64url.
     public var encapsulatedKey: String
@@ -38,20 +38,51 @@ public struct SealedDetails: Codable, Sendable, Equatable {
         Data(requestID.utf8)
     }
 
+    /// A device's key to seal to, with its suite.
+    public enum RecipientKey: Sendable {
+        case p256(P256.KeyAgreement.PublicKey)
+        case xwing(XWingMLKEM768X25519.PublicKey)
+
+        public var suite: HPKESuite {
+            switch self {
+            case .p256: .p256
+            case .xwing: .xwing
+            }
+        }
+    }
+
     /// Seals `plaintext` (canonical `TransactionDetails` bytes) to a device.
     public static func seal(
         _ plaintext: Data, to key: P256.KeyAgreement.PublicKey, deviceID: String, requestID: String
     ) throws -> SealedDetails {
-        var sender = try HPKE.Sender(recipientKey: key, ciphersuite: HPKESuite.countersign, info: info(deviceID: deviceID))
-        let ciphertext = try sender.seal(plaintext, authenticating: additionalData(requestID: requestID))
-        return SealedDetails(
-            suite: HPKESuite.name, encapsulatedKey: sender.encapsulatedKey.base64URLEncodedString,
-            ciphertext: ciphertext.base64URLEncodedString)
+        try seal(plaintext, to: .p256(key), deviceID: deviceID, requestID: requestID)
     }
 
-    /// The decoded encapsulated key and ciphertext, checking the suite.
+    /// Seals `plaintext` to a device's key of either suite.
+    public static func seal(_ plaintext: Data, to key: RecipientKey, deviceID: String, requestID: String) throws -> SealedDetails {
+        let info = info(deviceID: deviceID)
+        let aad = additionalData(requestID: requestID)
+        let (enc, ciphertext): (Data, Data)
+        switch key {
+        case .p256(let key):
+            var sender = try HPKE.Sender(recipientKey: key, ciphersuite: HPKESuite.p256.ciphersuite, info: info)
+            ciphertext = try sender.seal(plaintext, authenticating: aad)
+            enc = sender.encapsulatedKey
+        case .xwing(let key):
+            var sender = try HPKE.Sender(recipientKey: key, ciphersuite: HPKESuite.xwing.ciphersuite, info: info)
+            ciphertext = try sender.seal(plaintext, authenticating: aad)
+            enc = sender.encapsulatedKey
+        }
+        return SealedDetails(
+            suite: key.suite.name, encapsulatedKey: enc.base64URLEncodedString, ciphertext: ciphertext.base64URLEncodedString)
+    }
+
+    /// The suite the details were sealed with; nil for one this version does not know.
+    public var hpkeSuite: HPKESuite? { HPKESuite(rawValue: suite) }
+
+    /// The decoded encapsulated key and ciphertext, checking that the suite is known.
     public func parts() throws(ApprovalMessageError) -> (encapsulatedKey: Data, ciphertext: Data) {
-        guard suite == HPKESuite.name else { throw .malformed("unsupported HPKE suite \(suite)") }
+        guard hpkeSuite != nil else { throw .malformed("unsupported HPKE suite \(suite)") }
         guard let enc = Data(base64URLEncoded: encapsulatedKey), let sealed = Data(base64URLEncoded: ciphertext) else {
             throw .malformed("the sealed details are not base64url")
         }

@@ -106,6 +106,8 @@ public actor CountersignAuthenticator {
         let thumbprint = try await exchange.serverKeyThumbprint(over: transport)
         let material = try await factorMaterial(for: factors)
         exchange.factorKeys = material.keys
+        let xwing = XWingAgreementKey.generate()
+        exchange.factorKeys.xwing = xwing?.publicKey
         let enrollmentID = UUID().uuidString
         let keys = try await keyStore.createKeys(for: enrollmentID)
         do throws(CountersignError) {
@@ -114,6 +116,7 @@ public actor CountersignAuthenticator {
             try await keyStore.setFactorMaterial(material.pinSalt, as: .pinSalt, for: enrollmentID)
             try await keyStore.setFactorMaterial(material.biometricHandle, as: .biometricKey, for: enrollmentID)
             try await keyStore.setFactorMaterial(accepted.totpSeed?.encoded(), as: .totpSeed, for: enrollmentID)
+            try await keyStore.setFactorMaterial(xwing?.seed, as: .xwingSeed, for: enrollmentID)
             try await keyStore.save(accepted.enrollment)
             return accepted.enrollment
         } catch {

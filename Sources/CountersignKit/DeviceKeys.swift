@@ -49,3 +49,43 @@ public struct DeviceKeys: Sendable {
         self.agreement = agreement
     }
 }
+
+/// The enrollment's X-Wing key (`HPKESuite.xwing`), kept as its 32-byte seed with the other
+/// factor material (`FactorMaterial.xwingSeed`). It is a software key: the Secure Enclave holds
+/// only P-256 keys. Where the platform's CryptoKit lacks X-Wing (before iOS 26 and macOS 26) no
+/// key is made, and the enrollment announces P-256 only.
+struct XWingAgreementKey: Sendable {
+    let seed: Data
+    /// The raw public key (1216 bytes).
+    let publicKey: Data
+    private let opener: @Sendable (Data, Data, Data, Data) throws -> Data
+
+    /// A new key; nil where the platform has no X-Wing.
+    static func generate() -> XWingAgreementKey? {
+        guard #available(macOS 26, iOS 26, *), let key = try? XWingMLKEM768X25519.PrivateKey.generate() else { return nil }
+        return XWingAgreementKey(key)
+    }
+
+    /// The key a stored seed restores; nil for a seed that is not one, or where the platform has no X-Wing.
+    init?(seed: Data) {
+        guard #available(macOS 26, iOS 26, *),
+              let key = try? XWingMLKEM768X25519.PrivateKey(seedRepresentation: seed, publicKey: nil) else { return nil }
+        self.init(key)
+    }
+
+    @available(macOS 26, iOS 26, *)
+    private init(_ key: XWingMLKEM768X25519.PrivateKey) {
+        seed = key.seedRepresentation
+        publicKey = key.publicKey.rawRepresentation
+        opener = { ciphertext, encapsulatedKey, info, aad in
+            var recipient = try HPKE.Recipient(
+                privateKey: key, ciphersuite: HPKESuite.xwing.ciphersuite, info: info, encapsulatedKey: encapsulatedKey)
+            return try recipient.open(ciphertext, authenticating: aad)
+        }
+    }
+
+    /// Opens one HPKE (base mode) message sealed to this key.
+    func open(_ ciphertext: Data, _ encapsulatedKey: Data, _ info: Data, _ aad: Data) throws -> Data {
+        try opener(ciphertext, encapsulatedKey, info, aad)
+    }
+}

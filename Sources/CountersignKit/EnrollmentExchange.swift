@@ -33,6 +33,8 @@ struct EnrollmentExchange: Sendable {
         var pin: ECPublicJWK?
         var biometric: ECPublicJWK?
         var totp = false
+        /// The X-Wing public key (raw), announced beside the P-256 encryption key.
+        var xwing: Data?
     }
 
     /// What an accepted enrollment brings: the record, and the TOTP seed when the server sent one.
@@ -73,7 +75,7 @@ struct EnrollmentExchange: Sendable {
             issuedAt: Int64(issuedAt.timeIntervalSince1970.rounded(.down)), deviceName: deviceName,
             platform: platform, signingKey: signingKey, encryptionKey: ECPublicJWK(keys.agreement.publicKey),
             push: push, pinKey: factorKeys.pin, biometricKey: factorKeys.biometric, totp: factorKeys.totp ? true : nil,
-            accessTokenHash: tokenHash)
+            accessTokenHash: tokenHash, xwingKey: factorKeys.xwing?.base64URLEncodedString)
         let payload: JSONValue
         let jwk: JSONValue
         do {

@@ -51,6 +51,9 @@ public enum FactorMaterial: String, Sendable, CaseIterable {
     /// What the `BiometricKeys` provider needs to use its key again: a Secure Enclave key's
     /// handle, or a stand-in's software key.
     case biometricKey = "biometric-key"
+    /// The 32-byte seed of the enrollment's X-Wing key (`HPKESuite.xwing`), which opens details
+    /// the server sealed with the post-quantum hybrid suite.
+    case xwingSeed = "xwing-seed"
 }
 
 extension KeyStore {

@@ -55,17 +55,18 @@ public struct RequestDetails: Sendable, Equatable {
     /// For number matching: how many digits the number has.
     public var numberDigits: Int { Int(clamping: verification.numberMatch?.digits ?? NumberMatch.digits) }
 
-    /// Opens `request`'s sealed details with the enrollment's agreement key and checks that they
+    /// Opens `request`'s sealed details with the enrollment's key of their suite and checks that they
     /// are the canonical details of this very request, for this enrollment's tenant and user.
-    init(opening request: ApprovalRequest, for enrollment: Enrollment, with key: any DeviceAgreementKey)
-        throws(CountersignError) {
+    init(
+        opening request: ApprovalRequest, for enrollment: Enrollment,
+        with open: (_ ciphertext: Data, _ encapsulatedKey: Data, _ info: Data, _ aad: Data) throws -> Data
+    ) throws(CountersignError) {
         let plaintext: Data
         do {
             let (encapsulatedKey, ciphertext) = try request.sealedDetails.parts()
-            plaintext = try key.open(
-                ciphertext: ciphertext, encapsulatedKey: encapsulatedKey,
-                info: SealedDetails.info(deviceID: enrollment.deviceID),
-                authenticating: SealedDetails.additionalData(requestID: request.id))
+            plaintext = try open(
+                ciphertext, encapsulatedKey, SealedDetails.info(deviceID: enrollment.deviceID),
+                SealedDetails.additionalData(requestID: request.id))
         } catch let error as ApprovalMessageError {
             throw .invalidRequestDetails(error.description)
         } catch {

@@ -71,6 +71,9 @@ struct PolicyCommands: AsyncParsableCommand {
         @Option(name: .customLong("disabled-factors"),
                 help: "Factors the tenant does not use, joined by commas (custom,biometric); empty: none.")
         var disabledFactors: String?
+        @Option(name: .customLong("post-quantum-sealing"),
+                help: "Seal request details with X-Wing to devices that announced a key: true or false.")
+        var postQuantumSealing: Bool?
 
         func run() async throws {
             let client = try options.client()
@@ -83,7 +86,7 @@ struct PolicyCommands: AsyncParsableCommand {
                 ("client_requests_per_minute", clientRequestsPerMinute),
                 ("not_requested_suppression_seconds", notRequestedSuppressionSeconds), ("totp", totp),
                 ("push_delivery_allowed", pushDeliveryAllowed), ("session_idle_seconds", sessionIdleSeconds),
-                ("session_max_age_seconds", sessionMaxAgeSeconds),
+                ("session_max_age_seconds", sessionMaxAgeSeconds), ("post_quantum_sealing", postQuantumSealing),
             ]
             for case let (name, value?) in changes {
                 // An empty class removes it.

@@ -118,7 +118,8 @@ public struct ApprovalService: Sendable {
             ApprovalDelivery(
                 deviceID: device.id, transactionID: id,
                 sealed: try SealedDetails.seal(
-                    plaintext, to: try device.encryptionKey.agreementKey(), deviceID: device.id, requestID: id))
+                    plaintext, to: try device.sealingKey(postQuantum: tenant.policy.postQuantumSealing), deviceID: device.id,
+                    requestID: id))
         }
         var stored = ApprovalTransaction(
             id: id, authReqIDHash: Self.hash(authReqID: authReqID), tenantID: tenant.id, clientID: request.client.id,

@@ -1,4 +1,5 @@
 import CountersignCore
+import Crypto
 import Foundation
 
 /// An enrolled authenticator. The server holds its public keys only.
@@ -36,6 +37,17 @@ public struct Device: Sendable, Equatable {
     public var biometricKey: ECPublicJWK? = nil
     /// Whether the device holds a TOTP seed.
     public var hasTOTP: Bool = false
+    /// The device's X-Wing public key (raw), when it announced one at enrollment.
+    public var xwingKey: Data? = nil
+
+    /// The key request details are sealed to: the X-Wing key where the device has one and
+    /// `postQuantum` allows it (the strongest suite both support), else the P-256 key.
+    func sealingKey(postQuantum: Bool) throws -> SealedDetails.RecipientKey {
+        if postQuantum, let xwingKey {
+            return .xwing(try XWingMLKEM768X25519.PublicKey(rawRepresentation: xwingKey))
+        }
+        return .p256(try encryptionKey.agreementKey())
+    }
     /// Why a deleted device was deleted, when it was for a reason the device should be told.
     public var deregisteredReason: DeregistrationNotice.Reason? = nil
 
@@ -152,14 +164,15 @@ public struct SQLDeviceRepository: DeviceRepository {
             """
             INSERT INTO devices (id, tenant_id, user_id, name, platform, signing_key_jwk, signing_key_thumbprint,
                 encryption_key_jwk, push_provider, push_token, push_token_valid, status, created_at, updated_at,
-                push_token_updated_at, pin_key_jwk, biometric_key_jwk, totp_seed_sealed)
+                push_token_updated_at, pin_key_jwk, biometric_key_jwk, totp_seed_sealed, xwing_key)
             VALUES (\(device.id), \(device.tenantID), \(device.userID), \(device.name), \(device.platform),
                 \(try JSONValue(encoding: device.signingKey).canonicalString), \(device.signingKey.thumbprint),
                 \(try JSONValue(encoding: device.encryptionKey).canonicalString), \(device.push?.provider),
                 \(device.push?.token), \(device.pushTokenValid), \(device.status), \(device.createdAt),
                 \(device.updatedAt), \(device.push == nil ? nil : device.pushTokenUpdatedAt ?? device.createdAt),
                 \(try device.pinKey.map { try JSONValue(encoding: $0).canonicalString }),
-                \(try device.biometricKey.map { try JSONValue(encoding: $0).canonicalString }), \(totpSeed))
+                \(try device.biometricKey.map { try JSONValue(encoding: $0).canonicalString }), \(totpSeed),
+                \(device.xwingKey))
             """)
     }
 

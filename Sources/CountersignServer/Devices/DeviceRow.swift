@@ -32,6 +32,7 @@ struct DeviceRow: Decodable {
     var biometricKey: String?
     var hasTOTP: Bool
     var deregisteredReason: DeregistrationNotice.Reason?
+    var xwingKey: Data?
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case id
@@ -55,6 +56,7 @@ struct DeviceRow: Decodable {
         case biometricKey = "biometric_key_jwk"
         case hasTOTP = "has_totp"
         case deregisteredReason = "deregistered_reason"
+        case xwingKey = "xwing_key"
     }
 
     func device() throws -> Device {
@@ -67,7 +69,7 @@ struct DeviceRow: Decodable {
             encryptionKey: try key(encryptionKey), push: push, pushTokenValid: pushTokenValid, status: status,
             createdAt: createdAt, updatedAt: updatedAt, lastSeenAt: lastSeenAt, deletedAt: deletedAt,
             pushTokenUpdatedAt: pushTokenUpdatedAt, pushTokenError: pushTokenError, pinKey: try pinKey.map(key),
-            pinFailures: pinFailures, biometricKey: try biometricKey.map(key), hasTOTP: hasTOTP,
+            pinFailures: pinFailures, biometricKey: try biometricKey.map(key), hasTOTP: hasTOTP, xwingKey: xwingKey,
             deregisteredReason: deregisteredReason)
     }
 }

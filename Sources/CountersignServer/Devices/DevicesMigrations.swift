@@ -55,5 +55,9 @@ extension FeatureMigrations {
             // The tenant-wide device list (`GET …/devices`), by id.
             "CREATE INDEX devices_tenant ON devices (tenant_id, id)",
         ]),
+        SchemaChange(.hybridSealing, [
+            // The device's X-Wing public key (raw, 1216 bytes), when it announced one.
+            "ALTER TABLE devices ADD COLUMN xwing_key \(.bytes)",
+        ]),
     ])
 }

@@ -104,6 +104,7 @@ public struct EnrollmentService: Sendable {
         do { _ = try encryptionKey.agreementKey() } catch {
             throw EnrollmentError.invalidKey("encryption_key: \(error.description)")
         }
+        let xwingKey = try Self.xwingKey(of: request)
         try Self.checkFactorKeys(request)
         guard let name = DeviceName.validate(request.deviceName) else {
             throw EnrollmentError.invalidRequest(
@@ -123,7 +124,7 @@ public struct EnrollmentService: Sendable {
             id: Identifier.make("dev", at: date), tenantID: tenant.id, userID: user.id, name: name,
             platform: request.platform, signingKey: request.signingKey, encryptionKey: encryptionKey, push: request.push,
             pushTokenValid: true, status: .active, createdAt: date, updatedAt: date, pinKey: request.pinKey,
-            biometricKey: request.biometricKey, hasTOTP: request.totp == true && tenant.policy.totp)
+            biometricKey: request.biometricKey, hasTOTP: request.totp == true && tenant.policy.totp, xwingKey: xwingKey)
         // The seed goes to the device sealed to its HPKE key, and is kept here sealed under the
         // master key: the server must recompute codes, so it cannot keep a hash.
         let totpSeed = device.hasTOTP ? Secrets.randomBytes(20) : nil
@@ -180,6 +181,16 @@ public struct EnrollmentService: Sendable {
 
     /// The PIN and biometric keys must be P-256 keys, distinct from each other and from the
     /// device key: one key standing for two factors would prove only one.
+    /// The X-Wing key a device announced, decoded and checked to be one; nil when it sent none.
+    private static func xwingKey(of request: EnrollmentRequest) throws(EnrollmentError) -> Data? {
+        guard let text = request.xwingKey else { return nil }
+        guard let raw = Data(base64URLEncoded: text), raw.count == HPKESuite.xwingPublicKeyLength,
+              (try? XWingMLKEM768X25519.PublicKey(rawRepresentation: raw)) != nil else {
+            throw EnrollmentError.invalidKey("xwing_key: must be an X-Wing public key of \(HPKESuite.xwingPublicKeyLength) bytes, base64url")
+        }
+        return raw
+    }
+
     private static func checkFactorKeys(_ request: EnrollmentRequest) throws(EnrollmentError) {
         for (field, key) in [("pin_key", request.pinKey), ("biometric_key", request.biometricKey)] {
             guard let key else { continue }

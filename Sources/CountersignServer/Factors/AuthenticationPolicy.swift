@@ -44,6 +44,9 @@ public struct AuthenticationPolicy: Codable, Sendable, Equatable {
     /// Factors the tenant does not use, by policy name (`custom` without a verifier, say). No
     /// alternative may name one, and a class left with no way to reach it is not offered.
     public var disabledFactors: [String] = []
+    /// Seal request details with X-Wing (`HPKESuite.xwing`) to the devices that announced an
+    /// X-Wing key; false: P-256 for every device.
+    public var postQuantumSealing: Bool = true
 
     public init() {}
 
@@ -63,6 +66,7 @@ public struct AuthenticationPolicy: Codable, Sendable, Equatable {
         case sessionMaxAgeSeconds = "session_max_age_seconds"
         case passkeys, authenticators
         case disabledFactors = "disabled_factors"
+        case postQuantumSealing = "post_quantum_sealing"
     }
 
     public init(from decoder: any Decoder) throws {
@@ -91,6 +95,8 @@ public struct AuthenticationPolicy: Codable, Sendable, Equatable {
         passkeys = try container.decodeIfPresent(PasskeySettings.self, forKey: .passkeys) ?? defaults.passkeys
         authenticators = try container.decodeIfPresent(AuthenticatorPolicy.self, forKey: .authenticators)
         disabledFactors = try container.decodeIfPresent([String].self, forKey: .disabledFactors) ?? defaults.disabledFactors
+        postQuantumSealing = try container.decodeIfPresent(Bool.self, forKey: .postQuantumSealing)
+            ?? defaults.postQuantumSealing
     }
 
     /// The factors the tenant has switched off; names that are no factor are left out (only a

@@ -21,6 +21,7 @@ public enum SchemaVersion: Int64, CaseIterable, Sendable {
     case console
     case consoleDevices
     case authenticatorPolicies
+    case hybridSealing
 
     /// The name recorded beside the number.
     public var name: String {
@@ -42,6 +43,7 @@ public enum SchemaVersion: Int64, CaseIterable, Sendable {
         case .console: "console"
         case .consoleDevices: "console-devices"
         case .authenticatorPolicies: "authenticator-policies"
+        case .hybridSealing: "hybrid-sealing"
         }
     }
 }

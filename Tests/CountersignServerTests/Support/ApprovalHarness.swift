@@ -47,9 +47,8 @@ extension TestServer {
         let (kit, store) = authenticator()
         let enrollment = try await kit.enroll(
             uri: try await enrollmentURI(for: userID, tenant: tenant), deviceName: name, platform: .linux)
-        let keys = try await store.keys(for: enrollment.id)
         return EnrolledUser(userID: userID, username: username, kit: kit, enrollment: enrollment,
-                            device: RawDevice(server: self, enrollment: enrollment, keys: keys))
+                            device: try await RawDevice(server: self, enrollment: enrollment, store: store))
     }
 
     /// A form POST, authenticated with HTTP Basic (`client_secret_basic`) when `client` is given.
@@ -148,6 +147,17 @@ struct RawDevice: Sendable {
     let server: TestServer
     let enrollment: Enrollment
     let keys: DeviceKeys
+    /// The enrollment's X-Wing key, which the SDK announced beside the P-256 one.
+    let xwing: XWingMLKEM768X25519.PrivateKey?
+
+    init(server: TestServer, enrollment: Enrollment, store: FileKeyStore) async throws {
+        self.server = server
+        self.enrollment = enrollment
+        keys = try await store.keys(for: enrollment.id)
+        xwing = try await store.factorMaterial(.xwingSeed, for: enrollment.id).map {
+            try XWingMLKEM768X25519.PrivateKey(seedRepresentation: $0, publicKey: nil)
+        }
+    }
 
     var id: String { enrollment.deviceID }
 
@@ -162,12 +172,19 @@ struct RawDevice: Sendable {
         return try Timestamps.decoder().decode(PendingRequestList.self, from: answer.data).requests
     }
 
-    /// Opens the sealed details with this device's key.
+    /// Opens the sealed details with this device's key of their suite.
     func open(_ envelope: PendingRequestEnvelope) throws -> (details: TransactionDetails, plaintext: Data) {
         let (enc, ciphertext) = try envelope.details.parts()
-        let plaintext = try keys.agreement.open(
-            ciphertext: ciphertext, encapsulatedKey: enc, info: SealedDetails.info(deviceID: id),
-            authenticating: SealedDetails.additionalData(requestID: envelope.id))
+        let info = SealedDetails.info(deviceID: id)
+        let aad = SealedDetails.additionalData(requestID: envelope.id)
+        let plaintext: Data
+        if envelope.details.hpkeSuite == .xwing {
+            var recipient = try HPKE.Recipient(
+                privateKey: try #require(xwing), ciphersuite: HPKESuite.xwing.ciphersuite, info: info, encapsulatedKey: enc)
+            plaintext = try recipient.open(ciphertext, authenticating: aad)
+        } else {
+            plaintext = try keys.agreement.open(ciphertext: ciphertext, encapsulatedKey: enc, info: info, authenticating: aad)
+        }
         return (try TransactionDetails(canonicalBytes: plaintext), plaintext)
     }
 

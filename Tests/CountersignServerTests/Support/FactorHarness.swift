@@ -64,6 +64,17 @@ extension TestServer {
     func enrollFactorDevice(
         for userID: String, pin: Bool = false, biometric: Bool = false, totp: Bool = false, tenant: String = "default"
     ) async throws -> FactorDevice {
+        let (answer, device) = try await enrollmentAttempt(for: userID, pin: pin, biometric: biometric, totp: totp, tenant: tenant)
+        #expect(answer.status == 201, "enrollment: \(answer.errorDescription ?? "")")
+        return try #require(device)
+    }
+
+    /// An enrollment of a hand-built device, sending `xwingKey` as given: the server's answer,
+    /// and the device when it was accepted.
+    func enrollmentAttempt(
+        for userID: String, pin: Bool = false, biometric: Bool = false, totp: Bool = false, tenant: String = "default",
+        xwingKey: String? = nil
+    ) async throws -> (TestServer.Answer, FactorDevice?) {
         let uri = try EnrollmentURI(parsing: try await enrollmentURI(for: userID, tenant: tenant))
         let signing = P256.Signing.PrivateKey()
         let agreement = P256.KeyAgreement.PrivateKey()
@@ -74,19 +85,19 @@ extension TestServer {
             deviceName: "factor device", platform: .linux, signingKey: ECPublicJWK(signing.publicKey),
             encryptionKey: ECPublicJWK(agreement.publicKey), push: nil,
             pinKey: pinKey.map { ECPublicJWK($0.publicKey) }, biometricKey: biometricKey.map { ECPublicJWK($0.publicKey) },
-            totp: totp ? true : nil)
+            totp: totp ? true : nil, xwingKey: xwingKey)
         let proof = try CompactJWS.sign(
             header: ["typ": .string(EnrollmentRequest.type), "jwk": try JSONValue(encoding: ECPublicJWK(signing.publicKey))],
             payload: try JSONValue(encoding: request).canonicalData, signer: signing)
         let path = tenant == "default" ? "/device/v1/enrollments" : "/t/\(tenant)/device/v1/enrollments"
         let answer = try await call(
             "POST", path, body: try JSONEncoder().encode(EnrollmentSubmission(enrollmentRequest: proof.serialized)))
-        #expect(answer.status == 201, "enrollment: \(answer.errorDescription ?? "")")
+        guard answer.status == 201 else { return (answer, nil) }
         let response = try JSONDecoder().decode(EnrollmentResponse.self, from: answer.data)
         let receipt = try JSONDecoder().decode(
             EnrollmentReceipt.self, from: try CompactJWS(parsing: response.enrollmentReceipt).payload)
-        return FactorDevice(server: self, deviceID: receipt.deviceID, signing: signing, agreement: agreement, pin: pinKey,
-                            biometric: biometricKey, totp: response.totp, receipt: receipt)
+        return (answer, FactorDevice(server: self, deviceID: receipt.deviceID, signing: signing, agreement: agreement,
+                                     pin: pinKey, biometric: biometricKey, totp: response.totp, receipt: receipt))
     }
 
     /// Replaces the default tenant's authentication policy with the defaults changed by `fields`.

@@ -71,9 +71,8 @@ extension TestServer {
         let (kit, store) = authenticator()
         let enrollment = try await kit.enroll(
             uri: try await enrollmentURI(for: userID), deviceName: name, platform: .ios, push: push)
-        let keys = try await store.keys(for: enrollment.id)
         return EnrolledUser(userID: userID, username: username, kit: kit, enrollment: enrollment,
-                            device: RawDevice(server: self, enrollment: enrollment, keys: keys))
+                            device: try await RawDevice(server: self, enrollment: enrollment, store: store))
     }
 
     /// The delivery view of one request.
