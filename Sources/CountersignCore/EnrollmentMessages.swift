@@ -156,13 +156,18 @@ public struct ServerKeyResponse: Codable, Sendable, Equatable {
 public struct EnrollmentResponse: Codable, Sendable {
     public var enrollmentReceipt: String
     public var totp: TOTPEnrollment?
-    public init(enrollmentReceipt: String, totp: TOTPEnrollment? = nil) {
+    /// The device certificate: the tenant's token-signing key binding this device's keys to the
+    /// user, so that an approval receipt verifies with the tenant's JWKS alone.
+    public var deviceCertificate: String?
+    public init(enrollmentReceipt: String, totp: TOTPEnrollment? = nil, deviceCertificate: String? = nil) {
         self.enrollmentReceipt = enrollmentReceipt
         self.totp = totp
+        self.deviceCertificate = deviceCertificate
     }
     enum CodingKeys: String, CodingKey {
         case totp
         case enrollmentReceipt = "enrollment_receipt"
+        case deviceCertificate = "device_certificate"
     }
 }
 

@@ -83,13 +83,14 @@ extension CountersignServer {
         let accessTokens = AccessTokenVerifier(
             store: SQLAccessTokenVerifierStore(database: database, users: users), signingKeys: tokenSigningKeys, now: now)
         let trustedIssuers: any TrustedIssuerRepository = SQLTrustedIssuerRepository()
+        let certificates = DeviceCertificates(keys: tokenSigningKeys, origin: origin, now: now)
         let enrollment = EnrollmentService(
             store: SQLEnrollmentStore(database: database, tickets: tickets, users: users, devices: devices, audit: audit),
             accessTokens: accessTokens,
             trustedIssuers: TrustedIssuerTokenVerifier(
                 store: SQLTrustedIssuerTokenStore(database: database, issuers: trustedIssuers, users: users),
                 keys: TrustedIssuerKeyCache(fetcher: HTTPJWKSFetcher(), logger: logger, now: now), now: now),
-            jwtIDs: jwtIDs, sealer: sealer,
+            jwtIDs: jwtIDs, sealer: sealer, certificates: certificates,
             tenants: tenants, origin: origin, ticketLifetime: configuration.enrollmentTicketLifetime,
             signatureWindow: configuration.signatureWindow, now: now)
         let features = Features(
@@ -130,7 +131,7 @@ extension CountersignServer {
             totp: TOTPVerification(
                 store: SQLTOTPVerificationStore(database: database, devices: devices, users: users, audit: audit),
                 sealer: sealer, userHints: userHints, now: now),
-            enrollment: enrollment,
+            enrollment: enrollment, deviceCertificates: certificates,
             approvalEvents: approvalEvents)
 
         // The router: health first, then the tenant routes (at "" and "/t/{tenant}"), then admin.

@@ -18,6 +18,7 @@ struct Features: Sendable {
     let accessTokens: AccessTokenVerifier
     let totp: TOTPVerification
     let enrollment: EnrollmentService
+    let deviceCertificates: DeviceCertificates
     /// Wakes the live streams of connected devices.
     let approvalEvents: ApprovalEvents
 }

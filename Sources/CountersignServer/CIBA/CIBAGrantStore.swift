@@ -13,6 +13,8 @@ protocol CIBAGrantStore: Sendable {
     func user(id: String, tenantID: String) async throws -> User?
     /// The device that decided a request, for its receipt (`ApprovalReceipt`).
     func device(id: String) async throws -> Device?
+    /// Keeps `certificate` as the device's newest certificate.
+    func setCertificate(deviceID: String, _ certificate: String) async throws
     /// Marks the approved request exchanged, stores the tokens minted for it and records who
     /// collected them, all in one transaction; false if it was exchanged already.
     func exchange(_ request: ApprovalTransaction, for tokens: IssuedTokens, byClient clientID: String, at date: Date)
@@ -42,6 +44,10 @@ struct SQLCIBAGrantStore: CIBAGrantStore {
 
     func device(id: String) async throws -> Device? {
         try await devices.find(id: id, on: database)
+    }
+
+    func setCertificate(deviceID: String, _ certificate: String) async throws {
+        try await devices.setCertificate(id: deviceID, certificate, on: database)
     }
 
     func exchange(_ request: ApprovalTransaction, for tokens: IssuedTokens, byClient clientID: String, at date: Date)

@@ -56,9 +56,10 @@ struct CIBARoutes: Sendable {
             }
         }
         oauth.post("/bc-authorize/receipt") { request, context in
-            try await self.oauth("receipt", request, context) { form, client, _ in
+            try await self.oauth("receipt", request, context) { form, client, issuer in
                 try OAuthResponse.json(try await ApprovalReceipt.of(
-                    form, client: client, requests: features.tokenEndpoint.ciba.store, at: now()))
+                    form, client: client, issuer: issuer, requests: features.tokenEndpoint.ciba.store,
+                    certificates: features.deviceCertificates, at: now()))
             }
         }
         UserInfoRoutes(metrics: metrics, accessTokens: features.accessTokens).register(on: routes.group(surface: .oauth))

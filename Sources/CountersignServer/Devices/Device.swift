@@ -39,6 +39,8 @@ public struct Device: Sendable, Equatable {
     public var hasTOTP: Bool = false
     /// The device's X-Wing public key (raw), when it announced one at enrollment.
     public var xwingKey: Data? = nil
+    /// The newest device certificate (`DeviceCertificate`), a JWS; nil until one is issued.
+    public var certificate: String? = nil
 
     /// The key request details are sealed to: the X-Wing key where the device has one and
     /// `postQuantum` allows it (the strongest suite both support), else the P-256 key.
@@ -141,6 +143,8 @@ public protocol DeviceRepository: Sendable {
     /// Clears the count of wrong PINs after a right one.
     func resetPINFailures(id: String, on executor: any SQLExecutor) async throws
     func setPINKey(id: String, _ key: ECPublicJWK, at date: Date, on executor: any SQLExecutor) async throws
+    /// Keeps `certificate` as the device's newest certificate.
+    func setCertificate(id: String, _ certificate: String, on executor: any SQLExecutor) async throws
     /// The sealed TOTP seed and last accepted step of each of the user's active devices that has one.
     func totpSeeds(userID: String, on executor: any SQLExecutor) async throws -> [(deviceID: String, sealed: Data, lastStep: Int64?)]
     /// Records `step` as used on the device, if no later or equal step was; false otherwise.
@@ -164,7 +168,7 @@ public struct SQLDeviceRepository: DeviceRepository {
             """
             INSERT INTO devices (id, tenant_id, user_id, name, platform, signing_key_jwk, signing_key_thumbprint,
                 encryption_key_jwk, push_provider, push_token, push_token_valid, status, created_at, updated_at,
-                push_token_updated_at, pin_key_jwk, biometric_key_jwk, totp_seed_sealed, xwing_key)
+                push_token_updated_at, pin_key_jwk, biometric_key_jwk, totp_seed_sealed, xwing_key, certificate)
             VALUES (\(device.id), \(device.tenantID), \(device.userID), \(device.name), \(device.platform),
                 \(try JSONValue(encoding: device.signingKey).canonicalString), \(device.signingKey.thumbprint),
                 \(try JSONValue(encoding: device.encryptionKey).canonicalString), \(device.push?.provider),
@@ -172,7 +176,7 @@ public struct SQLDeviceRepository: DeviceRepository {
                 \(device.updatedAt), \(device.push == nil ? nil : device.pushTokenUpdatedAt ?? device.createdAt),
                 \(try device.pinKey.map { try JSONValue(encoding: $0).canonicalString }),
                 \(try device.biometricKey.map { try JSONValue(encoding: $0).canonicalString }), \(totpSeed),
-                \(device.xwingKey))
+                \(device.xwingKey), \(device.certificate))
             """)
     }
 
@@ -201,9 +205,13 @@ public struct SQLDeviceRepository: DeviceRepository {
         try await executor.run(
             """
             UPDATE devices SET pin_key_jwk = \(try JSONValue(encoding: key).canonicalString), pin_failures = 0,
-                updated_at = \(date)
+                updated_at = \(date), certificate = NULL
             WHERE id = \(id)
             """)
+    }
+
+    public func setCertificate(id: String, _ certificate: String, on executor: any SQLExecutor) async throws {
+        try await executor.run("UPDATE devices SET certificate = \(certificate) WHERE id = \(id)")
     }
 
     /// A device's TOTP seed as `totpSeeds` reads it.

@@ -33,6 +33,7 @@ struct DeviceRow: Decodable {
     var hasTOTP: Bool
     var deregisteredReason: DeregistrationNotice.Reason?
     var xwingKey: Data?
+    var certificate: String?
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case id
@@ -57,6 +58,7 @@ struct DeviceRow: Decodable {
         case hasTOTP = "has_totp"
         case deregisteredReason = "deregistered_reason"
         case xwingKey = "xwing_key"
+        case certificate
     }
 
     func device() throws -> Device {
@@ -70,6 +72,6 @@ struct DeviceRow: Decodable {
             createdAt: createdAt, updatedAt: updatedAt, lastSeenAt: lastSeenAt, deletedAt: deletedAt,
             pushTokenUpdatedAt: pushTokenUpdatedAt, pushTokenError: pushTokenError, pinKey: try pinKey.map(key),
             pinFailures: pinFailures, biometricKey: try biometricKey.map(key), hasTOTP: hasTOTP, xwingKey: xwingKey,
-            deregisteredReason: deregisteredReason)
+            certificate: certificate, deregisteredReason: deregisteredReason)
     }
 }

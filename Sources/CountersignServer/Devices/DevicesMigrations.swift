@@ -59,5 +59,10 @@ extension FeatureMigrations {
             // The device's X-Wing public key (raw, 1216 bytes), when it announced one.
             "ALTER TABLE devices ADD COLUMN xwing_key \(.bytes)",
         ]),
+        SchemaChange(.deviceCertificates, [
+            // The newest device certificate (`DeviceCertificate`); NULL until one is issued, and
+            // again once the device's factor keys change.
+            "ALTER TABLE devices ADD COLUMN certificate TEXT",
+        ]),
     ])
 }

@@ -19,6 +19,7 @@ public struct EnrollmentService: Sendable {
     let trustedIssuers: TrustedIssuerTokenVerifier
     let jwtIDs: JWTIDLedger
     let sealer: SecretSealer
+    let certificates: DeviceCertificates
     let tenants: TenantService
     let origin: PublicOrigin
     /// How long a ticket is valid when its issuer names no lifetime.
@@ -120,11 +121,12 @@ public struct EnrollmentService: Sendable {
               user.status == .active else {
             throw EnrollmentError.userNotActive
         }
-        let device = Device(
+        var device = Device(
             id: Identifier.make("dev", at: date), tenantID: tenant.id, userID: user.id, name: name,
             platform: request.platform, signingKey: request.signingKey, encryptionKey: encryptionKey, push: request.push,
             pushTokenValid: true, status: .active, createdAt: date, updatedAt: date, pinKey: request.pinKey,
             biometricKey: request.biometricKey, hasTOTP: request.totp == true && tenant.policy.totp, xwingKey: xwingKey)
+        device.certificate = try await certificates.issue(for: device, tenant: tenant)
         // The seed goes to the device sealed to its HPKE key, and is kept here sealed under the
         // master key: the server must recompute codes, so it cannot keep a hash.
         let totpSeed = device.hasTOTP ? Secrets.randomBytes(20) : nil
@@ -174,7 +176,7 @@ public struct EnrollmentService: Sendable {
         let signed = try CompactJWS.sign(
             header: ["typ": .string(EnrollmentReceipt.type), "jwk": try JSONValue(encoding: tenant.signingKey)],
             payload: try JSONValue(encoding: receipt).canonicalData, signer: key)
-        return EnrollmentResponse(enrollmentReceipt: signed.serialized, totp: totp)
+        return EnrollmentResponse(enrollmentReceipt: signed.serialized, totp: totp, deviceCertificate: device.certificate)
     }
 
     static func totpContext(_ deviceID: String) -> String { "totp-seed:\(deviceID)" }

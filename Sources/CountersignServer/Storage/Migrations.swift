@@ -22,6 +22,7 @@ public enum SchemaVersion: Int64, CaseIterable, Sendable {
     case consoleDevices
     case authenticatorPolicies
     case hybridSealing
+    case deviceCertificates
 
     /// The name recorded beside the number.
     public var name: String {
@@ -44,6 +45,7 @@ public enum SchemaVersion: Int64, CaseIterable, Sendable {
         case .consoleDevices: "console-devices"
         case .authenticatorPolicies: "authenticator-policies"
         case .hybridSealing: "hybrid-sealing"
+        case .deviceCertificates: "device-certificates"
         }
     }
 }
