@@ -109,6 +109,25 @@ public struct PINChange: Codable, Sendable, Equatable {
     }
 }
 
+/// `POST /device/v1/self/factors`: factors added to an enrollment without enrolling again, each
+/// a new P-256 key of its own. The request is signed by the device key like every device call.
+public struct FactorAddition: Codable, Sendable, Equatable {
+    /// The key derived from a new PIN (`PINKey`).
+    public var pinKey: ECPublicJWK?
+    /// A new key the platform releases only after a biometric check.
+    public var biometricKey: ECPublicJWK?
+
+    public init(pinKey: ECPublicJWK? = nil, biometricKey: ECPublicJWK? = nil) {
+        self.pinKey = pinKey
+        self.biometricKey = biometricKey
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case pinKey = "pin_key"
+        case biometricKey = "biometric_key"
+    }
+}
+
 /// Number matching: how many digits the number has, and the choices a device offers (absent
 /// when the tenant wants the number typed rather than picked).
 public struct NumberMatch: Codable, Sendable, Equatable {

@@ -90,6 +90,8 @@ public struct PINChallenge: Sendable, Equatable {
         case fallback
         /// The tenant's verifier of custom data asked for it.
         case verifierRequested
+        /// A new PIN, to add to the enrollment (`enrollFactors(for:with:)`): ask for it twice.
+        case setUp
     }
 
     public let details: RequestDetails

@@ -188,3 +188,66 @@ extension CountersignAuthenticator {
         }
     }
 }
+
+extension CountersignAuthenticator {
+    /// The registration ceremony: sets up what this enrollment lacks to approve `details`. Of the
+    /// alternatives whose missing factors this device can add (a PIN; a biometric key where it has
+    /// biometric keys), the app's picker for `.registration` chooses (else the one that lacks
+    /// fewest), the interstitial delegate for `.registration` is asked before each factor after
+    /// the first, the handler is asked for a new PIN (`PINChallenge.Reason.setUp`), and the
+    /// factors are added at the server (`addFactors`). The request itself is not answered.
+    ///
+    /// ```swift
+    /// do {
+    ///     _ = try await authenticator.respond(toDetails: details, with: screen)
+    /// } catch .factorsNotEnrolled {
+    ///     _ = try await authenticator.enrollFactors(for: details, with: screen)
+    ///     _ = try await authenticator.respond(toDetails: details, with: screen)
+    /// }
+    /// ```
+    public func enrollFactors(
+        for details: RequestDetails, with handler: some ChallengeHandler
+    ) async throws(CountersignError) -> DeviceDescription {
+        let groups = try await alternatives(of: details)
+        guard !groups.contains(where: \.isAvailable) else {
+            throw .invalidRequest("this enrollment can already approve the request")
+        }
+        let addable: Set<Factor> = biometricKeys == nil ? [.pin] : [.pin, .biometric]
+        let candidates = groups.filter { $0.missingFactors.allSatisfy(addable.contains) }
+            .sorted { $0.missingFactors.count < $1.missingFactors.count }
+        guard var chosen = candidates.first else { throw .requestNotHandleable }
+        if candidates.count > 1, let picker = hooks.picker(for: .registration) {
+            switch await picker.pick(among: candidates, for: details) {
+            case .cancel:
+                throw .actionCancelled
+            case .alternative(let index):
+                guard let picked = candidates.first(where: { $0.index == index }) else {
+                    throw .invalidRequest("alternative \(index) cannot be set up on this device")
+                }
+                chosen = picked
+            }
+        }
+        var factors = EnrollmentFactors()
+        let missing = chosen.missingFactors
+        for (position, factor) in missing.enumerated() {
+            if position > 0, let delegate = hooks.interstitials(for: .registration) {
+                let step = AuthenticatorStep(total: missing.count, index: position, nextFactor: factor)
+                if let interstitial = await delegate.interstitial(before: step, in: .registration),
+                   await handler.present(interstitial, at: step) == .cancel {
+                    throw .actionCancelled
+                }
+            }
+            switch factor {
+            case .pin:
+                let challenge = PINChallenge(details: details, reason: .setUp, failedAttempts: 0, attemptsRemaining: nil)
+                guard case .pin(let pin) = await handler.enterPIN(challenge) else { throw .actionCancelled }
+                factors.pin = pin
+            case .biometric:
+                factors.biometric = true
+            case .confirm, .numberMatch, .custom:
+                break
+            }
+        }
+        return try await addFactors(details.request.enrollmentID, factors)
+    }
+}

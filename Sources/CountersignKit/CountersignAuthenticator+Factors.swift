@@ -72,3 +72,42 @@ extension CountersignAuthenticator {
             totp: try await keyStore.factorMaterial(.totpSeed, for: enrollmentID) != nil)
     }
 }
+
+extension CountersignAuthenticator {
+    /// Adds a PIN, a biometric key or both to an enrollment that lacks them, without enrolling
+    /// again: the new public keys go to the server in a request signed by the device key, and the
+    /// PIN's salt and the biometric key's handle are kept once the server has accepted them. What
+    /// a request's alternatives lack (`AuthenticatorGroup.missingFactors`,
+    /// `CountersignError.factorsNotEnrolled`) is added this way.
+    ///
+    /// ```swift
+    /// _ = try await authenticator.addFactors(enrollment.id, EnrollmentFactors(pin: "4921"))
+    /// ```
+    public func addFactors(
+        _ enrollmentID: Enrollment.ID, _ factors: EnrollmentFactors
+    ) async throws(CountersignError) -> DeviceDescription {
+        guard factors.pin != nil || factors.biometric else {
+            throw .invalidRequest("name a factor to add: a PIN or a biometric key")
+        }
+        guard !factors.totp else { throw .invalidRequest("a one-time code seed is given only at enrollment") }
+        if factors.pin != nil, try await keyStore.factorMaterial(.pinSalt, for: enrollmentID) != nil {
+            throw .invalidRequest("this enrollment has a PIN already; change it with changePIN")
+        }
+        if factors.biometric, try await keyStore.factorMaterial(.biometricKey, for: enrollmentID) != nil {
+            throw .invalidRequest("this enrollment has a biometric key already")
+        }
+        if let pin = factors.pin { try PINKey.validate(pin) }
+        if factors.biometric, biometricKeys == nil {
+            throw .invalidRequest("this authenticator has no biometric keys to enroll")
+        }
+        let material = try await factorMaterial(for: factors)
+        let addition = FactorAddition(pinKey: material.keys.pin, biometricKey: material.keys.biometric)
+        let description = try await withDevice(enrollmentID) { client throws(CountersignError) in
+            try await client.send(.post, client.endpoints.factors, json: addition, expecting: DeviceDescription.self,
+                                  what: "device description")
+        }
+        try await keyStore.setFactorMaterial(material.pinSalt, as: .pinSalt, for: enrollmentID)
+        try await keyStore.setFactorMaterial(material.biometricHandle, as: .biometricKey, for: enrollmentID)
+        return description
+    }
+}

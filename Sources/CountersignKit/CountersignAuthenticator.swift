@@ -127,7 +127,7 @@ public actor CountersignAuthenticator {
 
     /// The PIN salt and biometric handle to keep, and the public keys to send. The PIN key itself
     /// is dropped as soon as its public half is taken.
-    private func factorMaterial(
+    func factorMaterial(
         for factors: EnrollmentFactors
     ) async throws(CountersignError) -> (keys: EnrollmentExchange.FactorKeys, pinSalt: Data?, biometricHandle: Data?) {
         var keys = EnrollmentExchange.FactorKeys(totp: factors.totp)

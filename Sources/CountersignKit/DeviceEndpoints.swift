@@ -15,6 +15,8 @@ struct DeviceEndpoints: Sendable, Equatable {
     let pushToken: URL
     /// `PUT`: replaces the PIN key.
     let pin: URL
+    /// `POST`: adds factors to the enrollment.
+    let factors: URL
     /// `GET`: the device's inbox of undecided requests.
     let requests: URL
     /// `GET`: the inbox as a live stream of Server-Sent Events.
@@ -30,7 +32,7 @@ struct DeviceEndpoints: Sendable, Equatable {
         base += "/device/v1"
         guard let enrollments = URL(string: base + "/enrollments"), let serverKey = URL(string: base + "/server-key"),
               let device = URL(string: base + "/self"), let pushToken = URL(string: base + "/self/push-token"),
-              let pin = URL(string: base + "/self/pin"),
+              let pin = URL(string: base + "/self/pin"), let factors = URL(string: base + "/self/factors"),
               let requests = URL(string: base + "/requests"),
               let requestStream = URL(string: base + "/requests/stream") else { return nil }
         self.enrollments = enrollments
@@ -38,6 +40,7 @@ struct DeviceEndpoints: Sendable, Equatable {
         self.device = device
         self.pushToken = pushToken
         self.pin = pin
+        self.factors = factors
         self.requests = requests
         self.requestStream = requestStream
         self.requestsBase = base + "/requests"

@@ -74,6 +74,9 @@ struct PolicyCommands: AsyncParsableCommand {
         @Option(name: .customLong("post-quantum-sealing"),
                 help: "Seal request details with X-Wing to devices that announced a key: true or false.")
         var postQuantumSealing: Bool?
+        @Option(name: .customLong("minimum-factors"),
+                help: "How many of the PIN and the biometric key an enrollment must bring (0 to 2).")
+        var minimumFactors: Int?
 
         func run() async throws {
             let client = try options.client()
@@ -87,6 +90,7 @@ struct PolicyCommands: AsyncParsableCommand {
                 ("not_requested_suppression_seconds", notRequestedSuppressionSeconds), ("totp", totp),
                 ("push_delivery_allowed", pushDeliveryAllowed), ("session_idle_seconds", sessionIdleSeconds),
                 ("session_max_age_seconds", sessionMaxAgeSeconds), ("post_quantum_sealing", postQuantumSealing),
+                ("minimum_factors", minimumFactors),
             ]
             for case let (name, value?) in changes {
                 // An empty class removes it.

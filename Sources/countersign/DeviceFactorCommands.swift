@@ -8,7 +8,26 @@ import Foundation
 extension DeviceCommand {
     struct PIN: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            commandName: "pin", abstract: "Manage an enrollment's PIN.", subcommands: [Change.self])
+            commandName: "pin", abstract: "Manage an enrollment's PIN.", subcommands: [Set.self, Change.self])
+
+        struct Set: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(
+                abstract: "Add a PIN to an enrollment that has none, without enrolling again.",
+                discussion: """
+                    Asks for the new PIN twice, without echo. Scripts set COUNTERSIGN_DEVICE_PIN or pass \
+                    --pin-stdin. The request is signed by the enrollment's device key.
+                    """)
+            @OptionGroup var options: StoreOptions
+            @Argument var enrollmentID: String
+            @Flag(name: .customLong("pin-stdin"), help: "Read the PIN from standard input instead of asking.")
+            var pinStdin = false
+
+            func run() async throws {
+                let pin = try PINSource(fromStandardInput: pinStdin).new()
+                let description = try await options.authenticator().addFactors(enrollmentID, EnrollmentFactors(pin: pin))
+                print("PIN added to \(enrollmentID) (factors: \(FactorList(description.factors).text)).")
+            }
+        }
 
         struct Change: AsyncParsableCommand {
             static let configuration = CommandConfiguration(
@@ -42,6 +61,37 @@ extension DeviceCommand {
                 let left = remaining.map { "; \($0) attempt\($0 == 1 ? "" : "s") left before the enrollment is removed" }
                 return TerminalFailure("wrong PIN" + (left ?? "") + "; nothing was changed")
             }
+        }
+    }
+
+    struct Biometric: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "biometric", abstract: "Manage an enrollment's biometric key.", subcommands: [Add.self])
+
+        struct Add: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(
+                abstract: "Add a biometric key to an enrollment that has none, without enrolling again.",
+                discussion: "On a terminal the key is the \(BiometricStandIn.label).")
+            @OptionGroup var options: StoreOptions
+            @Argument var enrollmentID: String
+
+            func run() async throws {
+                let description = try await options.authenticator().addFactors(
+                    enrollmentID, EnrollmentFactors(biometric: true))
+                print("Biometric key added to \(enrollmentID) (factors: \(FactorList(description.factors).text)).")
+            }
+        }
+    }
+
+    /// "pin, biometric, totp", or "none".
+    struct FactorList {
+        let text: String
+
+        init(_ factors: DeviceDescription.EnrolledFactors?) {
+            guard let factors else { text = "not reported"; return }
+            let names = [factors.pin ? "pin" : nil, factors.biometric ? "biometric" : nil, factors.totp ? "totp" : nil]
+                .compactMap { $0 }
+            text = names.isEmpty ? "none" : names.joined(separator: ", ")
         }
     }
 

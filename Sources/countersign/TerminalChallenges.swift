@@ -50,6 +50,7 @@ struct TerminalChallenges: ChallengeHandler {
         case .required: break
         case .fallback: Terminal.say("Enter the PIN instead.")
         case .verifierRequested: Terminal.say("The verifier asks for the PIN.")
+        case .setUp: Terminal.say("Choose a PIN for this enrollment.")
         }
         if pins.isScripted, let scripted = pins.scripted() {
             return .pin(scripted)

@@ -209,6 +209,16 @@ struct AuthenticatorPolicyTests {
         }
     }
 
+    @Test("acr: a class with alternatives is reached by any of them; without, only its factor reaches it")
+    func achievedClass() {
+        let alternatives = TransactionDetails.Verification(factor: .biometric, alternatives: [[.biometric], [.pin, .numberMatch]])
+        #expect(AuthenticationContext(factors: ["pin", "number_match"], verification: alternatives).acr == Self.biometricClass)
+        #expect(AuthenticationContext(factors: ["pin"], verification: alternatives).acr == Self.pinClass)
+        #expect(AuthenticationContext(factors: ["pin"], required: .confirm).acr == Self.pinClass)
+        #expect(AuthenticationContext(factors: ["pin"], required: .biometric).acr == Self.pinClass)
+        #expect(AuthenticationContext(factors: ["confirm"], required: .confirm).acr == "urn:countersign:acr:confirm")
+    }
+
     static let badPolicies: [(policy: [String: any Sendable], says: String)] = [
         (["authenticators": ["urn:countersign:acr:gold": [["pin"]]]], "urn:countersign:acr:gold is not a class"),
         (["authenticators": [pinClass: [] as [[String]]]], "must have 1 to 8 alternatives"),

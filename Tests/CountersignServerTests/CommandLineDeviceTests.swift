@@ -117,6 +117,35 @@ struct CommandLineDeviceTests {
         #expect(wrong.output.contains("was denied as cancelled"), "\(wrong.output)")
     }
 
+    @Test("a PIN added later, alternatives set by the admin commands, and the one picked with --alternative",
+          .enabled(if: enabled))
+    func alternativesFromTheCommandLine() async throws {
+        var scene = try await Scene.make()
+        defer { scene.end() }
+        let enrollment = try scene.enroll()
+        let added = try scene.run(["device", "pin", "set", enrollment, "--pin-stdin"], input: "2468\n")
+        #expect(added.status == 0 && added.output.contains("PIN added to \(enrollment) (factors: pin)"), "\(added.output)")
+        let again = try scene.run(["device", "pin", "set", enrollment, "--pin-stdin"], input: "1357\n")
+        #expect(again.status != 0 && again.output.contains("has a PIN already"), "\(again.output)")
+
+        let policy = try scene.run(["admin", "policy", "set", "--alternatives", "pin=biometric/custom,pin/pin"])
+        #expect(policy.status == 0, "\(policy.output)")
+        #expect(policy.output.contains("\"urn:countersign:acr:pin\""), "\(policy.output)")
+        let refused = try scene.run(["admin", "policy", "set", "--alternatives", "pin=pin,fingerprint"])
+        #expect(refused.status != 0 && refused.output.contains("names the unknown factor \"fingerprint\""), "\(refused.output)")
+
+        let request = try Self.askForPIN(&scene)
+        let shown = try scene.run(["device", "approve", request, "--alternative", "3", "--pin-stdin"], input: "2468\n")
+        #expect(shown.status == 0, "\(shown.output)")
+        #expect(shown.output.contains("verify      biometric, or custom authenticator then PIN, or PIN"), "\(shown.output)")
+        #expect(shown.output.contains("\(request): approved"), "\(shown.output)")
+
+        let second = try Self.askForPIN(&scene)
+        let sequence = try scene.run(["device", "approve", second, "--alternative", "2", "--custom-data", "ok", "--pin-stdin"],
+                                     input: "2468\n")
+        #expect(sequence.output.contains("Step 2 of 2: PIN"), "\(sequence.output)")
+    }
+
     @Test("push-token set and clear change the device the server holds; enroll registers one", .enabled(if: enabled))
     func pushTokenFromTheTerminal() async throws {
         let scene = try await Scene.make()

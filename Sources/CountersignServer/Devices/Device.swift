@@ -145,6 +145,9 @@ public protocol DeviceRepository: Sendable {
     func setPINKey(id: String, _ key: ECPublicJWK, at date: Date, on executor: any SQLExecutor) async throws
     /// Keeps `certificate` as the device's newest certificate.
     func setCertificate(id: String, _ certificate: String, on executor: any SQLExecutor) async throws
+    /// Sets the factor keys given where the device has none, dropping its certificate.
+    func addFactorKeys(id: String, pin: ECPublicJWK?, biometric: ECPublicJWK?, at date: Date,
+                       on executor: any SQLExecutor) async throws
     /// The sealed TOTP seed and last accepted step of each of the user's active devices that has one.
     func totpSeeds(userID: String, on executor: any SQLExecutor) async throws -> [(deviceID: String, sealed: Data, lastStep: Int64?)]
     /// Records `step` as used on the device, if no later or equal step was; false otherwise.
@@ -205,6 +208,17 @@ public struct SQLDeviceRepository: DeviceRepository {
         try await executor.run(
             """
             UPDATE devices SET pin_key_jwk = \(try JSONValue(encoding: key).canonicalString), pin_failures = 0,
+                updated_at = \(date), certificate = NULL
+            WHERE id = \(id)
+            """)
+    }
+
+    public func addFactorKeys(id: String, pin: ECPublicJWK?, biometric: ECPublicJWK?, at date: Date,
+                              on executor: any SQLExecutor) async throws {
+        try await executor.run(
+            """
+            UPDATE devices SET pin_key_jwk = COALESCE(pin_key_jwk, \(try pin.map { try JSONValue(encoding: $0).canonicalString })),
+                biometric_key_jwk = COALESCE(biometric_key_jwk, \(try biometric.map { try JSONValue(encoding: $0).canonicalString })),
                 updated_at = \(date), certificate = NULL
             WHERE id = \(id)
             """)

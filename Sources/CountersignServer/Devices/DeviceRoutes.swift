@@ -80,6 +80,12 @@ struct DeviceRoutes: Sendable {
                 return try JSON.response(try await approvals.answer(id, by: device, tenant: tenant, submission: submission))
             }
         }
+        router.post("/self/factors") { request, context in
+            try await self.signed(request, context) { device, tenant, body in
+                let addition = try JSON.decode(FactorAddition.self, from: body)
+                return try JSON.response(try await selfService.addFactors(device, addition, tenant: tenant))
+            }
+        }
         router.put("/self/pin") { request, context in
             try await self.signed(request, context) { device, tenant, body in
                 let change = try JSON.decode(PINChange.self, from: body)

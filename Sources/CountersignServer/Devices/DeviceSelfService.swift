@@ -40,6 +40,33 @@ public struct DeviceSelfService: Sendable {
         return try await describe(try await reloaded(device), tenant: tenant)
     }
 
+    /// Adds a PIN key, a biometric key or both to an enrollment that lacks them. Each must be a
+    /// P-256 key of its own; a factor the device has already is refused (the PIN is changed
+    /// with `changePIN`, proved by the current one). The device certificate is issued again at
+    /// the next receipt, with the new keys.
+    func addFactors(_ device: Device, _ addition: FactorAddition, tenant: Tenant) async throws -> DeviceDescription {
+        guard addition.pinKey != nil || addition.biometricKey != nil else {
+            throw APIError.badRequest("name at least one factor to add: pin_key, biometric_key")
+        }
+        if addition.pinKey != nil, device.pinKey != nil {
+            throw APIError.badRequest("this device has a PIN already; change it with PUT /self/pin")
+        }
+        if addition.biometricKey != nil, device.biometricKey != nil {
+            throw APIError.badRequest("this device has a biometric key already")
+        }
+        var taken = [device.signingKey, device.encryptionKey] + [device.pinKey, device.biometricKey].compactMap { $0 }
+        for (field, key) in [("pin_key", addition.pinKey), ("biometric_key", addition.biometricKey)] {
+            guard let key else { continue }
+            do { _ = try key.signingKey() } catch { throw APIError(.badRequest, .invalidKey, "\(field): \(error.description)") }
+            guard !taken.contains(key) else {
+                throw APIError(.badRequest, .invalidKey, "\(field) must be a key of its own, not another key of this device")
+            }
+            taken.append(key)
+        }
+        try await store.addFactors(deviceID: device.id, addition, tenantID: tenant.id, at: now())
+        return try await describe(try await reloaded(device), tenant: tenant)
+    }
+
     public func rename(_ device: Device, to rawName: String, tenant: Tenant) async throws -> DeviceDescription {
         guard let name = DeviceName.validate(rawName) else {
             throw APIError.badRequest("name must be 1 to \(DeviceName.maximumLength) characters without control characters")

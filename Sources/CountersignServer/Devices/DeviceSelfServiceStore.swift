@@ -10,6 +10,8 @@ protocol DeviceSelfServiceStore: Sendable {
     func device(id: String) async throws -> Device?
     /// Replaces the device's PIN key (clearing its count of wrong PINs) and records it.
     func changePINKey(deviceID: String, to key: ECPublicJWK, tenantID: String, at date: Date) async throws
+    /// Sets the keys of new factors and records it.
+    func addFactors(deviceID: String, _ addition: FactorAddition, tenantID: String, at date: Date) async throws
     func rename(deviceID: String, to name: String, tenantID: String, at date: Date) async throws
     /// Sets or, with nil, removes the device's push registration, and records it.
     func setPush(deviceID: String, _ push: PushRegistration?, tenantID: String, at date: Date) async throws
@@ -38,6 +40,17 @@ struct SQLDeviceSelfServiceStore: DeviceSelfServiceStore {
             try await audit.record(
                 "device.pin_changed", actor: "device:\(deviceID)", tenantID: tenantID, target: ("device", deviceID),
                 at: date, on: executor)
+        }
+    }
+
+    func addFactors(deviceID: String, _ addition: FactorAddition, tenantID: String, at date: Date) async throws {
+        try await database.transaction { executor in
+            try await devices.addFactorKeys(id: deviceID, pin: addition.pinKey, biometric: addition.biometricKey, at: date,
+                                            on: executor)
+            let added = [addition.pinKey.map { _ in "pin" }, addition.biometricKey.map { _ in "biometric" }].compactMap { $0 }
+            try await audit.record(
+                "device.factors_added", actor: "device:\(deviceID)", tenantID: tenantID, target: ("device", deviceID),
+                details: ["factors": added.joined(separator: " ")], at: date, on: executor)
         }
     }
 

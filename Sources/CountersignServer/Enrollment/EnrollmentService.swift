@@ -107,6 +107,11 @@ public struct EnrollmentService: Sendable {
         }
         let xwingKey = try Self.xwingKey(of: request)
         try Self.checkFactorKeys(request)
+        let brought = [request.pinKey, request.biometricKey].compactMap { $0 }.count
+        guard brought >= tenant.policy.minimumFactors else {
+            throw EnrollmentError.invalidRequest(
+                "this tenant requires at least \(tenant.policy.minimumFactors) of pin_key and biometric_key; the request has \(brought)")
+        }
         guard let name = DeviceName.validate(request.deviceName) else {
             throw EnrollmentError.invalidRequest(
                 "device_name must be 1 to \(DeviceName.maximumLength) characters without control characters")
@@ -181,8 +186,6 @@ public struct EnrollmentService: Sendable {
 
     static func totpContext(_ deviceID: String) -> String { "totp-seed:\(deviceID)" }
 
-    /// The PIN and biometric keys must be P-256 keys, distinct from each other and from the
-    /// device key: one key standing for two factors would prove only one.
     /// The X-Wing key a device announced, decoded and checked to be one; nil when it sent none.
     private static func xwingKey(of request: EnrollmentRequest) throws(EnrollmentError) -> Data? {
         guard let text = request.xwingKey else { return nil }
@@ -193,6 +196,8 @@ public struct EnrollmentService: Sendable {
         return raw
     }
 
+    /// The PIN and biometric keys must be P-256 keys, distinct from each other and from the
+    /// device key: one key standing for two factors would prove only one.
     private static func checkFactorKeys(_ request: EnrollmentRequest) throws(EnrollmentError) {
         for (field, key) in [("pin_key", request.pinKey), ("biometric_key", request.biometricKey)] {
             guard let key else { continue }

@@ -47,6 +47,9 @@ public struct AuthenticationPolicy: Codable, Sendable, Equatable {
     /// Seal request details with X-Wing (`HPKESuite.xwing`) to the devices that announced an
     /// X-Wing key; false: P-256 for every device.
     public var postQuantumSealing: Bool = true
+    /// How many factors of their own, beyond the device key, an enrollment must bring: of the
+    /// PIN and the biometric key, whose keys the server checks (0 to 2).
+    public var minimumFactors: Int = 0
 
     public init() {}
 
@@ -67,6 +70,7 @@ public struct AuthenticationPolicy: Codable, Sendable, Equatable {
         case passkeys, authenticators
         case disabledFactors = "disabled_factors"
         case postQuantumSealing = "post_quantum_sealing"
+        case minimumFactors = "minimum_factors"
     }
 
     public init(from decoder: any Decoder) throws {
@@ -97,6 +101,7 @@ public struct AuthenticationPolicy: Codable, Sendable, Equatable {
         disabledFactors = try container.decodeIfPresent([String].self, forKey: .disabledFactors) ?? defaults.disabledFactors
         postQuantumSealing = try container.decodeIfPresent(Bool.self, forKey: .postQuantumSealing)
             ?? defaults.postQuantumSealing
+        minimumFactors = try container.decodeIfPresent(Int.self, forKey: .minimumFactors) ?? defaults.minimumFactors
     }
 
     /// The factors the tenant has switched off; names that are no factor are left out (only a
@@ -112,6 +117,9 @@ public struct AuthenticationPolicy: Codable, Sendable, Equatable {
             }
         }
         guard (1...10).contains(pinAttemptLimit) else { throw .invalidField("pin_attempt_limit", "must be 1 to 10") }
+        guard (0...2).contains(minimumFactors) else {
+            throw .invalidField("minimum_factors", "must be 0 to 2 (of the PIN and the biometric key)")
+        }
         guard (0...1000).contains(userRequestsPerMinute) else {
             throw .invalidField("user_requests_per_minute", "must be 0 (no limit) to 1000")
         }

@@ -26,8 +26,9 @@ struct AuthenticationContext: Sendable, Equatable {
 
     /// The context of an approval that used `factors`, for a request that required
     /// `verification`: its class when the factors meet one of the alternatives sealed with it
-    /// (the class's factor alone, for a request without alternatives), else the class of the
-    /// strongest factor used (a PIN that stood in for a biometric check gives the PIN class).
+    /// (for a request without alternatives, when they include the class's factor), else the
+    /// class of the strongest factor used (a PIN that stood in for a biometric check gives the
+    /// PIN class).
     init(factors: [String], verification: TransactionDetails.Verification?, biometry: String? = nil) {
         let used = factors.compactMap(Factor.init(rawValue:))
         var methods = ["pop"]
@@ -42,8 +43,11 @@ struct AuthenticationContext: Sendable, Equatable {
         }
         if used.contains(.pin) || used.contains(.biometric) { add("mfa") }
         amr = methods
+        // Without alternatives the class is reached by its own factor only: a PIN given for a
+        // tap reaches the PIN class. With them, by any sealed alternative: the policy says which
+        // class each reaches.
         let reached: Bool = if let verification {
-            (verification.alternatives == nil ? [[verification.factor]] : verification.offered).contains { alternative in
+            verification.alternatives == nil ? used.contains(verification.factor) : verification.offered.contains { alternative in
                 alternative.map { AnswerCheck.meets($0, with: Set(used)) && !used.isEmpty } ?? false
             }
         } else {

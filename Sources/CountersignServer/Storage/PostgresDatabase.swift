@@ -142,11 +142,43 @@ public final class PostgresDatabase: Database {
         }
     }
 
+    /// Answers by `readinessWait` and a second at the latest, whatever the pool does: the probe
+    /// runs in a task of its own that is not awaited past the deadline. Right after the server
+    /// goes away, a lease can be handed a connection that is closing and whose statement then
+    /// neither answers nor fails for minutes; a readiness probe must say "not ready" instead of
+    /// hanging with it (the probe is cancelled and ends whenever the pool lets it go).
     public func ping() async -> Bool {
-        let answer = try? await withConnection(waiting: Self.readinessWait) { connection in
-            try await Self.run("SELECT 1 AS one", on: connection, logger: self.logger)
+        let verdict = PingVerdict()
+        return await withCheckedContinuation { continuation in
+            verdict.arm(continuation)
+            let probe = Task {
+                let answer = try? await self.withConnection(waiting: Self.readinessWait) { connection in
+                    try await Self.run("SELECT 1 AS one", on: connection, logger: self.logger)
+                }
+                verdict.give(answer != nil)
+            }
+            Task {
+                try? await Task.sleep(for: Self.readinessWait + .seconds(1))
+                verdict.give(false)
+                probe.cancel()
+            }
         }
-        return answer != nil
+    }
+
+    /// The first verdict of a ping, given once to the waiting caller.
+    private final class PingVerdict: Sendable {
+        private let continuation = Mutex<CheckedContinuation<Bool, Never>?>(nil)
+
+        func arm(_ waiting: CheckedContinuation<Bool, Never>) {
+            continuation.withLock { $0 = waiting }
+        }
+
+        func give(_ ready: Bool) {
+            continuation.withLock { waiting in
+                waiting?.resume(returning: ready)
+                waiting = nil
+            }
+        }
     }
 
     /// Runs `body` on a pooled connection, waiting at most `wait` for one. Losing the server,
