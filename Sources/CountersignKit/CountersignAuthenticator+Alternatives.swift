@@ -73,18 +73,25 @@ extension CountersignAuthenticator {
         var collected = Collected()
         let factors = chosen.factors
         for (position, factor) in factors.enumerated() {
-            if position > 0, let delegate = hooks.interstitials(for: .authentication) {
-                let step = AuthenticatorStep(total: factors.count, index: position, nextFactor: factor)
-                if let interstitial = await delegate.interstitial(before: step, in: .authentication),
-                   await handler.present(interstitial, at: step) == .cancel {
-                    try await cancel(details)
-                }
+            if position > 0, await !proceeds(to: factor, at: position, of: factors.count, in: .authentication, handler) {
+                try await cancel(details)
             }
             if let denial = try await collect(factor, into: &collected, details, handler: handler) {
                 return try await submit(details, denying: denial)
             }
         }
         return try await send(details, alternative: chosen, collected, handler: handler)
+    }
+
+    /// Shows the interstitial the app's delegate gives for `ceremony` before the factor at
+    /// `position` (from 0) of `total`; false when the user cancelled on it.
+    private func proceeds(
+        to factor: Factor, at position: Int, of total: Int, in ceremony: Ceremony, _ handler: some ChallengeHandler
+    ) async -> Bool {
+        guard let delegate = hooks.interstitials(for: ceremony) else { return true }
+        let step = AuthenticatorStep(total: total, index: position, nextFactor: factor)
+        guard let interstitial = await delegate.interstitial(before: step, in: ceremony) else { return true }
+        return await handler.present(interstitial, at: step) != .cancel
     }
 
     /// Asks the user for one factor; a denial when they said no on the confirmation.
@@ -230,12 +237,8 @@ extension CountersignAuthenticator {
         var factors = EnrollmentFactors()
         let missing = chosen.missingFactors
         for (position, factor) in missing.enumerated() {
-            if position > 0, let delegate = hooks.interstitials(for: .registration) {
-                let step = AuthenticatorStep(total: missing.count, index: position, nextFactor: factor)
-                if let interstitial = await delegate.interstitial(before: step, in: .registration),
-                   await handler.present(interstitial, at: step) == .cancel {
-                    throw .actionCancelled
-                }
+            if position > 0, await !proceeds(to: factor, at: position, of: missing.count, in: .registration, handler) {
+                throw .actionCancelled
             }
             switch factor {
             case .pin:

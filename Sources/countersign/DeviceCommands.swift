@@ -279,9 +279,13 @@ extension DeviceCommand {
                 return TerminalFailure("\(requestID) asks for \(RequestSummary.verification(of: details)), which enrollment "
                     + "\(details.request.enrollmentID) cannot give; nothing was answered")
             case .factorsNotEnrolled(let missing):
+                let adding = missing.map { factor in
+                    factor == .pin ? "`countersign device pin set \(details.request.enrollmentID)`"
+                        : "`countersign device biometric add \(details.request.enrollmentID)`"
+                }
                 return TerminalFailure("\(requestID) asks for \(RequestSummary.verification(of: details)); enrollment "
-                    + "\(details.request.enrollmentID) lacks \(missing.map(\.policyName).joined(separator: ", ")); "
-                    + "nothing was answered")
+                    + "\(details.request.enrollmentID) lacks \(missing.map(\.policyName).joined(separator: ", ")) "
+                    + "(add with \(adding.joined(separator: " and "))); nothing was answered")
             default:
                 return error
             }

@@ -123,6 +123,13 @@ struct CommandLineDeviceTests {
         var scene = try await Scene.make()
         defer { scene.end() }
         let enrollment = try scene.enroll()
+        let first = try scene.run(["admin", "policy", "set", "--alternatives", "pin=pin,number-match"])
+        #expect(first.status == 0, "\(first.output)")
+        let early = try Self.askForPIN(&scene)
+        let lacking = try scene.run(["device", "approve", early])
+        #expect(lacking.status != 0, "\(lacking.output)")
+        #expect(lacking.output.contains("lacks pin (add with `countersign device pin set \(enrollment)`)"), "\(lacking.output)")
+
         let added = try scene.run(["device", "pin", "set", enrollment, "--pin-stdin"], input: "2468\n")
         #expect(added.status == 0 && added.output.contains("PIN added to \(enrollment) (factors: pin)"), "\(added.output)")
         let again = try scene.run(["device", "pin", "set", enrollment, "--pin-stdin"], input: "1357\n")
