@@ -22,11 +22,19 @@ public enum HPKESuite: String, Sendable, CaseIterable, Codable {
     /// The name as written in sealed messages (`SealedDetails.suite`).
     public var name: String { rawValue }
 
-    public var ciphersuite: HPKE.Ciphersuite {
-        switch self {
-        case .p256: .P256_SHA256_AES_GCM_256
-        case .xwing: .XWingMLKEM768X25519_SHA256_AES_GCM_256
-        }
+    /// The X-Wing suite's HPKE parameters. swift-crypto implements X-Wing itself on Linux; on
+    /// Apple platforms it is CryptoKit's, from macOS 26 and iOS 26.
+    @available(macOS 26, iOS 26, *)
+    public static var xwingCiphersuite: HPKE.Ciphersuite { .XWingMLKEM768X25519_SHA256_AES_GCM_256 }
+
+    /// Whether this platform seals and opens X-Wing: a server or device without it uses P-256.
+    public static var xwingAvailable: Bool {
+        if #available(macOS 26, iOS 26, *) { true } else { false }
+    }
+
+    /// Sealing to a suite this platform lacks (X-Wing before macOS 26 and iOS 26).
+    public struct Unavailable: Error, Sendable, Equatable {
+        public let suite: HPKESuite
     }
 
     /// The length of an X-Wing public key (ML-KEM-768's 1184 bytes and X25519's 32).

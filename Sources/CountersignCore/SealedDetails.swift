@@ -41,7 +41,9 @@ public struct SealedDetails: Codable, Sendable, Equatable {
     /// A device's key to seal to, with its suite.
     public enum RecipientKey: Sendable {
         case p256(P256.KeyAgreement.PublicKey)
-        case xwing(XWingMLKEM768X25519.PublicKey)
+        /// The raw X-Wing public key (1216 bytes); raw, since the key type exists on Apple
+        /// platforms only from macOS 26 and iOS 26.
+        case xwing(Data)
 
         public var suite: HPKESuite {
             switch self {
@@ -58,18 +60,24 @@ public struct SealedDetails: Codable, Sendable, Equatable {
         try seal(plaintext, to: .p256(key), deviceID: deviceID, requestID: requestID)
     }
 
-    /// Seals `plaintext` to a device's key of either suite.
+    /// Seals `plaintext` to a device's key of either suite; X-Wing throws `HPKESuite.Unavailable`
+    /// where the platform lacks it, and an error for bytes that are no X-Wing key.
     public static func seal(_ plaintext: Data, to key: RecipientKey, deviceID: String, requestID: String) throws -> SealedDetails {
         let info = info(deviceID: deviceID)
         let aad = additionalData(requestID: requestID)
         let (enc, ciphertext): (Data, Data)
         switch key {
+        // Two branches: HPKE's sender takes a Diffie-Hellman key and a KEM key through two
+        // initialisers of their own.
         case .p256(let key):
-            var sender = try HPKE.Sender(recipientKey: key, ciphersuite: HPKESuite.p256.ciphersuite, info: info)
+            var sender = try HPKE.Sender(recipientKey: key, ciphersuite: HPKESuite.countersign, info: info)
             ciphertext = try sender.seal(plaintext, authenticating: aad)
             enc = sender.encapsulatedKey
-        case .xwing(let key):
-            var sender = try HPKE.Sender(recipientKey: key, ciphersuite: HPKESuite.xwing.ciphersuite, info: info)
+        case .xwing(let raw):
+            guard #available(macOS 26, iOS 26, *) else { throw HPKESuite.Unavailable(suite: .xwing) }
+            var sender = try HPKE.Sender(
+                recipientKey: try XWingMLKEM768X25519.PublicKey(rawRepresentation: raw), ciphersuite: HPKESuite.xwingCiphersuite,
+                info: info)
             ciphertext = try sender.seal(plaintext, authenticating: aad)
             enc = sender.encapsulatedKey
         }

@@ -79,7 +79,7 @@ struct XWingAgreementKey: Sendable {
         publicKey = key.publicKey.rawRepresentation
         opener = { ciphertext, encapsulatedKey, info, aad in
             var recipient = try HPKE.Recipient(
-                privateKey: key, ciphersuite: HPKESuite.xwing.ciphersuite, info: info, encapsulatedKey: encapsulatedKey)
+                privateKey: key, ciphersuite: HPKESuite.xwingCiphersuite, info: info, encapsulatedKey: encapsulatedKey)
             return try recipient.open(ciphertext, authenticating: aad)
         }
     }

@@ -13,6 +13,7 @@ import Foundation
 ///     pin-salt                  0600  `FactorMaterial`, each when the enrollment has it
 ///     totp-seed                 0600
 ///     biometric-key             0600
+///     xwing-seed                0600
 /// ```
 ///
 /// The keys are software keys protected only by file permissions: anyone who can read the

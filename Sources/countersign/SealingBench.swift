@@ -21,14 +21,18 @@ struct SealingBench: AsyncParsableCommand {
         let plaintext = try Self.details().canonicalData()
         print("details: \(plaintext.count) bytes of canonical JSON")
         let p256 = P256.KeyAgreement.PrivateKey()
-        let xwing = try XWingMLKEM768X25519.PrivateKey.generate()
         try measure(.p256, plaintext, key: .p256(p256.publicKey)) { enc, ciphertext in
-            var recipient = try HPKE.Recipient(privateKey: p256, ciphersuite: HPKESuite.p256.ciphersuite,
+            var recipient = try HPKE.Recipient(privateKey: p256, ciphersuite: HPKESuite.countersign,
                                                info: Self.info, encapsulatedKey: enc)
             return try recipient.open(ciphertext, authenticating: Self.aad)
         }
-        try measure(.xwing, plaintext, key: .xwing(xwing.publicKey)) { enc, ciphertext in
-            var recipient = try HPKE.Recipient(privateKey: xwing, ciphersuite: HPKESuite.xwing.ciphersuite,
+        guard #available(macOS 26, iOS 26, *) else {
+            print("\(HPKESuite.xwing.name): not available on this platform (macOS 26 or later)")
+            return
+        }
+        let xwing = try XWingMLKEM768X25519.PrivateKey.generate()
+        try measure(.xwing, plaintext, key: .xwing(xwing.publicKey.rawRepresentation)) { enc, ciphertext in
+            var recipient = try HPKE.Recipient(privateKey: xwing, ciphersuite: HPKESuite.xwingCiphersuite,
                                                info: Self.info, encapsulatedKey: enc)
             return try recipient.open(ciphertext, authenticating: Self.aad)
         }

@@ -1,5 +1,4 @@
 import CountersignCore
-import Crypto
 import Foundation
 
 /// An enrolled authenticator. The server holds its public keys only.
@@ -42,11 +41,12 @@ public struct Device: Sendable, Equatable {
     /// The newest device certificate (`DeviceCertificate`), a JWS; nil until one is issued.
     public var certificate: String? = nil
 
-    /// The key request details are sealed to: the X-Wing key where the device has one and
-    /// `postQuantum` allows it (the strongest suite both support), else the P-256 key.
+    /// The key request details are sealed to: the X-Wing key where the device has one,
+    /// `postQuantum` allows it and this platform has X-Wing (the strongest suite all support),
+    /// else the P-256 key.
     func sealingKey(postQuantum: Bool) throws -> SealedDetails.RecipientKey {
-        if postQuantum, let xwingKey {
-            return .xwing(try XWingMLKEM768X25519.PublicKey(rawRepresentation: xwingKey))
+        if postQuantum, HPKESuite.xwingAvailable, let xwingKey {
+            return .xwing(xwingKey)
         }
         return .p256(try encryptionKey.agreementKey())
     }

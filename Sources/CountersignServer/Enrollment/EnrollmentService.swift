@@ -190,10 +190,17 @@ public struct EnrollmentService: Sendable {
     private static func xwingKey(of request: EnrollmentRequest) throws(EnrollmentError) -> Data? {
         guard let text = request.xwingKey else { return nil }
         guard let raw = Data(base64URLEncoded: text), raw.count == HPKESuite.xwingPublicKeyLength,
-              (try? XWingMLKEM768X25519.PublicKey(rawRepresentation: raw)) != nil else {
+              Self.isXWingKey(raw) else {
             throw EnrollmentError.invalidKey("xwing_key: must be an X-Wing public key of \(HPKESuite.xwingPublicKeyLength) bytes, base64url")
         }
         return raw
+    }
+
+    /// Whether `raw` parses as an X-Wing public key; where the platform has no X-Wing, its length
+    /// alone is checked (the server seals with P-256 there).
+    private static func isXWingKey(_ raw: Data) -> Bool {
+        guard #available(macOS 26, iOS 26, *) else { return true }
+        return (try? XWingMLKEM768X25519.PublicKey(rawRepresentation: raw)) != nil
     }
 
     /// The PIN and biometric keys must be P-256 keys, distinct from each other and from the

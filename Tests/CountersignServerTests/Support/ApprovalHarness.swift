@@ -147,16 +147,14 @@ struct RawDevice: Sendable {
     let server: TestServer
     let enrollment: Enrollment
     let keys: DeviceKeys
-    /// The enrollment's X-Wing key, which the SDK announced beside the P-256 one.
-    let xwing: XWingMLKEM768X25519.PrivateKey?
+    /// The seed of the enrollment's X-Wing key, which the SDK announced beside the P-256 one.
+    let xwingSeed: Data?
 
     init(server: TestServer, enrollment: Enrollment, store: FileKeyStore) async throws {
         self.server = server
         self.enrollment = enrollment
         keys = try await store.keys(for: enrollment.id)
-        xwing = try await store.factorMaterial(.xwingSeed, for: enrollment.id).map {
-            try XWingMLKEM768X25519.PrivateKey(seedRepresentation: $0, publicKey: nil)
-        }
+        xwingSeed = try await store.factorMaterial(.xwingSeed, for: enrollment.id)
     }
 
     var id: String { enrollment.deviceID }
@@ -178,9 +176,10 @@ struct RawDevice: Sendable {
         let info = SealedDetails.info(deviceID: id)
         let aad = SealedDetails.additionalData(requestID: envelope.id)
         let plaintext: Data
-        if envelope.details.hpkeSuite == .xwing {
+        if envelope.details.hpkeSuite == .xwing, #available(macOS 26, iOS 26, *) {
+            let key = try XWingMLKEM768X25519.PrivateKey(seedRepresentation: try #require(xwingSeed), publicKey: nil)
             var recipient = try HPKE.Recipient(
-                privateKey: try #require(xwing), ciphersuite: HPKESuite.xwing.ciphersuite, info: info, encapsulatedKey: enc)
+                privateKey: key, ciphersuite: HPKESuite.xwingCiphersuite, info: info, encapsulatedKey: enc)
             plaintext = try recipient.open(ciphertext, authenticating: aad)
         } else {
             plaintext = try keys.agreement.open(ciphertext: ciphertext, encapsulatedKey: enc, info: info, authenticating: aad)
