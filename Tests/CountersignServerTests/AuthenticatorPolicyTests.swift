@@ -234,6 +234,13 @@ struct AuthenticatorPolicyTests {
         (["disabled_factors": ["pin", "pin"]], "names a factor twice"),
         (["default_acr": pinClass, "disabled_factors": ["pin"]], "field default_acr is invalid: urn:countersign:acr:pin cannot be reached"),
         (["disabled_factors": ["confirm", "number-match", "pin", "biometric", "custom"]], "leaves no class that a user can reach"),
+        (["authenticators": [pinClass: [["pin"], ["passkey", "number-match"]]]], "alternative 2 names passkey with other factors"),
+        (["authenticators": [pinClass: [["passkey"], ["pin"], ["passkey"]]]], "alternative 3 repeats alternative 1"),
+        (["authenticators": [pinClass: [["passkey"], ["pin", "custom"], ["custom", "pin"]]]], "alternative 3 repeats alternative 2"),
+        (["authenticators": [pinClass: [["passkey"]]], "passkeys": ["enabled": false]],
+         "alternative 1 names passkey, which this tenant has switched off"),
+        (["authenticators": [pinClass: [["passkey"]]], "default_acr": pinClass],
+         "field default_acr is invalid: urn:countersign:acr:pin cannot be reached from a phone"),
     ]
 
     @Test("a policy that breaks a rule is refused with the rule, the class and the alternative; nothing changes",
@@ -248,7 +255,9 @@ struct AuthenticatorPolicyTests {
             #expect(stored["authenticators"] == nil && stored["disabled_factors"] as? [String] == [])
 
             let client = try await server.createClient()
-            if let authenticators = policy["authenticators"], policy["disabled_factors"] == nil {
+            // A client's own alternatives are checked alone: the tenant's members apply when a
+            // request is made.
+            if let authenticators = policy["authenticators"], policy.count == 1 {
                 let patched = try await server.admin(
                     "PATCH", "/admin/v1/tenants/default/clients/\(client.id)", json: ["authenticators": authenticators])
                 #expect(patched.status == 400 && patched.errorDescription?.contains(says) == true,
@@ -291,6 +300,26 @@ struct AuthenticatorPolicyTests {
             let removed = try await server.admin(
                 "PATCH", "/admin/v1/tenants/default/clients/\(shop.id)", json: ["authenticators": NSNull()])
             #expect(removed.status == 200 && removed["authenticators"] == nil)
+        }
+    }
+
+    @Test("a passkey alternative is the browser's: a CIBA request is sealed without it, and a class only a passkey reaches is passed over")
+    func passkeyAlternativesStayOffThePhone() async throws {
+        try await TestServer.routed { server in
+            try await server.setPolicy(["authenticators": [Self.biometricClass: [["biometric"], ["passkey"]],
+                                                           Self.pinClass: [["passkey"]]],
+                                        "user_requests_per_minute": 0])
+            let client = try await server.createClient()
+            let userID = try await server.createUser("ada")
+            let device = try await server.enrollFactorDevice(for: userID, pin: true)
+            _ = try await server.startApproval(client, user: "ada", extra: [("acr_values", Self.biometricClass)])
+            let sealed = try await device.newest().details.verification
+            #expect(sealed?.factor == .biometric && sealed?.alternatives == [["biometric"]])
+
+            server.clock.advance(by: 1)
+            _ = try await server.startApproval(client, user: "ada", extra: [("acr_values", Self.pinClass)])
+            #expect(try await device.newest().details.verification == .init(factor: .confirm),
+                    "the PIN class has no phone alternative here, so the request falls back to the default class")
         }
     }
 }

@@ -77,6 +77,77 @@ struct PasskeyPolicyTests {
         }
     }
 
+    // MARK: - passkey in a policy's alternatives
+
+    static let pinClass = "urn:countersign:acr:pin"
+    static let biometricClass = "urn:countersign:acr:biometric"
+
+    @Test("A class the policy lets only a passkey reach offers no phone at the sign-in; one with both offers both")
+    func aClassOnlyAPasskeyReaches() async throws {
+        try await PasskeyBench.run(.sqlite) { bench in
+            let passkey = try await bench.alicesPasskey()
+            try await bench.server.setPolicy(["authenticators": [Self.pinClass: [["passkey"]],
+                                                                 Self.biometricClass: [["biometric"], ["passkey"]]]])
+            let client = try await bench.server.createCodeFlowClient()
+            let verifier = CodeFlowClient.verifier()
+            let signIn = try await bench.openSignIn(
+                client, challenge: CodeFlowClient.challenge(verifier), extra: [("acr_values", Self.pinClass)])
+            #expect(!signIn.page.text.contains(#"name="username""#), "no username form for the phone")
+            #expect(signIn.page.text.contains(#"id="passkey-sign-in""#))
+            let phone = try await signIn.browser.post("/authorize/sign-in", [("attempt", signIn.attempt), ("username", "alice")])
+            #expect(phone.status == 400 && phone.text.contains("This application asks you to sign in with a passkey."))
+            #expect(try await bench.alice.user.kit.pendingRequests().isEmpty, "no request went to the phone")
+
+            let asked = try await signIn.requestOptions().decoded(RequestOptionsAnswer.self)
+            #expect(asked.publicKey.userVerification == "required", "a PIN class needs the user verified")
+            let unverified = try await signIn.finish(
+                ceremony: asked.ceremony, passkey.get(asked.publicKey) { $0.flags.remove(.userVerified) })
+            #expect(unverified.status == 400 && unverified.error == "user_not_verified", "\(unverified.text)")
+            let done = try await signIn.signIn(with: passkey)
+            #expect(done.status == 200, "\(done.text)")
+            let token = try await bench.idToken(of: done["redirect"] as? String, client: client, verifier: verifier)
+            #expect(token.acr == PasskeyClass.urn)
+
+            let both = try await bench.openSignIn(
+                client, challenge: CodeFlowClient.challenge(CodeFlowClient.verifier()),
+                extra: [("acr_values", Self.biometricClass)])
+            #expect(both.page.text.contains(#"name="username""#) && both.page.text.contains(#"id="passkey-sign-in""#))
+        }
+    }
+
+    @Test("A class the policy names without a passkey: no passkey button, options refused 403 access_denied, and a passkey session does not answer it")
+    func aClassThePolicyKeepsFromPasskeys() async throws {
+        try await PasskeyBench.run(.sqlite) { bench in
+            let passkey = try await bench.alicesPasskey()
+            let client = try await bench.server.createCodeFlowClient()
+            let browser = bench.browser()
+            let withPasskey = try await bench.openSignIn(
+                client, challenge: CodeFlowClient.challenge(CodeFlowClient.verifier()), browser: browser)
+            #expect(try await withPasskey.signIn(with: passkey).status == 200)
+
+            try await bench.server.setPolicy(["authenticators": [Self.pinClass: [["pin"], ["number-match", "custom"]]]])
+            let signIn = try await bench.openSignIn(
+                client, challenge: CodeFlowClient.challenge(CodeFlowClient.verifier()), extra: [("acr_values", Self.pinClass)],
+                browser: bench.browser())
+            #expect(signIn.page.text.contains(#"name="username""#))
+            #expect(!signIn.page.text.contains(#"id="passkey-sign-in""#) && !signIn.page.text.contains("webauthn"))
+            let options = try await signIn.requestOptions()
+            #expect(options.status == 403 && options.error == "access_denied", "\(options.text)")
+            #expect(options.errorDescription?.contains("a passkey is not accepted here") == true)
+
+            let silently = try await browser.get("/authorize" + TestServer.authorizationQuery(
+                client, challenge: CodeFlowClient.challenge(CodeFlowClient.verifier()),
+                extra: [("prompt", "none"), ("acr_values", Self.pinClass)]))
+            #expect(silently.status == 303 && silently.redirectParameters["error"] == "login_required",
+                    "the passkey session does not answer the PIN class")
+            let stronger = try await browser.get("/authorize" + TestServer.authorizationQuery(
+                client, challenge: CodeFlowClient.challenge(CodeFlowClient.verifier()),
+                extra: [("prompt", "none"), ("acr_values", Self.biometricClass)]))
+            #expect(stronger.status == 303 && stronger.redirectParameters["code"] != nil,
+                    "a class the policy does not name still takes the passkey")
+        }
+    }
+
     // MARK: - Signature counters
 
     @Test("A counter that goes backwards is refused by default and flags the passkey, which the account page shows",

@@ -49,12 +49,15 @@ struct AuthenticationClass: Sendable, Hashable, CustomStringConvertible {
 struct RequiredClass: Sendable, Equatable {
     let value: AuthenticationClass
 
-    init(requested: [String]?, client: Client, policy: AuthenticationPolicy) {
+    /// `browser`: the request is a hosted sign-in, where a passkey may reach a class the phone
+    /// cannot (`AuthenticationPolicy.passkeyReaches`); a CIBA request has the phone alone.
+    init(requested: [String]?, client: Client, policy: AuthenticationPolicy, browser: Bool = false) {
         let floors = [policy.minimumAcr, client.minimumAcr].compactMap { $0.flatMap(AuthenticationClass.init(urn:)) }
         let floor = floors.max { $0.factor.strength < $1.factor.strength }
         func meetsFloor(_ candidate: AuthenticationClass) -> Bool { floor.map(candidate.satisfies) ?? true }
         func reachable(_ candidate: AuthenticationClass) -> Bool {
             !policy.alternatives(for: candidate, client: client).isEmpty
+                || browser && policy.passkeyReaches(candidate, client: client)
         }
         if let chosen = requested?.lazy.compactMap(AuthenticationClass.init(urn:))
             .first(where: { meetsFloor($0) && reachable($0) }) {

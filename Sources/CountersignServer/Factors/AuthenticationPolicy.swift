@@ -143,10 +143,11 @@ public struct AuthenticationPolicy: Codable, Sendable, Equatable {
             throw .invalidField("disabled_factors", "names a factor twice")
         }
         var policy = self
-        policy.authenticators = try authenticators?.validated(field: "authenticators", switchedOff: switchedOff)
+        policy.authenticators = try authenticators?.validated(
+            field: "authenticators", switchedOff: switchedOff, passkeys: passkeys.enabled)
         for (field, value) in [("default_acr", defaultAcr), ("minimum_acr", minimumAcr)] {
             if let value, let named = AuthenticationClass(urn: value), policy.alternatives(for: named, client: nil).isEmpty {
-                throw .invalidField(field, "\(value) cannot be reached: every way to it uses a factor in disabled_factors")
+                throw .invalidField(field, "\(value) cannot be reached from a phone: every alternative of it uses a factor in disabled_factors or is a passkey")
             }
         }
         guard AuthenticationClass.all.contains(where: { !policy.alternatives(for: $0, client: nil).isEmpty }) else {
@@ -169,6 +170,15 @@ public struct AuthenticationPolicy: Codable, Sendable, Equatable {
         if configured == nil && off.contains(authenticationClass.factor) { return [] }
         let alternatives = configured ?? Self.builtIn(authenticationClass, fallback: pinFallback(for: authenticationClass))
         return alternatives.filter { $0.allSatisfy { !off.contains($0) } }
+    }
+
+    /// Whether a passkey sign-in reaches `authenticationClass` for `client`: where the client's
+    /// or the tenant's alternatives name the class, when one of them is `passkey`; otherwise
+    /// always (a passkey verifying its user meets every class). Never with passkeys switched off.
+    func passkeyReaches(_ authenticationClass: AuthenticationClass, client: Client?) -> Bool {
+        guard passkeys.enabled else { return false }
+        return client?.authenticators?.acceptsPasskey(for: authenticationClass)
+            ?? authenticators?.acceptsPasskey(for: authenticationClass) ?? true
     }
 
     /// Whether a PIN may stand in for the class's factor under the built-in rule.

@@ -14,6 +14,13 @@ import Foundation
 /// Factors are named as in the class URNs (`number-match`). `device-key` may be written for
 /// clarity: every answer is signed by the device key, so it adds nothing to an alternative,
 /// and an alternative of the device key alone is a confirmation on the device.
+///
+/// `passkey` is a sign-in with a passkey in the browser, in place of the phone. It stands alone
+/// in its alternative (the browser and the phone are not one ceremony), only the hosted sign-in
+/// can offer it (a CIBA request has no browser), and it asks the authenticator to verify the
+/// user for every class stronger than a confirmation. A class the policy names without a
+/// `passkey` alternative cannot be reached with a passkey; a class it does not name can, as
+/// before (`PasskeyClass`).
 public struct AuthenticatorPolicy: Codable, Sendable, Equatable {
     /// Class URN → alternatives → factor names.
     public var classes: [String: [[String]]]
@@ -23,6 +30,7 @@ public struct AuthenticatorPolicy: Codable, Sendable, Equatable {
     static let maximumAlternatives = 8
     static let maximumFactors = 5
     static let deviceKey = "device-key"
+    static let passkey = "passkey"
 
     public init(_ classes: [String: [[String]]]) {
         self.classes = classes
@@ -39,13 +47,19 @@ public struct AuthenticatorPolicy: Codable, Sendable, Equatable {
 
     /// The names a policy may use, for messages.
     static var factorNames: String {
-        ([deviceKey] + Factor.allCases.map(\.policyName)).joined(separator: ", ")
+        ([deviceKey] + Factor.allCases.map(\.policyName) + [passkey]).joined(separator: ", ")
     }
 
-    /// The alternatives for `authenticationClass`, as factors; nil when the policy does not name
-    /// the class. Only a validated policy is stored, so nothing is dropped here but `device-key`.
+    /// The alternatives a phone may answer `authenticationClass` with, as factors; nil when the
+    /// policy does not name the class, empty when it names only a passkey. Only a validated
+    /// policy is stored, so nothing else is dropped here but `device-key`.
     func alternatives(for authenticationClass: AuthenticationClass) -> [[Factor]]? {
-        classes[authenticationClass.urn].map { $0.map(Self.factors(of:)) }
+        classes[authenticationClass.urn].map { $0.filter { !$0.contains(Self.passkey) }.map(Self.factors(of:)) }
+    }
+
+    /// Whether a passkey reaches `authenticationClass`; nil when the policy does not name the class.
+    func acceptsPasskey(for authenticationClass: AuthenticationClass) -> Bool? {
+        classes[authenticationClass.urn].map { $0.contains([Self.passkey]) }
     }
 
     /// An alternative's factors without the device key, a confirmation when that is all it names.
@@ -58,8 +72,9 @@ public struct AuthenticatorPolicy: Codable, Sendable, Equatable {
     /// (counted from 1): a class Countersign does not define; no alternatives, or too many; an
     /// empty alternative, or one too long; an unknown factor, or one named twice; a factor in
     /// `switchedOff`; an alternative weaker than its class (a PIN class reached by a tap alone
-    /// would put `…:pin` in tokens for a tap); the same alternative twice.
-    func validated(field: String, switchedOff: Set<Factor>) throws(AdminError) -> AuthenticatorPolicy {
+    /// would put `…:pin` in tokens for a tap); the same alternative twice; a passkey with
+    /// another factor, or where `passkeys` are switched off.
+    func validated(field: String, switchedOff: Set<Factor>, passkeys: Bool = true) throws(AdminError) -> AuthenticatorPolicy {
         for (urn, alternatives) in classes.sorted(by: { $0.key < $1.key }) {
             guard let authenticationClass = AuthenticationClass(urn: urn) else {
                 throw .invalidField(field, "\(urn) is not a class; the classes are \(AuthenticationClass.all.map(\.urn).joined(separator: ", "))")
@@ -72,6 +87,19 @@ public struct AuthenticatorPolicy: Codable, Sendable, Equatable {
                 let place = "\(urn) alternative \(index + 1)"
                 guard (1...Self.maximumFactors).contains(names.count) else {
                     throw .invalidField(field, "\(place) must name 1 to \(Self.maximumFactors) factors")
+                }
+                if names.contains(Self.passkey) {
+                    guard names == [Self.passkey] else {
+                        throw .invalidField(field, "\(place) names passkey with other factors; a passkey is used in the browser, the others on the phone, so it must be an alternative of its own")
+                    }
+                    guard passkeys else {
+                        throw .invalidField(field, "\(place) names passkey, which this tenant has switched off (passkeys.enabled is false)")
+                    }
+                    if let first = alternatives[..<index].firstIndex(of: names) {
+                        throw .invalidField(field, "\(place) repeats alternative \(first + 1)")
+                    }
+                    seen.append([])  // no phone alternative is empty: keeps the count from 1 true
+                    continue
                 }
                 for name in names where name != Self.deviceKey {
                     guard let factor = Factor(policyName: name) else {

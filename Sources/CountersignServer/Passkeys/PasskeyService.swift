@@ -212,6 +212,9 @@ enum PasskeyError: Error, Sendable, Equatable {
     case tooMany
     /// The passkey verified but its user is disabled or deleted.
     case accountDisabled
+    /// The sign-in needs a class that the policy lets no passkey reach
+    /// (`AuthenticationPolicy.passkeyReaches`).
+    case notAccepted
 }
 
 extension Array {
@@ -226,6 +229,9 @@ extension PasskeyError: WireFailure {
                       description: "This account has \(PasskeyService.maximumPerUser) passkeys already. Remove one first.")
         case .accountDisabled:
             WireError(.forbidden, code: "access_denied", description: "This account cannot sign in.")
+        case .notAccepted:
+            WireError(.forbidden, code: "access_denied",
+                      description: "This application asks you to approve on your phone: a passkey is not accepted here.")
         }
     }
 }

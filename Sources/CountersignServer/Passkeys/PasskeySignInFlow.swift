@@ -30,19 +30,19 @@ struct PasskeySignInFlow: Sendable {
     /// `POST /authorize/passkey/options`: usernameless request options for the form's attempt.
     /// A sign-in that a passkey without user verification could not answer (one that asks for
     /// the passkey class, or needs more than a confirmation) requires user verification,
-    /// whatever the tenant prefers, so that the authenticator asks for it up front.
+    /// whatever the tenant prefers, so that the authenticator asks for it up front. A sign-in
+    /// whose class the policy lets no passkey reach is refused (403 `access_denied`).
     func options(_ form: FormParameters, _ visit: SignInFlow.Visit) async throws -> Response {
         let (_, attempt) = try await signIn.openAttempt(form, visit)
         guard let client = try await signIn.client(of: attempt, visit) else {
             throw APIError.badRequest("the client of this sign-in no longer exists")
         }
-        let presenceIsEnough = PasskeyClass.acr(
-            AuthenticationClass.confirm.urn,
-            meets: RequiredClass(requested: attempt.request.acrValues, client: client, policy: visit.tenant.policy),
-            passkeyRequired: PasskeyClass.isRequired(by: attempt.request.acrValues))
+        let requirement = SignInRequirement(acrValues: attempt.request.acrValues, client: client, policy: visit.tenant.policy)
+        // With passkeys switched off the service's own refusal says so.
+        guard requirement.passkey || !visit.tenant.policy.passkeys.enabled else { throw PasskeyError.notAccepted }
         let (ceremony, options) = try await passkeys.authenticationOptions(
             tenant: visit.tenant, binding: binding(attempt), attempt: attempt.handleHash.base64URLEncodedString,
-            userVerification: presenceIsEnough ? nil : .required)
+            userVerification: requirement.presenceIsEnough ? nil : .required)
         return try JSON.response(Options(ceremony: ceremony, publicKey: options))
     }
 
@@ -53,12 +53,12 @@ struct PasskeySignInFlow: Sendable {
         guard let client = try await signIn.client(of: attempt, visit) else {
             throw APIError.badRequest("the client of this sign-in no longer exists")
         }
-        let required = RequiredClass(requested: attempt.request.acrValues, client: client, policy: visit.tenant.policy)
-        let passkeyRequired = PasskeyClass.isRequired(by: attempt.request.acrValues)
+        let requirement = SignInRequirement(acrValues: attempt.request.acrValues, client: client, policy: visit.tenant.policy)
+        guard requirement.passkey || !visit.tenant.policy.passkeys.enabled else { throw PasskeyError.notAccepted }
         let result = try await passkeys.authenticate(
             ceremony: assertion.ceremony, response: assertion.credential, tenant: visit.tenant, binding: binding(attempt),
             attempt: attempt.handleHash.base64URLEncodedString,
-            accepts: { PasskeyClass.acr($0, meets: required, passkeyRequired: passkeyRequired) })
+            accepts: requirement.accepts(passkeyClass:))
         guard let user = try await signIn.store.user(id: result.userID, tenantID: visit.tenant.id) else {
             throw PasskeyError.accountDisabled
         }

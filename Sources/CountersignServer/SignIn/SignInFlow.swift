@@ -65,9 +65,8 @@ struct SignInFlow: Sendable {
         let date = now()
         if let session = try await liveSession(visit, at: date),
            request.isAnswered(bySessionAuthenticatedAt: session.authTime, now: date),
-           Self.session(
-               session, meets: RequiredClass(requested: request.acrValues, client: client, policy: visit.tenant.policy),
-               passkeyRequired: PasskeyClass.isRequired(by: request.acrValues)),
+           SignInRequirement(acrValues: request.acrValues, client: client, policy: visit.tenant.policy)
+               .accepts(session.context),
            let user = try await store.user(id: session.userID, tenantID: visit.tenant.id), user.status == .active {
             let redirect = try await authorization.issueCode(
                 for: request, tenant: visit.tenant, issuer: visit.issuer, userID: session.userID,
@@ -79,12 +78,13 @@ struct SignInFlow: Sendable {
                 redirectURI: request.redirectURI, state: request.state, issuer: visit.issuer.identifier,
                 outcome: .error(.init(.loginRequired, "the user is not signed in"))).location)
         }
-        return try await begin(request, clientName: client.name, visit)
+        return try await begin(request, client: client, visit)
     }
 
     /// A new attempt for `request`, bound to this browser, and its username form.
-    private func begin(_ request: AuthorizationRequest, clientName: String, _ visit: Visit) async throws -> Response {
+    private func begin(_ request: AuthorizationRequest, client: Client, _ visit: Visit) async throws -> Response {
         let date = now()
+        let requirement = SignInRequirement(acrValues: request.acrValues, client: client, policy: visit.tenant.policy)
         let handle = Secrets.randomBytes(32).base64URLEncodedString
         let (browser, newBrowserCookie) = browserMark(visit.request)
         try await store.begin(SignInAttempt(
@@ -92,9 +92,9 @@ struct SignInFlow: Sendable {
             browserHash: Secrets.hash(browser), createdAt: date, expiresAt: date.addingTimeInterval(SignInAttempt.lifetime)))
         return pages.response(
             "sign-in",
-            SignInPage(tenantName: visit.tenant.displayName, base: base(visit), clientName: clientName, attempt: handle,
-                       username: request.loginHint ?? "", usernameError: nil, passkeys: visit.tenant.policy.passkeys.enabled,
-                       phone: !PasskeyClass.isRequired(by: request.acrValues)),
+            SignInPage(tenantName: visit.tenant.displayName, base: base(visit), clientName: client.name, attempt: handle,
+                       username: request.loginHint ?? "", usernameError: nil,
+                       passkeys: visit.tenant.policy.passkeys.enabled && requirement.passkey, phone: requirement.phone),
             headers: newBrowserCookie.map { [.setCookie: $0.description] } ?? [:])
     }
 
@@ -109,7 +109,7 @@ struct SignInFlow: Sendable {
         let request = AuthorizationRequest(
             clientID: Self.accountClientID, redirectURI: visit.issuer.identifier + "/account", scope: [Scope.openID],
             codeChallenge: "", loginHint: loginHint)
-        return try await begin(request, clientName: accountClient(visit).name, visit)
+        return try await begin(request, client: accountClient(visit), visit)
     }
 
     /// Countersign's own pages as the client of a sign-in.
@@ -133,15 +133,15 @@ struct SignInFlow: Sendable {
             return errorPage(AuthorizationPageError.unknownClient.message, code: .unauthorizedClient, visit)
         }
         let username = (form["username"] ?? "").trimmingCharacters(in: .whitespaces)
-        let passkeyRequired = PasskeyClass.isRequired(by: attempt.request.acrValues)
-        guard !username.isEmpty, username.count <= 256, !passkeyRequired else {
+        let requirement = SignInRequirement(acrValues: attempt.request.acrValues, client: client, policy: visit.tenant.policy)
+        guard !username.isEmpty, username.count <= 256, requirement.phone else {
             return pages.response("sign-in", SignInPage(
                 tenantName: visit.tenant.displayName, base: base(visit), clientName: client.name, attempt: handle,
                 username: username,
-                usernameError: passkeyRequired ? nil
+                usernameError: !requirement.phone ? nil
                     : username.isEmpty ? "Enter your username." : "A username is at most 256 characters.",
-                passkeys: visit.tenant.policy.passkeys.enabled, phone: !passkeyRequired,
-                passkeyError: passkeyRequired ? "This application asks you to sign in with a passkey." : nil),
+                passkeys: visit.tenant.policy.passkeys.enabled && requirement.passkey, phone: requirement.phone,
+                passkeyError: requirement.phone ? nil : "This application asks you to sign in with a passkey."),
                 status: .badRequest)
         }
         let page = OutcomeContext(visit: visit, base: base(visit), client: client, attempt: attempt, handle: handle,
@@ -155,7 +155,8 @@ struct SignInFlow: Sendable {
         let started: StartedApproval
         do {
             started = try await approvals.start(
-                try newApproval(for: attempt.request, client: client, user: user, visit: visit), tenant: visit.tenant)
+                try newApproval(for: attempt.request, client: client, user: user, required: requirement.required, visit: visit),
+                tenant: visit.tenant)
         } catch ApprovalStartError.noActiveDevice, ApprovalStartError.userDisabled {
             throttle.recordFailure(throttleKey)
             return outcome(.noDevice, page)
@@ -169,7 +170,9 @@ struct SignInFlow: Sendable {
     /// The approval request of a sign-in: as CIBA's, for the client, with the browser's address
     /// and User-Agent. The client is asked in poll mode whatever it registered: the browser,
     /// not the client, waits for this answer.
-    private func newApproval(for request: AuthorizationRequest, client: Client, user: User, visit: Visit) throws -> NewApproval {
+    private func newApproval(
+        for request: AuthorizationRequest, client: Client, user: User, required: RequiredClass, visit: Visit
+    ) throws -> NewApproval {
         var polled = client
         polled.deliveryMode = .poll
         return NewApproval(
@@ -178,8 +181,7 @@ struct SignInFlow: Sendable {
             context: BackchannelAuthentication.requestContext(
                 ipAddress: visit.remoteAddress, userAgent: visit.request.headers[.userAgent]),
             expiry: try RequestedExpiry(nil), interval: BackchannelAuthentication.pollInterval,
-            required: RequiredClass(requested: request.acrValues, client: client, policy: visit.tenant.policy),
-            clientNotificationToken: nil, authorizationDetails: nil)
+            required: required, clientNotificationToken: nil, authorizationDetails: nil)
     }
 
     // MARK: - 3. Waiting
@@ -303,13 +305,6 @@ struct SignInFlow: Sendable {
             return nil
         }
         return try await store.session(tokenHash: Secrets.hash(token), tenantID: visit.tenant.id)
-    }
-
-    /// Whether the sign-in of `session` was as strong as the request requires: a session of a
-    /// confirmation does not answer a request for number matching or a PIN (OpenID Connect Core
-    /// §3.1.2.1: `acr_values`, and the client's and tenant's floors, as for CIBA).
-    static func session(_ session: BrowserSession, meets required: RequiredClass, passkeyRequired: Bool) -> Bool {
-        PasskeyClass.acr(session.context.acr, meets: required, passkeyRequired: passkeyRequired)
     }
 
     /// The browser's session in this tenant if it is live, touched as used now.
