@@ -70,11 +70,15 @@ struct LoopBench: AsyncParsableCommand {
         _ = try await fixture.run(loops: concurrency, concurrency: concurrency, devices: devices)
 
         let before = try await ServerCounters.read(target.base)
+        let cpuBefore = ServerMetrics.cpuSeconds()
         let start = ContinuousClock.now
         let times = try await fixture.run(loops: loops, concurrency: concurrency, devices: devices)
         let elapsed = (ContinuousClock.now - start).milliseconds
+        let cpu = ServerMetrics.cpuSeconds() - cpuBefore
         let after = try await ServerCounters.read(target.base)
         report(times, elapsed: elapsed)
+        reportCPU(process: cpu, server: after.cpuSeconds.flatMap { end in before.cpuSeconds.map { end - $0 } },
+                  loops: Double(times.count), inProcess: server == nil)
         let requests = after.requests - before.requests
         if requests > 0 {
             print("  server: \(Int(requests)) HTTP requests (\(format(requests / Double(times.count))) per loop), mean \(format((after.seconds - before.seconds) / requests * 1000)) ms inside the server per request")
@@ -97,6 +101,17 @@ struct LoopBench: AsyncParsableCommand {
         let sorted = times.sorted()
         func percentile(_ p: Double) -> String { format(sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]) }
         print("loops: n=\(sorted.count) concurrency=\(concurrency) throughput=\(format(Double(sorted.count) / (elapsed / 1000))) loops/s p50=\(percentile(0.5)) ms p90=\(percentile(0.9)) ms p99=\(percentile(0.99)) ms max=\(format(sorted.last ?? 0)) ms")
+    }
+
+    /// CPU time per loop: this process's (getrusage), and with `--server` the server's from its
+    /// `/metrics`. It holds from machine to machine where loops per second do not.
+    private func reportCPU(process: Double, server: Double?, loops: Double, inProcess: Bool) {
+        func perLoop(_ seconds: Double) -> String { "\(format(seconds / loops * 1000)) ms" }
+        if inProcess {
+            print("  cpu: \(perLoop(process)) per loop for the whole process (server, devices and relying party), \(format(process)) s in all")
+        } else {
+            print("  cpu: \(server.map(perLoop) ?? "unknown") per loop in the server, \(perLoop(process)) in this load generator")
+        }
     }
 
     private func mebibytes(_ bytes: Double?) -> String {
@@ -138,6 +153,7 @@ struct ServerCounters: Sendable {
     var requests = 0.0
     var seconds = 0.0
     var residentBytes: Double?
+    var cpuSeconds: Double?
 
     /// `method`: count only requests with this method (`GET`); nil: all.
     static func read(_ base: String, method: String? = nil) async throws -> ServerCounters {
@@ -150,6 +166,7 @@ struct ServerCounters: Sendable {
             if line.hasPrefix("countersign_http_request_duration_seconds_sum") { counters.seconds += value }
             if line.hasPrefix("countersign_http_request_duration_seconds_count") { counters.requests += value }
             if line.hasPrefix("countersign_process_resident_memory_bytes") { counters.residentBytes = value }
+            if line.hasPrefix("countersign_process_cpu_seconds") { counters.cpuSeconds = value }
         }
         return counters
     }

@@ -101,7 +101,22 @@ public struct ServerMetrics: Sendable {
             registry.makeGauge(descriptor: Self.name(
                 "process_resident_memory", unit: "bytes", "resident memory of the server process")).set(resident)
         }
+        registry.makeGauge(descriptor: Self.name(
+            "process_cpu", unit: "seconds", "CPU time the server process has used, user and system")).set(Self.cpuSeconds())
         return registry.emitToString()
+    }
+
+    /// CPU time this process has used so far, in user and in system mode (`getrusage`).
+    public static func cpuSeconds() -> Double {
+        var usage = rusage()
+        #if os(Linux)
+        let who = __rusage_who_t(RUSAGE_SELF.rawValue)
+        #else
+        let who = RUSAGE_SELF
+        #endif
+        guard getrusage(who, &usage) == 0 else { return 0 }
+        func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1_000_000 }
+        return seconds(usage.ru_utime) + seconds(usage.ru_stime)
     }
 
     /// Resident set size from `/proc/self/statm` (Linux); nil where there is no such file.
