@@ -10,6 +10,7 @@ public final class PostgresDatabase: Database {
     public let dialect = SQLDialect.postgres
     private let client: PostgresClient
     private let runTask: Task<Void, Never>
+    private let deadlines = LeaseDeadlines()
     private let logger: Logger
     private let connectionWait: Duration
 
@@ -109,6 +110,7 @@ public final class PostgresDatabase: Database {
         self.connectionWait = connectionWait
         self.logger = logger
         self.runTask = Task { await client.run() }
+        deadlines.start()
     }
 
     @discardableResult
@@ -187,35 +189,32 @@ public final class PostgresDatabase: Database {
     private func withConnection<Result: Sendable>(
         waiting wait: Duration, _ body: @Sendable (PostgresConnection) async throws -> Result
     ) async throws -> Result {
-        let leased = LeaseFlag()
+        let ticket = deadlines.begin(wait)
+        defer { deadlines.end(ticket) }
         do {
+            // The lease and the statements run in a child task: the sweep cancels that task when
+            // the wait runs out, never the caller's, which may be a worker that must live on.
             return try await withoutActuallyEscaping(body) { body in
-                try await withThrowingTaskGroup(of: Result?.self) { group in
+                try await withThrowingTaskGroup(of: Result.self) { group in
                     group.addTask {
-                        try await self.client.withConnection { connection in
-                            leased.set()
+                        try self.deadlines.attach(ticket)
+                        defer { self.deadlines.detach(ticket) }
+                        return try await self.client.withConnection { connection in
+                            try self.deadlines.leased(ticket)
                             return try await body(connection)
                         }
                     }
-                    group.addTask {
-                        try await Task.sleep(for: wait)
-                        if leased.isSet { return nil }
-                        throw StorageError.unavailable("no PostgreSQL connection within \(wait)")
-                    }
-                    while let result = try await group.next() {
-                        if let result {
-                            group.cancelAll()
-                            return result
-                        }
-                    }
-                    throw CancellationError()
+                    guard let result = try await group.next() else { throw CancellationError() }
+                    return result
                 }
             }
         } catch let error as StorageError {
             throw error
         } catch let error as PSQLError where Self.meansConnectionLost(error) {
             throw StorageError.unavailable("the PostgreSQL connection was lost (\(error.code))")
-        } catch let error where !leased.isSet && !(error is CancellationError) {
+        } catch where deadlines.expired(ticket) {
+            throw StorageError.unavailable("no PostgreSQL connection within \(wait)")
+        } catch let error where !deadlines.wasLeased(ticket) && !(error is CancellationError) {
             // Only the pool fails before a lease: its circuit breaker is open, or it is shut down.
             throw StorageError.unavailable("the PostgreSQL pool has no connection: \(String(describing: error))")
         }
@@ -226,6 +225,7 @@ public final class PostgresDatabase: Database {
     }
 
     public func close() async {
+        deadlines.stop()
         runTask.cancel()
         await runTask.value
     }
@@ -275,14 +275,6 @@ public final class PostgresDatabase: Database {
             return .blob(Data(buffer.readableBytesView))
         default: return .text(try cell.decode(String.self))
         }
-    }
-
-    /// Whether a connection was leased, set from the task that waits for it and read by the
-    /// task that times the wait.
-    private final class LeaseFlag: Sendable {
-        private let value = Mutex(false)
-        func set() { value.withLock { $0 = true } }
-        var isSet: Bool { value.withLock { $0 } }
     }
 
     private struct TransactionExecutor: SQLExecutor {

@@ -1,0 +1,52 @@
+import Testing
+@testable import CountersignServer
+
+/// The one sweep that bounds PostgreSQL lease waits: it cancels the child that still waits past
+/// its deadline, and leaves alone one that has its connection or has returned.
+@Suite("Lease deadlines")
+struct LeaseDeadlinesTests {
+    @Test("a child still waiting at its deadline is cancelled; the wait is marked over")
+    func waitingPastTheDeadlineIsCancelled() async throws {
+        let deadlines = LeaseDeadlines()
+        let ticket = deadlines.begin(.seconds(5))
+        let attached = AsyncStream<Void>.makeStream()
+        let waiting = Task {
+            try deadlines.attach(ticket)
+            defer { deadlines.detach(ticket) }
+            attached.continuation.yield()
+            try await Task.sleep(for: .seconds(30))  // stands for the pool's lease
+        }
+        for await _ in attached.stream { break }
+        deadlines.sweep(at: .now)
+        #expect(!deadlines.expired(ticket), "not before its deadline")
+        deadlines.sweep(at: .now + .seconds(6))
+        #expect(deadlines.expired(ticket) && !deadlines.wasLeased(ticket))
+        await #expect(throws: CancellationError.self) { try await waiting.value }
+        #expect(throws: StorageError.self) { try deadlines.leased(ticket) }
+        deadlines.end(ticket)
+    }
+
+    @Test("a child that got its connection, or that has not attached, is never cancelled; a late one gives up at once")
+    func leasedAndLateChildren() async throws {
+        let deadlines = LeaseDeadlines()
+        let leased = deadlines.begin(.milliseconds(10))
+        let working = Task {
+            try deadlines.attach(leased)
+            defer { deadlines.detach(leased) }
+            try deadlines.leased(leased)
+            try await Task.sleep(for: .milliseconds(200))  // a statement running past the wait
+            return Task.isCancelled
+        }
+        try await Task.sleep(for: .milliseconds(50))
+        deadlines.sweep(at: .now + .seconds(1))
+        #expect(try await working.value == false)
+        #expect(deadlines.wasLeased(leased) && !deadlines.expired(leased))
+        deadlines.end(leased)
+
+        let late = deadlines.begin(.milliseconds(10))
+        deadlines.sweep(at: .now + .seconds(1))
+        #expect(throws: StorageError.self) { try deadlines.attach(late) }
+        deadlines.end(late)
+        #expect(!deadlines.expired(late), "ended tickets are forgotten")
+    }
+}
