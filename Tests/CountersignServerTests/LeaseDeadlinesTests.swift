@@ -8,7 +8,7 @@ struct LeaseDeadlinesTests {
     @Test("a child still waiting at its deadline is cancelled; the wait is marked over")
     func waitingPastTheDeadlineIsCancelled() async throws {
         let deadlines = LeaseDeadlines()
-        let ticket = deadlines.begin(.seconds(5))
+        let ticket = deadlines.begin(.seconds(3600))
         let attached = AsyncStream<Void>.makeStream()
         let waiting = Task {
             try deadlines.attach(ticket)
@@ -19,7 +19,7 @@ struct LeaseDeadlinesTests {
         for await _ in attached.stream { break }
         deadlines.sweep(at: .now)
         #expect(!deadlines.expired(ticket), "not before its deadline")
-        deadlines.sweep(at: .now + .seconds(6))
+        deadlines.sweep(at: .now + .seconds(7200))
         #expect(deadlines.expired(ticket) && !deadlines.wasLeased(ticket))
         await #expect(throws: CancellationError.self) { try await waiting.value }
         #expect(throws: StorageError.self) { try deadlines.leased(ticket) }
@@ -30,14 +30,16 @@ struct LeaseDeadlinesTests {
     func leasedAndLateChildren() async throws {
         let deadlines = LeaseDeadlines()
         let leased = deadlines.begin(.milliseconds(10))
+        let connected = AsyncStream<Void>.makeStream()
         let working = Task {
             try deadlines.attach(leased)
             defer { deadlines.detach(leased) }
             try deadlines.leased(leased)
+            connected.continuation.yield()
             try await Task.sleep(for: .milliseconds(200))  // a statement running past the wait
             return Task.isCancelled
         }
-        try await Task.sleep(for: .milliseconds(50))
+        for await _ in connected.stream { break }
         deadlines.sweep(at: .now + .seconds(1))
         #expect(try await working.value == false)
         #expect(deadlines.wasLeased(leased) && !deadlines.expired(leased))

@@ -39,6 +39,8 @@ public protocol UserRepository: Sendable {
     func insert(_ user: User, on executor: any SQLExecutor) async throws
     func find(id: String, tenantID: String, on executor: any SQLExecutor) async throws -> User?
     func find(username: String, tenantID: String, on executor: any SQLExecutor) async throws -> User?
+    /// The user whose id is `hint`, or failing that whose username is: one statement.
+    func find(idOrUsername hint: String, tenantID: String, on executor: any SQLExecutor) async throws -> User?
     func list(tenantID: String, after cursor: String?, limit: Int, on executor: any SQLExecutor) async throws -> [User]
     /// The users whose username starts with `prefix`, any case, in the order of `list`.
     func list(tenantID: String, usernamePrefix prefix: String, after cursor: String?, limit: Int,
@@ -83,6 +85,16 @@ public struct SQLUserRepository: UserRepository {
         try await executor.first(
             "SELECT \(raw: Row.columns) FROM users WHERE username = \(username) AND tenant_id = \(tenantID)",
             as: Row.self
+        )?.user()
+    }
+
+    public func find(idOrUsername hint: String, tenantID: String, on executor: any SQLExecutor) async throws -> User? {
+        try await executor.first(
+            """
+            SELECT \(raw: Row.columns) FROM users
+            WHERE tenant_id = \(tenantID) AND (id = \(hint) OR username = \(hint))
+            ORDER BY CASE WHEN id = \(hint) THEN 0 ELSE 1 END LIMIT 1
+            """, as: Row.self
         )?.user()
     }
 

@@ -172,9 +172,11 @@ public struct ApprovalService: Sendable {
 
     /// One request sealed for this device, if it can still be answered.
     public func request(_ id: String, for device: Device) async throws -> PendingRequestEnvelope {
-        let (delivery, transaction) = try await answerable(id, by: device)
+        let answerable = try await answerable(id, by: device)
+        let transaction = answerable.transaction
         return PendingRequestEnvelope(
-            id: transaction.id, createdAt: transaction.createdAt, expiresAt: transaction.expiresAt, details: delivery.sealed)
+            id: transaction.id, createdAt: transaction.createdAt, expiresAt: transaction.expiresAt,
+            details: answerable.delivery.sealed)
     }
 
     /// How far a device's clock may be from the server's when it dates its answer.
@@ -199,7 +201,8 @@ public struct ApprovalService: Sendable {
     /// valid answer wins and every later one gets `already_decided`.
     public func answer(_ id: String, by device: Device, tenant: Tenant, submission: ApprovalSubmission) async throws
         -> ApprovalAcknowledgement {
-        let (_, transaction) = try await answerable(id, by: device)
+        let answerable = try await answerable(id, by: device)
+        let transaction = answerable.transaction
         let key = try device.signingKey.signingKey()
         let verified: (response: ApprovalResponse, jws: CompactJWS)
         do {
@@ -231,27 +234,28 @@ public struct ApprovalService: Sendable {
         let recorded = try await store.decide(ApprovalDecision(
             transaction: transaction, status: status, device: device, response: submission.response, factors: factors,
             reason: reason, verifierReason: detail, policy: tenant.policy, at: now))
-        guard recorded else {
+        guard let recorded else {
             // Lost the race, or expired meanwhile: say which.
             let current = try await store.request(id: transaction.id)
             if let current, current.status != .pending { throw ApprovalError.alreadyDecided(current.status) }
             throw ApprovalError.expired
         }
         metrics.approvalDecided(status.rawValue)
-        let deviceIDs = try await store.deviceIDs(requestID: transaction.id)
-        await signals.closed(RequestClosed(id: transaction.id, status: status.rawValue), deviceIDs: deviceIDs,
+        await signals.closed(RequestClosed(id: transaction.id, status: status.rawValue), deviceIDs: answerable.deviceIDs,
+                             withdrawalsQueued: recorded.withdrawalsQueued,
                              callsBackClient: transaction.deliveryMode != .poll)
         return ApprovalAcknowledgement(requestID: transaction.id, status: status.rawValue, decidedAt: now, reason: reason)
     }
 
     /// The delivery of `id` to this device, if the request is still pending and unexpired.
-    private func answerable(_ id: String, by device: Device) async throws -> (ApprovalDelivery, ApprovalTransaction) {
-        guard let (delivery, transaction) = try await store.delivery(requestID: id, deviceID: device.id) else {
+    private func answerable(_ id: String, by device: Device) async throws -> AnswerableDelivery {
+        guard let answerable = try await store.delivery(requestID: id, deviceID: device.id) else {
             throw ApprovalError.unknownRequest
         }
+        let transaction = answerable.transaction
         guard transaction.status == .pending else { throw ApprovalError.alreadyDecided(transaction.status) }
         guard !transaction.isExpired(at: now()) else { throw ApprovalError.expired }
-        return (delivery, transaction)
+        return answerable
     }
 
     /// Factor names are short lowercase tokens (`confirm`, later `pin`, `biometric`, …).

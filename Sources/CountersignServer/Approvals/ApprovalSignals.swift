@@ -20,10 +20,10 @@ struct ApprovalSignals: Sendable {
         await cluster.announceRequest(id, deviceIDs: notifications.map(\.device.id))
     }
 
-    /// A decided request: its alerts come down, a ping or push client is called back, and every
-    /// device's stream drops it.
-    func closed(_ closed: RequestClosed, deviceIDs: [String], callsBackClient: Bool) async {
-        pushWakeup.signal()
+    /// A decided request: its alerts come down (when pushes were queued to withdraw them), a
+    /// ping or push client is called back, and every device's stream drops it.
+    func closed(_ closed: RequestClosed, deviceIDs: [String], withdrawalsQueued: Bool, callsBackClient: Bool) async {
+        if withdrawalsQueued { pushWakeup.signal() }
         if callsBackClient { clientNotificationWakeup.signal() }
         for deviceID in deviceIDs { events.publish(.closed(closed), to: deviceID) }
         await cluster.announceClosed(closed, deviceIDs: deviceIDs)

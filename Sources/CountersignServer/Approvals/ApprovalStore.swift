@@ -14,15 +14,13 @@ protocol ApprovalStore: Sendable {
                userID: String, perMinute: Int, at date: Date) async throws -> ApprovalAdmission
     /// The device's undecided, unexpired requests, newest first.
     func inbox(deviceID: String, at date: Date, limit: Int) async throws -> [PendingRequestEnvelope]
-    /// What was sealed for the device, with its request.
-    func delivery(requestID: String, deviceID: String) async throws -> (ApprovalDelivery, ApprovalTransaction)?
+    /// What was sealed for the device, with its request and every device it was sealed for.
+    func delivery(requestID: String, deviceID: String) async throws -> AnswerableDelivery?
     func request(id: String) async throws -> ApprovalTransaction?
-    /// The devices a request was sealed for.
-    func deviceIDs(requestID: String) async throws -> [String]
     /// Records the decision if the request is still pending and unexpired, in one transaction
     /// with the withdrawal of the other devices' alerts, the audit record, the relying party's
-    /// notification and, for "I did not request this", the report; false if it was not pending.
-    func decide(_ decision: ApprovalDecision) async throws -> Bool
+    /// notification and, for "I did not request this", the report; nil if it was not pending.
+    func decide(_ decision: ApprovalDecision) async throws -> RecordedDecision?
     /// Deletes what has expired; returns how many requests went.
     func sweep(undecidedBefore: Date, decidedBefore: Date, windowsBefore: Date) async throws -> Int
 }
@@ -32,6 +30,12 @@ enum ApprovalAdmission: Sendable, Equatable {
     case admitted
     /// `retryAfter` seconds until the oldest request of the minute leaves it.
     case limited(retryAfter: Int)
+}
+
+/// What recording a decision queued besides.
+struct RecordedDecision: Sendable, Equatable {
+    /// Pushes that take down the alerts of the other devices.
+    let withdrawalsQueued: Bool
 }
 
 /// A device's decision on a request, as it is recorded.
@@ -89,7 +93,7 @@ struct SQLApprovalStore: ApprovalStore {
         try await approvals.pending(deviceID: deviceID, at: date, limit: limit, on: database)
     }
 
-    func delivery(requestID: String, deviceID: String) async throws -> (ApprovalDelivery, ApprovalTransaction)? {
+    func delivery(requestID: String, deviceID: String) async throws -> AnswerableDelivery? {
         try await approvals.delivery(transactionID: requestID, deviceID: deviceID, on: database)
     }
 
@@ -97,17 +101,13 @@ struct SQLApprovalStore: ApprovalStore {
         try await approvals.find(id: id, on: database)
     }
 
-    func deviceIDs(requestID: String) async throws -> [String] {
-        try await approvals.deviceIDs(transactionID: requestID, on: database)
-    }
-
-    func decide(_ decision: ApprovalDecision) async throws -> Bool {
+    func decide(_ decision: ApprovalDecision) async throws -> RecordedDecision? {
         let transaction = decision.transaction
         let now = decision.at
         return try await database.transaction { executor in
             guard try await approvals.decide(
                 id: transaction.id, status: decision.status, deviceID: decision.device.id, response: decision.response,
-                factors: decision.factors, reason: decision.reason, at: now, on: executor) else { return false }
+                factors: decision.factors, reason: decision.reason, at: now, on: executor) else { return nil }
             // The other devices' alerts are taken down; pushes not yet sent are not sent.
             let alerted = try await pushOutbox.cancelRequests(
                 transactionID: transaction.id, decidingDevice: decision.device.id, at: now, on: executor)
@@ -128,7 +128,7 @@ struct SQLApprovalStore: ApprovalStore {
             if decision.reason == .notRequested {
                 try await notRequested.record(transaction, device: decision.device, policy: decision.policy, at: now, on: executor)
             }
-            return true
+            return RecordedDecision(withdrawalsQueued: !alerted.isEmpty)
         }
     }
 

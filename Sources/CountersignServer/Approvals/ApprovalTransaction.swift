@@ -59,6 +59,14 @@ public struct ApprovalDelivery: Sendable, Equatable {
     public var sealed: SealedDetails
 }
 
+/// What a device answering a request reads: what was sealed for it, the request, and every
+/// device the request was sealed for (whose streams drop it once it is decided).
+public struct AnswerableDelivery: Sendable {
+    public var delivery: ApprovalDelivery
+    public var transaction: ApprovalTransaction
+    public var deviceIDs: [String]
+}
+
 /// The storage the approval loop needs, for the relying-party side (`CIBA/`) and the device side.
 public protocol ApprovalTransactionRepository: Sendable {
     func insert(_ transaction: ApprovalTransaction, deliveries: [ApprovalDelivery], on executor: any SQLExecutor) async throws
@@ -66,7 +74,7 @@ public protocol ApprovalTransactionRepository: Sendable {
     func find(id: String, on executor: any SQLExecutor) async throws -> ApprovalTransaction?
     /// The delivery of a request to one device, with its transaction; nil if none was made.
     func delivery(transactionID: String, deviceID: String, on executor: any SQLExecutor) async throws
-        -> (ApprovalDelivery, ApprovalTransaction)?
+        -> AnswerableDelivery?
     /// The devices a request was sealed for.
     func deviceIDs(transactionID: String, on executor: any SQLExecutor) async throws -> [String]
     /// Which of these requests are still waiting for an answer (asked by push delivery, before it
@@ -117,13 +125,14 @@ public struct SQLApprovalTransactionRepository: ApprovalTransactionRepository {
                 \(transaction.authReqIDSealed), \(transaction.notificationTokenSealed),
                 \(transaction.authorizationDetails?.json.canonicalString))
             """)
-        for delivery in deliveries {
-            try await executor.run(
-                """
-                INSERT INTO approval_deliveries (device_id, transaction_id, sealed_details)
-                VALUES (\(delivery.deviceID), \(delivery.transactionID), \(try JSONValue(encoding: delivery.sealed).canonicalString))
-                """)
+        guard !deliveries.isEmpty else { return }
+        // One statement for every device: at most `ApprovalService.maximumDevicesPerUser` rows.
+        let rows: [[SQLValue]] = try deliveries.map { delivery in
+            [delivery.deviceID.sqlValue, delivery.transactionID.sqlValue,
+             try JSONValue(encoding: delivery.sealed).canonicalString.sqlValue]
         }
+        try await executor.run(
+            "INSERT INTO approval_deliveries (device_id, transaction_id, sealed_details) VALUES \(rows: rows)")
     }
 
     public func find(authReqIDHash: Data, on executor: any SQLExecutor) async throws -> ApprovalTransaction? {
@@ -138,15 +147,40 @@ public struct SQLApprovalTransactionRepository: ApprovalTransactionRepository {
     }
 
     public func delivery(transactionID: String, deviceID: String, on executor: any SQLExecutor) async throws
-        -> (ApprovalDelivery, ApprovalTransaction)? {
-        guard let sealed = try await executor.first(
+        -> AnswerableDelivery? {
+        guard let row = try await executor.first(
             """
-            SELECT sealed_details FROM approval_deliveries
-            WHERE device_id = \(deviceID) AND transaction_id = \(transactionID)
-            """, column: "sealed_details", as: String.self),
-            let transaction = try await find(id: transactionID, on: executor) else { return nil }
-        let delivery = ApprovalDelivery(deviceID: deviceID, transactionID: transactionID, sealed: try Self.sealed(sealed))
-        return (delivery, transaction)
+            SELECT \(raw: DeliveryRow.columns), d.sealed_details AS sealed_details,
+                (SELECT string_agg(o.device_id, ' ') FROM approval_deliveries o WHERE o.transaction_id = t.id) AS device_ids
+            FROM approval_transactions t JOIN approval_deliveries d ON d.transaction_id = t.id
+            WHERE t.id = \(transactionID) AND d.device_id = \(deviceID)
+            """, as: DeliveryRow.self) else { return nil }
+        return AnswerableDelivery(
+            delivery: ApprovalDelivery(deviceID: deviceID, transactionID: transactionID, sealed: try Self.sealed(row.sealed)),
+            transaction: try row.transaction.transaction(),
+            deviceIDs: row.deviceIDs.split(separator: " ").map(String.init))
+    }
+
+    /// A request's row with what was sealed for one device and the ids of every device it was
+    /// sealed for (space-separated), as `delivery` reads them in one statement.
+    private struct DeliveryRow: Decodable {
+        /// The request's columns, qualified for the join and named as `Row` reads them.
+        static let columns = Row.columns.split(separator: ", ").map { "t.\($0) AS \($0)" }.joined(separator: ", ")
+
+        var transaction: Row
+        var sealed: String
+        var deviceIDs: String
+
+        enum CodingKeys: String, CodingKey {
+            case sealed = "sealed_details", deviceIDs = "device_ids"
+        }
+
+        init(from decoder: any Decoder) throws {
+            transaction = try Row(from: decoder)
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            sealed = try container.decode(String.self, forKey: .sealed)
+            deviceIDs = try container.decode(String.self, forKey: .deviceIDs)
+        }
     }
 
     public func deviceIDs(transactionID: String, on executor: any SQLExecutor) async throws -> [String] {

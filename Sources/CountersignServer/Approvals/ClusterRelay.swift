@@ -65,12 +65,13 @@ public struct ClusterRelay: Sendable {
             case .closed:
                 events.publish(.closed(RequestClosed(id: message.requestID, status: message.status ?? "closed")), to: deviceID)
             case .request:
-                guard let (delivery, transaction) = try? await approvals.delivery(
+                guard let found = try? await approvals.delivery(
                     transactionID: message.requestID, deviceID: deviceID, on: database),
-                    transaction.status == .pending else { continue }
+                    found.transaction.status == .pending else { continue }
+                let transaction = found.transaction
                 events.publish(.request(PendingRequestEnvelope(
                     id: transaction.id, createdAt: transaction.createdAt, expiresAt: transaction.expiresAt,
-                    details: delivery.sealed)), to: deviceID)
+                    details: found.delivery.sealed)), to: deviceID)
             }
         }
     }

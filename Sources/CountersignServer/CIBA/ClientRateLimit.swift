@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// The per-client limit of `bc-authorize`: at most the client's `backchannel_requests_per_minute`
 /// (or the tenant's `client_requests_per_minute`, default 600; 0 for no limit) in any 60
@@ -9,28 +10,71 @@ import Foundation
 /// request object's `jti`, a wrong user code): a refused request changes nothing. Only the
 /// requests let through are counted, so a client that ignores `Retry-After` still gets its
 /// limit's worth of requests through, and a refused request never prolongs the wait.
+///
+/// A request let through costs one statement, the conditional upsert: the previous minute's
+/// count, which the capacity needs, no longer changes once that minute is over, so each node
+/// reads it once per client and minute (`SettledMinutes`). The current count is read only to
+/// tell a refused client when to retry.
 struct ClientRateLimit: Sendable {
     let store: any ClientRateLimitStore
     let metrics: ServerMetrics
     let now: @Sendable () -> Date
+    let settled = SettledMinutes()
 
     /// Counts the request, or throws `clientRateLimited` with the seconds until one fits.
     func admit(_ client: Client, policy: AuthenticationPolicy) async throws {
         let limit = client.backchannelRequestsPerMinute ?? policy.clientRequestsPerMinute
         guard limit > 0 else { return }
         let minute = SlidingMinute(at: now())
-        let counts = try await store.requestCounts(
-            clientID: client.id, previousMinute: minute.previousStart, currentMinute: minute.currentStart)
-        let capacity = minute.capacity(limit: limit, previous: counts.previous)
-        if counts.current < capacity,
+        var counts: (previous: Int64, current: Int64)?
+        let previous: Int64
+        if let known = settled.count(clientID: client.id, minuteStart: minute.previousStart) {
+            previous = known
+        } else {
+            let read = try await store.requestCounts(
+                clientID: client.id, previousMinute: minute.previousStart, currentMinute: minute.currentStart)
+            counts = read
+            previous = read.previous
+            if minute.elapsed >= SettledMinutes.settling {
+                settled.record(read.previous, clientID: client.id, minuteStart: minute.previousStart)
+            }
+        }
+        let capacity = minute.capacity(limit: limit, previous: previous)
+        if counts.map({ $0.current < capacity }) ?? true,
            try await store.countRequest(clientID: client.id, minute: minute.currentStart, capacity: capacity) {
             return
         }
         metrics.bcAuthorizeRateLimited(limit: "client")
+        var current = counts?.current
+        if current == nil {
+            current = try await store.requestCounts(
+                clientID: client.id, previousMinute: minute.previousStart, currentMinute: minute.currentStart).current
+        }
         // Another node may have taken the last place since the counts were read.
-        let current = max(counts.current, capacity)
         throw BackchannelAuthenticationError.clientRateLimited(
-            perMinute: limit, retryAfter: minute.retryAfter(limit: limit, previous: counts.previous, current: current))
+            perMinute: limit, retryAfter: minute.retryAfter(limit: limit, previous: previous, current: max(current ?? 0, capacity)))
+    }
+}
+
+/// The request counts of minutes that are over, per client, as this node read them: a count
+/// read at least `settling` into the next minute is final (no node counts into a minute that
+/// far behind its clock). Only the latest minute of each client is kept, so the map holds one
+/// entry per client that made requests, dropped by `record` once it is older than a minute.
+final class SettledMinutes: Sendable {
+    /// How far into the next minute a count is taken as final.
+    static let settling: Int64 = 2_000
+
+    private let counts = Mutex<[String: (minuteStart: Date, count: Int64)]>([:])
+
+    func count(clientID: String, minuteStart: Date) -> Int64? {
+        counts.withLock { counts in counts[clientID].flatMap { $0.minuteStart == minuteStart ? $0.count : nil } }
+    }
+
+    func record(_ count: Int64, clientID: String, minuteStart: Date) {
+        counts.withLock { counts in
+            if counts.count >= 10_000 { counts = counts.filter { $0.value.minuteStart >= minuteStart } }
+            counts[clientID] = (minuteStart, count)
+        }
     }
 }
 

@@ -55,7 +55,6 @@ struct UserHintResolver: Sendable {
 
     /// A user by id, or failing that by username.
     private func user(named hint: String, tenantID: String) async throws -> User? {
-        if let user = try await store.user(id: hint, tenantID: tenantID) { return user }
-        return try await store.user(username: hint, tenantID: tenantID)
+        try await store.user(idOrUsername: hint, tenantID: tenantID)
     }
 }

@@ -1,13 +1,13 @@
 import Foundation
 
 /// What finding the user a hint names (`UserHintResolver`) reads, and nothing else: the
-/// tenant's users, by id and by username. The keys an `id_token_hint` is checked with are the
+/// tenant's users, by id, and by id or username. The keys an `id_token_hint` is checked with are the
 /// `TokenSigningKeys`'.
 protocol UserHintStore: Sendable {
     /// The user of that id in the tenant.
     func user(id: String, tenantID: String) async throws -> User?
-    /// The user of that username in the tenant.
-    func user(username: String, tenantID: String) async throws -> User?
+    /// The user of that id in the tenant, or failing that of that username.
+    func user(idOrUsername hint: String, tenantID: String) async throws -> User?
 }
 
 /// The hint resolver's store on the server's database (SQLite or PostgreSQL).
@@ -19,7 +19,7 @@ struct SQLUserHintStore: UserHintStore {
         try await users.find(id: id, tenantID: tenantID, on: database)
     }
 
-    func user(username: String, tenantID: String) async throws -> User? {
-        try await users.find(username: username, tenantID: tenantID, on: database)
+    func user(idOrUsername hint: String, tenantID: String) async throws -> User? {
+        try await users.find(idOrUsername: hint, tenantID: tenantID, on: database)
     }
 }

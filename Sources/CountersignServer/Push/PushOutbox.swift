@@ -131,31 +131,47 @@ public struct SQLPushOutboxRepository: PushOutboxRepository {
                                    on: executor)
     }
 
-    /// A device whose request push went out, as `cancelRequests` reads it.
-    private struct AlertedDevice: Decodable {
+    /// A request's push, as `cancelRequests` reads it.
+    private struct RequestPush: Decodable {
+        var id: String
         var deviceID: String
         var provider: PushRegistration.Provider
+        var status: PushOutboxEntry.Status
 
         enum CodingKeys: String, CodingKey {
-            case deviceID = "device_id", provider
+            case id, deviceID = "device_id", provider, status
         }
     }
 
+    /// Reads the request's pushes first, and cancels only when one is still queued: a request
+    /// to devices that hold their live streams has no pushes, and costs one statement. A push
+    /// seen queued that a sender claims before the cancellation reaches it goes out, so it is
+    /// counted as alerted.
     public func cancelRequests(transactionID: String, decidingDevice: String, at date: Date, on executor: any SQLExecutor)
         async throws -> [(deviceID: String, provider: PushRegistration.Provider)] {
-        try await executor.run(
+        let pushes = try await executor.all(
             """
-            UPDATE push_outbox
-            SET status = 'cancelled', last_error = 'answered before it was sent', updated_at = \(date)
-            WHERE transaction_id = \(transactionID) AND kind = 'request' AND status = 'queued'
-            """)
-        return try await executor.all(
-            """
-            SELECT device_id, provider FROM push_outbox
-            WHERE transaction_id = \(transactionID) AND kind = 'request' AND status IN ('sent', 'sending')
-                AND device_id <> \(decidingDevice)
-            """, as: AlertedDevice.self
-        ).map { ($0.deviceID, $0.provider) }
+            SELECT id, device_id, provider, status FROM push_outbox
+            WHERE transaction_id = \(transactionID) AND kind = 'request'
+            """, as: RequestPush.self)
+        var cancelled: Set<String> = []
+        if pushes.contains(where: { $0.status == .queued }) {
+            cancelled = Set(try await executor.run(
+                """
+                UPDATE push_outbox
+                SET status = 'cancelled', last_error = 'answered before it was sent', updated_at = \(date)
+                WHERE transaction_id = \(transactionID) AND kind = 'request' AND status = 'queued'
+                RETURNING id
+                """).map { (row) throws(StorageError) in try row.decode(column: "id", as: String.self) })
+        }
+        return pushes.filter { push in
+            guard push.deviceID != decidingDevice else { return false }
+            switch push.status {
+            case .sent, .sending: return true
+            case .queued: return !cancelled.contains(push.id)
+            case .failed, .cancelled: return false
+            }
+        }.map { ($0.deviceID, $0.provider) }
     }
 
     public func entries(transactionID: String, on executor: any SQLExecutor) async throws -> [PushOutboxEntry] {
