@@ -126,6 +126,12 @@ struct CIBAEndpointTests {
             #expect(byID.status == 200, "\(byID.errorDescription ?? "")")
             #expect(byID["expires_in"] as? Int == 120)
             #expect(byID["auth_req_id"] as? String != authReqID)
+
+            // A hint that is one user's id and another's username names the first: the other
+            // has no device, so finding them would be refused.
+            _ = try await server.createUser(alice.userID)
+            let idFirst = try await server.bcAuthorize(client, [("login_hint", alice.userID), ("scope", "openid")])
+            #expect(idFirst.status == 200, "\(idFirst.errorDescription ?? "")")
         }
     }
 
