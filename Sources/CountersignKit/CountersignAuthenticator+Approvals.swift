@@ -86,13 +86,13 @@ extension CountersignAuthenticator {
     /// ```
     public func details(for request: ApprovalRequest) async throws(CountersignError) -> RequestDetails {
         let enrollment = try await keyStore.enrollment(request.enrollmentID)
-        let keys = try await keyStore.keys(for: request.enrollmentID)
         guard request.sealedDetails.hpkeSuite == .xwing else {
+            let keys = try await keyStore.keys(for: request.enrollmentID)
             return try RequestDetails(opening: request, for: enrollment, with: keys.agreement.open)
         }
         // Sealed with the hybrid suite: this enrollment announced an X-Wing key, whose seed it kept.
         guard let seed = try await keyStore.factorMaterial(.xwingSeed, for: request.enrollmentID),
-              let key = XWingAgreementKey(seed: seed) else {
+              let key = xwingKey(seed: seed) else {
             throw .invalidRequestDetails(ApprovalMessageError.cannotOpen.description)
         }
         return try RequestDetails(opening: request, for: enrollment, with: key.open)

@@ -21,6 +21,10 @@ public actor CountersignAuthenticator {
     let biometricKeys: (any BiometricKeys)?
     let now: @Sendable () -> Date
     let hooks: AuthenticatorHooks
+    /// X-Wing keys restored from their seeds, by seed: restoring one derives its ML-KEM key
+    /// (about a third of opening a request's details). A key is used only for the seed the key
+    /// store holds now, so one whose seed was deleted is never used.
+    private var xwingKeys: [Data: XWingAgreementKey] = [:]
 
     /// - Parameters:
     ///   - keyStore: where keys and enrollment records live.
@@ -39,6 +43,15 @@ public actor CountersignAuthenticator {
         self.biometricKeys = biometricKeys
         self.now = now
         self.hooks = hooks
+    }
+
+    /// The X-Wing key of `seed`, restored once; nil for a seed that is not one.
+    func xwingKey(seed: Data) -> XWingAgreementKey? {
+        if let key = xwingKeys[seed] { return key }
+        guard let key = XWingAgreementKey(seed: seed) else { return nil }
+        if xwingKeys.count >= 64 { xwingKeys.removeAll() }
+        xwingKeys[seed] = key
+        return key
     }
 
     /// Enrolls this device: generates its keys, proves possession of them to the server named in

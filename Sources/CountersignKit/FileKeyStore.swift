@@ -19,6 +19,10 @@ import Foundation
 /// The keys are software keys protected only by file permissions: anyone who can read the
 /// files as this user can act as the device. On Apple platforms prefer `KeychainKeyStore`.
 ///
+/// What it reads is kept decoded in memory while each file stays as it was (`FileSnapshots`,
+/// checked with `stat` on every use), so an approval does not read and parse every file
+/// again; a file deleted or replaced on disk is never served from memory.
+///
 /// ```swift
 /// let store = FileKeyStore(root: URL(filePath: NSHomeDirectory()).appending(path: ".countersign"))
 /// let authenticator = CountersignAuthenticator(keyStore: store)
@@ -26,6 +30,8 @@ import Foundation
 public struct FileKeyStore: KeyStore {
     /// The directory holding one directory per enrollment; created with mode 0700 if missing.
     public let root: URL
+
+    private let snapshots = FileSnapshots()
 
     public init(root: URL) {
         self.root = root
@@ -58,13 +64,19 @@ public struct FileKeyStore: KeyStore {
 
     public func keys(for enrollmentID: String) async throws(CountersignError) -> DeviceKeys {
         let directory = try existingDirectory(for: enrollmentID)
-        let signingBytes = try read(directory + "/" + Self.signingKeyFile, what: "signing key", of: enrollmentID)
-        let agreementBytes = try read(directory + "/" + Self.agreementKeyFile, what: "agreement key", of: enrollmentID)
-        guard let signing = try? P256.Signing.PrivateKey(rawRepresentation: signingBytes) else {
-            throw .keyStore("the signing key of enrollment \(enrollmentID) is corrupt")
+        let signing = try kept(directory + "/" + Self.signingKeyFile, what: "signing key", of: enrollmentID) {
+            (bytes) throws(CountersignError) in
+            guard let key = try? P256.Signing.PrivateKey(rawRepresentation: bytes) else {
+                throw .keyStore("the signing key of enrollment \(enrollmentID) is corrupt")
+            }
+            return key
         }
-        guard let agreement = try? P256.KeyAgreement.PrivateKey(rawRepresentation: agreementBytes) else {
-            throw .keyStore("the agreement key of enrollment \(enrollmentID) is corrupt")
+        let agreement = try kept(directory + "/" + Self.agreementKeyFile, what: "agreement key", of: enrollmentID) {
+            (bytes) throws(CountersignError) in
+            guard let key = try? P256.KeyAgreement.PrivateKey(rawRepresentation: bytes) else {
+                throw .keyStore("the agreement key of enrollment \(enrollmentID) is corrupt")
+            }
+            return key
         }
         return DeviceKeys(signer: signing, agreement: agreement)
     }
@@ -75,6 +87,7 @@ public struct FileKeyStore: KeyStore {
         do { record = try Timestamps.encoder().encode(enrollment) } catch {
             throw .keyStore("cannot encode the record of enrollment \(enrollment.id)")
         }
+        defer { snapshots.forget(directory + "/" + Self.recordFile) }
         try PrivateFiles.write(record, toPath: directory + "/" + Self.recordFile)
     }
 
@@ -88,12 +101,7 @@ public struct FileKeyStore: KeyStore {
         }
         var found: [Enrollment] = []
         for name in names where Self.isEnrollmentID(name) {
-            let path = directoryPath(for: name) + "/" + Self.recordFile
-            guard FileManager.default.fileExists(atPath: path) else { continue }
-            let data = try read(path, what: "record", of: name)
-            guard let enrollment = try? Timestamps.decoder().decode(Enrollment.self, from: data), enrollment.id == name else {
-                throw .keyStore("the record of enrollment \(name) is corrupt")
-            }
+            guard let enrollment = try record(at: directoryPath(for: name) + "/" + Self.recordFile, of: name) else { continue }
             found.append(enrollment)
         }
         return found.sorted { ($0.enrolledAt, $0.id) < ($1.enrolledAt, $1.id) }
@@ -101,17 +109,14 @@ public struct FileKeyStore: KeyStore {
 
     /// One record, read directly rather than found among all of them.
     public func enrollment(_ enrollmentID: String) async throws(CountersignError) -> Enrollment {
-        let path = try existingDirectory(for: enrollmentID) + "/" + Self.recordFile
-        guard FileManager.default.fileExists(atPath: path) else { throw .notEnrolled }
-        let data = try read(path, what: "record", of: enrollmentID)
-        guard let enrollment = try? Timestamps.decoder().decode(Enrollment.self, from: data), enrollment.id == enrollmentID else {
-            throw .keyStore("the record of enrollment \(enrollmentID) is corrupt")
-        }
+        guard let enrollment = try record(at: try existingDirectory(for: enrollmentID) + "/" + Self.recordFile, of: enrollmentID)
+        else { throw .notEnrolled }
         return enrollment
     }
 
     public func delete(_ enrollmentID: String) async throws(CountersignError) {
         let directory = try existingDirectory(for: enrollmentID)
+        defer { snapshots.forget(directory) }
         do { try FileManager.default.removeItem(atPath: directory) } catch {
             throw .keyStore("cannot delete enrollment \(enrollmentID): \(error.localizedDescription)")
         }
@@ -119,14 +124,16 @@ public struct FileKeyStore: KeyStore {
 
     public func factorMaterial(_ kind: FactorMaterial, for enrollmentID: String) async throws(CountersignError) -> Data? {
         let path = try existingDirectory(for: enrollmentID) + "/" + kind.rawValue
-        guard FileManager.default.fileExists(atPath: path) else { return nil }
-        return try read(path, what: kind.rawValue, of: enrollmentID)
+        return try snapshots.value(at: path, read: { (path) throws(CountersignError) in
+            try read(path, what: kind.rawValue, of: enrollmentID)
+        }, decode: { $0 })
     }
 
     public func setFactorMaterial(
         _ material: Data?, as kind: FactorMaterial, for enrollmentID: String
     ) async throws(CountersignError) {
         let path = try existingDirectory(for: enrollmentID) + "/" + kind.rawValue
+        defer { snapshots.forget(path) }
         guard let material else {
             guard FileManager.default.fileExists(atPath: path) else { return }
             do { try FileManager.default.removeItem(atPath: path) } catch {
@@ -164,6 +171,29 @@ public struct FileKeyStore: KeyStore {
             throw .keyStore("cannot create \(parent): \(error.localizedDescription)")
         }
         try PrivateFiles.makeDirectory(atPath: root.path)
+    }
+
+    /// The enrollment record at `path`, decoded (and kept while the file is unchanged); nil
+    /// when there is none.
+    private func record(at path: String, of enrollmentID: String) throws(CountersignError) -> Enrollment? {
+        try snapshots.value(at: path, read: { (path) throws(CountersignError) in
+            try read(path, what: "record", of: enrollmentID)
+        }, decode: { (data) throws(CountersignError) in
+            guard let enrollment = try? Timestamps.decoder().decode(Enrollment.self, from: data), enrollment.id == enrollmentID else {
+                throw .keyStore("the record of enrollment \(enrollmentID) is corrupt")
+            }
+            return enrollment
+        })
+    }
+
+    /// The key in the file at `path`, decoded (and kept while the file is unchanged).
+    private func kept<Key: Sendable>(
+        _ path: String, what: String, of enrollmentID: String, decode: (Data) throws(CountersignError) -> Key
+    ) throws(CountersignError) -> Key {
+        guard let key = try snapshots.value(at: path, read: { (path) throws(CountersignError) in
+            try read(path, what: what, of: enrollmentID)
+        }, decode: decode) else { throw .keyStore("cannot read the \(what) of enrollment \(enrollmentID)") }
+        return key
     }
 
     private func read(_ path: String, what: String, of enrollmentID: String) throws(CountersignError) -> Data {

@@ -246,6 +246,63 @@ import Testing
         }
     }
 
+    // MARK: - What is kept in memory follows the files
+
+    @Test func aKeyDeletedOnDiskAfterUseIsNeverUsedAgain() async throws {
+        try await withTemporaryRoot { root in
+            let store = FileKeyStore(root: root)
+            let id = UUID().uuidString
+            _ = try await store.createKeys(for: id)
+            _ = try await store.keys(for: id)  // read once, and kept
+            try FileManager.default.removeItem(at: root.appendingPathComponent(id).appendingPathComponent("signing-key"))
+
+            let error = await #expect(throws: CountersignError.self) { try await store.keys(for: id) }
+            #expect(error.map(Self.isKeyStoreFailure) == true)
+        }
+    }
+
+    @Test func aKeyReplacedOnDiskIsReadAgain() async throws {
+        try await withTemporaryRoot { root in
+            let store = FileKeyStore(root: root)
+            let id = UUID().uuidString
+            let created = try await store.createKeys(for: id)
+            #expect(try await store.keys(for: id).signer.publicKey.rawRepresentation == created.signer.publicKey.rawRepresentation)
+            let replacement = P256.Signing.PrivateKey()
+            // Written in place, same size: only the file's times tell the change.
+            let handle = try FileHandle(forWritingTo: root.appendingPathComponent(id).appendingPathComponent("signing-key"))
+            try handle.write(contentsOf: replacement.rawRepresentation)
+            try handle.close()
+
+            #expect(try await store.keys(for: id).signer.publicKey.rawRepresentation == replacement.publicKey.rawRepresentation)
+        }
+    }
+
+    @Test func factorMaterialAndRecordsFollowTheirFiles() async throws {
+        try await withTemporaryRoot { root in
+            let store = FileKeyStore(root: root)
+            let record = Self.record(id: UUID().uuidString)
+            _ = try await store.createKeys(for: record.id)
+            try await store.save(record)
+            try await store.setFactorMaterial(Data([1, 2, 3]), as: .pinSalt, for: record.id)
+            #expect(try await store.factorMaterial(.pinSalt, for: record.id) == Data([1, 2, 3]))
+            #expect(try await store.enrollment(record.id).deviceName == "Ada's laptop")
+
+            let directory = root.appendingPathComponent(record.id)
+            try FileManager.default.removeItem(at: directory.appendingPathComponent("pin-salt"))
+            #expect(try await store.factorMaterial(.pinSalt, for: record.id) == nil)
+            try await store.setFactorMaterial(Data([4, 5]), as: .pinSalt, for: record.id)
+            #expect(try await store.factorMaterial(.pinSalt, for: record.id) == Data([4, 5]))
+
+            var renamed = record
+            renamed.deviceName = "Ada's desk"
+            try await store.save(renamed)
+            #expect(try await store.enrollment(record.id).deviceName == "Ada's desk")
+            #expect(try await store.enrollments().map(\.deviceName) == ["Ada's desk"])
+            try await store.delete(record.id)
+            await #expect(throws: CountersignError.notEnrolled) { try await store.enrollment(record.id) }
+        }
+    }
+
     static func isKeyStoreFailure(_ error: CountersignError) -> Bool {
         if case .keyStore = error { return true }
         return false
