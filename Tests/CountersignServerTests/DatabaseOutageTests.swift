@@ -12,8 +12,11 @@ struct DatabaseOutageTests {
     /// Time on top of a bound for a loaded machine.
     static let slack: Duration = .seconds(2)
 
+    // The limit only stops a hung run: it counts from the test's start, which includes waiting
+    // for a server slot behind the rest of the suite (minutes on a slower machine); the bounds
+    // that matter are asserted step by step below.
     @Test("while PostgreSQL is unreachable, requests fail fast with 503 and Retry-After, and succeed again once it is back",
-          .timeLimit(.minutes(3)), arguments: Engine.available.filter { $0 == .postgres })
+          .timeLimit(.minutes(10)), arguments: Engine.available.filter { $0 == .postgres })
     func outageFailsFastAndRecovers(engine: Engine) async throws {
         let url = try #require(Engine.postgresURL)
         let target = try #require(URLComponents(string: url))

@@ -42,7 +42,9 @@ struct ScratchDatabase: Sendable {
     /// How long a statement of the tests waits for a PostgreSQL connection. While the suite
     /// starts, dozens of servers and scratch databases connect at once and a new connection
     /// can take longer than a server's default wait; only the outage tests want a short one.
-    static let busyWait: Duration = .seconds(30)
+    /// On a slower two-core machine the start keeps both cores busy for a minute and more (the
+    /// first unit tests finish after 50 s there), and connections queue behind that.
+    static let busyWait: Duration = .seconds(120)
 
     static func make(_ engine: Engine) async throws -> ScratchDatabase {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("countersign-test-\(UUID().uuidString)")
