@@ -98,6 +98,10 @@ public protocol ApprovalTransactionRepository: Sendable {
     func recordPoll(id: String, previous: Date?, at date: Date, interval: Int, on executor: any SQLExecutor) async throws -> Bool
     /// Marks an approved request exchanged for tokens; false if it was not approved or already exchanged.
     func markExchanged(id: String, at date: Date, on executor: any SQLExecutor) async throws -> Bool
+    /// Marks the approved request exchanged if it was not, and if its user `userID` is still
+    /// active, in one statement; false otherwise.
+    func markExchanged(id: String, ifUserActive userID: String, at date: Date, on executor: any SQLExecutor) async throws
+        -> Bool
     /// Deletes undecided requests that expired before `undecidedBefore` and decided ones older
     /// than `decidedBefore`, with their deliveries; returns how many requests were deleted.
     func purge(undecidedBefore: Date, decidedBefore: Date, on executor: any SQLExecutor) async throws -> Int
@@ -294,6 +298,17 @@ public struct SQLApprovalTransactionRepository: ApprovalTransactionRepository {
             """
             UPDATE approval_transactions SET exchanged_at = \(date)
             WHERE id = \(id) AND status = 'approved' AND exchanged_at IS NULL RETURNING id
+            """)).isEmpty
+    }
+
+    public func markExchanged(id: String, ifUserActive userID: String, at date: Date, on executor: any SQLExecutor)
+        async throws -> Bool {
+        !(try await executor.run(
+            """
+            UPDATE approval_transactions SET exchanged_at = \(date)
+            WHERE id = \(id) AND status = 'approved' AND exchanged_at IS NULL
+                AND EXISTS (SELECT 1 FROM users WHERE users.id = \(userID) AND users.status = \(User.Status.active))
+            RETURNING id
             """)).isEmpty
     }
 

@@ -40,15 +40,12 @@ struct CIBAGrant: Sendable {
             guard transaction.exchangedAt == nil else { throw TokenRequestError.alreadyExchanged }
             let collectBy = transaction.expiresAt.addingTimeInterval(TimeInterval(transaction.pollInterval))
             guard now < collectBy else { throw TokenRequestError.expired }
-            guard let user = try await store.user(id: transaction.userID, tenantID: transaction.tenantID),
-                  user.status == .active else {
-                throw TokenRequestError.userUnavailable
-            }
             let issued = try await tokens.mint(for: transaction, client: client, issuer: issuer, at: now)
-            guard try await store.exchange(transaction, for: issued, byClient: client.id, at: now) else {
-                throw TokenRequestError.alreadyExchanged
+            switch try await store.exchange(transaction, for: issued, byClient: client.id, at: now) {
+            case .exchanged: return issued.response
+            case .alreadyExchanged: throw TokenRequestError.alreadyExchanged
+            case .userUnavailable: throw TokenRequestError.userUnavailable
             }
-            return issued.response
         }
     }
 
