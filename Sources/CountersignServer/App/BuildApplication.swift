@@ -14,12 +14,15 @@ extension CountersignServer {
         let now = configuration.now
         let origin = PublicOrigin(configuration.publicURL)
         let metrics = ServerMetrics()
+        // Live-stream wake-ups and cache invalidations between nodes.
+        let approvalEvents = ApprovalEvents()
+        let clusterRelay = ClusterRelay(database: database, events: approvalEvents, caches: RecordCaches(), logger: logger)
 
         // Storage: each feature's repository over its own tables. They hold no state; a test may
         // put a fake behind any of these protocols.
         let tenantRepository: any TenantRepository = SQLTenantRepository()
         let adminKeys: any AdminKeyRepository = SQLAdminKeyRepository()
-        let clients: any ClientRepository = SQLClientRepository()
+        let clients: any ClientRepository = CachedClientRepository(base: SQLClientRepository(), relay: clusterRelay)
         let users: any UserRepository = SQLUserRepository()
         let tickets: any EnrollmentTicketRepository = SQLEnrollmentTicketRepository()
         let devices: any DeviceRepository = SQLDeviceRepository()
@@ -43,8 +46,6 @@ extension CountersignServer {
         let tokenSigningKeys = TokenSigningKeys(
             store: SQLTokenSigningKeyStore(database: database), sealer: sealer, now: now,
             rotationAge: configuration.tokenSigningKeyRotation)
-        let approvalEvents = ApprovalEvents()
-        let clusterRelay = ClusterRelay(database: database, events: approvalEvents, logger: logger)
         let (pushWakeup, webhookWakeup, clientNotificationWakeup) = (PushWakeup(), PushWakeup(), PushWakeup())
         let webhookClient = WebhookHTTPClient()
         let webhookTargets = SQLWebhookTargets(database: database, webhooks: webhooks, sealer: sealer)
@@ -65,10 +66,10 @@ extension CountersignServer {
             store: SQLApprovalStore(
                 database: database, approvals: approvals, devices: devices, users: users, pushOutbox: pushOutbox,
                 clientNotifications: clientNotifications, clientRequestWindows: clientRequestWindows, audit: audit,
-                notRequested: NotRequestedReport(users: users, audit: audit, events: tenantEvents)),
+                notRequested: NotRequestedReport(users: users, audit: audit, events: tenantEvents), cluster: clusterRelay),
             signals: ApprovalSignals(
                 pushWakeup: pushWakeup, clientNotificationWakeup: clientNotificationWakeup,
-                notifiers: [LiveStreamNotifier(events: approvalEvents)], events: approvalEvents, cluster: clusterRelay),
+                notifiers: [LiveStreamNotifier(events: approvalEvents)], events: approvalEvents),
             answers: AnswerCheck(
                 store: SQLAnswerCheckStore(database: database, users: users, approvals: approvals), pins: pins,
                 verifier: customVerifier),

@@ -47,6 +47,8 @@ public final class CountersignServer: Sendable {
     /// The push, webhook and client-notification dispatchers (none when dispatch is off).
     private let dispatchers: [any Service]
     private let clusterListener: ClusterRelayListener
+    /// The rows this node keeps in memory, forgotten when they change.
+    var caches: RecordCaches { clusterListener.relay.caches }
     private let liveStreamCloser: LiveStreamCloser
     /// The HTTP client of every webhook call, shut down when the server stops.
     private let webhookClient: WebhookHTTPClient

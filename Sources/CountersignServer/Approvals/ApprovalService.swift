@@ -232,7 +232,8 @@ public struct ApprovalService: Sendable {
         case .deny(let reason, let detail): (.denied, response.factors, reason, detail)
         }
         let recorded = try await store.decide(ApprovalDecision(
-            transaction: transaction, status: status, device: device, response: submission.response, factors: factors,
+            transaction: transaction, status: status, device: device, deviceIDs: answerable.deviceIDs,
+            response: submission.response, factors: factors,
             reason: reason, verifierReason: detail, policy: tenant.policy, at: now))
         guard let recorded else {
             // Lost the race, or expired meanwhile: say which.

@@ -2,14 +2,14 @@ import CountersignCore
 import Foundation
 
 /// Who is told, once a request is stored or decided: this node's push and client-notification
-/// dispatchers (woken to send what was queued with it), the devices' live streams on this node,
-/// and the other nodes, which hold the rest of the streams.
+/// dispatchers (woken to send what was queued with it) and the devices' live streams on this
+/// node. The other nodes, which hold the rest of the streams, are told by the transaction that
+/// stored the request or its decision (`ClusterRelay`).
 struct ApprovalSignals: Sendable {
     let pushWakeup: PushWakeup
     let clientNotificationWakeup: PushWakeup
     let notifiers: [any RequestNotifier]
     let events: ApprovalEvents
-    let cluster: ClusterRelay
 
     /// A new request, sealed for each device.
     func started(_ id: String, notifications: [RequestNotification], pushesQueued: Bool) async {
@@ -17,7 +17,6 @@ struct ApprovalSignals: Sendable {
         for notification in notifications {
             for notifier in notifiers { await notifier.notify(notification) }
         }
-        await cluster.announceRequest(id, deviceIDs: notifications.map(\.device.id))
     }
 
     /// A decided request: its alerts come down (when pushes were queued to withdraw them), a
@@ -26,6 +25,5 @@ struct ApprovalSignals: Sendable {
         if withdrawalsQueued { pushWakeup.signal() }
         if callsBackClient { clientNotificationWakeup.signal() }
         for deviceID in deviceIDs { events.publish(.closed(closed), to: deviceID) }
-        await cluster.announceClosed(closed, deviceIDs: deviceIDs)
     }
 }

@@ -43,6 +43,8 @@ struct ApprovalDecision: Sendable {
     let transaction: ApprovalTransaction
     let status: ApprovalTransaction.Status
     let device: Device
+    /// Every device the request was sealed for, whose streams drop it.
+    let deviceIDs: [String]
     /// The device's signed response, kept as the receipt.
     let response: String
     let factors: [String]
@@ -65,6 +67,8 @@ struct SQLApprovalStore: ApprovalStore {
     let clientRequestWindows: any ClientRequestWindowRepository
     let audit: AuditLog
     let notRequested: NotRequestedReport
+    /// Tells the other nodes, on the same transaction.
+    let cluster: ClusterRelay
 
     func devices(userID: String, limit: Int) async throws -> [Device] {
         try await devices.list(userID: userID, after: nil, limit: limit, on: database)
@@ -85,6 +89,7 @@ struct SQLApprovalStore: ApprovalStore {
             }
             try await approvals.insert(transaction, deliveries: deliveries, on: executor)
             try await pushOutbox.enqueue(pushes, on: executor)
+            try await cluster.announceRequest(transaction.id, deviceIDs: deliveries.map(\.deviceID), on: executor)
             return .admitted
         }
     }
@@ -128,6 +133,9 @@ struct SQLApprovalStore: ApprovalStore {
             if decision.reason == .notRequested {
                 try await notRequested.record(transaction, device: decision.device, policy: decision.policy, at: now, on: executor)
             }
+            try await cluster.announceClosed(
+                RequestClosed(id: transaction.id, status: decision.status.rawValue), deviceIDs: decision.deviceIDs,
+                on: executor)
             return RecordedDecision(withdrawalsQueued: !alerted.isEmpty)
         }
     }

@@ -58,9 +58,12 @@ public protocol Database: SQLExecutor {
     func transaction<Result: Sendable>(_ body: @Sendable (any SQLExecutor) async throws -> Result) async throws -> Result
 
     /// Calls `handler` with the payload of every notification sent on `channel` (by any node,
-    /// this one included) until the task is cancelled or the connection fails. PostgreSQL
+    /// this one included) until the task is cancelled or the connection fails; `listening` is
+    /// called once the channel is listened to, before any notification. PostgreSQL
     /// LISTEN/NOTIFY; SQLite, which serves one node, has no such channel and throws.
-    func listen(channel: String, _ handler: @escaping @Sendable (String) async -> Void) async throws
+    func listen(
+        channel: String, listening: @escaping @Sendable () -> Void, _ handler: @escaping @Sendable (String) async -> Void
+    ) async throws
 
     /// Whether the database answers (for `/readyz`).
     func ping() async -> Bool

@@ -136,9 +136,12 @@ public final class PostgresDatabase: Database {
         }
     }
 
-    public func listen(channel: String, _ handler: @escaping @Sendable (String) async -> Void) async throws {
+    public func listen(
+        channel: String, listening: @escaping @Sendable () -> Void, _ handler: @escaping @Sendable (String) async -> Void
+    ) async throws {
         try await client.withConnection { connection in
             try await connection.listen(on: channel) { notifications in
+                listening()
                 for try await notification in notifications { await handler(notification.payload) }
             }
         }

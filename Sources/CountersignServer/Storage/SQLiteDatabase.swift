@@ -76,7 +76,9 @@ public final class SQLiteDatabase: Database {
         return result
     }
 
-    public func listen(channel: String, _ handler: @escaping @Sendable (String) async -> Void) async throws {
+    public func listen(
+        channel: String, listening: @escaping @Sendable () -> Void, _ handler: @escaping @Sendable (String) async -> Void
+    ) async throws {
         throw StorageError.unavailable("SQLite serves a single node and has no notification channel")
     }
 
