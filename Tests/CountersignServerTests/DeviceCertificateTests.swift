@@ -100,6 +100,48 @@ struct DeviceCertificateTests {
         }
     }
 
+    @Test("a receipt signed before its key was retired verifies with /jwks/archive, independently too; a new receipt carries a certificate of the current key")
+    func receiptsOutliveTheirKey() async throws {
+        try await TestServer.routed { server in
+            let client = try await server.createClient()
+            let ivy = try await server.enrolledUser("ivy")
+            let authReqID = try await server.startApproval(client, user: "ivy", bindingMessage: "Transfer 10 EUR")
+            #expect(try await ivy.device.decideNewest(.approve).status == 200)
+            let archived = try await receipt(server, client, authReqID)
+            let certificate = try #require(archived["device_certificate"] as? String)
+            let oldKID = try #require(try CompactJWS(parsing: certificate).keyID)
+
+            // A rotation, the new key signing, and the old key retired once its tokens expired.
+            server.clock.advance(by: 90 * 86_400 + 1)
+            #expect(try await server.jwks().count == 2)
+            server.clock.advance(by: 301)
+            _ = try await server.jwks()
+            server.clock.advance(by: 600)
+            let published = try await server.jwks()
+            #expect(published[oldKID] == nil && published.count == 1)
+            let every = try await server.jwks(path: "/jwks/archive")
+            #expect(Set(every.keys) == Set(published.keys).union([oldKID]))
+            _ = try server.verifiedClaims(certificate, keys: every)
+
+            let archive = try await server.call("GET", "/jwks/archive")
+            #expect(archive.header("Cache-Control") == "public, max-age=300")
+            if let verdict = try ReceiptVerifierPeer.verify(receipt: archived.data, jwks: archive.data, issuer: server.base,
+                                                            clientID: client.id) {
+                #expect(verdict.status == 0, "\(verdict.output)")
+                let current = try await server.call("GET", "/jwks").data
+                let refused = try ReceiptVerifierPeer.verify(receipt: archived.data, jwks: current, issuer: server.base,
+                                                             clientID: client.id)
+                #expect(refused?.status == 1, "the retired key is no longer in /jwks")
+            }
+
+            // Asked again, the receipt carries a certificate made with the key now published.
+            let again = try await receipt(server, client, authReqID)
+            let reissued = try #require(again["device_certificate"] as? String)
+            #expect(reissued != certificate)
+            _ = try server.verifiedClaims(reissued, keys: published)
+        }
+    }
+
     @Test("a PIN change drops the certificate; the next receipt carries a new one with the new PIN key")
     func reissuedWhenFactorsChange() async throws {
         try await TestServer.routed { server in

@@ -1,7 +1,8 @@
 import Foundation
 import Hummingbird
 
-/// `GET /.well-known/openid-configuration` and `GET /jwks`, for the default tenant at the root
+/// `GET /.well-known/openid-configuration`, `GET /jwks` and `GET /jwks/archive` (every key the
+/// tenant has had, for receipts and device certificates signed before a rotation), for the default tenant at the root
 /// and for every tenant below `/t/<slug>`. Both are public and may be cached for
 /// `TokenSigningKeys.activationDelay`: a new key signs only after that long in the JWKS.
 struct DiscoveryRoutes: Sendable {
@@ -25,6 +26,10 @@ struct DiscoveryRoutes: Sendable {
         discovery.get("/jwks") { _, context in
             let issuer = try context.tenantIssuer()
             return try Self.publicJSON(JSONWebKeySet(try await signingKeys.keySet(for: issuer.tenant)))
+        }
+        discovery.get("/jwks/archive") { _, context in
+            let issuer = try context.tenantIssuer()
+            return try Self.publicJSON(JSONWebKeySet(archive: try await signingKeys.archive(for: issuer.tenant)))
         }
     }
 

@@ -17,7 +17,11 @@ struct JSONWebKeySet: Encodable, Sendable {
         let alg: String
 
         init(_ key: TokenSigningKey) {
-            switch key.publicKey {
+            self.init(id: key.id, publicKey: key.publicKey)
+        }
+
+        init(id: String, publicKey: TokenPublicKey) {
+            switch publicKey {
             case .ec(let jwk):
                 kty = jwk.kty
                 (crv, x, y) = (jwk.crv, jwk.x, jwk.y)
@@ -25,8 +29,8 @@ struct JSONWebKeySet: Encodable, Sendable {
                 kty = jwk.kty
                 (n, e) = (jwk.n, jwk.e)
             }
-            kid = key.id
-            alg = key.algorithm.rawValue
+            kid = id
+            alg = publicKey.algorithm.rawValue
         }
     }
 
@@ -34,5 +38,10 @@ struct JSONWebKeySet: Encodable, Sendable {
 
     init(_ set: TokenSigningKeySet) {
         keys = set.published.map(Key.init)
+    }
+
+    /// Every key the tenant has had, retired ones included (`<issuer>/jwks/archive`).
+    init(archive: [StoredTokenSigningKey]) {
+        keys = archive.map { Key(id: $0.id, publicKey: $0.publicKey) }
     }
 }

@@ -28,6 +28,8 @@ public protocol TokenSigningKeyRepository: Sendable {
     func insert(_ key: StoredTokenSigningKey, on executor: any SQLExecutor) async throws
     /// The tenant's keys that are not retired, oldest first.
     func published(tenantID: String, on executor: any SQLExecutor) async throws -> [StoredTokenSigningKey]
+    /// Every key the tenant has had, retired ones included, oldest first.
+    func all(tenantID: String, on executor: any SQLExecutor) async throws -> [StoredTokenSigningKey]
     /// Stops publishing the key.
     func retire(id: String, at date: Date, on executor: any SQLExecutor) async throws
     /// Serialises key creation and retirement for one tenant until the transaction of `executor`
@@ -54,6 +56,15 @@ public struct SQLTokenSigningKeyRepository: TokenSigningKeyRepository {
             """
             SELECT \(raw: Row.columns) FROM token_signing_keys
             WHERE tenant_id = \(tenantID) AND retired_at IS NULL ORDER BY created_at, algorithm, id
+            """, as: Row.self
+        ).map { try $0.key() }
+    }
+
+    public func all(tenantID: String, on executor: any SQLExecutor) async throws -> [StoredTokenSigningKey] {
+        try await executor.all(
+            """
+            SELECT \(raw: Row.columns) FROM token_signing_keys
+            WHERE tenant_id = \(tenantID) ORDER BY created_at, algorithm, id
             """, as: Row.self
         ).map { try $0.key() }
     }

@@ -5,6 +5,8 @@ import Foundation
 protocol TokenSigningKeyStore: Sendable {
     /// The tenant's keys that are not retired, oldest first.
     func publishedKeys(tenantID: String) async throws -> [StoredTokenSigningKey]
+    /// Every key the tenant has had, retired ones included, oldest first.
+    func everyKey(tenantID: String) async throws -> [StoredTokenSigningKey]
     /// Rotates the tenant's keys in one transaction that holds the tenant's key-creation lock
     /// throughout (so that two nodes starting or rotating at once create one key, not two):
     /// reads the published keys under the lock, has `plan` say which keys to add and which to
@@ -28,6 +30,10 @@ struct SQLTokenSigningKeyStore: TokenSigningKeyStore {
 
     func publishedKeys(tenantID: String) async throws -> [StoredTokenSigningKey] {
         try await repository.published(tenantID: tenantID, on: database)
+    }
+
+    func everyKey(tenantID: String) async throws -> [StoredTokenSigningKey] {
+        try await repository.all(tenantID: tenantID, on: database)
     }
 
     func rotate(tenantID: String, at date: Date, plan: @Sendable ([StoredTokenSigningKey]) throws -> TokenSigningKeyRotation)

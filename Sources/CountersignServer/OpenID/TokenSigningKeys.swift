@@ -103,6 +103,15 @@ public final class TokenSigningKeys: Sendable {
         return TokenSigningKeySet(published: keys, jwtKeys: jwtKeys, at: date)
     }
 
+    /// Every key the tenant has had, retired ones included, oldest first: what verifies a device
+    /// certificate, and so an approval receipt, signed before its key was retired. Never for
+    /// accepting tokens: a retired key's tokens have all expired.
+    func archive(for tenant: Tenant) async throws -> [StoredTokenSigningKey] {
+        // The tenant's first keys are made on first use, here as at /jwks.
+        _ = try await keySet(for: tenant)
+        return try await store.everyKey(tenantID: tenant.id)
+    }
+
     /// Of `keys` (one algorithm's, oldest first), the newest published for at least
     /// `activationDelay`. A tenant's very first key of an algorithm signs at once: no token of
     /// that algorithm was issued before, and a relying party meeting an unknown `kid` reads the
