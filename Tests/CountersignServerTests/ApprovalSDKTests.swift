@@ -150,12 +150,7 @@ struct ApprovalSDKTests {
           .enabled(if: Engine.available.contains(.postgres)))
     func streamsWakeAcrossNodes() async throws {
         try await TestServer.with(.postgres) { nodeA in
-            // A second node on the same database, with the same master key.
-            var configuration = nodeA.configuration
-            configuration.port = 0
-            configuration.publicURL = nil
-            let nodeB = try await CountersignServer.make(configuration: configuration, logger: testLogger).start()
-            do {
+            try await nodeA.withSecondNode { nodeB in
                 let userID = try await nodeA.createUser("piet")
                 // The ticket made through node B names node B: the device talks to B only.
                 let ticket = try await nodeA.call(
@@ -177,11 +172,7 @@ struct ApprovalSDKTests {
                 }
                 #expect(try await kit.details(for: request).bindingMessage == "Made on node A")
                 events.cancel()
-            } catch {
-                try? await nodeB.stop()
-                throw error
             }
-            try await nodeB.stop()
         }
     }
 }
@@ -228,6 +219,23 @@ final class LiveEvents: Sendable {
     func cancel() { task.cancel() }
 
     struct StreamTimeout: Error {}
+}
+
+extension TestServer {
+    /// Runs `body` with a second node on the same database and master key, stopped afterwards.
+    func withSecondNode(_ body: (CountersignServer.Running) async throws -> Void) async throws {
+        var configuration = configuration
+        configuration.port = 0
+        configuration.publicURL = nil
+        let second = try await CountersignServer.make(configuration: configuration, logger: testLogger).start()
+        do {
+            try await body(second)
+        } catch {
+            try? await second.stop()
+            throw error
+        }
+        try await second.stop()
+    }
 }
 
 /// Polls `condition` every 10 ms for up to 10 s.

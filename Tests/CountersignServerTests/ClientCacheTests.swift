@@ -72,11 +72,7 @@ struct ClientCacheTests {
           .enabled(if: Engine.available.contains(.postgres)))
     func rotationReachesTheOtherNodes() async throws {
         try await TestServer.with(.postgres) { nodeA in
-            var configuration = nodeA.configuration
-            configuration.port = 0
-            configuration.publicURL = nil
-            let nodeB = try await CountersignServer.make(configuration: configuration, logger: testLogger).start()
-            do {
+            try await nodeA.withSecondNode { nodeB in
                 try await waitUntil { nodeB.server.caches.hearsChanges }
                 let client = try await nodeA.createClient()
                 #expect(try await Self.authenticates(client, port: nodeB.port))
@@ -88,11 +84,7 @@ struct ClientCacheTests {
                 try await waitUntil { nodeB.server.caches.clients.value(for: client.id) == nil }
                 #expect(try await !Self.authenticates(client, port: nodeB.port))
                 #expect(try await Self.authenticates(TestClient(id: client.id, secret: secret), port: nodeB.port))
-            } catch {
-                try? await nodeB.stop()
-                throw error
             }
-            try await nodeB.stop()
         }
     }
 }

@@ -157,7 +157,7 @@ public struct ApprovalService: Sendable {
                 envelope: PendingRequestEnvelope(id: id, createdAt: created, expiresAt: expires, details: delivery.sealed),
                 push: PushPayload(deviceID: device.id, requestID: id, expiresAt: details.expiresAt))
         }
-        await signals.started(id, notifications: notifications, pushesQueued: !pushes.isEmpty)
+        await signals.started(notifications, pushesQueued: !pushes.isEmpty)
         metrics.approvalStarted(devices: deliveries.count)
         try await sweepIfDue(now: now)
         return StartedApproval(authReqID: authReqID, transaction: transaction)

@@ -12,7 +12,7 @@ struct ApprovalSignals: Sendable {
     let events: ApprovalEvents
 
     /// A new request, sealed for each device.
-    func started(_ id: String, notifications: [RequestNotification], pushesQueued: Bool) async {
+    func started(_ notifications: [RequestNotification], pushesQueued: Bool) async {
         if pushesQueued { pushWakeup.signal() }
         for notification in notifications {
             for notifier in notifiers { await notifier.notify(notification) }

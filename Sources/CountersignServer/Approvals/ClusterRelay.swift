@@ -71,7 +71,8 @@ public struct ClusterRelay: Sendable {
         try await executor.run("SELECT pg_notify(\(Self.channel), \(payload)) IS NULL AS sent")
     }
 
-    /// Handles one announcement from another node.
+    /// Handles one announcement: a changed record from any node, this one included; a request or
+    /// a decision from another node.
     func receive(_ payload: String, approvals: any ApprovalTransactionRepository) async {
         guard let message = try? JSONDecoder().decode(Message.self, from: Data(payload.utf8)) else { return }
         if message.kind == .changed, let record = message.record {
