@@ -10,7 +10,7 @@ import Testing
 @Suite("What the server makes of each APNs and FCM answer")
 struct PushOutcomeTests {
     static func apns(_ status: Int, _ body: String, headers: HTTPHeaders = [:]) -> PushOutcome {
-        APNsSender.outcome(status: status, body: ByteBuffer(string: body), headers: headers)
+        APNsSender.outcome(status: status, body: ByteBuffer(string: body), retryAfter: headers.first(name: "retry-after"))
     }
 
     static func fcm(_ status: Int, _ body: String, headers: HTTPHeaders = [:]) -> PushOutcome {

@@ -73,6 +73,10 @@ public final class APNsEmulator: Sendable {
     /// Distinct provider tokens (the bearer values) seen, in first-seen order.
     public func providerTokens() -> [String] { responder.ledger.withLock { $0.tokens.seen } }
 
+    /// CPU time the emulator's thread has used so far: what the endpoint, and not the sender,
+    /// cost in a benchmark that runs both in one process.
+    public func cpuTime() async throws -> Duration { try await server.eventLoopCPUTime() }
+
     /// Closes the listener and every connection.
     public func stop() async throws {
         try await server.stop()

@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import NIOCore
 import NIOHTTP2
 import NIOPosix
@@ -75,6 +80,16 @@ final class EmulatorServer: Sendable {
         ]
         try pipeline.addHandler(NIOHTTP2Handler(mode: .server, connectionConfiguration: connectionConfiguration))
         try pipeline.addHandler(EmulatorConnectionHandler(tls: tlsHandler, registry: registry, handle: handle))
+    }
+
+    /// CPU time the emulator's event loop thread has used so far (user and system): a benchmark
+    /// subtracts it to tell the sender's cost from the endpoint's.
+    func eventLoopCPUTime() async throws -> Duration {
+        try await group.next().submit {
+            var time = timespec()
+            clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
+            return .seconds(time.tv_sec) + .nanoseconds(time.tv_nsec)
+        }.get()
     }
 
     /// Closes the listener and every open connection, then ends the event loop thread.

@@ -1,20 +1,24 @@
-import AsyncHTTPClient
 import CountersignCore
 import Foundation
 import NIOCore
-import NIOHTTP1
+import NIOHPACK
+import NIOHTTP2
 import NIOSSL
 
-/// Sends through Apple's APNs provider API: HTTP/2 over TLS, one multiplexed connection pool
-/// per credential, authenticated by a provider token or by the credential's client certificate.
+/// Sends through Apple's APNs provider API: HTTP/2 over TLS on connections of its own
+/// (`APNsConnectionPool`), authenticated by a provider token or by the credential's client
+/// certificate. A batch of notifications goes on the wire at once: its streams are written
+/// back to back, flushed once, and awaited together.
 final class APNsSender: PushSender {
     enum Authentication: Sendable {
         case token(APNsProviderToken)
         case certificate
     }
 
-    private let client: PushHTTPClient
-    private let baseURL: String
+    /// How long a batch waits for APNs' answers before its remaining streams are tried again.
+    static let responseTimeout: TimeAmount = .seconds(30)
+
+    private let connections: APNsConnectionPool
     private let topic: String
     private let authentication: Authentication
     private let now: @Sendable () -> Date
@@ -22,17 +26,17 @@ final class APNsSender: PushSender {
     init(credential: PushCredential, secret: PushSecret, configuration: PushConfiguration,
          tokens store: any APNsProviderTokenStore, now: @escaping @Sendable () -> Date) throws {
         let environment = credential.environment ?? .production
-        baseURL = environment == .production ? configuration.apnsProductionURL : configuration.apnsSandboxURL
+        let baseURL = environment == .production ? configuration.apnsProductionURL : configuration.apnsSandboxURL
         topic = credential.topic ?? ""
         self.now = now
         switch secret {
         case .apnsCertificate(let pkcs12, let password):
             let file = try APNsCertificateFile.open(pkcs12, password: password, at: now())
-            client = try PushHTTPClient(configuration, certificate: file.bundle)
+            connections = try APNsConnectionPool(baseURL: baseURL, configuration: configuration, certificate: file.bundle)
             authentication = .certificate
         case .apnsToken(let pem):
             let key = try APNsSigningKey(keyID: credential.summary.keyID ?? "", teamID: credential.summary.teamID ?? "", pem: pem)
-            client = try PushHTTPClient(configuration, certificate: nil)
+            connections = try APNsConnectionPool(baseURL: baseURL, configuration: configuration, certificate: nil)
             authentication = .token(APNsProviderToken(key: key, store: store))
         case .fcm:
             throw PushCredentialUnusable(reason: "an FCM credential cannot send through APNs")
@@ -40,67 +44,108 @@ final class APNsSender: PushSender {
     }
 
     func send(_ entry: PushOutboxEntry, deviceToken: String) async -> PushOutcome {
-        // The token becomes part of the URL path: anything but hex digits is no APNs token.
-        guard Self.isDeviceToken(deviceToken) else { return .invalidToken(reason: "BadDeviceToken", since: nil) }
-        let outcome = await attempt(entry, deviceToken: deviceToken)
-        guard case .token(let tokens) = authentication, case .retry(let reason, let after) = outcome.outcome else {
-            return outcome.outcome
-        }
-        switch reason {
-        case "ExpiredProviderToken":
-            // Renewed (if old enough to be) and the push tried once more.
-            guard let rejected = outcome.providerToken else { return outcome.outcome }
-            do {
-                if try await tokens.renew(after: rejected, at: now()) {
-                    return await attempt(entry, deviceToken: deviceToken).outcome
-                }
-            } catch {
-                return .retry(reason: "cannot renew the provider token: \(error)", after: nil)
-            }
-            return outcome.outcome
-        case "TooManyProviderTokenUpdates":
-            // A token made elsewhere (an older node, another installation with the same key)
-            // changed the key's token too recently. Making yet another would only restart
-            // APNs' 20 minutes: the push waits, with this token, until it has served them.
-            let wait = tokens.timeUntilReplaceable(at: now())
-            return .retry(reason: reason, after: max(after ?? 0, wait))
-        default:
-            return outcome.outcome
-        }
+        await send([PushDelivery(entry: entry, deviceToken: deviceToken)])[0]
     }
 
-    private func attempt(_ entry: PushOutboxEntry, deviceToken: String) async -> (outcome: PushOutcome, providerToken: String?) {
-        var request = HTTPClientRequest(url: "\(baseURL)/3/device/\(deviceToken)")
-        request.method = .POST
-        let (type, priority) = PushContent.apnsPushType(for: entry)
+    func send(_ batch: [PushDelivery]) async -> [PushOutcome] {
+        var outcomes = [PushOutcome?](repeating: nil, count: batch.count)
+        // The token becomes part of the URL path: anything but hex digits is no APNs token.
+        var sendable: [Int] = []
+        sendable.reserveCapacity(batch.count)
+        for (index, delivery) in batch.enumerated() {
+            if Self.isDeviceToken(delivery.deviceToken) {
+                sendable.append(index)
+            } else {
+                outcomes[index] = .invalidToken(reason: "BadDeviceToken", since: nil)
+            }
+        }
+        let (first, providerToken) = await attempt(sendable.map { batch[$0] })
+        var expired: [Int] = []
+        for (position, outcome) in zip(sendable, first) {
+            outcomes[position] = outcome
+            if case .retry("ExpiredProviderToken", _) = outcome { expired.append(position) }
+        }
+        guard case .token(let tokens) = authentication else { return outcomes.map { $0! } }
+        // An expired provider token is renewed (if old enough to be) and its pushes tried once more.
+        if !expired.isEmpty, let providerToken {
+            do {
+                if try await tokens.renew(after: providerToken, at: now()) {
+                    let (again, _) = await attempt(expired.map { batch[$0] })
+                    for (position, outcome) in zip(expired, again) { outcomes[position] = outcome }
+                }
+            } catch {
+                for position in expired {
+                    outcomes[position] = .retry(reason: "cannot renew the provider token: \(error)", after: nil)
+                }
+            }
+        }
+        // A token made elsewhere (an older node, another installation with the same key)
+        // changed the key's token too recently. Making yet another would only restart APNs'
+        // 20 minutes: the push waits, with this token, until it has served them.
+        for (index, outcome) in outcomes.enumerated() {
+            if case .retry("TooManyProviderTokenUpdates", let after)? = outcome {
+                outcomes[index] = .retry(reason: "TooManyProviderTokenUpdates",
+                                         after: max(after ?? 0, tokens.timeUntilReplaceable(at: now())))
+            }
+        }
+        return outcomes.map { $0! }
+    }
+
+    /// One round trip of a batch, with the provider token it used.
+    private func attempt(_ batch: [PushDelivery]) async -> (outcomes: [PushOutcome], providerToken: String?) {
+        guard !batch.isEmpty else { return ([], nil) }
         var providerToken: String?
         if case .token(let tokens) = authentication {
             do {
-                let token = try await tokens.token(at: now())
-                request.headers.add(name: "authorization", value: "bearer \(token)")
-                providerToken = token
+                providerToken = try await tokens.token(at: now())
             } catch let error as StorageError {
                 // The shared token could not be read or stored: the database will be back.
-                return (.retry(reason: "the provider token could not be read: \(error)", after: nil), nil)
+                return (Array(repeating: .retry(reason: "the provider token could not be read: \(error)", after: nil),
+                              count: batch.count), nil)
             } catch {
-                return (.failed(reason: "cannot sign a provider token: \(error)"), nil)
+                return (Array(repeating: .failed(reason: "cannot sign a provider token: \(error)"), count: batch.count), nil)
             }
         }
-        request.headers.add(name: "apns-push-type", value: type)
-        request.headers.add(name: "apns-topic", value: topic)
-        request.headers.add(name: "apns-priority", value: priority)
-        request.headers.add(name: "apns-expiration", value: String(Int64(entry.expiresAt.timeIntervalSince1970.rounded(.down))))
-        request.headers.add(name: "apns-collapse-id", value: entry.transactionID)
-        request.headers.add(name: "apns-id", value: entry.id)
-        request.headers.add(name: "content-type", value: "application/json")
-        request.body = .bytes(ByteBuffer(data: PushContent.apnsBody(for: entry)))
-        do {
-            let response = try await client.execute(request, timeout: .seconds(30))
-            let body = try await response.body.collect(upTo: 64 * 1024)
-            return (Self.outcome(status: Int(response.status.code), body: body, headers: response.headers), providerToken)
-        } catch {
-            return (.retry(reason: "APNs could not be reached: \(error)", after: nil), providerToken)
+        let requests = batch.map { request(for: $0, providerToken: providerToken) }
+        let results = await connections.send(requests, timeout: Self.responseTimeout)
+        let outcomes = results.map { result -> PushOutcome in
+            switch result {
+            case .answered(let status, let retryAfter, let body):
+                return Self.outcome(status: status, body: body ?? ByteBuffer(), retryAfter: retryAfter)
+            case .unanswered(let reason):
+                return .retry(reason: reason, after: nil)
+            }
         }
+        return (outcomes, providerToken)
+    }
+
+    private func request(for delivery: PushDelivery, providerToken: String?) -> APNsWireRequest {
+        Self.request(for: delivery, authority: connections.authority, topic: topic, providerToken: providerToken)
+    }
+
+    /// The request's headers: the pseudo-headers, then Apple's in a fixed order. The headers
+    /// every notification repeats (authority, token, topic, content type) stay in HPACK's
+    /// table after the first; the ones each notification changes are never indexed, so that
+    /// they do not push the repeated ones out.
+    static func request(for delivery: PushDelivery, authority: String, topic: String, providerToken: String?) -> APNsWireRequest {
+        let entry = delivery.entry
+        let (type, priority) = PushContent.apnsPushType(for: entry)
+        var headers = HPACKHeaders()
+        headers.reserveCapacity(13)
+        headers.add(name: ":method", value: "POST")
+        headers.add(name: ":scheme", value: "https")
+        headers.add(name: ":authority", value: authority)
+        headers.add(name: ":path", value: "/3/device/\(delivery.deviceToken)", indexing: .nonIndexable)
+        if let providerToken { headers.add(name: "authorization", value: "bearer \(providerToken)") }
+        headers.add(name: "apns-push-type", value: type)
+        headers.add(name: "apns-topic", value: topic)
+        headers.add(name: "apns-priority", value: priority)
+        headers.add(name: "apns-expiration", value: String(Int64(entry.expiresAt.timeIntervalSince1970.rounded(.down))),
+                    indexing: .nonIndexable)
+        headers.add(name: "apns-collapse-id", value: entry.transactionID, indexing: .nonIndexable)
+        headers.add(name: "apns-id", value: entry.id, indexing: .nonIndexable)
+        headers.add(name: "content-type", value: "application/json")
+        return APNsWireRequest(headers: headers, body: ByteBuffer(data: PushContent.apnsBody(for: entry)))
     }
 
     /// APNs device tokens are hex digits (64 today; Apple says they may grow).
@@ -112,11 +157,11 @@ final class APNsSender: PushSender {
     /// APNs' answer, as `docs/push.md` lists it: 200 delivered; 410 and `BadDeviceToken` end
     /// the token; `ExpiredProviderToken`, 429 and 5xx are tried again; every other refusal is
     /// recorded with Apple's reason.
-    static func outcome(status: Int, body: ByteBuffer, headers: HTTPHeaders) -> PushOutcome {
+    static func outcome(status: Int, body: ByteBuffer, retryAfter: String?) -> PushOutcome {
         if status == 200 { return .delivered(providerMessageID: nil) }
         let json = try? JSONValue(parsing: Data(buffer: body))
         let reason = json?["reason"]?.stringValue ?? "HTTP \(status)"
-        let retryAfter = headers.first(name: "retry-after").flatMap(TimeInterval.init)
+        let retryAfter = retryAfter.flatMap(TimeInterval.init)
         switch (status, reason) {
         case (410, _):
             let since = json?["timestamp"]?.integerValue.map { Date(timeIntervalSince1970: TimeInterval($0) / 1000) }
@@ -133,7 +178,7 @@ final class APNsSender: PushSender {
     }
 
     func shutdown() async {
-        await client.shutdown()
+        await connections.shutdown()
     }
 }
 

@@ -56,27 +56,38 @@ struct PushDispatcher: Service, CustomStringConvertible {
         for entry in claimed where senders[SenderKey(entry)] == nil {
             senders[SenderKey(entry)] = await self.senders.sender(tenantID: entry.tenantID, provider: entry.provider)
         }
+        // What needs no provider is settled here; the rest goes out as one batch per sender.
         var results: [(PushOutboxEntry, String?, PushOutcome)] = []
         results.reserveCapacity(claimed.count)
-        await withTaskGroup(of: (PushOutboxEntry, String?, PushOutcome).self) { group in
-            for entry in claimed {
-                let device = devices[entry.deviceID]
-                let answered = entry.kind == .request && !undecided.contains(entry.transactionID)
-                let sender = senders[SenderKey(entry)]
+        var batches: [ObjectIdentifier: (sender: any PushSender, deliveries: [PushDelivery])] = [:]
+        for entry in claimed {
+            let device = devices[entry.deviceID]
+            let token = device?.push?.token
+            if entry.kind == .request && !undecided.contains(entry.transactionID) {
+                // A row taken over from a node that stopped mid-send may have reached the
+                // device: say so rather than claim it was never sent.
+                let reason = entry.lastError == OutboxTable.cutOffAttempt
+                    ? "answered after an attempt whose outcome was lost (its node stopped); it may have been delivered"
+                    : "answered before it was sent"
+                results.append((entry, token, .cancelled(reason: reason)))
+                continue
+            }
+            switch deliverable(entry, to: device, through: senders[SenderKey(entry)]) {
+            case .success(let (sender, token)):
+                batches[ObjectIdentifier(sender), default: (sender, [])].deliveries
+                    .append(PushDelivery(entry: entry, deviceToken: token))
+            case .failure(let outcome):
+                results.append((entry, token, outcome.outcome))
+            }
+        }
+        await withTaskGroup(of: [(PushOutboxEntry, String?, PushOutcome)].self) { group in
+            for (sender, deliveries) in batches.values {
                 group.addTask {
-                    let token = device?.push?.token
-                    if answered {
-                        // A row taken over from a node that stopped mid-send may have reached the
-                        // device: say so rather than claim it was never sent.
-                        let reason = entry.lastError == OutboxTable.cutOffAttempt
-                            ? "answered after an attempt whose outcome was lost (its node stopped); it may have been delivered"
-                            : "answered before it was sent"
-                        return (entry, token, .cancelled(reason: reason))
-                    }
-                    return (entry, token, await deliver(entry, to: device, through: sender))
+                    let outcomes = await sender.send(deliveries)
+                    return zip(deliveries, outcomes).map { ($0.entry, $0.deviceToken, $1) }
                 }
             }
-            for await result in group { results.append(result) }
+            for await batch in group { results.append(contentsOf: batch) }
         }
         await record(results)
         return claimed.count
@@ -92,21 +103,30 @@ struct PushDispatcher: Service, CustomStringConvertible {
         }
     }
 
-    private func deliver(_ entry: PushOutboxEntry, to device: Device?,
-                         through sender: Result<any PushSender, PushCredentialUnusable>?) async -> PushOutcome {
+    /// Why a notification cannot be sent now, as its outcome.
+    private struct NotSendable: Error {
+        let outcome: PushOutcome
+    }
+
+    /// The sender and device token for a notification, or the outcome of one that cannot go.
+    private func deliverable(_ entry: PushOutboxEntry, to device: Device?,
+                             through sender: Result<any PushSender, PushCredentialUnusable>?)
+        -> Result<(any PushSender, String), NotSendable> {
         guard entry.expiresAt > now() else {
-            return .failed(reason: "the request expired before the notification could be sent")
+            return .failure(NotSendable(outcome: .failed(reason: "the request expired before the notification could be sent")))
         }
         guard let device, device.status == .active, let push = device.push, push.provider == entry.provider else {
-            return .failed(reason: "the device no longer has a push token for \(entry.provider.rawValue)")
+            return .failure(NotSendable(outcome: .failed(
+                reason: "the device no longer has a push token for \(entry.provider.rawValue)")))
         }
         guard device.pushTokenValid else {
-            return .failed(reason: "the device's push token was refused earlier (\(device.pushTokenError ?? "invalid"))")
+            return .failure(NotSendable(outcome: .failed(
+                reason: "the device's push token was refused earlier (\(device.pushTokenError ?? "invalid"))")))
         }
         switch sender {
-        case .success(let sender)?: return await sender.send(entry, deviceToken: push.token)
-        case .failure(let unusable)?: return .failed(reason: unusable.reason)
-        case nil: return .failed(reason: "no sender was looked up")
+        case .success(let sender)?: return .success((sender, push.token))
+        case .failure(let unusable)?: return .failure(NotSendable(outcome: .failed(reason: unusable.reason)))
+        case nil: return .failure(NotSendable(outcome: .failed(reason: "no sender was looked up")))
         }
     }
 

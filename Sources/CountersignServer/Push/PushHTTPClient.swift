@@ -3,7 +3,7 @@ import NIOCore
 import NIOSSL
 import Synchronization
 
-/// The HTTP clients of a push credential: HTTP/2 where the server offers it (APNs and FCM do),
+/// The HTTP clients of an FCM credential: HTTP/2 where the server offers it (Google does),
 /// no redirects, the system's trust roots or the configured CA file. One client, and so one
 /// multiplexed connection, per event loop: a single HTTP/2 connection is served by one thread,
 /// which caps a burst at what one core can frame and encrypt.

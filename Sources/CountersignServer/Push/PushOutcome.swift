@@ -16,8 +16,30 @@ enum PushOutcome: Sendable, Equatable {
     case cancelled(reason: String)
 }
 
-/// Sends one notification to one device through one provider credential.
+/// Sends notifications to devices through one provider credential.
 protocol PushSender: AnyObject, Sendable {
     func send(_ entry: PushOutboxEntry, deviceToken: String) async -> PushOutcome
+    /// Sends a batch and returns each notification's outcome, in order. A sender that can
+    /// put a batch on the wire at once (APNs) does; the others send one by one, concurrently.
+    func send(_ batch: [PushDelivery]) async -> [PushOutcome]
     func shutdown() async
+}
+
+/// A notification and the device token it goes to.
+struct PushDelivery: Sendable {
+    let entry: PushOutboxEntry
+    let deviceToken: String
+}
+
+extension PushSender {
+    func send(_ batch: [PushDelivery]) async -> [PushOutcome] {
+        await withTaskGroup(of: (Int, PushOutcome).self) { group in
+            for (index, delivery) in batch.enumerated() {
+                group.addTask { (index, await self.send(delivery.entry, deviceToken: delivery.deviceToken)) }
+            }
+            var outcomes = [PushOutcome?](repeating: nil, count: batch.count)
+            for await (index, outcome) in group { outcomes[index] = outcome }
+            return outcomes.map { $0 ?? .retry(reason: "not sent", after: nil) }
+        }
+    }
 }
