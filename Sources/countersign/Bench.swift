@@ -12,7 +12,7 @@ import FoundationNetworking
 struct Bench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Benchmark the approval loop and device calls (use a release build).",
-        subcommands: [LoopBench.self, DeviceCallBench.self, PushBench.self, FactorBench.self, SQLBench.self, PasskeyBench.self, SealingBench.self], defaultSubcommand: LoopBench.self)
+        subcommands: [LoopBench.self, SoakBench.self, DeviceCallBench.self, PushBench.self, FactorBench.self, SQLBench.self, PasskeyBench.self, SealingBench.self], defaultSubcommand: LoopBench.self)
 
     /// Only errors reach the terminal: the bench prints its own figures.
     static func quietLogging() {
