@@ -23,6 +23,9 @@ struct LoopBench: AsyncParsableCommand {
     @Option(help: "Requests to leave pending at the end, then report the server's resident memory.") var pending = 0
     @Option(help: "A running server's URL; default: start one in this process on a scratch directory.") var server: String?
     @Option(name: .customLong("admin-key"), help: "Admin key for --server (COUNTERSIGN_ADMIN_KEY).") var adminKey: String?
+    @Option(name: .customLong("node"),
+            help: "With --server: another node of the same cluster (repeatable). Users are spread over the nodes, and each loop's relying party calls the node after its device's.")
+    var nodes: [String] = []
     @Option(name: .customLong("database-url"), help: "In-process server on this PostgreSQL database instead of SQLite.")
     var databaseURL: String?
     @Option(name: .customLong("http-client"),
@@ -38,6 +41,7 @@ struct LoopBench: AsyncParsableCommand {
             throw ValidationError("--loops and --concurrency must be at least 1, --pending at least 0")
         }
         if server != nil, databaseURL != nil { throw ValidationError("--database-url applies to the in-process server only") }
+        if server == nil, !nodes.isEmpty { throw ValidationError("--node needs --server: the nodes are servers already running") }
     }
 
     func run() async throws {
@@ -62,23 +66,33 @@ struct LoopBench: AsyncParsableCommand {
         lifted["user_requests_per_minute"] = 0
         lifted["client_requests_per_minute"] = 1_000_000
         _ = try await admin.send("PUT", policyPath, body: lifted)
-        let fixture = try await LoopFixture.make(target: target, users: concurrency, transport: transport, scratch: scratch)
-        print("setup: \(concurrency) users with one enrolled device each in \(format((ContinuousClock.now - setupStart).milliseconds / 1000)) s")
+        let bases = [target.base] + nodes.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 }
+        let fixture = try await LoopFixture.make(target: target, users: concurrency, transport: transport, scratch: scratch,
+                                                 nodes: bases)
+        print("setup: \(concurrency) users with one enrolled device each in \(format((ContinuousClock.now - setupStart).milliseconds / 1000)) s" +
+              (bases.count > 1 ? ", spread over \(bases.count) nodes" : ""))
 
         let devices = try await fixture.startDevices()
         // Warm-up: one loop per user, so every connection and every stream is open.
         _ = try await fixture.run(loops: concurrency, concurrency: concurrency, devices: devices)
 
-        let before = try await ServerCounters.read(target.base)
+        let before = try await ServerCounters.read(all: bases)
         let cpuBefore = ServerMetrics.cpuSeconds()
+        let machineBefore = MachineCPU.busySeconds()
         let start = ContinuousClock.now
         let times = try await fixture.run(loops: loops, concurrency: concurrency, devices: devices)
         let elapsed = (ContinuousClock.now - start).milliseconds
         let cpu = ServerMetrics.cpuSeconds() - cpuBefore
-        let after = try await ServerCounters.read(target.base)
+        let machine = MachineCPU.busySeconds().flatMap { end in machineBefore.map { end - $0 } }
+        let after = try await ServerCounters.read(all: bases)
         report(times, elapsed: elapsed)
         reportCPU(process: cpu, server: after.cpuSeconds.flatMap { end in before.cpuSeconds.map { end - $0 } },
                   loops: Double(times.count), inProcess: server == nil)
+        if let machine {
+            // Everything on this host: with a local PostgreSQL, its backends are the rest.
+            print("  machine: \(format(machine / Double(times.count) * 1000)) ms of CPU per loop on all cores of this host, " +
+                  "\(format(machine)) s busy in \(format(elapsed / 1000)) s")
+        }
         let requests = after.requests - before.requests
         if requests > 0 {
             print("  server: \(Int(requests)) HTTP requests (\(format(requests / Double(times.count))) per loop), mean \(format((after.seconds - before.seconds) / requests * 1000)) ms inside the server per request")
@@ -119,6 +133,20 @@ struct LoopBench: AsyncParsableCommand {
     }
 }
 
+/// CPU time all cores of this host have spent busy (not idle or waiting for I/O), from
+/// `/proc/stat`; nil where there is no such file.
+enum MachineCPU {
+    static func busySeconds() -> Double? {
+        guard let text = try? String(contentsOfFile: "/proc/stat", encoding: .utf8),
+              let line = text.split(separator: "\n").first, line.hasPrefix("cpu ") else { return nil }
+        // user nice system idle iowait irq softirq steal …, in USER_HZ (100 a second on Linux).
+        let fields = line.split(separator: " ").dropFirst().compactMap { Double($0) }
+        guard fields.count >= 8 else { return nil }
+        let busy = fields[0] + fields[1] + fields[2] + fields[5] + fields[6] + fields[7]
+        return busy / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+}
+
 /// The server under test: started in this process, or one already running.
 struct BenchTarget: Sendable {
     let base: String
@@ -155,6 +183,19 @@ struct ServerCounters: Sendable {
     var residentBytes: Double?
     var cpuSeconds: Double?
 
+    /// The sums over several nodes (resident memory: the sum of theirs).
+    static func read(all bases: [String]) async throws -> ServerCounters {
+        var total = ServerCounters()
+        for base in bases {
+            let counters = try await read(base)
+            total.requests += counters.requests
+            total.seconds += counters.seconds
+            if let resident = counters.residentBytes { total.residentBytes = (total.residentBytes ?? 0) + resident }
+            if let cpu = counters.cpuSeconds { total.cpuSeconds = (total.cpuSeconds ?? 0) + cpu }
+        }
+        return total
+    }
+
     /// `method`: count only requests with this method (`GET`); nil: all.
     static func read(_ base: String, method: String? = nil) async throws -> ServerCounters {
         let (data, _) = try await URLSession.shared.data(from: URL(string: base + "/metrics")!)
@@ -175,11 +216,18 @@ struct ServerCounters: Sendable {
 /// The bench's users, their devices and the relying party.
 struct LoopFixture: Sendable {
     let target: BenchTarget
-    let client: RelyingParty
+    /// The relying party on each node, in the order of `nodes`.
+    let parties: [RelyingParty]
+    /// The relying party on the first node.
+    var client: RelyingParty { parties[0] }
     /// Each user's device: its own authenticator, as on a phone.
     let users: [(username: String, enrollment: Enrollment, authenticator: CountersignAuthenticator)]
 
-    static func make(target: BenchTarget, users count: Int, transport: any HTTPTransport, scratch: URL) async throws -> LoopFixture {
+    /// User `i` is created and enrolled through node `i % nodes.count` (so its device talks to
+    /// that node); nodes default to the target alone.
+    static func make(target: BenchTarget, users count: Int, transport: any HTTPTransport, scratch: URL,
+                     nodes: [String]? = nil) async throws -> LoopFixture {
+        let nodes = nodes ?? [target.base]
         let admin = AdminAPIClient(base: target.base, key: target.adminKey)
         let run = UUID().uuidString.prefix(8).lowercased()
         let created = try await admin.send(
@@ -191,6 +239,7 @@ struct LoopFixture: Sendable {
         var users: [(String, Enrollment, CountersignAuthenticator)] = []
         for index in 0..<count {
             let username = "bench-\(run)-\(index)"
+            let admin = AdminAPIClient(base: nodes[index % nodes.count], key: target.adminKey)
             let user = try await admin.send("POST", "/admin/v1/tenants/default/users", body: ["username": username])
             guard let userID = (user as? [String: Any])?["id"] as? String else { throw ValidationError("no user id") }
             let ticket = try await admin.send("POST", "/admin/v1/tenants/default/users/\(userID)/enrollment-tickets")
@@ -201,8 +250,15 @@ struct LoopFixture: Sendable {
             users.append((username, enrollment, authenticator))
         }
         return LoopFixture(
-            target: target, client: RelyingParty(base: target.base, clientID: clientID, secret: secret, transport: transport),
+            target: target,
+            parties: nodes.map { RelyingParty(base: $0, clientID: clientID, secret: secret, transport: transport) },
             users: users)
+    }
+
+    /// The relying party for a user's loops: on the node after the one its device uses, so that
+    /// with several nodes every request crosses from one node to another.
+    func party(for user: Int) -> RelyingParty {
+        parties[(user + 1) % parties.count]
     }
 
     /// Every device holds its live stream and approves what arrives.
@@ -231,9 +287,10 @@ struct LoopFixture: Sendable {
                     var times: [Double] = []
                     for _ in 0..<share {
                         let begin = ContinuousClock.now
-                        let authReqID = try await client.authorize(username: users[worker].username)
+                        let party = party(for: worker)
+                        let authReqID = try await party.authorize(username: users[worker].username)
                         try await devices.waitForApproval(worker)
-                        _ = try await client.tokens(authReqID)
+                        _ = try await party.tokens(authReqID)
                         times.append((ContinuousClock.now - begin).milliseconds)
                     }
                     return times
