@@ -15,10 +15,13 @@ final class RawHTTPConnection: Sendable {
     /// Connects from `source`, any address of the loopback network (127.0.0.2 looks to the
     /// server like another machine than 127.0.0.1).
     init(port: Int, source: String = "127.0.0.1") throws {
+        // The descriptor is stored only once connected: a class whose stored properties are all
+        // set runs its deinit when its initializer throws, and that deinit would close the
+        // descriptor a second time, by then perhaps another thread's newly accepted socket.
         #if canImport(Glibc)
-        descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         #else
-        descriptor = socket(AF_INET, SOCK_STREAM, 0)
+        let descriptor = socket(AF_INET, SOCK_STREAM, 0)
         #endif
         guard descriptor >= 0 else { throw Failure(what: "socket") }
         if source != "127.0.0.1" {
@@ -48,6 +51,7 @@ final class RawHTTPConnection: Sendable {
             close(descriptor)
             throw Failure(what: "connect")
         }
+        self.descriptor = descriptor
     }
 
     deinit { close(descriptor) }
