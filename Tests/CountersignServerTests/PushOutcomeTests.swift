@@ -133,6 +133,14 @@ struct PushOutcomeTests {
                                            expiresAt: date.addingTimeInterval(300), at: date)
         let body = PushContent.apnsBody(for: entry)
         #expect(body.count < 1024)
+        // Made from a prefix kept per kind: byte for byte the canonical JSON of the whole body.
+        for kind in [PushOutboxEntry.Kind.request, .withdraw] {
+            var sample = entry
+            sample.kind = kind
+            var members = PushContent.payload(for: sample).apnsMember
+            members["aps"] = PushContent.aps(kind)
+            #expect(PushContent.apnsBody(for: sample) == JSONValue.object(members).canonicalData)
+        }
         let json = try JSONValue(parsing: body)
         #expect(json["countersign"]?["request_id"]?.stringValue == "txn_01HZX3ABCDEF")
         #expect(json["countersign"]?["exp"]?.integerValue == 1_800_000_300)

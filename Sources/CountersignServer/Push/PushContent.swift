@@ -21,11 +21,22 @@ enum PushContent {
     /// The APNs JSON body: an alert with the category, `mutable-content` (so a notification
     /// service extension may fetch and show the details) and `time-sensitive` delivery; or, to
     /// withdraw, a silent `content-available` push. Always far under APNs' 4 KB.
+    ///
+    /// It is the canonical JSON of `{"aps": …, "countersign": …}`; `aps` is the same for every
+    /// notification of a kind, so its canonical text is made once and only the payload is
+    /// encoded per notification ("aps" sorts before "countersign").
     static func apnsBody(for entry: PushOutboxEntry) -> Data {
-        let aps: JSONValue
-        switch entry.kind {
+        var body = entry.kind == .request ? requestBodyPrefix : withdrawBodyPrefix
+        body += payload(for: entry).json.canonicalString
+        body += "}"
+        return Data(body.utf8)
+    }
+
+    /// The `aps` dictionary of each kind of notification.
+    static func aps(_ kind: PushOutboxEntry.Kind) -> JSONValue {
+        switch kind {
         case .request:
-            aps = .object([
+            .object([
                 "alert": .object(["title": .string(title), "body": .string(body)]),
                 "sound": .string("default"),
                 "category": .string(category),
@@ -34,12 +45,12 @@ enum PushContent {
                 "thread-id": .string("countersign"),
             ])
         case .withdraw:
-            aps = .object(["content-available": .integer(1)])
+            .object(["content-available": .integer(1)])
         }
-        var members = payload(for: entry).apnsMember
-        members["aps"] = aps
-        return JSONValue.object(members).canonicalData
     }
+
+    private static let requestBodyPrefix = #"{"aps":"# + aps(.request).canonicalString + #","\#(PushPayload.key)":"#
+    private static let withdrawBodyPrefix = #"{"aps":"# + aps(.withdraw).canonicalString + #","\#(PushPayload.key)":"#
 
     /// `apns-push-type` and `apns-priority`: an alert now, or a background push that iOS may
     /// deliver when it suits the battery (Apple requires priority 5 for those).
