@@ -121,8 +121,9 @@ struct APNsConnectionTests {
         let pool = try APNsConnectionPool(baseURL: endpoint.baseURL, configuration: Self.configuration(pki), certificate: nil)
         let started = ContinuousClock.now
         let results = await pool.send(Self.requests((0..<3).map { _ in apnsDeviceToken() }, providerToken: token,
-                                                              authority: pool.authority), timeout: .seconds(5))
-        #expect(ContinuousClock.now - started < .seconds(20))
+                                                              authority: pool.authority), timeout: .seconds(10))
+        // The silent stream waits out the timeout; the others do not hold the batch longer.
+        #expect(ContinuousClock.now - started < .seconds(60))
         #expect(Self.reason(results[0])?.contains("closed the stream") == true, "\(results[0])")
         #expect(Self.reason(results[1])?.contains("in time") == true, "\(results[1])")
         #expect(Self.status(results[2]) == 200)
@@ -161,11 +162,14 @@ struct APNsConnectionTests {
         let token = try await Self.providerToken()
         let pki = try #require(PushTestPKI.shared)
         let apns = try await APNsEmulator.start(pki: pki, authentication: .token([APNsTestKey().providerKey]))
-        // Without the test CA, the emulator's certificate chains to no trusted root.
+        // Without the test CA, the emulator's certificate chains to no trusted root. Each batch
+        // is given a long timeout: failing "at once" is failing well before it, however loaded
+        // the machine.
         let untrusting = try APNsConnectionPool(baseURL: apns.baseURL, configuration: Self.configuration(nil), certificate: nil)
-        let started = ContinuousClock.now
+        var started = ContinuousClock.now
         let untrusted = await untrusting.send(Self.requests([apnsDeviceToken(), apnsDeviceToken()], providerToken: token,
-                                                                      authority: untrusting.authority), timeout: .seconds(30))
+                                                            authority: untrusting.authority), timeout: .seconds(300))
+        #expect(ContinuousClock.now - started < .seconds(150))
         for result in untrusted {
             #expect(Self.reason(result)?.contains("could not be reached") == true, "\(untrusted)")
         }
@@ -175,10 +179,11 @@ struct APNsConnectionTests {
 
         // The emulator's port, now closed.
         let closed = try APNsConnectionPool(baseURL: apns.baseURL, configuration: Self.configuration(pki), certificate: nil)
+        started = ContinuousClock.now
         let refused = await closed.send(Self.requests([apnsDeviceToken()], providerToken: token, authority: closed.authority),
-                                        timeout: .seconds(30))
+                                        timeout: .seconds(300))
+        #expect(ContinuousClock.now - started < .seconds(150))
         #expect(Self.reason(refused[0])?.contains("could not be reached") == true, "\(refused[0])")
-        #expect(ContinuousClock.now - started < .seconds(20))
         await closed.shutdown()
     }
 
