@@ -152,9 +152,11 @@ private final class APNsConnection: Sendable {
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let pipeline = channel.pipeline.syncOperations
+                    let flushes = APNsFlushCoalescer()
                     try pipeline.addHandler(NIOSSLClientHandler(context: tls, serverHostname: serverName))
+                    try pipeline.addHandler(flushes)
                     try pipeline.addHandler(NIOHTTP2Handler(mode: .client, initialSettings: settings))
-                    try pipeline.addHandler(APNsStreamsHandler(state: state, ready: ready))
+                    try pipeline.addHandler(APNsStreamsHandler(state: state, flushes: flushes, ready: ready))
                 }
             }
             .connect(host: host, port: port)

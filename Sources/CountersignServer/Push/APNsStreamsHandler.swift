@@ -84,6 +84,8 @@ final class APNsStreamsHandler: ChannelDuplexHandler {
     }
 
     private let state: APNsConnectionState
+    /// Below the HTTP/2 handler: holds its flushes while a batch is written.
+    private let flushes: APNsFlushCoalescer
     /// Completed once TLS has agreed on HTTP/2: the connection is then ready for batches.
     private let ready: EventLoopPromise<Void>
     private var isReady = false
@@ -97,8 +99,9 @@ final class APNsStreamsHandler: ChannelDuplexHandler {
     /// The error that ended the connection, for the streams it leaves unanswered.
     private var failure: (any Error)?
 
-    init(state: APNsConnectionState, ready: EventLoopPromise<Void>) {
+    init(state: APNsConnectionState, flushes: APNsFlushCoalescer, ready: EventLoopPromise<Void>) {
         self.state = state
+        self.flushes = flushes
         self.ready = ready
     }
 
@@ -117,6 +120,13 @@ final class APNsStreamsHandler: ChannelDuplexHandler {
             return
         }
         let pending = Pending(promise: batch.promise, count: batch.requests.count)
+        // Each stream is flushed through the HTTP/2 handler as it is written, so that its DATA
+        // leaves right after its HEADERS (the handler's flow-control buffer would otherwise emit
+        // a batch's DATA frames in no set order, and APNs would finish the streams out of
+        // order, which HTTP/2's stream map pays for); the flushes stop at the coalescer below,
+        // and the batch reaches TLS and the socket in one flush at the end.
+        flushes.hold()
+        defer { flushes.release() }
         for (index, request) in batch.requests.enumerated() {
             let id = HTTP2StreamID(nextStreamID)
             nextStreamID += 2
@@ -129,6 +139,7 @@ final class APNsStreamsHandler: ChannelDuplexHandler {
             context.write(wrapOutboundOut(HTTP2Frame(streamID: id, payload: .data(.init(data: .byteBuffer(request.body),
                                                                                          endStream: true)))),
                           promise: sent)
+            context.flush()
             sent.futureResult.assumeIsolated().whenFailure { error in
                 // Writes still pending fail when the connection closes: the cause is the
                 // connection's error when there is one (a TLS handshake refused, say).
@@ -266,5 +277,45 @@ final class APNsStreamsHandler: ChannelDuplexHandler {
             context.write(wrapOutboundOut(HTTP2Frame(streamID: id, payload: .rstStream(.cancel))), promise: nil)
         }
         if !late.isEmpty { context.flush() }
+    }
+}
+
+/// Sits between TLS and HTTP/2 and, while a batch is being written, keeps the flushes that the
+/// HTTP/2 handler passes down: the batch's frames then leave in one flush, one run of TLS
+/// records and one system call.
+final class APNsFlushCoalescer: ChannelOutboundHandler {
+    typealias OutboundIn = Any
+
+    private var context: ChannelHandlerContext?
+    private var holding = false
+    private var held = false
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        self.context = nil
+    }
+
+    func hold() {
+        holding = true
+    }
+
+    /// Stops holding, and passes on the flush held meanwhile, if there was one.
+    func release() {
+        holding = false
+        if held {
+            held = false
+            context?.flush()
+        }
+    }
+
+    func flush(context: ChannelHandlerContext) {
+        if holding {
+            held = true
+        } else {
+            context.flush()
+        }
     }
 }
