@@ -266,11 +266,15 @@ struct LoopFixture: Sendable {
         let devices = BenchDevices(count: users.count)
         for (index, user) in users.enumerated() {
             devices.start(index) { approved in
-                for try await event in user.authenticator.liveRequests(user.enrollment.id) {
-                    guard case .request(let request) = event else { continue }
-                    let details = try await user.authenticator.details(for: request)
-                    _ = try await user.authenticator.approve(details)
-                    approved()
+                // The server ends a live stream after 30 minutes; the device opens it again, as
+                // an app does, and is sent what arrived meanwhile first.
+                while !Task.isCancelled {
+                    for try await event in user.authenticator.liveRequests(user.enrollment.id) {
+                        guard case .request(let request) = event else { continue }
+                        let details = try await user.authenticator.details(for: request)
+                        _ = try await user.authenticator.approve(details)
+                        approved()
+                    }
                 }
             }
         }
