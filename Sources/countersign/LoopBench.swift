@@ -55,17 +55,8 @@ struct LoopBench: AsyncParsableCommand {
         let nio = httpClient == .nio ? NIOTransport(connections: 2 * concurrency + 16) : nil
         let transport: any HTTPTransport = nio ?? URLSessionTransport()
         let setupStart = ContinuousClock.now
-        // A loop per user many times a minute, hundreds a second from one client, is what the
-        // per-user and per-client limits exist to refuse; the bench lifts the per-user limit and
-        // raises the per-client one to its highest value, so that each request is still counted
-        // as in production but none is refused, and puts the tenant's policy back afterwards.
         let admin = AdminAPIClient(base: target.base, key: target.adminKey)
-        let policyPath = "/admin/v1/tenants/default/authentication-policy"
-        let policy = try await admin.send("GET", policyPath) as? [String: Any] ?? [:]
-        var lifted = policy
-        lifted["user_requests_per_minute"] = 0
-        lifted["client_requests_per_minute"] = 1_000_000
-        _ = try await admin.send("PUT", policyPath, body: lifted)
+        let policy = try await BenchPolicy.lift(admin)
         let bases = [target.base] + nodes.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 }
         let fixture = try await LoopFixture.make(target: target, users: concurrency, transport: transport, scratch: scratch,
                                                  nodes: bases)
@@ -106,7 +97,7 @@ struct LoopBench: AsyncParsableCommand {
             let memoryAfter = try await ServerCounters.read(target.base).residentBytes
             print("pending: \(pending) undecided requests created in \(format((ContinuousClock.now - pendingStart).milliseconds / 1000)) s; server resident memory \(mebibytes(memoryBefore)) before, \(mebibytes(memoryAfter)) with them pending")
         }
-        _ = try await admin.send("PUT", policyPath, body: policy)
+        try await policy.restore(admin)
         try await target.stop()
         try await nio?.shutdown()
     }
@@ -130,6 +121,30 @@ struct LoopBench: AsyncParsableCommand {
 
     private func mebibytes(_ bytes: Double?) -> String {
         bytes.map { "\(format($0 / 1_048_576)) MiB" } ?? "unknown (no /proc on the server's host)"
+    }
+}
+
+/// The default tenant's authentication policy while a bench runs. A loop per user many times a
+/// minute, hundreds a second from one client, is what the per-user and per-client limits exist
+/// to refuse; the bench lifts the per-user limit and raises the per-client one to its highest
+/// value, so that each request is still counted as in production but none is refused, and puts
+/// the tenant's policy back afterwards.
+struct BenchPolicy {
+    static let path = "/admin/v1/tenants/default/authentication-policy"
+    /// The policy as it was before the bench.
+    let saved: [String: Any]
+
+    static func lift(_ admin: AdminAPIClient) async throws -> BenchPolicy {
+        let policy = try await admin.send("GET", path) as? [String: Any] ?? [:]
+        var lifted = policy
+        lifted["user_requests_per_minute"] = 0
+        lifted["client_requests_per_minute"] = 1_000_000
+        _ = try await admin.send("PUT", path, body: lifted)
+        return BenchPolicy(saved: policy)
+    }
+
+    func restore(_ admin: AdminAPIClient) async throws {
+        _ = try await admin.send("PUT", Self.path, body: saved)
     }
 }
 

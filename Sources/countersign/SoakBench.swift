@@ -38,12 +38,7 @@ struct SoakBench: AsyncParsableCommand {
         print("Countersign soak: \(target.description), \(format(rate)) loops/s for \(duration) s, \(users) users")
         let transport = NIOTransport(connections: 2 * users + 16)
         let admin = AdminAPIClient(base: target.base, key: target.adminKey)
-        let policyPath = "/admin/v1/tenants/default/authentication-policy"
-        let policy = try await admin.send("GET", policyPath) as? [String: Any] ?? [:]
-        var lifted = policy
-        lifted["user_requests_per_minute"] = 0
-        lifted["client_requests_per_minute"] = 1_000_000
-        _ = try await admin.send("PUT", policyPath, body: lifted)
+        let policy = try await BenchPolicy.lift(admin)
         let fixture = try await LoopFixture.make(target: target, users: users, transport: transport, scratch: scratch)
         let devices = try await fixture.startDevices()
         _ = try await fixture.run(loops: users, concurrency: users, devices: devices)
@@ -88,7 +83,7 @@ struct SoakBench: AsyncParsableCommand {
             try await group.waitForAll()
         }
         await devices.stop()
-        _ = try await admin.send("PUT", policyPath, body: policy)
+        try await policy.restore(admin)
         try await transport.shutdown()
 
         let summary = SoakSummary(samples)
