@@ -41,6 +41,13 @@ struct APNsConnectionTests {
         }
     }
 
+    /// Sends `count` notifications to fresh device tokens through `pool` as one batch.
+    static func send(_ count: Int, through pool: APNsConnectionPool, providerToken: String,
+                     timeout: TimeAmount = .seconds(30)) async -> [APNsWireResult] {
+        await pool.send(requests((0..<count).map { _ in apnsDeviceToken() }, providerToken: providerToken,
+                                 authority: pool.authority), timeout: timeout)
+    }
+
     static func status(_ result: APNsWireResult) -> Int? {
         if case .answered(let status, _, _) = result { return status }
         return nil
@@ -73,8 +80,7 @@ struct APNsConnectionTests {
         } else {
             Issue.record("the 410 carried no body")
         }
-        let again = await pool.send(Self.requests([apnsDeviceToken()], providerToken: providerToken, authority: pool.authority),
-                                    timeout: .seconds(30))
+        let again = await Self.send(1, through: pool, providerToken: providerToken)
         #expect(again.map(Self.status) == [200])
         #expect(apns.acceptedCount == 1_001)
         #expect(apns.duplicateCount == 0)
@@ -93,14 +99,12 @@ struct APNsConnectionTests {
             return index < 2 ? .answer(200) : (index == 2 ? .goAway(lastStreamID: 3) : .ignore)
         }
         let pool = try APNsConnectionPool(baseURL: endpoint.baseURL, configuration: Self.configuration(pki), certificate: nil)
-        let results = await pool.send(Self.requests((0..<5).map { _ in apnsDeviceToken() }, providerToken: token,
-                                                              authority: pool.authority), timeout: .seconds(30))
+        let results = await Self.send(5, through: pool, providerToken: token)
         #expect(results.prefix(2).map(Self.status) == [200, 200], "\(results)")
         for result in results.dropFirst(2) {
             #expect(Self.reason(result)?.contains("GOAWAY") == true, "\(result)")
         }
-        let next = await pool.send(Self.requests([apnsDeviceToken()], providerToken: token, authority: pool.authority),
-                                   timeout: .seconds(30))
+        let next = await Self.send(1, through: pool, providerToken: token)
         #expect(next.map(Self.status) == [200])
         #expect(endpoint.connections == 2)
         await pool.shutdown()
@@ -120,16 +124,14 @@ struct APNsConnectionTests {
         }
         let pool = try APNsConnectionPool(baseURL: endpoint.baseURL, configuration: Self.configuration(pki), certificate: nil)
         let started = ContinuousClock.now
-        let results = await pool.send(Self.requests((0..<3).map { _ in apnsDeviceToken() }, providerToken: token,
-                                                              authority: pool.authority), timeout: .seconds(10))
+        let results = await Self.send(3, through: pool, providerToken: token, timeout: .seconds(10))
         // The silent stream waits out the timeout; the others do not hold the batch longer.
         #expect(ContinuousClock.now - started < .seconds(60))
         #expect(Self.reason(results[0])?.contains("closed the stream") == true, "\(results[0])")
         #expect(Self.reason(results[1])?.contains("in time") == true, "\(results[1])")
         #expect(Self.status(results[2]) == 200)
         // The connection is still good for the next batch.
-        let next = await pool.send(Self.requests([apnsDeviceToken()], providerToken: token, authority: pool.authority),
-                                   timeout: .seconds(30))
+        let next = await Self.send(1, through: pool, providerToken: token)
         #expect(next.map(Self.status) == [200])
         #expect(endpoint.connections == 1)
         await pool.shutdown()
@@ -144,13 +146,11 @@ struct APNsConnectionTests {
             connection == 1 && index == 1 ? .closeConnection : (connection == 1 ? .ignore : .answer(200))
         }
         let pool = try APNsConnectionPool(baseURL: endpoint.baseURL, configuration: Self.configuration(pki), certificate: nil)
-        let results = await pool.send(Self.requests((0..<3).map { _ in apnsDeviceToken() }, providerToken: token,
-                                                              authority: pool.authority), timeout: .seconds(30))
+        let results = await Self.send(3, through: pool, providerToken: token)
         for result in results {
             #expect(Self.reason(result)?.contains("closed") == true, "\(result)")
         }
-        let next = await pool.send(Self.requests([apnsDeviceToken()], providerToken: token, authority: pool.authority),
-                                   timeout: .seconds(30))
+        let next = await Self.send(1, through: pool, providerToken: token)
         #expect(next.map(Self.status) == [200])
         #expect(endpoint.connections == 2)
         await pool.shutdown()
@@ -167,8 +167,7 @@ struct APNsConnectionTests {
         // the machine.
         let untrusting = try APNsConnectionPool(baseURL: apns.baseURL, configuration: Self.configuration(nil), certificate: nil)
         var started = ContinuousClock.now
-        let untrusted = await untrusting.send(Self.requests([apnsDeviceToken(), apnsDeviceToken()], providerToken: token,
-                                                            authority: untrusting.authority), timeout: .seconds(300))
+        let untrusted = await Self.send(2, through: untrusting, providerToken: token, timeout: .seconds(300))
         #expect(ContinuousClock.now - started < .seconds(150))
         for result in untrusted {
             #expect(Self.reason(result)?.contains("could not be reached") == true, "\(untrusted)")
@@ -180,8 +179,7 @@ struct APNsConnectionTests {
         // The emulator's port, now closed.
         let closed = try APNsConnectionPool(baseURL: apns.baseURL, configuration: Self.configuration(pki), certificate: nil)
         started = ContinuousClock.now
-        let refused = await closed.send(Self.requests([apnsDeviceToken()], providerToken: token, authority: closed.authority),
-                                        timeout: .seconds(300))
+        let refused = await Self.send(1, through: closed, providerToken: token, timeout: .seconds(300))
         #expect(ContinuousClock.now - started < .seconds(150))
         #expect(Self.reason(refused[0])?.contains("could not be reached") == true, "\(refused[0])")
         await closed.shutdown()
