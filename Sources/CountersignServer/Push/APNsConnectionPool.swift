@@ -20,7 +20,7 @@ final class APNsConnectionPool: Sendable {
     let authority: String
 
     init(baseURL: String, configuration: PushConfiguration, certificate: NIOSSLPKCS12Bundle?,
-         group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) throws {
+         group: any EventLoopGroup = PushEventLoops.group) throws {
         guard let url = URLComponents(string: baseURL), url.scheme == "https", let host = url.host, !host.isEmpty else {
             throw PushCredentialUnusable(reason: "the APNs URL \(baseURL) is not an https URL")
         }

@@ -24,7 +24,7 @@ final class PushHTTPClient: Sendable {
         var client = HTTPClient.Configuration(tlsConfiguration: tls, redirectConfiguration: .disallow)
         client.httpVersion = .automatic
         client.timeout = .init(connect: .seconds(10), read: .seconds(30))
-        let loops = Array(HTTPClient.defaultEventLoopGroup.makeIterator())
+        let loops = Array(PushEventLoops.group.makeIterator())
         clients = loops.prefix(max(1, configuration.connectionsPerCredential)).map { loop in
             HTTPClient(eventLoopGroup: loop, configuration: client)
         }
