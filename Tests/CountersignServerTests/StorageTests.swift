@@ -121,6 +121,25 @@ struct StorageTests {
         try await unwritable.flush()  // ENOENT: nothing to flush
     }
 
+    @Test("a kept SQLite statement is run again without being parsed again, whatever it is bound to")
+    func keptStatementsAreNotPreparedAgain() async throws {
+        try await withDatabase(.sqlite) { database in
+            let sqlite = try #require(database as? SQLiteDatabase)
+            let (_, userID) = try await seedTenantAndUser(database)
+            // `name` filters the rows the index on `user_id` finds, in a statement with an order
+            // (or a join): the kind of term whose bound value SQLite's planner reads, and so
+            // would plan again after its binding was cleared.
+            let statement: (String, String?) -> SQLStatement = { user, name in
+                "SELECT id FROM devices WHERE user_id = \(user) AND name = \(name) ORDER BY id"
+            }
+            for round in 0..<50 {
+                let rows = try await sqlite.run(statement(round % 2 == 0 ? userID : "usr_other", round % 3 == 0 ? nil : "phone \(round)"))
+                #expect(rows.isEmpty)
+            }
+            #expect(try await sqlite.reprepareCount(of: statement(userID, "phone").text) == 0)
+        }
+    }
+
     @Test("blobs, nulls, integers and text round-trip", arguments: Engine.available)
     func valuesRoundTrip(engine: Engine) async throws {
         try await withDatabase(engine) { database in

@@ -86,6 +86,12 @@ public final class SQLiteDatabase: Database {
         (try? await run("SELECT 1 AS one")) != nil
     }
 
+    /// How many times SQLite has parsed and planned the kept statement `text` again since it
+    /// was prepared (`SQLITE_STMTSTATUS_REPREPARE`); nil while it is not kept.
+    func reprepareCount(of text: String) async throws -> Int? {
+        try await lock.withLock { self.connection.reprepareCount(of: text) }
+    }
+
     public func close() async {
         try? await flusher?.flush()
         try? await lock.withLock { self.connection.close() }
@@ -219,13 +225,22 @@ private final class Connection: @unchecked Sendable {
     func run(_ sql: String, _ binds: [SQLValue]) throws -> [SQLRow] {
         guard let handle else { throw StorageError.unavailable("the SQLite database is closed") }
         let (statement, cached) = try prepared(sql, handle: handle)
+        // A kept statement is reset but its bindings are not cleared: every run binds every
+        // parameter anew, and `sqlite3_clear_bindings` expires any statement whose plan looked
+        // at a bound value (an equality filter on a column outside the index it uses, a LIMIT),
+        // which SQLite then parses and plans again at the next step.
         defer {
             if cached {
                 sqlite_nio_sqlite3_reset(statement)
-                sqlite_nio_sqlite3_clear_bindings(statement)
             } else {
                 sqlite_nio_sqlite3_finalize(statement)
             }
+        }
+        // Parameters given no value are NULL, as on a statement prepared afresh (one value too
+        // many is SQLite's range error, below).
+        let parameters = sqlite_nio_sqlite3_bind_parameter_count(statement)
+        if parameters > binds.count {
+            for index in Int32(binds.count + 1)...parameters { sqlite_nio_sqlite3_bind_null(statement, index) }
         }
         for (offset, value) in binds.enumerated() {
             let index = Int32(offset + 1)
@@ -260,6 +275,10 @@ private final class Connection: @unchecked Sendable {
             rows.append(SQLRow(columns: shared, cells: (0..<columnCount).map { Self.value(statement, $0) }))
         }
         return rows
+    }
+
+    func reprepareCount(of sql: String) -> Int? {
+        statements[sql].map { Int(sqlite_nio_sqlite3_stmt_status($0, Int32(SQLITE_STMTSTATUS_REPREPARE), 0)) }
     }
 
     private func prepared(_ sql: String, handle: OpaquePointer) throws -> (OpaquePointer, cached: Bool) {
