@@ -1,5 +1,6 @@
 import CountersignCore
 import Foundation
+import PostgresNIO
 import Testing
 @testable import CountersignServer
 
@@ -137,6 +138,43 @@ struct StorageTests {
                 #expect(rows.isEmpty)
             }
             #expect(try await sqlite.reprepareCount(of: statement(userID, "phone").text) == 0)
+        }
+    }
+
+    @Test("PostgreSQL prepares a statement once on a connection and runs it again by its name",
+          arguments: Engine.available.filter { $0 == .postgres })
+    func postgresKeepsStatementsPrepared(engine: Engine) async throws {
+        try await withDatabase(engine) { database in
+            let statement: SQLStatement = "SELECT value FROM server_meta WHERE key = \("kept")"
+            try await database.transaction { executor in
+                for _ in 0..<5 { _ = try await executor.run(statement) }
+                // Named statements of the protocol are listed beside those of SQL's PREPARE.
+                let kept = try await executor.run(
+                    "SELECT name FROM pg_prepared_statements WHERE statement = \(statement.text) AND NOT from_sql")
+                #expect(kept.count == 1)
+                #expect(try kept.first?.string("name").hasPrefix("cs") == true)
+            }
+        }
+    }
+
+    @Test("a statement PostgreSQL could not prepare, in a transaction already failed, runs once the transaction is over",
+          arguments: Engine.available.filter { $0 == .postgres })
+    func postgresStatementFailedToPrepareIsNotKeptFailed(engine: Engine) async throws {
+        try await withDatabase(engine) { database in
+            try await database.run("INSERT INTO server_meta (key, value) VALUES ('twice', 'first')")
+            let unseen: SQLStatement = "SELECT value FROM server_meta WHERE key = \("twice") AND value <> \("none")"
+            await #expect(throws: PSQLError.self) {
+                try await database.transaction { executor in
+                    do {
+                        try await executor.run("INSERT INTO server_meta (key, value) VALUES ('twice', 'second')")
+                    } catch StorageError.uniqueViolation {}
+                    // The transaction is aborted: PostgreSQL refuses to prepare anything in it.
+                    _ = try await executor.run(unseen)
+                }
+            }
+            for _ in 0..<10 {
+                #expect(try await database.run(unseen).first?.string("value") == "first")
+            }
         }
     }
 

@@ -6,6 +6,12 @@ import PostgresNIO
 
 /// PostgreSQL through a connection pool. Statements arrive as PostgreSQL reads them (`$n`
 /// placeholders) and are sent as they are.
+///
+/// **Kept statements.** Each distinct statement (its text and the types of its values) is
+/// given a name, up to `KeptStatementNames.limit` of them, and each connection prepares it
+/// under that name the first time it runs it: later runs on that connection send only the
+/// values, and PostgreSQL neither parses nor plans the statement again. Statements beyond the
+/// limit are sent unnamed, parsed and planned each time.
 public final class PostgresDatabase: Database {
     public let dialect = SQLDialect.postgres
     private let client: PostgresClient
@@ -13,6 +19,7 @@ public final class PostgresDatabase: Database {
     private let deadlines = LeaseDeadlines()
     private let logger: Logger
     private let connectionWait: Duration
+    private let names = KeptStatementNames()
 
     /// How long a statement waits for a pooled connection, unless configured otherwise. The
     /// driver alone keeps a request waiting while it retries for a minute (its circuit breaker)
@@ -49,7 +56,7 @@ public final class PostgresDatabase: Database {
         // longer than a request would be kept waiting.
         do {
             _ = try await database.withConnection(waiting: max(connectionWait, startupWait)) { connection in
-                try await Self.run("SELECT 1 AS one", on: connection, logger: logger)
+                try await database.run("SELECT 1 AS one", on: connection)
             }
         } catch {
             await database.close()
@@ -116,7 +123,7 @@ public final class PostgresDatabase: Database {
     @discardableResult
     public func run(_ statement: SQLStatement) async throws -> [SQLRow] {
         try await withConnection(waiting: connectionWait) { connection in
-            try await Self.run(statement, on: connection, logger: self.logger)
+            try await self.run(statement, on: connection)
         }
     }
 
@@ -124,13 +131,13 @@ public final class PostgresDatabase: Database {
         _ body: @Sendable (any SQLExecutor) async throws -> Result
     ) async throws -> Result {
         try await withConnection(waiting: connectionWait) { connection in
-            _ = try await Self.run("BEGIN", on: connection, logger: self.logger)
+            _ = try await self.run("BEGIN", on: connection)
             do {
-                let result = try await body(TransactionExecutor(connection: connection, logger: self.logger))
-                _ = try await Self.run("COMMIT", on: connection, logger: self.logger)
+                let result = try await body(TransactionExecutor(database: self, connection: connection))
+                _ = try await self.run("COMMIT", on: connection)
                 return result
             } catch {
-                _ = try? await Self.run("ROLLBACK", on: connection, logger: self.logger)
+                _ = try? await self.run("ROLLBACK", on: connection)
                 throw error
             }
         }
@@ -158,7 +165,7 @@ public final class PostgresDatabase: Database {
             verdict.arm(continuation)
             let probe = Task {
                 let answer = try? await self.withConnection(waiting: Self.readinessWait) { connection in
-                    try await Self.run("SELECT 1 AS one", on: connection, logger: self.logger)
+                    try await self.run("SELECT 1 AS one", on: connection)
                 }
                 verdict.give(answer != nil)
             }
@@ -233,28 +240,43 @@ public final class PostgresDatabase: Database {
         await runTask.value
     }
 
-    fileprivate static func run(
-        _ statement: SQLStatement, on connection: PostgresConnection, logger: Logger
-    ) async throws -> [SQLRow] {
+    fileprivate func run(_ statement: SQLStatement, on connection: PostgresConnection) async throws -> [SQLRow] {
         var bindings = PostgresBindings(capacity: statement.binds.count)
+        var types: [PostgresDataType] = []
+        types.reserveCapacity(statement.binds.count)
         for value in statement.binds {
             switch value {
-            case .null: bindings.appendNull()
-            case .integer(let number): bindings.append(number)
-            case .text(let text): bindings.append(text)
-            case .blob(let data): bindings.append(ByteBuffer(bytes: data))
+            case .null: bindings.appendNull(); types.append(.null)
+            case .integer(let number): bindings.append(number); types.append(.int8)
+            case .text(let text): bindings.append(text); types.append(.text)
+            case .blob(let data): bindings.append(ByteBuffer(bytes: data)); types.append(.bytea)
             }
         }
-        let query = PostgresQuery(unsafeSQL: statement.text, binds: bindings)
-        let rows: PostgresRowSequence
+        let key = KeptStatementNames.Key(text: statement.text, types: types)
         do {
-            rows = try await connection.query(query, logger: logger)
+            guard let name = names.name(for: key) else {
+                let rows = try await connection.query(PostgresQuery(unsafeSQL: statement.text, binds: bindings), logger: logger)
+                return try await Self.collect(rows)
+            }
+            do {
+                return try await KeptStatement.$current.withValue(.init(name: name, text: statement.text, types: types)) {
+                    try await Self.collect(connection.execute(KeptStatement(bindings: bindings), logger: logger))
+                }
+            } catch let error as PSQLError where KeptStatementNames.mayHaveFailedToPrepare(error) {
+                // A connection that failed to prepare a name fails every later use of it: the
+                // statement is given a new name, and this run's error stands.
+                names.retire(key, name: name)
+                throw error
+            }
         } catch let error as PSQLError {
             if error.serverInfo?[.sqlState] == PostgresError.Code.uniqueViolation.raw {
                 throw StorageError.uniqueViolation
             }
             throw error
         }
+    }
+
+    private static func collect<Rows: AsyncSequence>(_ rows: Rows) async throws -> [SQLRow] where Rows.Element == PostgresRow {
         var result: [SQLRow] = []
         var columns: SQLRow.Columns?
         for try await row in rows {
@@ -281,12 +303,87 @@ public final class PostgresDatabase: Database {
     }
 
     private struct TransactionExecutor: SQLExecutor {
+        let database: PostgresDatabase
         let connection: PostgresConnection
-        let logger: Logger
         var dialect: SQLDialect { .postgres }
 
         func run(_ statement: SQLStatement) async throws -> [SQLRow] {
-            try await PostgresDatabase.run(statement, on: connection, logger: logger)
+            try await database.run(statement, on: connection)
         }
     }
+}
+
+/// The names of the statements each connection keeps prepared: one per distinct text and value
+/// types, `cs1`, `cs2`, … in the order they are first run.
+final class KeptStatementNames: Sendable {
+    struct Key: Hashable, Sendable {
+        let text: String
+        let types: [PostgresDataType]
+    }
+
+    /// Distinct statements kept at once. The server's statements are a few hundred texts; lists
+    /// of values (`IN (…)`) vary, and past the limit such statements are sent unnamed.
+    static let limit = 512
+    /// Names handed out at most, retired ones included, so retiring cannot grow the map for ever.
+    static let issuedLimit = 4 * limit
+
+    private struct State {
+        var names: [Key: String] = [:]
+        var issued = 0
+    }
+
+    private let state = Mutex(State())
+
+    /// The name for `key`, or nil once `limit` statements are kept.
+    func name(for key: Key) -> String? {
+        state.withLock { state in
+            if let name = state.names[key] { return name }
+            guard state.names.count < Self.limit, state.issued < Self.issuedLimit else { return nil }
+            state.issued += 1
+            let name = "cs\(state.issued)"
+            state.names[key] = name
+            return name
+        }
+    }
+
+    /// Gives `key` a new name at its next run: some connection may hold `name` as failed.
+    func retire(_ key: Key, name: String) {
+        state.withLock { state in
+            if state.names[key] == name { state.names[key] = nil }
+        }
+    }
+
+    /// Whether `error` may have come from preparing the statement rather than running it. A
+    /// connection remembers a failed preparation and fails every later use of the name, so the
+    /// name must not be used again. Constraint violations (class 23) and serialization failures
+    /// (class 40) only arise when a statement runs.
+    static func mayHaveFailedToPrepare(_ error: PSQLError) -> Bool {
+        guard let state = error.serverInfo?[.sqlState] else { return false }
+        return !state.hasPrefix("23") && !state.hasPrefix("40")
+    }
+
+    /// How many statements are named now (for tests).
+    var count: Int { state.withLock { $0.names.count } }
+}
+
+/// A kept statement as PostgresNIO's prepared-statement interface takes it. That interface names
+/// a statement and its text by its type (static properties), so both are read from a task-local
+/// value that `PostgresDatabase.run` sets around each execution.
+private struct KeptStatement: PostgresPreparedStatement {
+    struct Current: Sendable {
+        var name = ""
+        var text = ""
+        var types: [PostgresDataType] = []
+    }
+
+    @TaskLocal static var current = Current()
+
+    static var name: String { current.name }
+    static var sql: String { current.text }
+    static var bindingDataTypes: [PostgresDataType] { current.types }
+
+    let bindings: PostgresBindings
+
+    func makeBindings() throws -> PostgresBindings { bindings }
+    func decodeRow(_ row: PostgresRow) throws -> PostgresRow { row }
 }
