@@ -91,11 +91,10 @@ struct LoopBench: AsyncParsableCommand {
         await devices.stop()
 
         if pending > 0 {
-            let memoryBefore = after.residentBytes
             let pendingStart = ContinuousClock.now
             try await fixture.leavePending(pending)
-            let memoryAfter = try await ServerCounters.read(target.base).residentBytes
-            print("pending: \(pending) undecided requests created in \(format((ContinuousClock.now - pendingStart).milliseconds / 1000)) s; server resident memory \(mebibytes(memoryBefore)) before, \(mebibytes(memoryAfter)) with them pending")
+            let withPending = try await ServerCounters.read(target.base)
+            print("pending: \(pending) undecided requests created in \(format((ContinuousClock.now - pendingStart).milliseconds / 1000)) s; server resident memory \(mebibytes(after.residentBytes)) before, \(mebibytes(withPending.residentBytes)) with them pending (anonymous \(mebibytes(after.anonymousBytes)), \(mebibytes(withPending.anonymousBytes)))")
         }
         try await policy.restore(admin)
         try await target.stop()
@@ -196,6 +195,7 @@ struct ServerCounters: Sendable {
     var requests = 0.0
     var seconds = 0.0
     var residentBytes: Double?
+    var anonymousBytes: Double?
     var cpuSeconds: Double?
 
     /// The sums over several nodes (resident memory: the sum of theirs).
@@ -206,6 +206,7 @@ struct ServerCounters: Sendable {
             total.requests += counters.requests
             total.seconds += counters.seconds
             if let resident = counters.residentBytes { total.residentBytes = (total.residentBytes ?? 0) + resident }
+            if let anonymous = counters.anonymousBytes { total.anonymousBytes = (total.anonymousBytes ?? 0) + anonymous }
             if let cpu = counters.cpuSeconds { total.cpuSeconds = (total.cpuSeconds ?? 0) + cpu }
         }
         return total
@@ -222,6 +223,7 @@ struct ServerCounters: Sendable {
             if line.hasPrefix("countersign_http_request_duration_seconds_sum") { counters.seconds += value }
             if line.hasPrefix("countersign_http_request_duration_seconds_count") { counters.requests += value }
             if line.hasPrefix("countersign_process_resident_memory_bytes") { counters.residentBytes = value }
+            if line.hasPrefix("countersign_process_anonymous_memory_bytes") { counters.anonymousBytes = value }
             if line.hasPrefix("countersign_process_cpu_seconds") { counters.cpuSeconds = value }
         }
         return counters

@@ -48,7 +48,8 @@ struct SoakBench: AsyncParsableCommand {
         let end = start + .seconds(duration)
         var samples: [SoakSample] = []
         let first = try await ServerCounters.read(target.base)
-        samples.append(SoakSample(seconds: 0, residentBytes: first.residentBytes ?? 0, cpuSeconds: 0, loops: 0, late: 0))
+        samples.append(SoakSample(seconds: 0, residentBytes: first.residentBytes ?? 0, anonymousBytes: first.anonymousBytes ?? 0,
+                                  cpuSeconds: 0, loops: 0, late: 0))
         try await withThrowingTaskGroup(of: Void.self) { group in
             // Each user starts a loop every users/rate seconds, staggered, so that the loops
             // arrive evenly at `rate` a second; a loop that would start late starts at once.
@@ -75,9 +76,10 @@ struct SoakBench: AsyncParsableCommand {
                 let counters = try await ServerCounters.read(target.base)
                 let sample = SoakSample(
                     seconds: (ContinuousClock.now - start).milliseconds / 1000, residentBytes: counters.residentBytes ?? 0,
-                    cpuSeconds: (counters.cpuSeconds ?? 0) - (first.cpuSeconds ?? 0), loops: progress.loops, late: progress.lateLoops)
+                    anonymousBytes: counters.anonymousBytes ?? 0, cpuSeconds: (counters.cpuSeconds ?? 0) - (first.cpuSeconds ?? 0), loops: progress.loops, late: progress.lateLoops)
                 samples.append(sample)
-                print("  \(Int(sample.seconds)) s: \(sample.loops) loops, resident \(format(sample.residentBytes / 1_048_576)) MiB, " +
+                print("  \(Int(sample.seconds)) s: \(sample.loops) loops, resident \(format(sample.residentBytes / 1_048_576)) MiB " +
+                      "(anonymous \(format(sample.anonymousBytes / 1_048_576)) MiB), " +
                       "server cpu \(format(sample.cpuSeconds)) s")
             }
             try await group.waitForAll()
@@ -91,8 +93,8 @@ struct SoakBench: AsyncParsableCommand {
         let plotURL = URL(fileURLWithPath: plot)
         try SoakPlot.svg(samples, summary: summary, title: "Countersign server resident memory, \(format(rate)) approval loops/s")
             .write(to: plotURL, atomically: true, encoding: .utf8)
-        let csv = "seconds,resident_mib,server_cpu_seconds,loops,late\n" + samples.map {
-            "\(format($0.seconds)),\(format($0.residentBytes / 1_048_576)),\(format($0.cpuSeconds)),\($0.loops),\($0.late)"
+        let csv = "seconds,resident_mib,anonymous_mib,server_cpu_seconds,loops,late\n" + samples.map {
+            "\(format($0.seconds)),\(format($0.residentBytes / 1_048_576)),\(format($0.anonymousBytes / 1_048_576)),\(format($0.cpuSeconds)),\($0.loops),\($0.late)"
         }.joined(separator: "\n") + "\n"
         try csv.write(to: plotURL.deletingPathExtension().appendingPathExtension("csv"), atomically: true, encoding: .utf8)
         print("plot: \(plotURL.path); samples: \(plotURL.deletingPathExtension().appendingPathExtension("csv").path)")
@@ -111,6 +113,8 @@ final class SoakProgress: Sendable {
 struct SoakSample: Sendable {
     var seconds: Double
     var residentBytes: Double
+    /// The anonymous part of `residentBytes`: heap and stacks, without the code pages.
+    var anonymousBytes: Double
     var cpuSeconds: Double
     var loops: Int
     var late: Int
@@ -129,9 +133,14 @@ struct SoakSummary {
     let lastMiB: Double
     let firstQuarterMiB: Double
     let lastQuarterMiB: Double
+    /// The anonymous memory's means over the first and last quarters, and at the start and end.
+    let firstAnonymousMiB: Double
+    let lastAnonymousMiB: Double
+    let firstQuarterAnonymousMiB: Double
+    let lastQuarterAnonymousMiB: Double
 
     init(_ samples: [SoakSample]) {
-        let last = samples.last ?? SoakSample(seconds: 0, residentBytes: 0, cpuSeconds: 0, loops: 0, late: 0)
+        let last = samples.last ?? SoakSample(seconds: 0, residentBytes: 0, anonymousBytes: 0, cpuSeconds: 0, loops: 0, late: 0)
         seconds = last.seconds
         loops = last.loops
         late = last.late
@@ -147,6 +156,11 @@ struct SoakSummary {
         let quarter = max(1, running.count / 4)
         firstQuarterMiB = mean(running.prefix(quarter))
         lastQuarterMiB = mean(running.suffix(quarter))
+        let anonymous = samples.map { $0.anonymousBytes / 1_048_576 }
+        firstAnonymousMiB = anonymous.first ?? 0
+        lastAnonymousMiB = anonymous.last ?? 0
+        firstQuarterAnonymousMiB = mean(anonymous.dropFirst().prefix(quarter))
+        lastQuarterAnonymousMiB = mean(anonymous.dropFirst().suffix(quarter))
     }
 
     func text(rate: Double) -> String {
@@ -156,6 +170,9 @@ struct SoakSummary {
         resident memory: \(format(firstMiB)) MiB before the load, \(format(minimumMiB))–\(format(maximumMiB)) MiB during it, \
         \(format(lastMiB)) MiB at the end; mean of the first quarter \(format(firstQuarterMiB)) MiB, of the last \
         \(format(lastQuarterMiB)) MiB (\(lastQuarterMiB >= firstQuarterMiB ? "+" : "")\(format(lastQuarterMiB - firstQuarterMiB)) MiB)
+        anonymous memory (heap and stacks): \(format(firstAnonymousMiB)) MiB before the load, \(format(lastAnonymousMiB)) MiB at the end; \
+        mean of the first quarter \(format(firstQuarterAnonymousMiB)) MiB, of the last \(format(lastQuarterAnonymousMiB)) MiB \
+        (\(lastQuarterAnonymousMiB >= firstQuarterAnonymousMiB ? "+" : "")\(format(lastQuarterAnonymousMiB - firstQuarterAnonymousMiB)) MiB)
         """
     }
 }

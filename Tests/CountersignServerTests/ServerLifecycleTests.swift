@@ -20,6 +20,16 @@ struct ServerLifecycleTests {
             let text = String(decoding: metrics.data, as: UTF8.self)
             #expect(text.contains("countersign_http_requests_total{method=\"GET\",status=\"401\"}"))
             #expect(text.contains("countersign_http_request_duration_seconds_bucket"))
+            #if os(Linux)
+            // The heap and stacks are part of the resident memory, and far from all of it here.
+            func gauge(_ name: String) -> Double? {
+                text.split(separator: "\n").first { $0.hasPrefix(name + " ") }.flatMap { Double($0.split(separator: " ").last ?? "") }
+            }
+            let resident = try #require(gauge("countersign_process_resident_memory_bytes"))
+            let anonymous = try #require(gauge("countersign_process_anonymous_memory_bytes"))
+            #expect(anonymous > 1_048_576)
+            #expect(anonymous < resident)
+            #endif
         }
     }
 

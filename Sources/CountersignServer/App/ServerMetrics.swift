@@ -101,6 +101,11 @@ public struct ServerMetrics: Sendable {
             registry.makeGauge(descriptor: Self.name(
                 "process_resident_memory", unit: "bytes", "resident memory of the server process")).set(resident)
         }
+        if let anonymous = Self.anonymousMemoryBytes() {
+            registry.makeGauge(descriptor: Self.name(
+                "process_anonymous_memory", unit: "bytes",
+                "resident memory of the server process not backed by a file: its heap and stacks, without code")).set(anonymous)
+        }
         registry.makeGauge(descriptor: Self.name(
             "process_cpu", unit: "seconds", "CPU time the server process has used, user and system")).set(Self.cpuSeconds())
         return registry.emitToString()
@@ -117,6 +122,18 @@ public struct ServerMetrics: Sendable {
         guard getrusage(who, &usage) == 0 else { return 0 }
         func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1_000_000 }
         return seconds(usage.ru_utime) + seconds(usage.ru_stime)
+    }
+
+    /// The anonymous part of the resident set (`RssAnon` in `/proc/self/status`, Linux): what
+    /// the process allocated, as opposed to the pages of its binary and libraries, which the
+    /// kernel maps in and out around every page touched. nil where there is no such file.
+    static func anonymousMemoryBytes() -> Int64? {
+        guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+              let line = text.split(separator: "\n").first(where: { $0.hasPrefix("RssAnon:") }),
+              let kibibytes = Int64(line.dropFirst("RssAnon:".count).split(whereSeparator: \.isWhitespace).first ?? "") else {
+            return nil
+        }
+        return kibibytes * 1024
     }
 
     /// Resident set size from `/proc/self/statm` (Linux); nil where there is no such file.
