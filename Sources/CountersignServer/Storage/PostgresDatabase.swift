@@ -334,7 +334,7 @@ final class KeptStatementNames: Sendable {
 
     private let state = Mutex(State())
 
-    /// The name for `key`, or nil once `limit` statements are kept.
+    /// The name for `key`, or nil once `limit` statements are kept or `issuedLimit` names given.
     func name(for key: Key) -> String? {
         state.withLock { state in
             if let name = state.names[key] { return name }
@@ -361,9 +361,6 @@ final class KeptStatementNames: Sendable {
         guard let state = error.serverInfo?[.sqlState] else { return false }
         return !state.hasPrefix("23") && !state.hasPrefix("40")
     }
-
-    /// How many statements are named now (for tests).
-    var count: Int { state.withLock { $0.names.count } }
 }
 
 /// A kept statement as PostgresNIO's prepared-statement interface takes it. That interface names
