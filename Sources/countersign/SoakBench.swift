@@ -8,8 +8,8 @@ import Synchronization
 
 /// `countersign bench soak`: approval loops at a steady rate for a long time against a server
 /// in its own process, sampling the server's resident memory and CPU time from its `/metrics`.
-/// It writes the samples as CSV and the resident-memory curve as an SVG plot, and reports the
-/// growth between the first and the last quarter of the run.
+/// It writes the samples as CSV and the resident and anonymous memory curves as an SVG plot, and
+/// reports the growth between the first and the last quarter of the run.
 struct SoakBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "soak",
@@ -21,7 +21,7 @@ struct SoakBench: AsyncParsableCommand {
     @Option(help: "Approval loops per second.") var rate = 20.0
     @Option(help: "Users, each with one device; a user has at most one loop in flight.") var users = 16
     @Option(name: .customLong("sample-every"), help: "Seconds between samples of the server's /metrics.") var sampleEvery = 10
-    @Option(help: "Where to write the resident-memory plot (SVG); the samples go beside it as .csv.") var plot = "soak.svg"
+    @Option(help: "Where to write the memory plot (SVG); the samples go beside it as .csv.") var plot = "soak.svg"
 
     func validate() throws {
         guard duration >= 1, rate > 0, users >= 1, sampleEvery >= 1 else {
@@ -91,7 +91,7 @@ struct SoakBench: AsyncParsableCommand {
         let summary = SoakSummary(samples)
         print(summary.text(rate: rate))
         let plotURL = URL(fileURLWithPath: plot)
-        try SoakPlot.svg(samples, summary: summary, title: "Countersign server resident memory, \(format(rate)) approval loops/s")
+        try SoakPlot.svg(samples, summary: summary, title: "Countersign server memory, \(format(rate)) approval loops/s")
             .write(to: plotURL, atomically: true, encoding: .utf8)
         let csv = "seconds,resident_mib,anonymous_mib,server_cpu_seconds,loops,late\n" + samples.map {
             "\(format($0.seconds)),\(format($0.residentBytes / 1_048_576)),\(format($0.anonymousBytes / 1_048_576)),\(format($0.cpuSeconds)),\($0.loops),\($0.late)"
@@ -177,8 +177,8 @@ struct SoakSummary {
     }
 }
 
-/// The resident-memory curve as a self-contained SVG: time on x, MiB on y from 0, with grid
-/// lines, labels and the summary as a caption.
+/// The resident and anonymous memory curves as a self-contained SVG: time on x, MiB on y from 0,
+/// with grid lines, labels, a legend and the summary as a caption.
 enum SoakPlot {
     static func svg(_ samples: [SoakSample], summary: SoakSummary, title: String) -> String {
         let width = 800.0, height = 420.0
@@ -204,14 +204,28 @@ enum SoakPlot {
             svg += "<line x1=\"\(f(x(seconds)))\" y1=\"\(f(top))\" x2=\"\(f(x(seconds)))\" y2=\"\(f(top + plotHeight))\" stroke=\"#eee\"/>\n"
             svg += "<text x=\"\(f(x(seconds)))\" y=\"\(f(top + plotHeight + 18))\" text-anchor=\"middle\">\(minutes(seconds))</text>\n"
         }
-        let points = samples.map { "\(f(x($0.seconds))),\(f(y($0.residentBytes / 1_048_576)))" }.joined(separator: " ")
-        svg += "<polyline fill=\"none\" stroke=\"#1f5fbf\" stroke-width=\"2\" points=\"\(points)\"/>\n"
+        for (bytes, colour) in [(\SoakSample.residentBytes, residentColour), (\SoakSample.anonymousBytes, anonymousColour)] {
+            let points = samples.map { "\(f(x($0.seconds))),\(f(y($0[keyPath: bytes] / 1_048_576)))" }.joined(separator: " ")
+            svg += "<polyline fill=\"none\" stroke=\"\(colour)\" stroke-width=\"2\" points=\"\(points)\"/>\n"
+        }
+        for (row, (label, colour)) in [("resident", residentColour), ("anonymous (heap and stacks)", anonymousColour)].enumerated() {
+            let lineY = top + 14 + Double(row) * 16
+            svg += "<line x1=\"\(f(left + 10))\" y1=\"\(f(lineY - 4))\" x2=\"\(f(left + 30))\" y2=\"\(f(lineY - 4))\" stroke=\"\(colour)\" stroke-width=\"2\"/>\n"
+            svg += "<text x=\"\(f(left + 36))\" y=\"\(f(lineY))\">\(label)</text>\n"
+        }
         svg += "<rect x=\"\(f(left))\" y=\"\(f(top))\" width=\"\(f(plotWidth))\" height=\"\(f(plotHeight))\" fill=\"none\" stroke=\"#888\"/>\n"
         let caption = "\(summary.loops) loops in \(minutes(summary.seconds)); resident \(format(summary.minimumMiB))–\(format(summary.maximumMiB)) MiB; " +
             "first quarter \(format(summary.firstQuarterMiB)) MiB, last quarter \(format(summary.lastQuarterMiB)) MiB"
-        svg += "<text x=\"\(f(left))\" y=\"\(f(height - 20))\">\(escape(caption))</text>\n</svg>\n"
+        let anonymousCaption = "anonymous \(format(summary.firstAnonymousMiB)) MiB before the load, " +
+            "first quarter \(format(summary.firstQuarterAnonymousMiB)) MiB, last quarter \(format(summary.lastQuarterAnonymousMiB)) MiB, " +
+            "\(format(summary.lastAnonymousMiB)) MiB at the end"
+        svg += "<text x=\"\(f(left))\" y=\"\(f(height - 34))\">\(escape(caption))</text>\n"
+        svg += "<text x=\"\(f(left))\" y=\"\(f(height - 16))\">\(escape(anonymousCaption))</text>\n</svg>\n"
         return svg
     }
+
+    private static let residentColour = "#1f5fbf"
+    private static let anonymousColour = "#d9731a"
 
     private static func f(_ value: Double) -> String { String(format: "%.1f", value) }
 
