@@ -146,13 +146,15 @@ private final class HarnessSite: Sendable {
         router.get("/delayed") { _, _ in
             page("Delayed", #"<p id="status">Waiting</p><script src="/delayed.js"></script>"#)
         }
+        // Two seconds, so that the page still says "Waiting" when the test first reads it on a
+        // loaded machine (300 ms was once too short while the suite ran beside a soak).
         router.get("/delayed.js") { _, _ in
             Response(status: .ok, headers: [.contentType: "text/javascript"], body: ResponseBody(byteBuffer: ByteBuffer(string: """
                 setTimeout(() => {
                     const status = document.getElementById('status');
                     status.textContent = 'Ready now';
                     status.className = 'done';
-                }, 300);
+                }, 2000);
                 """)))
         }
         let (ports, continuation) = AsyncStream.makeStream(of: Int.self, bufferingPolicy: .bufferingNewest(1))
