@@ -204,14 +204,13 @@ enum SoakPlot {
             svg += "<line x1=\"\(f(x(seconds)))\" y1=\"\(f(top))\" x2=\"\(f(x(seconds)))\" y2=\"\(f(top + plotHeight))\" stroke=\"#eee\"/>\n"
             svg += "<text x=\"\(f(x(seconds)))\" y=\"\(f(top + plotHeight + 18))\" text-anchor=\"middle\">\(minutes(seconds))</text>\n"
         }
-        for (bytes, colour) in [(\SoakSample.residentBytes, residentColour), (\SoakSample.anonymousBytes, anonymousColour)] {
-            let points = samples.map { "\(f(x($0.seconds))),\(f(y($0[keyPath: bytes] / 1_048_576)))" }.joined(separator: " ")
-            svg += "<polyline fill=\"none\" stroke=\"\(colour)\" stroke-width=\"2\" points=\"\(points)\"/>\n"
-        }
-        for (row, (label, colour)) in [("resident", residentColour), ("anonymous (heap and stacks)", anonymousColour)].enumerated() {
+        // Each curve, and its line in the legend at the top left.
+        for (row, curve) in curves.enumerated() {
+            let points = samples.map { "\(f(x($0.seconds))),\(f(y($0[keyPath: curve.bytes] / 1_048_576)))" }.joined(separator: " ")
+            svg += "<polyline fill=\"none\" stroke=\"\(curve.colour)\" stroke-width=\"2\" points=\"\(points)\"/>\n"
             let lineY = top + 14 + Double(row) * 16
-            svg += "<line x1=\"\(f(left + 10))\" y1=\"\(f(lineY - 4))\" x2=\"\(f(left + 30))\" y2=\"\(f(lineY - 4))\" stroke=\"\(colour)\" stroke-width=\"2\"/>\n"
-            svg += "<text x=\"\(f(left + 36))\" y=\"\(f(lineY))\">\(label)</text>\n"
+            svg += "<line x1=\"\(f(left + 10))\" y1=\"\(f(lineY - 4))\" x2=\"\(f(left + 30))\" y2=\"\(f(lineY - 4))\" stroke=\"\(curve.colour)\" stroke-width=\"2\"/>\n"
+            svg += "<text x=\"\(f(left + 36))\" y=\"\(f(lineY))\">\(curve.label)</text>\n"
         }
         svg += "<rect x=\"\(f(left))\" y=\"\(f(top))\" width=\"\(f(plotWidth))\" height=\"\(f(plotHeight))\" fill=\"none\" stroke=\"#888\"/>\n"
         let caption = "\(summary.loops) loops in \(minutes(summary.seconds)); resident \(format(summary.minimumMiB))–\(format(summary.maximumMiB)) MiB; " +
@@ -224,8 +223,11 @@ enum SoakPlot {
         return svg
     }
 
-    private static let residentColour = "#1f5fbf"
-    private static let anonymousColour = "#d9731a"
+    /// The curves drawn: which bytes of a sample, their name in the legend, their colour.
+    private static let curves: [(bytes: KeyPath<SoakSample, Double> & Sendable, label: String, colour: String)] = [
+        (\.residentBytes, "resident", "#1f5fbf"),
+        (\.anonymousBytes, "anonymous (heap and stacks)", "#d9731a"),
+    ]
 
     private static func f(_ value: Double) -> String { String(format: "%.1f", value) }
 
