@@ -8,16 +8,15 @@ import Testing
 struct CommandLineTests {
     /// The executable `swift test` builds beside the test bundle.
     static let executable: URL? = {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
-        let candidate = root.appendingPathComponent(".build/debug/countersign")
-        if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
-        FileHandle.standardError.write(Data("note: .build/debug/countersign is not built; the command-line walk-through is SKIPPED\n".utf8))
+        if let directory = BuildProducts.directory { return directory.appendingPathComponent("countersign") }
+        FileHandle.standardError.write(Data("note: the countersign executable is not built beside the tests; the command-line walk-through is SKIPPED\n".utf8))
         return nil
     }()
 
     static func requireExecutable() throws -> URL {
-        guard let executable else { throw RunFailure(description: ".build/debug/countersign is not built") }
+        guard let executable else {
+            throw RunFailure(description: "the countersign executable is not built beside the tests")
+        }
         return executable
     }
 

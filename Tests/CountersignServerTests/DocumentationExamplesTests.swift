@@ -70,11 +70,13 @@ struct DocumentationExamplesTests {
     /// products are not where `swift build` puts them.
     static let compiler: (swiftc: URL, flags: [String])? = {
         let manager = FileManager.default
-        let modules = root.appendingPathComponent(".build/debug/Modules")
-        guard manager.fileExists(atPath: modules.appendingPathComponent("CountersignKit.swiftmodule").path) else {
-            FileHandle.standardError.write(Data("note: .build/debug/Modules is missing; the documentation examples are SKIPPED\n".utf8))
+        guard let build = BuildProducts.directory,
+              manager.fileExists(atPath: build.appendingPathComponent("Modules/CountersignKit.swiftmodule").path)
+        else {
+            FileHandle.standardError.write(Data("note: the build's Modules directory is missing; the documentation examples are SKIPPED\n".utf8))
             return nil
         }
+        let modules = build.appendingPathComponent("Modules")
         guard let swiftc = ChildProcess.find("swiftc") else {
             FileHandle.standardError.write(Data("note: swiftc is not on PATH; the documentation examples are SKIPPED\n".utf8))
             return nil
@@ -89,7 +91,6 @@ struct DocumentationExamplesTests {
             flags += ["-Xcc", "-fmodule-map-file=\(file.path)", "-Xcc", "-I\(file.deletingLastPathComponent().path)"]
         }
         // …and those the build wrote for C targets that have none of their own.
-        let build = root.appendingPathComponent(".build/debug")
         let generated = ((try? manager.contentsOfDirectory(atPath: build.path)) ?? []).filter { $0.hasSuffix(".build") }
             .map { build.appendingPathComponent($0).appendingPathComponent("module.modulemap") }
             .filter { manager.fileExists(atPath: $0.path) }

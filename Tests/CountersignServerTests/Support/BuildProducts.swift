@@ -1,0 +1,26 @@
+import Foundation
+
+/// Where the build that made this test bundle put its products: the `countersign` executable
+/// and the compiled modules. That is `.build/debug` under `swift test` and `.build/release`
+/// under `swift test -c release`, so it is found from the running test bundle, not assumed.
+enum BuildProducts {
+    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent()
+
+    /// The products directory, or nil when none of the candidates holds a `countersign` executable.
+    static let directory: URL? = {
+        var candidates: [URL] = []
+        // Linux: the test bundle is the running executable, written beside the other products.
+        if let path = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
+            candidates.append(URL(fileURLWithPath: path).deletingLastPathComponent())
+        }
+        // Apple platforms: a loaded `.xctest` bundle sits in the products directory.
+        for bundle in Bundle.allBundles where bundle.bundleURL.pathExtension == "xctest" {
+            candidates.append(bundle.bundleURL.deletingLastPathComponent())
+        }
+        candidates.append(packageRoot.appendingPathComponent(".build/debug"))
+        return candidates.first {
+            FileManager.default.isExecutableFile(atPath: $0.appendingPathComponent("countersign").path)
+        }
+    }()
+}
