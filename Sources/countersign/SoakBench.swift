@@ -202,7 +202,7 @@ enum SoakPlot {
         for step in 0...6 {
             let seconds = maxSeconds * Double(step) / 6
             svg += "<line x1=\"\(f(x(seconds)))\" y1=\"\(f(top))\" x2=\"\(f(x(seconds)))\" y2=\"\(f(top + plotHeight))\" stroke=\"#eee\"/>\n"
-            svg += "<text x=\"\(f(x(seconds)))\" y=\"\(f(top + plotHeight + 18))\" text-anchor=\"middle\">\(minutes(seconds))</text>\n"
+            svg += "<text x=\"\(f(x(seconds)))\" y=\"\(f(top + plotHeight + 18))\" text-anchor=\"middle\">\(time(seconds, span: maxSeconds))</text>\n"
         }
         // Each curve, and its line in the legend at the top left.
         for (row, curve) in curves.enumerated() {
@@ -213,7 +213,7 @@ enum SoakPlot {
             svg += "<text x=\"\(f(left + 36))\" y=\"\(f(lineY))\">\(curve.label)</text>\n"
         }
         svg += "<rect x=\"\(f(left))\" y=\"\(f(top))\" width=\"\(f(plotWidth))\" height=\"\(f(plotHeight))\" fill=\"none\" stroke=\"#888\"/>\n"
-        let caption = "\(summary.loops) loops in \(minutes(summary.seconds)); resident \(format(summary.minimumMiB))–\(format(summary.maximumMiB)) MiB; " +
+        let caption = "\(summary.loops) loops in \(time(summary.seconds, span: summary.seconds)); resident \(format(summary.minimumMiB))–\(format(summary.maximumMiB)) MiB; " +
             "first quarter \(format(summary.firstQuarterMiB)) MiB, last quarter \(format(summary.lastQuarterMiB)) MiB"
         let anonymousCaption = "anonymous \(format(summary.firstAnonymousMiB)) MiB before the load, " +
             "first quarter \(format(summary.firstQuarterAnonymousMiB)) MiB, last quarter \(format(summary.lastQuarterAnonymousMiB)) MiB, " +
@@ -231,7 +231,11 @@ enum SoakPlot {
 
     private static func f(_ value: Double) -> String { String(format: "%.1f", value) }
 
-    private static func minutes(_ seconds: Double) -> String { "\(Int((seconds / 60).rounded())) min" }
+    /// A time on the axis: whole minutes on runs of ten minutes or more, seconds on shorter ones,
+    /// whose ticks would otherwise all read "0 min".
+    private static func time(_ seconds: Double, span: Double) -> String {
+        span >= 600 ? "\(Int((seconds / 60).rounded())) min" : "\(Int(seconds.rounded())) s"
+    }
 
     /// 1, 2 or 5 times a power of ten, at least `value`.
     private static func niceCeiling(_ value: Double) -> Double {

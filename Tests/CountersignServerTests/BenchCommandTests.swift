@@ -1,0 +1,112 @@
+import Foundation
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
+import Testing
+
+/// `countersign bench loop` and `bench soak` run against a `countersign serve` of their own, as
+/// BENCHMARKS.md runs them: what they print, and the plot and samples the soak writes.
+@Suite("countersign bench against a server in its own process")
+struct BenchCommandTests {
+    static let enabled = CommandLineTests.executable != nil || ProcessInfo.processInfo.environment["CI"] == "true"
+
+    /// A server on a free port in a scratch directory, and the environment that reaches it.
+    private static func withServer(_ body: (URL, [String: String]) async throws -> Void) async throws {
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("countersign-bench-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let (server, serverURL, stdout, _) = try await CommandLineTests.serve(
+            dataDirectory: scratch.appendingPathComponent("data").path, in: scratch, name: "server")
+        defer { if server.isRunning { server.terminate() } }
+        let environment = ["COUNTERSIGN_SERVER": serverURL, "COUNTERSIGN_ADMIN_KEY": try CommandLineTests.adminKey(printedTo: stdout)]
+        try await body(scratch, environment)
+        server.terminate()
+        server.waitUntilExit()
+    }
+
+    @Test("bench loop --server runs its loops and reports throughput, latency and the CPU per loop", .enabled(if: enabled))
+    func loopAgainstARunningServer() async throws {
+        try await Self.withServer { _, environment in
+            let run = try await CommandLineTests.runAside(
+                ["bench", "loop", "--server", environment["COUNTERSIGN_SERVER"]!, "--loops", "12", "--concurrency", "2"],
+                environment: environment)
+            #expect(run.status == 0, "\(run.output)")
+            #expect(run.output.contains("loops: n=12 concurrency=2 throughput="), "\(run.output)")
+            #expect(run.output.contains("ms per loop in the server"), "\(run.output)")
+            #expect(run.output.contains(" HTTP requests ("), "\(run.output)")
+        }
+    }
+
+    @Test("bench soak writes its samples as CSV and both memory curves, with seconds on a short run's axis, as well-formed SVG",
+          .enabled(if: enabled))
+    func soakWritesItsPlotAndSamples() async throws {
+        try await Self.withServer { scratch, environment in
+            let plot = scratch.appendingPathComponent("soak.svg")
+            let run = try await CommandLineTests.runAside(
+                ["bench", "soak", "--server", environment["COUNTERSIGN_SERVER"]!, "--duration", "6", "--rate", "4",
+                 "--users", "2", "--sample-every", "2", "--plot", plot.path],
+                environment: environment)
+            #expect(run.status == 0, "\(run.output)")
+            #expect(run.output.contains("resident memory: "), "\(run.output)")
+            #expect(run.output.contains("anonymous memory (heap and stacks): "), "\(run.output)")
+
+            // The samples: one before the load, then one every two seconds.
+            let csv = try String(contentsOf: scratch.appendingPathComponent("soak.csv"), encoding: .utf8)
+            let lines = csv.split(separator: "\n").map(String.init)
+            #expect(lines.first == "seconds,resident_mib,anonymous_mib,server_cpu_seconds,loops,late")
+            let rows = lines.dropFirst().map { $0.split(separator: ",").compactMap { Double($0) } }
+            try #require(rows.count >= 3 && rows.allSatisfy { $0.count == 6 }, "\(csv)")
+            #expect(rows[0][0] == 0 && rows[0][4] == 0, "the first sample is taken before the load")
+            #expect(zip(rows, rows.dropFirst()).allSatisfy { $0[0] < $1[0] && $0[4] <= $1[4] }, "time and loops only go up")
+            #expect(rows.allSatisfy { $0[1] > $0[2] && $0[2] > 0 }, "resident memory holds the anonymous memory")
+            #expect((rows.last?[4] ?? 0) >= 10, "about 24 loops ran: \(csv)")
+
+            let svg = try SVGOutline(parsing: Data(contentsOf: plot))
+            #expect(svg.polylinePointCounts == [rows.count, rows.count], "a resident curve and an anonymous one, a point per sample")
+            #expect(svg.texts.contains("resident") && svg.texts.contains("anonymous (heap and stacks)"), "the legend names both")
+            let ticks = svg.texts.filter { $0.hasSuffix(" s") }
+            #expect(ticks.count == 7 && Set(ticks).count == 7, "seven distinct time ticks in seconds: \(svg.texts)")
+            #expect(!svg.texts.contains("0 min"))
+        }
+    }
+
+    @Test("bench soak refuses a rate of zero before it starts", .enabled(if: enabled))
+    func soakRefusesAZeroRate() throws {
+        let run = try CommandLineTests.run(
+            ["bench", "soak", "--server", "http://127.0.0.1:9", "--rate", "0"], environment: ["COUNTERSIGN_ADMIN_KEY": "key_x.y"])
+        #expect(run.status != 0)
+        #expect(run.output.contains("--duration, --rate, --users and --sample-every must be positive"), "\(run.output)")
+    }
+}
+
+/// What a test reads from an SVG document, parsed as XML: the number of points of each
+/// polyline, and the text of each `text` element.
+private final class SVGOutline: NSObject, XMLParserDelegate {
+    private(set) var polylinePointCounts: [Int] = []
+    private(set) var texts: [String] = []
+    private var text: String?
+
+    init(parsing data: Data) throws {
+        super.init()
+        let parser = XMLParser(data: data)
+        parser.delegate = self
+        guard parser.parse() else {
+            throw CommandLineTests.RunFailure(description: "the SVG is not well-formed XML: \(String(describing: parser.parserError))")
+        }
+    }
+
+    func parser(_ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?,
+                attributes: [String: String] = [:]) {
+        if name == "polyline" { polylinePointCounts.append(attributes["points", default: ""].split(separator: " ").count) }
+        if name == "text" { text = "" }
+    }
+
+    func parser(_ parser: XMLParser, foundCharacters string: String) {
+        text? += string
+    }
+
+    func parser(_ parser: XMLParser, didEndElement name: String, namespaceURI: String?, qualifiedName: String?) {
+        if name == "text", let text { texts.append(text) }
+        text = nil
+    }
+}
