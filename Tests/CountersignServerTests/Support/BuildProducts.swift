@@ -18,7 +18,9 @@ enum BuildProducts {
         for bundle in Bundle.allBundles where bundle.bundleURL.pathExtension == "xctest" {
             candidates.append(bundle.bundleURL.deletingLastPathComponent())
         }
-        candidates.append(packageRoot.appendingPathComponent(".build/debug"))
+        // Only when the bundle's own directory is unknown: a build of another configuration
+        // would be tested in place of this one's.
+        if candidates.isEmpty { candidates.append(packageRoot.appendingPathComponent(".build/debug")) }
         return candidates.first {
             FileManager.default.isExecutableFile(atPath: $0.appendingPathComponent("countersign").path)
         }
