@@ -23,8 +23,7 @@ struct DocumentationExamplesTests {
         var testDescription: String { "\(file):\(line)" }
     }
 
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
+    static let root = BuildProducts.packageRoot
 
     /// The Swift blocks of README.md and docs/*.md, in order.
     static let examples: [Example] = {
