@@ -1,5 +1,22 @@
 // swift-tools-version:6.2
 import PackageDescription
+#if os(Linux)
+import Glibc
+#endif
+
+/// Whether this host's glibc reads packed relative relocations (DT_RELR, glibc 2.36 and later).
+/// A binary linked with them needs that glibc where it runs; on an older one it would not start.
+let glibcReadsPackedRelocations: Bool = {
+    #if os(Linux)
+    var version = [CChar](repeating: 0, count: 64)
+    guard confstr(Int32(_CS_GNU_LIBC_VERSION), &version, version.count) > 0 else { return false }
+    // "glibc 2.36"
+    let numbers = String(cString: version).split(separator: " ").last?.split(separator: ".").compactMap { Int($0) } ?? []
+    return numbers.count >= 2 && (numbers[0], numbers[1]) >= (2, 36)
+    #else
+    return false
+    #endif
+}()
 
 let package = Package(
     name: "Countersign",
@@ -127,12 +144,13 @@ let package = Package(
             ],
             linkerSettings: [
                 // Fewer pages resident in a running server (BENCHMARKS.md, "Memory: the
-                // binary's link"): lld packs the relative relocations the loader applies at
-                // start (DT_RELR, glibc 2.36 and later) instead of reading 2–4 MB of them, and
-                // the executable's own symbols are not exported (the static Swift runtime's
-                // link would export them all, which puts 5 MB of symbol tables in memory).
+                // binary's link"): the executable's own symbols are not exported (the static
+                // Swift runtime's link would export them all, which puts 5 MB of symbol tables in
+                // memory), and where glibc reads them, lld packs the relative relocations the
+                // loader applies at start (DT_RELR) instead of reading 2–4 MB of them.
                 .unsafeFlags(
-                    ["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs", "-Xlinker", "--no-export-dynamic"],
+                    ["-use-ld=lld", "-Xlinker", "--no-export-dynamic"]
+                        + (glibcReadsPackedRelocations ? ["-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"] : []),
                     .when(platforms: [.linux], configuration: .release)
                 ),
             ]

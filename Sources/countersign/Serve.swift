@@ -18,6 +18,7 @@ struct Serve: AsyncParsableCommand {
     func run() async throws {
         let level = try options.logLevelValue()
         let configuration = try options.configuration()
+        MallocArenas.limitToCores()
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = level
