@@ -11,7 +11,8 @@ let glibcReadsPackedRelocations: Bool = {
     var version = [CChar](repeating: 0, count: 64)
     guard confstr(Int32(_CS_GNU_LIBC_VERSION), &version, version.count) > 0 else { return false }
     // "glibc 2.36"
-    let numbers = String(cString: version).split(separator: " ").last?.split(separator: ".").compactMap { Int($0) } ?? []
+    let release = String(cString: version).split(separator: " ").last ?? ""
+    let numbers = release.split(separator: ".").compactMap { Int($0) }
     return numbers.count >= 2 && (numbers[0], numbers[1]) >= (2, 36)
     #else
     return false
@@ -145,9 +146,9 @@ let package = Package(
             linkerSettings: [
                 // Fewer pages resident in a running server (BENCHMARKS.md, "Memory: the
                 // binary's link"): the executable's own symbols are not exported (the static
-                // Swift runtime's link would export them all, which puts 5 MB of symbol tables in
-                // memory), and where glibc reads them, lld packs the relative relocations the
-                // loader applies at start (DT_RELR) instead of reading 2–4 MB of them.
+                // Swift runtime's link would export them all: 5 MB of symbol tables, 2–3.5 MiB
+                // of them resident), and where glibc reads them, lld packs the relative
+                // relocations the loader applies at start (DT_RELR) instead of reading 2–4 MB.
                 .unsafeFlags(
                     ["-use-ld=lld", "-Xlinker", "--no-export-dynamic"]
                         + (glibcReadsPackedRelocations ? ["-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"] : []),
