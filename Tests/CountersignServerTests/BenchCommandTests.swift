@@ -11,22 +11,60 @@ struct BenchCommandTests {
     static let enabled = CommandLineTests.executable != nil || ProcessInfo.processInfo.environment["CI"] == "true"
 
     /// A server on a free port in a scratch directory, and the environment that reaches it.
-    private static func withServer(_ body: (URL, [String: String]) async throws -> Void) async throws {
+    private static func withServer(
+        serverEnvironment: [String: String] = [:], _ body: (URL, [String: String], Process) async throws -> Void
+    ) async throws {
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("countersign-bench-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: scratch) }
         let (server, serverURL, stdout, _) = try await CommandLineTests.serve(
-            dataDirectory: scratch.appendingPathComponent("data").path, in: scratch, name: "server")
+            dataDirectory: scratch.appendingPathComponent("data").path, in: scratch, name: "server",
+            environment: serverEnvironment)
         defer { if server.isRunning { server.terminate() } }
         let environment = ["COUNTERSIGN_SERVER": serverURL, "COUNTERSIGN_ADMIN_KEY": try CommandLineTests.adminKey(printedTo: stdout)]
-        try await body(scratch, environment)
+        try await body(scratch, environment, server)
         server.terminate()
         server.waitUntilExit()
     }
 
+    /// glibc's arenas other than the main one in a process: each is a heap mapped on a 64 MiB
+    /// boundary (its reserved size), with nothing behind it but anonymous memory.
+    private static func mallocArenaHeaps(of pid: Int32) throws -> Int {
+        let maps = try String(contentsOfFile: "/proc/\(pid)/maps", encoding: .utf8)
+        return maps.split(separator: "\n").filter { line in
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            guard fields.count == 5, let dash = fields[0].firstIndex(of: "-"),
+                  let start = UInt64(fields[0][..<dash], radix: 16),
+                  let end = UInt64(fields[0][fields[0].index(after: dash)...], radix: 16) else { return false }
+            return start % (64 << 20) == 0 && end - start <= 64 << 20
+        }.count
+    }
+
+    @Test("serve holds glibc's allocator to one arena per core, unless MALLOC_ARENA_MAX says otherwise",
+          .enabled(if: enabled && FileManager.default.fileExists(atPath: "/proc/self/maps")))
+    func serveLimitsMallocArenas() async throws {
+        let cores = max(ProcessInfo.processInfo.activeProcessorCount, 1)
+        var heaps: [Int] = []
+        // The second server has glibc's own default, eight arenas per core.
+        for serverEnvironment in [[:], ["MALLOC_ARENA_MAX": "\(8 * cores)"]] {
+            try await Self.withServer(serverEnvironment: serverEnvironment) { _, environment, server in
+                // Requests on many threads at once: each thread that allocates takes an arena of
+                // its own while the limit allows.
+                let run = try await CommandLineTests.runAside(
+                    ["bench", "loop", "--server", environment["COUNTERSIGN_SERVER"]!, "--loops", "64", "--concurrency", "32"],
+                    environment: environment)
+                #expect(run.status == 0, "\(run.output)")
+                heaps.append(try Self.mallocArenaHeaps(of: server.processIdentifier))
+            }
+        }
+        #expect(heaps[0] <= cores - 1, "\(heaps[0]) arenas besides the main one on \(cores) cores")
+        // The server runs more threads than cores, so without the limit it has more arenas.
+        #expect(heaps[1] > cores - 1, "without the limit: \(heaps[1]) arenas besides the main one on \(cores) cores")
+    }
+
     @Test("bench loop --server runs its loops and reports throughput, latency and the CPU per loop", .enabled(if: enabled))
     func loopAgainstARunningServer() async throws {
-        try await Self.withServer { _, environment in
+        try await Self.withServer { _, environment, _ in
             let run = try await CommandLineTests.runAside(
                 ["bench", "loop", "--server", environment["COUNTERSIGN_SERVER"]!, "--loops", "12", "--concurrency", "2"],
                 environment: environment)
@@ -40,7 +78,7 @@ struct BenchCommandTests {
     @Test("bench soak writes its samples as CSV and both memory curves, with seconds on a short run's axis, as well-formed SVG",
           .enabled(if: enabled))
     func soakWritesItsPlotAndSamples() async throws {
-        try await Self.withServer { scratch, environment in
+        try await Self.withServer { scratch, environment, _ in
             let plot = scratch.appendingPathComponent("soak.svg")
             let run = try await CommandLineTests.runAside(
                 ["bench", "soak", "--server", environment["COUNTERSIGN_SERVER"]!, "--duration", "6", "--rate", "4",

@@ -268,7 +268,10 @@ struct CommandLineTests {
     }
 
     /// Starts `countersign serve` on a free port and returns it once it names its public URL.
-    static func serve(dataDirectory: String, in scratch: URL, name: String) async throws -> (Process, String, URL, URL) {
+    /// `environment` is added to this process's own.
+    static func serve(
+        dataDirectory: String, in scratch: URL, name: String, environment: [String: String] = [:]
+    ) async throws -> (Process, String, URL, URL) {
         let stdout = scratch.appendingPathComponent("\(name).out")
         let stderr = scratch.appendingPathComponent("\(name).err")
         _ = FileManager.default.createFile(atPath: stdout.path, contents: nil)
@@ -276,6 +279,9 @@ struct CommandLineTests {
         let server = Process()
         server.executableURL = try Self.requireExecutable()
         server.arguments = ["serve", "--port", "0", "--data-dir", dataDirectory]
+        if !environment.isEmpty {
+            server.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         server.standardOutput = try FileHandle(forWritingTo: stdout)
         server.standardError = try FileHandle(forWritingTo: stderr)
         try server.run()
