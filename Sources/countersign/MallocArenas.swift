@@ -12,8 +12,9 @@ enum MallocArenas {
     /// Limits the arenas to the number of cores, unless the operator chose a limit already
     /// (`MALLOC_ARENA_MAX`, or `glibc.malloc.arena_max` in `GLIBC_TUNABLES`). Only arenas made
     /// afterwards are affected, so it is called before the server starts its threads.
-    static func limitToCores(environment: [String: String] = ProcessInfo.processInfo.environment) {
+    static func limitToCores() {
         #if canImport(Glibc)
+        let environment = ProcessInfo.processInfo.environment
         guard environment["MALLOC_ARENA_MAX"] == nil,
               environment["GLIBC_TUNABLES"]?.contains("glibc.malloc.arena_max") != true else { return }
         // `mallopt` is declared in <malloc.h>, which the Glibc module does not include.
