@@ -19,6 +19,9 @@ let glibcReadsPackedRelocations: Bool = {
     #endif
 }()
 
+/// The release link's inputs on Linux: the order of the code and where the unnamed helpers go.
+let linkInputs = Context.packageDirectory + "/Sources/countersign/Link"
+
 let package = Package(
     name: "Countersign",
     platforms: [.macOS(.v15), .iOS(.v18)],
@@ -143,15 +146,27 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
+            // Inputs of the release link below, not sources.
+            exclude: ["Link"],
             linkerSettings: [
                 // Fewer pages resident in a running server (BENCHMARKS.md, "Memory: the
-                // binary's link"): the executable's own symbols are not exported (the static
-                // Swift runtime's link would export them all: 5 MB of symbol tables, 2–3.5 MiB
-                // of them resident), and where glibc reads them, lld packs the relative
-                // relocations the loader applies at start (DT_RELR) instead of reading 2–4 MB.
+                // binary's link" and "Memory: code in the order it runs"):
+                // - the executable's own symbols are not exported (the static Swift runtime's
+                //   link would export them all: 5 MB of symbol tables, 2–3.5 MiB of them resident);
+                // - where glibc reads them, lld packs the relative relocations the loader applies
+                //   at start (DT_RELR) instead of reading 2–4 MB;
+                // - the functions a server runs come first, in one stretch of the text
+                //   (Link/code-order.txt, written by Benchmarks/code-order.py), and the compiler's
+                //   unnamed helpers beside them (Link/private-text.ld). Functions the file names
+                //   that a build lacks are passed over.
                 .unsafeFlags(
                     ["-use-ld=lld", "-Xlinker", "--no-export-dynamic"]
-                        + (glibcReadsPackedRelocations ? ["-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"] : []),
+                        + (glibcReadsPackedRelocations ? ["-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"] : [])
+                        + [
+                            "-Xlinker", "--symbol-ordering-file=\(linkInputs)/code-order.txt",
+                            "-Xlinker", "--no-warn-symbol-ordering",
+                            "-Xlinker", "--script=\(linkInputs)/private-text.ld",
+                        ],
                     .when(platforms: [.linux], configuration: .release)
                 ),
             ]
