@@ -100,7 +100,7 @@ struct ServerOptions: ParsableArguments {
     @Option(name: .customLong("database-url"), help: "postgres://user:password@host:5432/database to use PostgreSQL (COUNTERSIGN_DATABASE_URL).")
     var databaseURL: String?
 
-    @Option(name: .customLong("database-pool-size"), help: "Most PostgreSQL connections open at once, 4 to 500 (COUNTERSIGN_DATABASE_POOL_SIZE). Default 20.")
+    @Option(name: .customLong("database-pool-size"), help: "PostgreSQL connections the node opens and keeps, 4 to 500 (COUNTERSIGN_DATABASE_POOL_SIZE). Default 20.")
     var databasePoolSize: Int?
 
     @Option(name: .customLong("database-wait"), help: "Seconds a request waits for a PostgreSQL connection before it is answered 503, 1 to 60 (COUNTERSIGN_DATABASE_WAIT). Default 3.")

@@ -157,6 +157,57 @@ struct StorageTests {
         }
     }
 
+    @Test("a server's PostgreSQL pool opens all its connections and keeps them; any other opens them on demand",
+          arguments: Engine.available.filter { $0 == .postgres })
+    func postgresServerPoolKeptOpen(engine: Engine) async throws {
+        let scratch = try await ScratchDatabase.make(engine)
+        let admin = try await PostgresDatabase.connect(
+            url: try #require(Engine.postgresURL), connectionWait: ScratchDatabase.busyWait, logger: testLogger)
+        do {
+            try await Self.checkPools(url: try #require(scratch.postgresURL), admin: admin)
+        } catch {
+            await admin.close()
+            await scratch.destroy()
+            throw error
+        }
+        await admin.close()
+        await scratch.destroy()
+    }
+
+    private static func checkPools(url: String, admin: any Database) async throws {
+        let name = String(try #require(URLComponents(string: url)?.path.dropFirst()))
+        @Sendable func open() async throws -> Int {
+            try await admin.first(
+                "SELECT count(*)::bigint AS n FROM pg_stat_activity WHERE datname = \(name)", column: "n", as: Int.self) ?? 0
+        }
+        @Sendable func waitFor(_ wanted: Int) async throws -> Int {
+            var seen = try await open()
+            for _ in 0..<100 where seen != wanted {
+                try await Task.sleep(for: .milliseconds(100))
+                seen = try await open()
+            }
+            return seen
+        }
+
+        // A server's pool: all five at once, and after its statements, still five.
+        let kept = try await PostgresDatabase.connect(
+            url: url, poolSize: 5, connectionWait: ScratchDatabase.busyWait, keepsPoolOpen: true, logger: testLogger)
+        #expect(try await waitFor(5) == 5)
+        for _ in 0..<20 { _ = try await kept.run("SELECT 1 AS one") }
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(try await open() == 5)
+        await kept.close()
+        #expect(try await waitFor(0) == 0)
+
+        // Any other pool opens a connection when a statement needs one.
+        let onDemand = try await PostgresDatabase.connect(
+            url: url, poolSize: 5, connectionWait: ScratchDatabase.busyWait, logger: testLogger)
+        for _ in 0..<20 { _ = try await onDemand.run("SELECT 1 AS one") }
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(try await open() == 1)
+        await onDemand.close()
+    }
+
     @Test("a statement PostgreSQL could not prepare, in a transaction already failed, runs once the transaction is over",
           arguments: Engine.available.filter { $0 == .postgres })
     func postgresStatementFailedToPrepareIsNotKeptFailed(engine: Engine) async throws {
