@@ -54,8 +54,8 @@ public final class PostgresDatabase: Database {
     /// demand, close after a minute idle, and keep alive every 30 s. The pool arms a timer for
     /// each of those each time a connection goes back to it idle, and a timer holds its memory
     /// until its deadline even when a lease cancels it early; at hundreds of leases a second a
-    /// server held tens of thousands of them (10,000 requests created at once: 51 MiB more
-    /// heap, against 8.6 MiB with the pool kept open; BENCHMARKS.md, "PostgreSQL's pool").
+    /// server held tens of thousands of them (10,000 requests created 16 at a time: 49–51 MiB
+    /// more heap, against 5–9 MiB with the pool kept open; BENCHMARKS.md, "PostgreSQL's pool").
     public static func connect(
         url: String, poolSize: Int = defaultPoolSize, connectionWait: Duration = defaultConnectionWait,
         keepsPoolOpen: Bool = false, logger: Logger
