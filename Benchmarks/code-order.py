@@ -11,18 +11,19 @@ order it runs") has the figures.
 Which functions run is found by Benchmarks/code-trace.c: a breakpoint on every function entry,
 each removed the first time a thread reaches it. A server is started under it and put under
 load by `countersign bench loop --server … --pending …`, once on SQLite and, with
---database-url, once more on PostgreSQL; the functions that ran in either go into the order, in
-the order the binary has them now.
+--database-url, once more on PostgreSQL; the functions that ran in either go into the order,
+sorted by name.
 
 Build the production binary with function sections (docs/operations.md §1), then:
 
     python3 Benchmarks/code-order.py .build-static/release/countersign \\
         --database-url 'postgres://countersign:countersign@127.0.0.1:5432/cs_order?sslmode=disable'
 
-It writes Sources/countersign/Link/code-order.txt; build again to link in the new order. A function
-the file names that a build does not have is passed over, and a function it does not name is
-linked after those it does: a stale order costs memory, never correctness. The database the URL
-names must exist and be empty.
+It writes Sources/countersign/Link/code-order.txt. The build does not know the link reads it:
+remove the binary (`rm .build-static/release/countersign`) and build again to link in the new
+order. A function the file names that a build does not have is passed over, and a function it
+does not name is linked after those it does: a stale order costs memory, never correctness. The
+database the URL names must exist and be empty.
 """
 
 import argparse
@@ -117,12 +118,9 @@ def main():
         ran |= traced_run(tracer, entries, args.binary, work, "postgresql", args.port + 1, args.loops, args.pending,
                           args.database_url)
 
-    names, seen = [], set()
-    for address in sorted(ran):
-        for name in table.get(address, []):
-            if name not in seen:
-                seen.add(name)
-                names.append(name)
+    # Sorted by name, so that writing the order again changes only the lines of functions that
+    # came or went: the whole stretch is resident anyway, whatever the order inside it.
+    names = sorted({name for address in ran for name in table.get(address, [])})
     with open(args.output, "w") as f:
         f.write("\n".join(names) + "\n")
     print(f"{len(ran)} of {len(table)} functions ran; {len(names)} names written to {os.path.normpath(args.output)}")
