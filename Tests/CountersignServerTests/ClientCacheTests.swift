@@ -34,6 +34,10 @@ struct ClientCacheTests {
     @Test("a rotated secret is refused at once, and the new one accepted", arguments: Engine.available)
     func rotatedSecretIsRefusedAtOnce(engine: Engine) async throws {
         try await TestServer.with(engine) { server in
+            // On PostgreSQL the cache keeps nothing until the node listens for changes, and
+            // forgets everything when it starts to: on a busy machine that can come after the
+            // first request.
+            if engine == .postgres { try await waitUntil { server.server.caches.hearsChanges } }
             let client = try await server.createClient()
             #expect(try await Self.authenticates(client, port: server.running.port))
             #expect(server.server.caches.clients.value(for: client.id) != nil)
