@@ -29,6 +29,7 @@ database the URL names must exist and be empty.
 import argparse
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -106,6 +107,13 @@ def main():
     args = parser.parse_args()
 
     work = tempfile.mkdtemp(prefix="countersign-order.")
+    try:
+        write_order(args, work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def write_order(args, work):
     tracer = os.path.join(work, "code-trace")
     subprocess.run(["cc", "-O2", "-o", tracer, os.path.join(HERE, "code-trace.c")], check=True)
     table = functions(args.binary)
@@ -124,7 +132,6 @@ def main():
     with open(args.output, "w") as f:
         f.write("\n".join(names) + "\n")
     print(f"{len(ran)} of {len(table)} functions ran; {len(names)} names written to {os.path.normpath(args.output)}")
-    subprocess.run(["rm", "-rf", work])
 
 
 if __name__ == "__main__":
