@@ -199,53 +199,86 @@ public struct ApprovalService: Sendable {
     /// Records the device's signed decision. The checks (signature, request, challenge, digest)
     /// run before the one conditional update that also checks state and expiry, so the first
     /// valid answer wins and every later one gets `already_decided`.
-    public func answer(_ id: String, by device: Device, tenant: Tenant, submission: ApprovalSubmission) async throws
-        -> ApprovalAcknowledgement {
-        let answerable = try await answerable(id, by: device)
-        let transaction = answerable.transaction
-        let key = try device.signingKey.signingKey()
-        let verified: (response: ApprovalResponse, jws: CompactJWS)
+    ///
+    /// `nonce` is the device call's nonce when the caller left it unrecorded
+    /// (`DeviceAuthenticator.authenticateDeferringNonce`): it is recorded in the decision's
+    /// commit. An answer whose checks count or call out (a PIN, the custom verifier) records it
+    /// before them, and a refused answer records it by itself, so that whatever the outcome the
+    /// call cannot be played again, and playing it again changes nothing (`replayed`).
+    public func answer(
+        _ id: String, by device: Device, tenant: Tenant, submission: ApprovalSubmission, nonce: DeviceNonce? = nil
+    ) async throws -> ApprovalAcknowledgement {
+        var unrecorded = nonce
+        let transaction: ApprovalTransaction
+        let decision: ApprovalDecision
+        let recorded: RecordedDecision?
         do {
-            verified = try ApprovalResponse.verified(submission.response, key: key, deviceID: device.id)
+            let answerable = try await answerable(id, by: device)
+            transaction = answerable.transaction
+            let key = try device.signingKey.signingKey()
+            let verified: (response: ApprovalResponse, jws: CompactJWS)
+            do {
+                verified = try ApprovalResponse.verified(submission.response, key: key, deviceID: device.id)
+            } catch {
+                throw ApprovalError.invalidResponse(error.description)
+            }
+            let response = verified.response
+            guard response.requestID == transaction.id else {
+                throw ApprovalError.challengeMismatch("the response names request \(response.requestID), not \(transaction.id)")
+            }
+            guard Secrets.constantTimeEqual(Data(response.challenge.utf8), Data(transaction.challenge.utf8)) else {
+                throw ApprovalError.challengeMismatch("the response does not repeat this request's challenge")
+            }
+            guard response.detailsDigest == transaction.detailsDigest else {
+                throw ApprovalError.detailsMismatch
+            }
+            guard !response.factors.isEmpty, response.factors.allSatisfy(Self.isFactorName) else {
+                throw ApprovalError.invalidResponse("factors must list how the user was verified, e.g. [\"confirm\"]")
+            }
+            try Self.checkIssuedAt(response.issuedAt, of: transaction, now: now())
+            if let first = unrecorded, response.factors.contains(where: Self.factorsThatAct.contains) {
+                try await record(first)
+                unrecorded = nil
+            }
+            let outcome = try await answers.evaluate(
+                response, submission: submission, transaction: transaction, device: device, tenant: tenant)
+            let now = now()
+            let (status, factors, reason, detail): (ApprovalTransaction.Status, [String], DenyReason?, String?) = switch outcome {
+            case .approve(let factors): (.approved, factors, nil, nil)
+            case .deny(let reason, let detail): (.denied, response.factors, reason, detail)
+            }
+            decision = ApprovalDecision(
+                transaction: transaction, status: status, device: device, deviceIDs: answerable.deviceIDs,
+                response: submission.response, factors: factors,
+                reason: reason, verifierReason: detail, policy: tenant.policy, nonce: unrecorded, at: now)
+            recorded = try await store.decide(decision)
         } catch {
-            throw ApprovalError.invalidResponse(error.description)
+            // Refused, or the decision's commit failed (a replay among the reasons): the nonce
+            // alone, which says `replayed` when it was used already.
+            if let unrecorded { try await record(unrecorded) }
+            throw error
         }
-        let response = verified.response
-        guard response.requestID == transaction.id else {
-            throw ApprovalError.challengeMismatch("the response names request \(response.requestID), not \(transaction.id)")
-        }
-        guard Secrets.constantTimeEqual(Data(response.challenge.utf8), Data(transaction.challenge.utf8)) else {
-            throw ApprovalError.challengeMismatch("the response does not repeat this request's challenge")
-        }
-        guard response.detailsDigest == transaction.detailsDigest else {
-            throw ApprovalError.detailsMismatch
-        }
-        guard !response.factors.isEmpty, response.factors.allSatisfy(Self.isFactorName) else {
-            throw ApprovalError.invalidResponse("factors must list how the user was verified, e.g. [\"confirm\"]")
-        }
-        try Self.checkIssuedAt(response.issuedAt, of: transaction, now: now())
-        let outcome = try await answers.evaluate(
-            response, submission: submission, transaction: transaction, device: device, tenant: tenant)
-        let now = now()
-        let (status, factors, reason, detail): (ApprovalTransaction.Status, [String], DenyReason?, String?) = switch outcome {
-        case .approve(let factors): (.approved, factors, nil, nil)
-        case .deny(let reason, let detail): (.denied, response.factors, reason, detail)
-        }
-        let recorded = try await store.decide(ApprovalDecision(
-            transaction: transaction, status: status, device: device, deviceIDs: answerable.deviceIDs,
-            response: submission.response, factors: factors,
-            reason: reason, verifierReason: detail, policy: tenant.policy, at: now))
         guard let recorded else {
             // Lost the race, or expired meanwhile: say which.
             let current = try await store.request(id: transaction.id)
             if let current, current.status != .pending { throw ApprovalError.alreadyDecided(current.status) }
             throw ApprovalError.expired
         }
-        metrics.approvalDecided(status.rawValue)
-        await signals.closed(RequestClosed(id: transaction.id, status: status.rawValue), deviceIDs: answerable.deviceIDs,
-                             withdrawalsQueued: recorded.withdrawalsQueued,
+        metrics.approvalDecided(decision.status.rawValue)
+        await signals.closed(RequestClosed(id: transaction.id, status: decision.status.rawValue),
+                             deviceIDs: decision.deviceIDs, withdrawalsQueued: recorded.withdrawalsQueued,
                              callsBackClient: transaction.deliveryMode != .poll)
-        return ApprovalAcknowledgement(requestID: transaction.id, status: status.rawValue, decidedAt: now, reason: reason)
+        return ApprovalAcknowledgement(
+            requestID: transaction.id, status: decision.status.rawValue, decidedAt: decision.at, reason: decision.reason)
+    }
+
+    /// Factors whose check changes something or calls out: a PIN attempt counts, the custom
+    /// verifier is asked. An answer naming one records its nonce before they run.
+    private static let factorsThatAct: Set<String> = [Factor.pin.rawValue, Factor.custom.rawValue]
+
+    /// Records a device call's nonce by itself; `replayed` if the device used it already.
+    private func record(_ nonce: DeviceNonce) async throws {
+        guard try await store.recordNonce(nonce) else { throw DeviceRequestError.replayed }
     }
 
     /// The delivery of `id` to this device, if the request is still pending and unexpired.

@@ -19,8 +19,11 @@ protocol ApprovalStore: Sendable {
     func request(id: String) async throws -> ApprovalTransaction?
     /// Records the decision if the request is still pending and unexpired, in one transaction
     /// with the withdrawal of the other devices' alerts, the audit record, the relying party's
-    /// notification and, for "I did not request this", the report; nil if it was not pending.
+    /// notification, for "I did not request this" the report, and the answering call's nonce
+    /// (`DeviceRequestError.replayed` if it was used); nil if it was not pending.
     func decide(_ decision: ApprovalDecision) async throws -> RecordedDecision?
+    /// Records a device call's nonce by itself; false if the device used it already.
+    func recordNonce(_ nonce: DeviceNonce) async throws -> Bool
     /// Deletes what has expired; returns how many requests went.
     func sweep(undecidedBefore: Date, decidedBefore: Date, windowsBefore: Date) async throws -> Int
 }
@@ -53,6 +56,9 @@ struct ApprovalDecision: Sendable {
     let verifierReason: String?
     /// The tenant's policy, for the "I did not request this" report.
     let policy: AuthenticationPolicy
+    /// The answering call's nonce, recorded in the same commit (`replayed` if it was used);
+    /// nil when the call recorded it already.
+    let nonce: DeviceNonce?
     let at: Date
 }
 
@@ -110,6 +116,12 @@ struct SQLApprovalStore: ApprovalStore {
         let transaction = decision.transaction
         let now = decision.at
         return try await database.transaction { executor in
+            if let nonce = decision.nonce {
+                guard try await devices.recordNonce(
+                    deviceID: nonce.deviceID, nonce: nonce.value, expiresAt: nonce.expiresAt, on: executor) else {
+                    throw DeviceRequestError.replayed
+                }
+            }
             guard try await approvals.decide(
                 id: transaction.id, status: decision.status, deviceID: decision.device.id, response: decision.response,
                 factors: decision.factors, reason: decision.reason, at: now, on: executor) else { return nil }
@@ -138,6 +150,10 @@ struct SQLApprovalStore: ApprovalStore {
                 on: executor)
             return RecordedDecision(withdrawalsQueued: !alerted.isEmpty)
         }
+    }
+
+    func recordNonce(_ nonce: DeviceNonce) async throws -> Bool {
+        try await devices.recordNonce(deviceID: nonce.deviceID, nonce: nonce.value, expiresAt: nonce.expiresAt, on: database)
     }
 
     func sweep(undecidedBefore: Date, decidedBefore: Date, windowsBefore: Date) async throws -> Int {

@@ -24,6 +24,19 @@ public struct DeviceAuthenticator: Sendable {
     public func authenticate(
         authorization: String?, method: String, url: String, body: Data, tenant: Tenant
     ) async throws -> Device {
+        let call = try await authenticateDeferringNonce(
+            authorization: authorization, method: method, url: url, body: body, tenant: tenant)
+        try await record(call.nonce)
+        return try await seen(call)
+    }
+
+    /// Checks the signature like `authenticate`, but leaves the nonce unrecorded, for a call
+    /// that records it in the same commit as what it changes (`ApprovalService.answer`). The
+    /// caller records it before it answers, whatever the outcome, does nothing but checks and
+    /// reads until then, and then calls `seen`.
+    func authenticateDeferringNonce(
+        authorization: String?, method: String, url: String, body: Data, tenant: Tenant
+    ) async throws -> VerifiedDeviceCall {
         do {
             return try await check(authorization: authorization, method: method, url: url, body: body, tenant: tenant)
         } catch let error as DeviceRequestError {
@@ -32,7 +45,34 @@ public struct DeviceAuthenticator: Sendable {
         }
     }
 
-    private func check(authorization: String?, method: String, url: String, body: Data, tenant: Tenant) async throws -> Device {
+    /// Records a verified call's nonce by itself; `replayed` if the device used it already.
+    func record(_ nonce: DeviceNonce) async throws {
+        guard try await store.recordNonce(deviceID: nonce.deviceID, nonce: nonce.value, expiresAt: nonce.expiresAt) else {
+            rejectedAsReplayed()
+            throw DeviceRequestError.replayed
+        }
+    }
+
+    /// Counts a call whose nonce turned out to be used already when it was recorded with what
+    /// the call changed.
+    func rejectedAsReplayed() {
+        metrics.deviceSignatureRejected(code: DeviceRequestError.replayed.code.rawValue)
+    }
+
+    /// Once the call's nonce is recorded: sweeps expired nonces when due and notes that the
+    /// device was seen (at most once a minute); returns the device as seen.
+    func seen(_ call: VerifiedDeviceCall) async throws -> Device {
+        try await purgeExpiredNonces(now: call.at)
+        var seen = call.device
+        if call.device.lastSeenAt.map({ call.at.timeIntervalSince($0) > 60 }) ?? true {
+            try await store.touch(deviceID: call.device.id, at: call.at)
+            seen.lastSeenAt = call.at
+        }
+        return seen
+    }
+
+    private func check(authorization: String?, method: String, url: String, body: Data, tenant: Tenant) async throws
+        -> VerifiedDeviceCall {
         let now = now()
         let signature = try DeviceRequestSignature.parse(authorizationHeader: authorization)
         guard let device = try await store.device(id: signature.deviceID),
@@ -48,20 +88,29 @@ public struct DeviceAuthenticator: Sendable {
         try signature.verify(key: try device.signingKey.signingKey(), method: method, url: url, body: body, now: now,
                              window: window)
         // A nonce only needs remembering while its iat is inside the window.
-        let expiry = Date(timeIntervalSince1970: TimeInterval(signature.issuedAt) + window)
-        guard try await store.recordNonce(deviceID: device.id, nonce: signature.nonce, expiresAt: expiry) else {
-            throw DeviceRequestError.replayed
-        }
-        try await purgeExpiredNonces(now: now)
-        var seen = device
-        if device.lastSeenAt.map({ now.timeIntervalSince($0) > 60 }) ?? true {
-            try await store.touch(deviceID: device.id, at: now)
-            seen.lastSeenAt = now
-        }
-        return seen
+        let nonce = DeviceNonce(
+            deviceID: device.id, value: signature.nonce,
+            expiresAt: Date(timeIntervalSince1970: TimeInterval(signature.issuedAt) + window))
+        return VerifiedDeviceCall(device: device, nonce: nonce, at: now)
     }
 
     private func purgeExpiredNonces(now: Date) async throws {
         if lastPurge.isDue(at: now) { try await store.purgeNonces(before: now) }
     }
+}
+
+/// A device call whose signature verified, before its nonce is recorded.
+struct VerifiedDeviceCall: Sendable {
+    let device: Device
+    let nonce: DeviceNonce
+    /// When the signature was checked.
+    let at: Date
+}
+
+/// The nonce of a verified device call, remembered until `expiresAt` (its `iat` plus the
+/// window) so that the call cannot be played again.
+public struct DeviceNonce: Sendable, Equatable {
+    public let deviceID: String
+    public let value: String
+    public let expiresAt: Date
 }

@@ -74,10 +74,12 @@ struct DeviceRoutes: Sendable {
             }
         }
         router.post("/requests/{id}/response") { request, context in
-            try await self.signed(request, context) { device, tenant, body in
+            // The answer's nonce is recorded in the commit that records the decision.
+            try await self.signedRecordingNonce(request, context) { device, tenant, body, nonce in
                 let id = try context.parameters.require("id")
                 let submission = try JSON.decode(ApprovalSubmission.self, from: body)
-                return try JSON.response(try await approvals.answer(id, by: device, tenant: tenant, submission: submission))
+                return try JSON.response(try await approvals.answer(
+                    id, by: device, tenant: tenant, submission: submission, nonce: nonce))
             }
         }
         router.post("/self/factors") { request, context in
@@ -139,6 +141,37 @@ struct DeviceRoutes: Sendable {
         } catch let error as DeviceRequestError {
             throw try await unauthorized(error, request: request, tenant: tenant)
         }
+    }
+
+    /// Like `signed`, for a body that records the call's nonce itself, in the commit of what it
+    /// changes, or by itself when it changes nothing (`replayed` if the device used it already).
+    /// The device is noted as seen once the body is done.
+    private func signedRecordingNonce(
+        _ request: Request, _ context: CountersignRequestContext,
+        _ body: (Device, Tenant, Data, DeviceNonce) async throws -> Response
+    ) async throws -> Response {
+        let tenant = try tenant(context)
+        let data = try await request.bodyData(limit: maximumBodySize)
+        let call: VerifiedDeviceCall
+        do {
+            call = try await authenticator.authenticateDeferringNonce(
+                authorization: request.headers[.authorization], method: request.method.rawValue,
+                url: origin.base + request.uri.description, body: data, tenant: tenant)
+        } catch let error as DeviceRequestError {
+            throw try await unauthorized(error, request: request, tenant: tenant)
+        }
+        let response: Response
+        do {
+            response = try await body(call.device, tenant, data, call.nonce)
+        } catch let error as DeviceRequestError {
+            if error == .replayed { authenticator.rejectedAsReplayed() }
+            throw try await unauthorized(error, request: request, tenant: tenant)
+        } catch {
+            _ = try await authenticator.seen(call)
+            throw error
+        }
+        _ = try await authenticator.seen(call)
+        return response
     }
 
     /// The 401 for a refused signature. When the server no longer knows the device, the answer

@@ -87,6 +87,12 @@ extension TestServer {
 
     /// A request to `path` below the base URL, signed as device `deviceID` with `signer`.
     func deviceCall(_ method: String, _ path: String, body: Data, deviceID: String, signer: any ES256Signer) async throws -> Answer {
+        try await send(try deviceRequest(method, path, body: body, deviceID: deviceID, signer: signer))
+    }
+
+    /// The signed request `deviceCall` sends, to send as often as a test wants (a replay).
+    func deviceRequest(_ method: String, _ path: String, body: Data, deviceID: String, signer: any ES256Signer) throws
+        -> URLRequest {
         let url = base + path
         var request = URLRequest(url: try #require(URL(string: url)))
         request.httpMethod = method
@@ -97,7 +103,7 @@ extension TestServer {
         let signature = try DeviceRequestSignature.sign(
             method: method, url: url, body: body, deviceID: deviceID, signer: signer, now: clock.now)
         request.setValue(signature.authorizationHeader, forHTTPHeaderField: "Authorization")
-        return try await send(request)
+        return request
     }
 
     /// Sends `request`: through the router in memory when the server is routed and the request
@@ -202,8 +208,14 @@ struct RawDevice: Sendable {
     }
 
     func answer(_ requestID: String, response: String) async throws -> TestServer.Answer {
-        try await call("POST", "/device/v1/requests/\(requestID)/response",
-                       body: try JSONEncoder().encode(ApprovalSubmission(response: response)))
+        try await server.send(try answerRequest(requestID, response: response))
+    }
+
+    /// The signed call `answer` sends.
+    func answerRequest(_ requestID: String, response: String) throws -> URLRequest {
+        try server.deviceRequest("POST", "/device/v1/requests/\(requestID)/response",
+                                 body: try JSONEncoder().encode(ApprovalSubmission(response: response)), deviceID: id,
+                                 signer: keys.signer)
     }
 
     /// Opens the newest pending request and answers it as the user would.

@@ -3,6 +3,9 @@ import Crypto
 import Foundation
 import Testing
 @testable import CountersignServer
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// A device built by hand with its factor keys: enrolls over HTTP and answers with whatever
 /// factors, numbers and proofs a test wants, including ones the SDK would never send.
@@ -40,6 +43,17 @@ struct FactorDevice: Sendable {
         reason: DenyReason? = nil, biometry: String? = nil, pinKey: P256.Signing.PrivateKey? = nil,
         biometricKey: P256.Signing.PrivateKey? = nil, alternative: Int64? = nil
     ) async throws -> TestServer.Answer {
+        try await server.send(try await answerRequest(
+            decision, factors: factors, number: number, customData: customData, reason: reason, biometry: biometry,
+            pinKey: pinKey, biometricKey: biometricKey, alternative: alternative))
+    }
+
+    /// The signed call `answer` sends, to send as often as a test wants (a replay).
+    func answerRequest(
+        _ decision: ApprovalResponse.Decision = .approve, factors: [String], number: Int64? = nil, customData: String? = nil,
+        reason: DenyReason? = nil, biometry: String? = nil, pinKey: P256.Signing.PrivateKey? = nil,
+        biometricKey: P256.Signing.PrivateKey? = nil, alternative: Int64? = nil
+    ) async throws -> URLRequest {
         let (envelope, details, plaintext) = try await newest()
         let response = ApprovalResponse(
             requestID: details.requestID, decision: decision, detailsDigest: TransactionDetails.digest(of: plaintext),
@@ -55,7 +69,8 @@ struct FactorDevice: Sendable {
                 try $0.signature(for: FactorProof.message(factor: .biometric, response: jws)).rawRepresentation
                     .base64URLEncodedString
             })
-        return try await call("POST", "/device/v1/requests/\(envelope.id)/response", body: try JSONEncoder().encode(submission))
+        return try server.deviceRequest("POST", "/device/v1/requests/\(envelope.id)/response",
+                                        body: try JSONEncoder().encode(submission), deviceID: deviceID, signer: signing)
     }
 }
 
