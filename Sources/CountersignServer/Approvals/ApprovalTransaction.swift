@@ -169,7 +169,7 @@ public struct SQLApprovalTransactionRepository: ApprovalTransactionRepository {
     /// sealed for (space-separated), as `delivery` reads them in one statement.
     private struct DeliveryRow: Decodable {
         /// The request's columns, qualified for the join and named as `Row` reads them.
-        static let columns = Row.columns.split(separator: ", ").map { "t.\($0) AS \($0)" }.joined(separator: ", ")
+        static let columns = Row.CodingKeys.allCases.map { "t.\($0.rawValue) AS \($0.rawValue)" }.joined(separator: ", ")
 
         var transaction: Row
         var sealed: String
