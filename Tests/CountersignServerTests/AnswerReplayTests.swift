@@ -59,6 +59,12 @@ struct AnswerReplayTests {
                 "req_00000000000000000000000000", response: try bob.device.response(for: details, plaintext: plaintext))
             #expect(try await server.send(unknown).error == "unknown_request")
             #expect(try await server.send(unknown).error == "replayed_request")
+            // So is that of an answer whose body is not an answer at all.
+            let malformed = try server.deviceRequest(
+                "POST", "/device/v1/requests/\(envelope.id)/response", body: Data(#"{"response":7}"#.utf8),
+                deviceID: bob.device.id, signer: bob.device.keys.signer)
+            #expect(try await server.send(malformed).status == 400)
+            #expect(try await server.send(malformed).error == "replayed_request")
 
             #expect(try await bob.device.inbox().count == 1, "the request is still pending")
             let good = try await bob.device.answer(

@@ -26,7 +26,12 @@ public struct DeviceAuthenticator: Sendable {
     ) async throws -> Device {
         let call = try await authenticateDeferringNonce(
             authorization: authorization, method: method, url: url, body: body, tenant: tenant)
-        try await record(call.nonce)
+        do {
+            try await record(call.nonce)
+        } catch let error as DeviceRequestError {
+            rejectedAsReplayed()
+            throw error
+        }
         return try await seen(call)
     }
 
@@ -45,16 +50,15 @@ public struct DeviceAuthenticator: Sendable {
         }
     }
 
-    /// Records a verified call's nonce by itself; `replayed` if the device used it already.
+    /// Records a verified call's nonce by itself; `replayed` if the device used it already
+    /// (not counted here: whoever turns it into the 401 counts it, `rejectedAsReplayed`).
     func record(_ nonce: DeviceNonce) async throws {
         guard try await store.recordNonce(deviceID: nonce.deviceID, nonce: nonce.value, expiresAt: nonce.expiresAt) else {
-            rejectedAsReplayed()
             throw DeviceRequestError.replayed
         }
     }
 
-    /// Counts a call whose nonce turned out to be used already when it was recorded with what
-    /// the call changed.
+    /// Counts a call refused because its nonce was used already.
     func rejectedAsReplayed() {
         metrics.deviceSignatureRejected(code: DeviceRequestError.replayed.code.rawValue)
     }

@@ -77,7 +77,14 @@ struct DeviceRoutes: Sendable {
             // The answer's nonce is recorded in the commit that records the decision.
             try await self.signedRecordingNonce(request, context) { device, tenant, body, nonce in
                 let id = try context.parameters.require("id")
-                let submission = try JSON.decode(ApprovalSubmission.self, from: body)
+                let submission: ApprovalSubmission
+                do {
+                    submission = try JSON.decode(ApprovalSubmission.self, from: body)
+                } catch {
+                    // A malformed answer uses up its nonce like any refused one.
+                    try await authenticator.record(nonce)
+                    throw error
+                }
                 return try JSON.response(try await approvals.answer(
                     id, by: device, tenant: tenant, submission: submission, nonce: nonce))
             }
@@ -144,8 +151,8 @@ struct DeviceRoutes: Sendable {
     }
 
     /// Like `signed`, for a body that records the call's nonce itself, in the commit of what it
-    /// changes, or by itself when it changes nothing (`replayed` if the device used it already).
-    /// The device is noted as seen once the body is done.
+    /// changes, or by itself when it changes nothing (`replayed` if the device used it already),
+    /// on every path, a thrown one included. The device is noted as seen once the body is done.
     private func signedRecordingNonce(
         _ request: Request, _ context: CountersignRequestContext,
         _ body: (Device, Tenant, Data, DeviceNonce) async throws -> Response
