@@ -134,18 +134,12 @@ struct DeviceRoutes: Sendable {
         _ body: (Device, Tenant, Data) async throws -> Response
     ) async throws -> Response {
         let tenant = try tenant(context)
-        let data = try await request.bodyData(limit: maximumBodySize)
-        let device: Device
+        let (call, data) = try await verified(request, tenant: tenant)
         do {
-            device = try await authenticator.authenticate(
-                authorization: request.headers[.authorization], method: request.method.rawValue,
-                url: origin.base + request.uri.description, body: data, tenant: tenant)
+            try await authenticator.record(call.nonce)
+            return try await body(try await authenticator.seen(call), tenant, data)
         } catch let error as DeviceRequestError {
-            throw try await unauthorized(error, request: request, tenant: tenant)
-        }
-        do {
-            return try await body(device, tenant, data)
-        } catch let error as DeviceRequestError {
+            if error == .replayed { authenticator.rejectedAsReplayed() }
             throw try await unauthorized(error, request: request, tenant: tenant)
         }
     }
@@ -158,15 +152,7 @@ struct DeviceRoutes: Sendable {
         _ body: (Device, Tenant, Data, DeviceNonce) async throws -> Response
     ) async throws -> Response {
         let tenant = try tenant(context)
-        let data = try await request.bodyData(limit: maximumBodySize)
-        let call: VerifiedDeviceCall
-        do {
-            call = try await authenticator.authenticateDeferringNonce(
-                authorization: request.headers[.authorization], method: request.method.rawValue,
-                url: origin.base + request.uri.description, body: data, tenant: tenant)
-        } catch let error as DeviceRequestError {
-            throw try await unauthorized(error, request: request, tenant: tenant)
-        }
+        let (call, data) = try await verified(request, tenant: tenant)
         let response: Response
         do {
             response = try await body(call.device, tenant, data, call.nonce)
@@ -179,6 +165,20 @@ struct DeviceRoutes: Sendable {
         }
         _ = try await authenticator.seen(call)
         return response
+    }
+
+    /// The body of a device call and its signature, checked but with the nonce not yet recorded;
+    /// a refused signature is the 401 of `unauthorized`.
+    private func verified(_ request: Request, tenant: Tenant) async throws -> (call: VerifiedDeviceCall, body: Data) {
+        let data = try await request.bodyData(limit: maximumBodySize)
+        do {
+            let call = try await authenticator.authenticateDeferringNonce(
+                authorization: request.headers[.authorization], method: request.method.rawValue,
+                url: origin.base + request.uri.description, body: data, tenant: tenant)
+            return (call, data)
+        } catch let error as DeviceRequestError {
+            throw try await unauthorized(error, request: request, tenant: tenant)
+        }
     }
 
     /// The 401 for a refused signature. When the server no longer knows the device, the answer
