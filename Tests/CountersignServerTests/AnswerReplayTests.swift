@@ -53,8 +53,8 @@ struct AnswerReplayTests {
             #expect(refused.status == 400 && refused.error == "challenge_mismatch", "\(refused.errorDescription ?? "")")
             let again = try await server.send(wrong)
             #expect(again.status == 401 && again.error == "replayed_request")
-            // An answer to a request the device was not sent is refused before anything is
-            // read from it; its nonce is used up all the same.
+            // An answer to a request the device was not sent is refused at the first check;
+            // its nonce is used up all the same.
             let unknown = try bob.device.answerRequest(
                 "req_00000000000000000000000000", response: try bob.device.response(for: details, plaintext: plaintext))
             #expect(try await server.send(unknown).error == "unknown_request")
