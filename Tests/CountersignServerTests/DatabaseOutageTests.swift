@@ -78,6 +78,7 @@ struct DatabaseOutageTests {
                 #expect(ready, "/readyz is still 503 20 seconds after the database came back")
                 FileHandle.standardError.write(Data("OUTAGE-PROGRESS ready again\n".utf8))
                 #expect(try await server.admin("GET", "/admin/v1/tenants").status == 200)
+                FileHandle.standardError.write(Data("OUTAGE-PROGRESS admin answered again\n".utf8))
                 let recovered = clock.now + .seconds(10)
                 // Each dispatcher logs its own recovery when its next round reads its outbox.
                 while clock.now < recovered,
@@ -86,6 +87,8 @@ struct DatabaseOutageTests {
                 }
                 #expect(capture.logged(atLeast: .notice).contains { $0.message.contains("the push outbox could not be read for") },
                         "the end of the outage is logged")
+                // Past this mark the server is stopped and its scratch database dropped.
+                FileHandle.standardError.write(Data("OUTAGE-PROGRESS checks done\n".utf8))
             }
         } catch {
             await proxy.stop()
