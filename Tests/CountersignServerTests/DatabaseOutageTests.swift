@@ -22,17 +22,22 @@ struct DatabaseOutageTests {
         let target = try #require(URLComponents(string: url))
         let proxy = try await TCPProxy.start(to: try #require(target.host), port: target.port ?? 5432)
         let capture = LogCapture()
+        var watchdog: Task<Void, Never>?
+        defer { watchdog?.cancel() }
         do {
             try await TestServer.with(engine, logger: capture.logger(), configure: { configuration in
                 configuration.databaseURL = configuration.databaseURL.map(proxy.route)
                 configuration.databaseConnectionWait = Self.wait
             }) { server in
+                watchdog = Self.watch(capture)
                 #expect(try await server.call("GET", "/readyz").status == 200)
                 #expect(try await server.admin("GET", "/admin/v1/tenants").status == 200)
 
                 proxy.cut()
-                // Each step is written to stderr: a run of this test once stopped between two
-                // steps under a full suite's load, and the marks say where, should it again.
+                // Each step is written to stderr, and the watchdog writes the server's log if
+                // the test stalls: runs of it once stopped for good in the server's stop, where
+                // a dispatcher waited on a statement the driver had dropped (written to a
+                // connection that had just closed; `PostgresDatabase.withConnection`).
                 FileHandle.standardError.write(Data("OUTAGE-PROGRESS cut\n".utf8))
                 let clock = ContinuousClock()
 
@@ -97,5 +102,22 @@ struct DatabaseOutageTests {
         FileHandle.standardError.write(Data("OUTAGE-PROGRESS server stopped\n".utf8))
         await proxy.stop()
         FileHandle.standardError.write(Data("OUTAGE-PROGRESS proxy stopped\n".utf8))
+    }
+
+    /// Writes what the server logged (debug and up: the pool's and the service group's steps
+    /// among them) to stderr if the test is still running a minute and a half after the server
+    /// started, and again after five minutes: the test takes about 15 s, and a run that stalls
+    /// then says where its server was.
+    static func watch(_ capture: LogCapture) -> Task<Void, Never> {
+        Task.detached {
+            for after in [Duration.seconds(90), .seconds(210)] {
+                guard (try? await Task.sleep(for: after)) != nil else { return }
+                // Without the pool's keep-alive lines, which would fill it.
+                let lines = capture.logged(atLeast: .trace).filter { !$0.message.hasPrefix("run ping pong") }
+                    .suffix(300).map { "OUTAGE-LOG [\($0.level)] \($0.message)" }
+                FileHandle.standardError.write(Data(("OUTAGE-PROGRESS stalled; the server's last log lines:\n"
+                    + lines.joined(separator: "\n") + "\n").utf8))
+            }
+        }
     }
 }

@@ -1,3 +1,4 @@
+import Synchronization
 import Testing
 @testable import CountersignServer
 
@@ -50,5 +51,28 @@ struct LeaseDeadlinesTests {
         #expect(throws: StorageError.self) { try deadlines.attach(late) }
         deadlines.end(late)
         #expect(!deadlines.expired(late), "ended tickets are forgotten")
+    }
+
+    @Test("a caller whose leased connection has closed is given up once, after the grace; an open connection's never")
+    func lostConnectionGivesUpTheCaller() async throws {
+        let deadlines = LeaseDeadlines()
+        let givenUp = Mutex(0)
+        let closed = Mutex(false)
+        let ticket = deadlines.begin(.seconds(1), onLostConnection: { givenUp.withLock { $0 += 1 } })
+        try deadlines.attach(ticket)
+        try deadlines.leased(ticket, connectionClosed: { closed.withLock { $0 } })
+        deadlines.detach(ticket)
+        let start = ContinuousClock.now
+        deadlines.sweep(at: start + .seconds(60))
+        #expect(givenUp.withLock { $0 } == 0, "the connection is open: a long statement is not given up")
+        closed.withLock { $0 = true }
+        deadlines.sweep(at: start + .seconds(61))
+        deadlines.sweep(at: start + .seconds(61) + LeaseDeadlines.lostConnectionGrace / 2)
+        #expect(givenUp.withLock { $0 } == 0, "within the grace, the statement may still fail by itself")
+        deadlines.sweep(at: start + .seconds(61) + LeaseDeadlines.lostConnectionGrace)
+        deadlines.sweep(at: start + .seconds(70))
+        #expect(givenUp.withLock { $0 } == 1)
+        #expect(!deadlines.expired(ticket), "a lease that was had is not an expired wait")
+        deadlines.end(ticket)
     }
 }

@@ -208,6 +208,51 @@ struct StorageTests {
         await onDemand.close()
     }
 
+    @Test("a statement written to a PostgreSQL connection that has closed fails as unavailable within moments, and the pool goes on",
+          arguments: Engine.available.filter { $0 == .postgres })
+    func postgresStatementOnClosedConnectionGivesUp(engine: Engine) async throws {
+        try await withDatabase(engine) { database in
+            let postgres = try #require(database as? CountersignPostgresDatabase)
+            let clock = ContinuousClock()
+            let start = clock.now
+            // The driver drops a statement written to a connection that has closed; it never
+            // answers and ignores cancellation. The lease is left behind, its caller given up.
+            let attempt = Task {
+                try await postgres.withConnection(waiting: .seconds(5)) { connection in
+                    try await connection.close()
+                    _ = try await connection.query("SELECT 1 AS one", logger: testLogger)
+                    return true
+                }
+            }
+            let outcome = await Self.settled(attempt, within: .seconds(10))
+            let took = clock.now - start
+            switch outcome {
+            case nil:
+                Issue.record("the statement is still waiting 10 s after its connection closed")
+            case .success?:
+                Issue.record("a statement on a closed connection answered")
+            case .failure(let error)?:
+                #expect(error is StorageError, "unavailable, not \(error)")
+                #expect(took < LeaseDeadlines.lostConnectionGrace + .seconds(3), "given up after \(took)")
+            }
+            #expect(try await postgres.run("SELECT 1 AS one").count == 1, "the pool opens another connection")
+        }
+    }
+
+    /// `task`'s result, or nil if it has none within `limit` (the task is then left running).
+    private static func settled<Value: Sendable>(
+        _ task: Task<Value, any Error>, within limit: Duration
+    ) async -> Result<Value, any Error>? {
+        let (results, continuation) = AsyncStream.makeStream(of: Result<Value, any Error>?.self)
+        Task { continuation.yield(await task.result) }
+        Task {
+            try? await Task.sleep(for: limit)
+            continuation.yield(nil)
+        }
+        for await result in results { return result }
+        return nil
+    }
+
     @Test("a statement PostgreSQL could not prepare, in a transaction already failed, runs once the transaction is over",
           arguments: Engine.available.filter { $0 == .postgres })
     func postgresStatementFailedToPrepareIsNotKeptFailed(engine: Engine) async throws {

@@ -38,12 +38,13 @@ struct ClientNotificationDispatcher: Service, CustomStringConvertible {
     func runOnce() async -> Int {
         let now = now()
         let claimed: [ClientNotification]
+        let attempt = readFailures.attempt()
         do {
             claimed = try await store.claim(
                 limit: configuration.batchSize, at: now, leaseUntil: now.addingTimeInterval(configuration.lease))
-            readFailures.succeeded(logger: logger)
+            readFailures.succeeded(attempt: attempt, logger: logger)
         } catch {
-            readFailures.failed(error, logger: logger)
+            readFailures.failed(error, attempt: attempt, logger: logger)
             return 0
         }
         await withTaskGroup(of: Void.self) { group in
@@ -56,11 +57,12 @@ struct ClientNotificationDispatcher: Service, CustomStringConvertible {
 
     /// Push mode: a request that expired undecided is announced as `expired_token`, once.
     func queueExpiredPushErrors() async {
+        let attempt = sweepFailures.attempt()
         do {
             try await store.queueExpiredPushErrors(before: now(), limit: configuration.batchSize)
-            sweepFailures.succeeded(logger: logger)
+            sweepFailures.succeeded(attempt: attempt, logger: logger)
         } catch {
-            sweepFailures.failed(error, logger: logger)
+            sweepFailures.failed(error, attempt: attempt, logger: logger)
         }
     }
 

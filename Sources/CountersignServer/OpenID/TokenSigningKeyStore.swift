@@ -12,7 +12,7 @@ protocol TokenSigningKeyStore: Sendable {
     /// reads the published keys under the lock, has `plan` say which keys to add and which to
     /// retire given them, stores the new keys (in `plan`'s order), retires the others as of
     /// `date`, and returns the keys published after, oldest first.
-    func rotate(tenantID: String, at date: Date, plan: @Sendable ([StoredTokenSigningKey]) throws -> TokenSigningKeyRotation)
+    func rotate(tenantID: String, at date: Date, plan: @escaping @Sendable ([StoredTokenSigningKey]) throws -> TokenSigningKeyRotation)
         async throws -> [StoredTokenSigningKey]
 }
 
@@ -36,7 +36,7 @@ struct SQLTokenSigningKeyStore: TokenSigningKeyStore {
         try await repository.all(tenantID: tenantID, on: database)
     }
 
-    func rotate(tenantID: String, at date: Date, plan: @Sendable ([StoredTokenSigningKey]) throws -> TokenSigningKeyRotation)
+    func rotate(tenantID: String, at date: Date, plan: @escaping @Sendable ([StoredTokenSigningKey]) throws -> TokenSigningKeyRotation)
         async throws -> [StoredTokenSigningKey] {
         try await database.transaction { executor in
             try await repository.lockForKeyCreation(tenantID: tenantID, on: executor)

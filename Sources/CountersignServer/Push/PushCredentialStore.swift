@@ -11,12 +11,12 @@ protocol PushCredentialStore: Sendable {
     /// record's details are `auditDetails` of what was stored or deleted.
     func put(
         tenantID: String, kind: PushCredential.Kind, clientAppKey: String,
-        make: @Sendable (PushCredential?) -> PushCredential, seal: @Sendable (PushCredential) throws -> Data,
-        auditDetails: @Sendable (PushCredential) -> [String: String], actor: String, at date: Date
+        make: @escaping @Sendable (PushCredential?) -> PushCredential, seal: @escaping @Sendable (PushCredential) throws -> Data,
+        auditDetails: @escaping @Sendable (PushCredential) -> [String: String], actor: String, at date: Date
     ) async throws -> PushCredential
     /// Deletes the credential and records it; nil when the tenant has none of that kind and key.
     func delete(tenantID: String, kind: PushCredential.Kind, clientAppKey: String, actor: String, at date: Date,
-                auditDetails: @Sendable (PushCredential) -> [String: String]) async throws -> PushCredential?
+                auditDetails: @escaping @Sendable (PushCredential) -> [String: String]) async throws -> PushCredential?
 }
 
 /// The push credential store on the server's database (SQLite or PostgreSQL).
@@ -31,8 +31,8 @@ struct SQLPushCredentialStore: PushCredentialStore {
 
     func put(
         tenantID: String, kind: PushCredential.Kind, clientAppKey: String,
-        make: @Sendable (PushCredential?) -> PushCredential, seal: @Sendable (PushCredential) throws -> Data,
-        auditDetails: @Sendable (PushCredential) -> [String: String], actor: String, at date: Date
+        make: @escaping @Sendable (PushCredential?) -> PushCredential, seal: @escaping @Sendable (PushCredential) throws -> Data,
+        auditDetails: @escaping @Sendable (PushCredential) -> [String: String], actor: String, at date: Date
     ) async throws -> PushCredential {
         do {
             return try await putOnce(
@@ -48,8 +48,8 @@ struct SQLPushCredentialStore: PushCredentialStore {
 
     private func putOnce(
         tenantID: String, kind: PushCredential.Kind, clientAppKey: String,
-        make: @Sendable (PushCredential?) -> PushCredential, seal: @Sendable (PushCredential) throws -> Data,
-        auditDetails: @Sendable (PushCredential) -> [String: String], actor: String, at date: Date
+        make: @escaping @Sendable (PushCredential?) -> PushCredential, seal: @escaping @Sendable (PushCredential) throws -> Data,
+        auditDetails: @escaping @Sendable (PushCredential) -> [String: String], actor: String, at date: Date
     ) async throws -> PushCredential {
         try await database.transaction { executor in
             let existing = try await credentials.find(tenantID: tenantID, kind: kind, clientAppKey: clientAppKey, on: executor)
@@ -68,7 +68,7 @@ struct SQLPushCredentialStore: PushCredentialStore {
     }
 
     func delete(tenantID: String, kind: PushCredential.Kind, clientAppKey: String, actor: String, at date: Date,
-                auditDetails: @Sendable (PushCredential) -> [String: String]) async throws -> PushCredential? {
+                auditDetails: @escaping @Sendable (PushCredential) -> [String: String]) async throws -> PushCredential? {
         try await database.transaction { executor in
             guard let deleted = try await credentials.delete(
                 tenantID: tenantID, kind: kind, clientAppKey: clientAppKey, on: executor) else { return nil }

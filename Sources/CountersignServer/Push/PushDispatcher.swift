@@ -37,10 +37,11 @@ struct PushDispatcher: Service, CustomStringConvertible {
         let claimed: [PushOutboxEntry]
         let devices: [String: Device]
         let undecided: Set<String>
+        let attempt = readFailures.attempt()
         do {
             claimed = try await store.claim(
                 limit: configuration.batchSize, at: now, leaseUntil: now.addingTimeInterval(configuration.lease))
-            readFailures.succeeded(logger: logger)
+            readFailures.succeeded(attempt: attempt, logger: logger)
             guard !claimed.isEmpty else { return 0 }
             devices = try await store.devices(ids: Array(Set(claimed.map(\.deviceID))))
             // An alert whose request was answered meanwhile (while an earlier attempt was out)
@@ -48,7 +49,7 @@ struct PushDispatcher: Service, CustomStringConvertible {
             undecided = try await store.undecided(
                 requestIDs: Array(Set(claimed.filter { $0.kind == .request }.map(\.transactionID))))
         } catch {
-            readFailures.failed(error, logger: logger)
+            readFailures.failed(error, attempt: attempt, logger: logger)
             return 0
         }
         // Each credential's sender is looked up once per batch, before the sends fan out.

@@ -55,7 +55,7 @@ extension SQLExecutor {
 /// this protocol only, so every repository runs on both engines with the same statements.
 public protocol Database: SQLExecutor {
     /// Runs `body` in one transaction: committed if it returns, rolled back if it throws.
-    func transaction<Result: Sendable>(_ body: @Sendable (any SQLExecutor) async throws -> Result) async throws -> Result
+    func transaction<Result: Sendable>(_ body: @escaping @Sendable (any SQLExecutor) async throws -> Result) async throws -> Result
 
     /// Calls `handler` with the payload of every notification sent on `channel` (by any node,
     /// this one included) until the task is cancelled or the connection fails; `listening` is

@@ -145,7 +145,7 @@ public final class PostgresDatabase: Database {
     }
 
     public func transaction<Result: Sendable>(
-        _ body: @Sendable (any SQLExecutor) async throws -> Result
+        _ body: @escaping @Sendable (any SQLExecutor) async throws -> Result
     ) async throws -> Result {
         try await withConnection(waiting: connectionWait) { connection in
             _ = try await self.run("BEGIN", on: connection)
@@ -213,27 +213,42 @@ public final class PostgresDatabase: Database {
     /// Runs `body` on a pooled connection, waiting at most `wait` for one. Losing the server,
     /// before or during `body`, becomes `StorageError.unavailable`, which the HTTP layer answers
     /// with 503 and `Retry-After` rather than with a fault of its own.
-    private func withConnection<Result: Sendable>(
-        waiting wait: Duration, _ body: @Sendable (PostgresConnection) async throws -> Result
+    ///
+    /// The lease and `body` run in a task of their own, which the caller waits for but is not
+    /// bound to: the driver drops a statement written to a connection that has just closed,
+    /// and that statement never answers and ignores cancellation. A child task would hold its
+    /// caller (a request, a dispatcher, a server's stop) for good; here the sweep of
+    /// `LeaseDeadlines` gives the caller up once the connection has been closed for
+    /// `LeaseDeadlines.lostConnectionGrace`, and the stranded task is left behind.
+    func withConnection<Result: Sendable>(
+        waiting wait: Duration, _ body: @escaping @Sendable (PostgresConnection) async throws -> Result
     ) async throws -> Result {
-        let ticket = deadlines.begin(wait)
+        let outcome = Outcome<Result>()
+        let ticket = deadlines.begin(wait, onLostConnection: {
+            outcome.give(.failure(StorageError.unavailable("the PostgreSQL connection was lost under a statement")))
+        })
         defer { deadlines.end(ticket) }
         do {
-            // The lease and the statements run in a child task: the sweep cancels that task when
-            // the wait runs out, never the caller's, which may be a worker that must live on.
-            return try await withoutActuallyEscaping(body) { body in
-                try await withThrowingTaskGroup(of: Result.self) { group in
-                    group.addTask {
-                        try self.deadlines.attach(ticket)
+            let work = Task {
+                do {
+                    try self.deadlines.attach(ticket)
+                    let result: Result
+                    do {
                         defer { self.deadlines.detach(ticket) }
-                        return try await self.client.withConnection { connection in
-                            try self.deadlines.leased(ticket)
+                        result = try await self.client.withConnection { connection in
+                            try self.deadlines.leased(ticket, connectionClosed: { connection.isClosed })
                             return try await body(connection)
                         }
                     }
-                    guard let result = try await group.next() else { throw CancellationError() }
-                    return result
+                    outcome.give(.success(result))
+                } catch {
+                    outcome.give(.failure(error))
                 }
+            }
+            return try await withTaskCancellationHandler {
+                try await outcome.value()
+            } onCancel: {
+                work.cancel()
             }
         } catch let error as StorageError {
             throw error
@@ -247,15 +262,77 @@ public final class PostgresDatabase: Database {
         }
     }
 
+    /// The first result given, to the one caller waiting for it.
+    private final class Outcome<Value: Sendable>: Sendable {
+        private enum State {
+            case pending(CheckedContinuation<Value, any Error>?)
+            case given(Swift.Result<Value, any Error>)
+            case taken
+        }
+
+        private let state = Mutex(State.pending(nil))
+
+        func value() async throws -> Value {
+            try await withCheckedThrowingContinuation { continuation in
+                let given = state.withLock { state -> Swift.Result<Value, any Error>? in
+                    guard case .given(let result) = state else {
+                        state = .pending(continuation)
+                        return nil
+                    }
+                    state = .taken
+                    return result
+                }
+                if let given { continuation.resume(with: given) }
+            }
+        }
+
+        func give(_ result: Swift.Result<Value, any Error>) {
+            let waiting = state.withLock { state -> CheckedContinuation<Value, any Error>? in
+                switch state {
+                case .pending(let continuation?):
+                    state = .taken
+                    return continuation
+                case .pending(nil):
+                    state = .given(result)
+                    return nil
+                case .given, .taken:
+                    return nil
+                }
+            }
+            waiting?.resume(with: result)
+        }
+    }
+
     private static func meansConnectionLost(_ error: PSQLError) -> Bool {
         [PSQLError.Code.connectionError, .serverClosedConnection, .clientClosedConnection, .poolClosed].contains(error.code)
     }
 
+    /// Shuts the pool down: its connections are closed and, once they are, it ends. Waits for
+    /// that at most `closeWait`: the pool's own keep-alive query can be stranded on a
+    /// connection that closed under it (see `withConnection`), and the pool would then never
+    /// end; a server's stop must not wait for it.
     public func close() async {
         deadlines.stop()
         runTask.cancel()
-        await runTask.value
+        let ended = Outcome<Bool>()
+        let runTask = runTask
+        let waiting = Task {
+            await runTask.value
+            ended.give(.success(true))
+        }
+        let timer = Task {
+            try? await Task.sleep(for: Self.closeWait)
+            ended.give(.success(false))
+        }
+        if (try? await ended.value()) != true {
+            waiting.cancel()
+            logger.warning("the PostgreSQL pool did not end within \(Self.closeWait) of its shutdown; left behind")
+        }
+        timer.cancel()
     }
+
+    /// How long `close` waits for the pool to end.
+    static let closeWait: Duration = .seconds(10)
 
     fileprivate func run(_ statement: SQLStatement, on connection: PostgresConnection) async throws -> [SQLRow] {
         var bindings = PostgresBindings(capacity: statement.binds.count)

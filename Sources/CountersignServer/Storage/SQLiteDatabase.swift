@@ -59,7 +59,7 @@ public final class SQLiteDatabase: Database {
     }
 
     public func transaction<Result: Sendable>(
-        _ body: @Sendable (any SQLExecutor) async throws -> Result
+        _ body: @escaping @Sendable (any SQLExecutor) async throws -> Result
     ) async throws -> Result {
         let result = try await lock.withLock {
             _ = try self.connection.run("BEGIN IMMEDIATE", [])

@@ -11,12 +11,12 @@ protocol TenantWebhookStore: Sendable {
     /// `auditDetails` of the replaced webhook and whether the secret changed.
     func put(
         tenantID: String, purpose: WebhookPurpose,
-        make: @Sendable (TenantWebhook?) throws -> (webhook: TenantWebhook, sealedSecret: Data?),
-        auditDetails: @Sendable (_ replaced: TenantWebhook?, _ newSecret: Bool) -> [String: String], actor: String, at date: Date
+        make: @escaping @Sendable (TenantWebhook?) throws -> (webhook: TenantWebhook, sealedSecret: Data?),
+        auditDetails: @escaping @Sendable (_ replaced: TenantWebhook?, _ newSecret: Bool) -> [String: String], actor: String, at date: Date
     ) async throws -> (webhook: TenantWebhook, created: Bool)
     /// Deletes the webhook and records it; nil when the tenant has none for `purpose`.
     func delete(tenantID: String, purpose: WebhookPurpose, actor: String, at date: Date,
-                auditDetails: @Sendable (TenantWebhook) -> [String: String]) async throws -> TenantWebhook?
+                auditDetails: @escaping @Sendable (TenantWebhook) -> [String: String]) async throws -> TenantWebhook?
 }
 
 /// The tenant webhook store on the server's database (SQLite or PostgreSQL).
@@ -35,8 +35,8 @@ struct SQLTenantWebhookStore: TenantWebhookStore {
 
     func put(
         tenantID: String, purpose: WebhookPurpose,
-        make: @Sendable (TenantWebhook?) throws -> (webhook: TenantWebhook, sealedSecret: Data?),
-        auditDetails: @Sendable (_ replaced: TenantWebhook?, _ newSecret: Bool) -> [String: String], actor: String, at date: Date
+        make: @escaping @Sendable (TenantWebhook?) throws -> (webhook: TenantWebhook, sealedSecret: Data?),
+        auditDetails: @escaping @Sendable (_ replaced: TenantWebhook?, _ newSecret: Bool) -> [String: String], actor: String, at date: Date
     ) async throws -> (webhook: TenantWebhook, created: Bool) {
         try await database.transaction { executor in
             let existing = try await webhooks.find(tenantID: tenantID, purpose: purpose, on: executor)?.0
@@ -55,7 +55,7 @@ struct SQLTenantWebhookStore: TenantWebhookStore {
     }
 
     func delete(tenantID: String, purpose: WebhookPurpose, actor: String, at date: Date,
-                auditDetails: @Sendable (TenantWebhook) -> [String: String]) async throws -> TenantWebhook? {
+                auditDetails: @escaping @Sendable (TenantWebhook) -> [String: String]) async throws -> TenantWebhook? {
         try await database.transaction { executor in
             guard let deleted = try await webhooks.delete(tenantID: tenantID, purpose: purpose, on: executor) else {
                 return nil

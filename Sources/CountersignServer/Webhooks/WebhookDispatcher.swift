@@ -33,12 +33,13 @@ struct WebhookDispatcher: Service, CustomStringConvertible {
     func runOnce() async -> Int {
         let now = now()
         let claimed: [WebhookOutboxEntry]
+        let attempt = readFailures.attempt()
         do {
             claimed = try await store.claim(
                 limit: configuration.batchSize, at: now, leaseUntil: now.addingTimeInterval(configuration.lease))
-            readFailures.succeeded(logger: logger)
+            readFailures.succeeded(attempt: attempt, logger: logger)
         } catch {
-            readFailures.failed(error, logger: logger)
+            readFailures.failed(error, attempt: attempt, logger: logger)
             return 0
         }
         guard !claimed.isEmpty else { return 0 }

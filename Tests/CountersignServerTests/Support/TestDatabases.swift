@@ -98,3 +98,7 @@ final class TestClock: Sendable {
 
     var function: @Sendable () -> Date { { self.now } }
 }
+
+/// Countersign's PostgreSQL database, by a name that files importing PostgresNIO (which has a
+/// protocol of the same name) can use.
+typealias CountersignPostgresDatabase = PostgresDatabase
