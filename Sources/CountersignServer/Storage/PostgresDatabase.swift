@@ -173,9 +173,9 @@ public final class PostgresDatabase: Database {
 
     /// Answers by `readinessWait` and a second at the latest, whatever the pool does: the probe
     /// runs in a task of its own that is not awaited past the deadline. Right after the server
-    /// goes away, a lease can be handed a connection that is closing and whose statement then
-    /// neither answers nor fails for minutes; a readiness probe must say "not ready" instead of
-    /// hanging with it (the probe is cancelled and ends whenever the pool lets it go).
+    /// goes away, a lease can be handed a connection that is closing, whose statement the driver
+    /// then drops unanswered (`withConnection` gives its caller up a second after the close, later
+    /// than a probe may take); a readiness probe must say "not ready" at once instead.
     public func ping() async -> Bool {
         let verdict = PingVerdict()
         return await withCheckedContinuation { continuation in
