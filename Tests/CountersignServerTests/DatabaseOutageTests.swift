@@ -30,7 +30,14 @@ struct DatabaseOutageTests {
                 configuration.databaseConnectionWait = Self.wait
             }) { server in
                 watchdog = Self.watch(capture)
-                #expect(try await server.call("GET", "/readyz").status == 200)
+                // A node just started may take a moment to open its pool: ready within seconds.
+                let started = ContinuousClock.now + .seconds(10)
+                var readyAtStart = false
+                while !readyAtStart, ContinuousClock.now < started {
+                    readyAtStart = try await server.call("GET", "/readyz").status == 200
+                    if !readyAtStart { try await Task.sleep(for: .milliseconds(200)) }
+                }
+                #expect(readyAtStart, "/readyz is not 200 10 seconds after the server started")
                 #expect(try await server.admin("GET", "/admin/v1/tenants").status == 200)
 
                 proxy.cut()
