@@ -197,6 +197,7 @@ struct ServerCounters: Sendable {
     var residentBytes: Double?
     var anonymousBytes: Double?
     var cpuSeconds: Double?
+    var pageCacheBytes: Double?
 
     /// The sums over several nodes (resident memory: the sum of theirs).
     static func read(all bases: [String]) async throws -> ServerCounters {
@@ -225,6 +226,7 @@ struct ServerCounters: Sendable {
             if line.hasPrefix("countersign_process_resident_memory_bytes") { counters.residentBytes = value }
             if line.hasPrefix("countersign_process_anonymous_memory_bytes") { counters.anonymousBytes = value }
             if line.hasPrefix("countersign_process_cpu_seconds") { counters.cpuSeconds = value }
+            if line.hasPrefix("countersign_sqlite_page_cache_bytes") { counters.pageCacheBytes = value }
         }
         return counters
     }

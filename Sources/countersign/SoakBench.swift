@@ -8,7 +8,8 @@ import Synchronization
 
 /// `countersign bench soak`: approval loops at a steady rate for a long time against a server
 /// in its own process, sampling the server's resident memory and CPU time from its `/metrics`.
-/// It writes the samples as CSV and the resident and anonymous memory curves as an SVG plot, and
+/// It writes the samples as CSV and the resident and anonymous memory curves (with SQLite's page
+/// cache on SQLite) as an SVG plot, and
 /// reports the growth between the first and the last quarter of the run.
 struct SoakBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -49,7 +50,7 @@ struct SoakBench: AsyncParsableCommand {
         var samples: [SoakSample] = []
         let first = try await ServerCounters.read(target.base)
         samples.append(SoakSample(seconds: 0, residentBytes: first.residentBytes ?? 0, anonymousBytes: first.anonymousBytes ?? 0,
-                                  cpuSeconds: 0, loops: 0, late: 0))
+                                  cpuSeconds: 0, loops: 0, late: 0, pageCacheBytes: first.pageCacheBytes ?? 0))
         try await withThrowingTaskGroup(of: Void.self) { group in
             // Each user starts a loop every users/rate seconds, staggered, so that the loops
             // arrive evenly at `rate` a second; a loop that would start late starts at once.
@@ -76,10 +77,11 @@ struct SoakBench: AsyncParsableCommand {
                 let counters = try await ServerCounters.read(target.base)
                 let sample = SoakSample(
                     seconds: (ContinuousClock.now - start).milliseconds / 1000, residentBytes: counters.residentBytes ?? 0,
-                    anonymousBytes: counters.anonymousBytes ?? 0, cpuSeconds: (counters.cpuSeconds ?? 0) - (first.cpuSeconds ?? 0), loops: progress.loops, late: progress.lateLoops)
+                    anonymousBytes: counters.anonymousBytes ?? 0, cpuSeconds: (counters.cpuSeconds ?? 0) - (first.cpuSeconds ?? 0), loops: progress.loops, late: progress.lateLoops,
+                    pageCacheBytes: counters.pageCacheBytes ?? 0)
                 samples.append(sample)
                 print("  \(Int(sample.seconds)) s: \(sample.loops) loops, resident \(format(sample.residentBytes / 1_048_576)) MiB " +
-                      "(anonymous \(format(sample.anonymousBytes / 1_048_576)) MiB), " +
+                      "(anonymous \(format(sample.anonymousBytes / 1_048_576)) MiB, SQLite page cache \(format(sample.pageCacheBytes / 1_048_576)) MiB), " +
                       "server cpu \(format(sample.cpuSeconds)) s")
             }
             try await group.waitForAll()
@@ -93,8 +95,8 @@ struct SoakBench: AsyncParsableCommand {
         let plotURL = URL(fileURLWithPath: plot)
         try SoakPlot.svg(samples, summary: summary, title: "Countersign server memory, \(format(rate)) approval loops/s")
             .write(to: plotURL, atomically: true, encoding: .utf8)
-        let csv = "seconds,resident_mib,anonymous_mib,server_cpu_seconds,loops,late\n" + samples.map {
-            "\(format($0.seconds)),\(format($0.residentBytes / 1_048_576)),\(format($0.anonymousBytes / 1_048_576)),\(format($0.cpuSeconds)),\($0.loops),\($0.late)"
+        let csv = "seconds,resident_mib,anonymous_mib,server_cpu_seconds,loops,late,sqlite_page_cache_mib\n" + samples.map {
+            "\(format($0.seconds)),\(format($0.residentBytes / 1_048_576)),\(format($0.anonymousBytes / 1_048_576)),\(format($0.cpuSeconds)),\($0.loops),\($0.late),\(format($0.pageCacheBytes / 1_048_576))"
         }.joined(separator: "\n") + "\n"
         try csv.write(to: plotURL.deletingPathExtension().appendingPathExtension("csv"), atomically: true, encoding: .utf8)
         print("plot: \(plotURL.path); samples: \(plotURL.deletingPathExtension().appendingPathExtension("csv").path)")
@@ -118,6 +120,8 @@ struct SoakSample: Sendable {
     var cpuSeconds: Double
     var loops: Int
     var late: Int
+    /// SQLite's page cache (`countersign_sqlite_page_cache_bytes`); 0 on PostgreSQL.
+    var pageCacheBytes: Double = 0
 }
 
 /// What the samples say: the rate reached, the CPU per loop, and resident memory at the start,
@@ -177,7 +181,8 @@ struct SoakSummary {
     }
 }
 
-/// The resident and anonymous memory curves as a self-contained SVG: time on x, MiB on y from 0,
+/// The resident and anonymous memory curves (and SQLite's page cache, part of the anonymous
+/// memory, on SQLite) as a self-contained SVG: time on x, MiB on y from 0,
 /// with grid lines, labels, a legend and the summary as a caption.
 enum SoakPlot {
     static func svg(_ samples: [SoakSample], summary: SoakSummary, title: String) -> String {
@@ -205,7 +210,9 @@ enum SoakPlot {
             svg += "<text x=\"\(f(x(seconds)))\" y=\"\(f(top + plotHeight + 18))\" text-anchor=\"middle\">\(time(seconds, span: maxSeconds))</text>\n"
         }
         // Each curve, and its line in the legend at the top left.
-        for (row, curve) in curves.enumerated() {
+        // SQLite's page cache only where the server has one.
+        let drawn = curves.filter { $0.bytes != \SoakSample.pageCacheBytes || samples.contains { $0.pageCacheBytes > 0 } }
+        for (row, curve) in drawn.enumerated() {
             let points = samples.map { "\(f(x($0.seconds))),\(f(y($0[keyPath: curve.bytes] / 1_048_576)))" }.joined(separator: " ")
             svg += "<polyline fill=\"none\" stroke=\"\(curve.colour)\" stroke-width=\"2\" points=\"\(points)\"/>\n"
             let lineY = top + 14 + Double(row) * 16
@@ -227,6 +234,7 @@ enum SoakPlot {
     private static let curves: [(bytes: KeyPath<SoakSample, Double> & Sendable, label: String, colour: String)] = [
         (\.residentBytes, "resident", "#1f5fbf"),
         (\.anonymousBytes, "anonymous (heap and stacks)", "#d9731a"),
+        (\.pageCacheBytes, "SQLite page cache (part of anonymous)", "#2e8b57"),
     ]
 
     private static func f(_ value: Double) -> String { String(format: "%.1f", value) }

@@ -75,7 +75,7 @@ struct BenchCommandTests {
         }
     }
 
-    @Test("bench soak writes its samples as CSV and both memory curves, with seconds on a short run's axis, as well-formed SVG",
+    @Test("bench soak writes its samples as CSV and the memory curves, with seconds on a short run's axis, as well-formed SVG",
           .enabled(if: enabled))
     func soakWritesItsPlotAndSamples() async throws {
         try await Self.withServer { scratch, environment, _ in
@@ -91,17 +91,20 @@ struct BenchCommandTests {
             // The samples: one before the load, then one every two seconds.
             let csv = try String(contentsOf: scratch.appendingPathComponent("soak.csv"), encoding: .utf8)
             let lines = csv.split(separator: "\n").map(String.init)
-            #expect(lines.first == "seconds,resident_mib,anonymous_mib,server_cpu_seconds,loops,late")
+            #expect(lines.first == "seconds,resident_mib,anonymous_mib,server_cpu_seconds,loops,late,sqlite_page_cache_mib")
             let rows = lines.dropFirst().map { $0.split(separator: ",").compactMap { Double($0) } }
-            try #require(rows.count >= 3 && rows.allSatisfy { $0.count == 6 }, "\(csv)")
+            try #require(rows.count >= 3 && rows.allSatisfy { $0.count == 7 }, "\(csv)")
             #expect(rows[0][0] == 0 && rows[0][4] == 0, "the first sample is taken before the load")
             #expect(zip(rows, rows.dropFirst()).allSatisfy { $0[0] < $1[0] && $0[4] <= $1[4] }, "time and loops only go up")
             #expect(rows.allSatisfy { $0[1] > $0[2] && $0[2] > 0 }, "resident memory holds the anonymous memory")
+            #expect(rows.allSatisfy { $0[6] > 0 && $0[6] < $0[2] }, "the server runs on SQLite, whose page cache is in its heap")
             #expect((rows.last?[4] ?? 0) >= 4, "loops ran (24 asked; fewer on a loaded machine): \(csv)")
 
             let svg = try SVGOutline(parsing: Data(contentsOf: plot))
-            #expect(svg.polylinePointCounts == [rows.count, rows.count], "a resident curve and an anonymous one, a point per sample")
-            #expect(svg.texts.contains("resident") && svg.texts.contains("anonymous (heap and stacks)"), "the legend names both")
+            #expect(svg.polylinePointCounts == [rows.count, rows.count, rows.count],
+                    "resident, anonymous and page cache curves, a point per sample")
+            #expect(svg.texts.contains("resident") && svg.texts.contains("anonymous (heap and stacks)")
+                    && svg.texts.contains("SQLite page cache (part of anonymous)"), "the legend names all three")
             let ticks = svg.texts.filter { $0.hasSuffix(" s") }
             #expect(ticks.count == 7 && Set(ticks).count == 7, "seven distinct time ticks in seconds: \(svg.texts)")
             #expect(!svg.texts.contains("0 min"))

@@ -30,6 +30,17 @@ struct ServerLifecycleTests {
             #expect(anonymous > 1_048_576)
             #expect(anonymous < resident)
             #endif
+            // SQLite's page cache holds the pages read so far (the migrations, the tenants), a
+            // part of the heap; PostgreSQL keeps its cache in its own server.
+            let pageCache = text.split(separator: "\n").first { $0.hasPrefix("countersign_sqlite_page_cache_bytes ") }
+                .flatMap { Double($0.split(separator: " ").last ?? "") }
+            switch engine {
+            case .sqlite:
+                let bytes = try #require(pageCache)
+                #expect(bytes > 4096 && bytes < 64 * 1_048_576)
+            case .postgres:
+                #expect(pageCache == nil)
+            }
         }
     }
 

@@ -17,7 +17,8 @@ struct HealthRoutes: Sendable {
                                      status: ready ? .ok : .serviceUnavailable)
         }
         router.get("/metrics") { _, _ in
-            Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+            if let bytes = await database.pageCacheBytes() { metrics.pageCache.set(bytes) }
+            return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
                      body: .init(byteBuffer: ByteBuffer(string: metrics.exposition())))
         }
     }

@@ -95,6 +95,12 @@ public struct ServerMetrics: Sendable {
         registry.makeGauge(descriptor: Self.name("device_live_streams", unit: "", "device live streams open"))
     }
 
+    /// The memory of SQLite's page cache, set each time the metrics are read (not on PostgreSQL).
+    var pageCache: Gauge {
+        registry.makeGauge(descriptor: Self.name(
+            "sqlite_page_cache", unit: "bytes", "memory SQLite's page cache holds (SQLITE_DBSTATUS_CACHE_USED)"))
+    }
+
     /// The Prometheus text exposition.
     public func exposition() -> String {
         if let resident = Self.residentMemoryBytes() {

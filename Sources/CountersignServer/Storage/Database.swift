@@ -68,6 +68,14 @@ public protocol Database: SQLExecutor {
     /// Whether the database answers (for `/readyz`).
     func ping() async -> Bool
 
+    /// Memory the engine's page cache holds in this process, for `/metrics`: SQLite's; nil for
+    /// PostgreSQL, whose cache lives in its own server.
+    func pageCacheBytes() async -> Int64?
+
     /// Closes every connection.
     func close() async
+}
+
+extension Database {
+    public func pageCacheBytes() async -> Int64? { nil }
 }

@@ -86,6 +86,12 @@ public final class SQLiteDatabase: Database {
         (try? await run("SELECT 1 AS one")) != nil
     }
 
+    /// The memory of the connection's page cache (`SQLITE_DBSTATUS_CACHE_USED`), read under the
+    /// lock (the connection is opened without SQLite's own mutex).
+    public func pageCacheBytes() async -> Int64? {
+        (try? await lock.withLock { self.connection.pageCacheBytes() }) ?? nil
+    }
+
     /// How many times SQLite has parsed and planned the kept statement `text` again since it
     /// was prepared (`SQLITE_STMTSTATUS_REPREPARE`); nil while it is not kept.
     func reprepareCount(of text: String) async throws -> Int? {
@@ -275,6 +281,16 @@ private final class Connection: @unchecked Sendable {
             rows.append(SQLRow(columns: shared, cells: (0..<columnCount).map { Self.value(statement, $0) }))
         }
         return rows
+    }
+
+    func pageCacheBytes() -> Int64? {
+        guard let handle else { return nil }
+        var current: Int32 = 0
+        var highest: Int32 = 0
+        guard sqlite_nio_sqlite3_db_status(handle, SQLITE_DBSTATUS_CACHE_USED, &current, &highest, 0) == SQLITE_OK else {
+            return nil
+        }
+        return Int64(current)
     }
 
     func reprepareCount(of sql: String) -> Int? {
