@@ -31,13 +31,7 @@ struct DatabaseOutageTests {
             }) { server in
                 watchdog = Self.watch(capture)
                 // A node just started may take a moment to open its pool: ready within seconds.
-                let started = ContinuousClock.now + .seconds(10)
-                var readyAtStart = false
-                while !readyAtStart, ContinuousClock.now < started {
-                    readyAtStart = try await server.call("GET", "/readyz").status == 200
-                    if !readyAtStart { try await Task.sleep(for: .milliseconds(200)) }
-                }
-                #expect(readyAtStart, "/readyz is not 200 10 seconds after the server started")
+                #expect(try await Self.ready(server, within: .seconds(10)), "/readyz is not 200 10 seconds after the server started")
                 #expect(try await server.admin("GET", "/admin/v1/tenants").status == 200)
 
                 proxy.cut()
@@ -81,13 +75,7 @@ struct DatabaseOutageTests {
 
                 proxy.restore()
                 FileHandle.standardError.write(Data("OUTAGE-PROGRESS restored\n".utf8))
-                let back = clock.now + .seconds(20)
-                var ready = false
-                while !ready, clock.now < back {
-                    ready = try await server.call("GET", "/readyz").status == 200
-                    if !ready { try await Task.sleep(for: .milliseconds(200)) }
-                }
-                #expect(ready, "/readyz is still 503 20 seconds after the database came back")
+                #expect(try await Self.ready(server, within: .seconds(20)), "/readyz is still 503 20 seconds after the database came back")
                 FileHandle.standardError.write(Data("OUTAGE-PROGRESS ready again\n".utf8))
                 #expect(try await server.admin("GET", "/admin/v1/tenants").status == 200)
                 FileHandle.standardError.write(Data("OUTAGE-PROGRESS admin answered again\n".utf8))
@@ -109,6 +97,16 @@ struct DatabaseOutageTests {
         FileHandle.standardError.write(Data("OUTAGE-PROGRESS server stopped\n".utf8))
         await proxy.stop()
         FileHandle.standardError.write(Data("OUTAGE-PROGRESS proxy stopped\n".utf8))
+    }
+
+    /// Whether `/readyz` answers 200 within `limit`, asked every 200 ms.
+    static func ready(_ server: TestServer, within limit: Duration) async throws -> Bool {
+        let end = ContinuousClock.now + limit
+        while ContinuousClock.now < end {
+            if try await server.call("GET", "/readyz").status == 200 { return true }
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        return false
     }
 
     /// Writes what the server logged (debug and up: the pool's and the service group's steps
