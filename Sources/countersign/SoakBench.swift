@@ -9,8 +9,8 @@ import Synchronization
 /// `countersign bench soak`: approval loops at a steady rate for a long time against a server
 /// in its own process, sampling the server's resident memory and CPU time from its `/metrics`.
 /// It writes the samples as CSV and the resident and anonymous memory curves (with SQLite's page
-/// cache on SQLite) as an SVG plot, and
-/// reports the growth between the first and the last quarter of the run.
+/// cache on SQLite) as an SVG plot, and reports the growth between the first and the last
+/// quarter of the run.
 struct SoakBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "soak",

@@ -316,7 +316,9 @@ public final class PostgresDatabase: Database {
         runTask.cancel()
         let ended = Outcome<Bool>()
         let runTask = runTask
-        let waiting = Task {
+        // Waiting on a task's value cannot be cancelled: a pool that never ends leaves this
+        // waiter behind with it.
+        Task {
             await runTask.value
             ended.give(.success(true))
         }
@@ -325,7 +327,6 @@ public final class PostgresDatabase: Database {
             ended.give(.success(false))
         }
         if (try? await ended.value()) != true {
-            waiting.cancel()
             logger.warning("the PostgreSQL pool did not end within \(Self.closeWait) of its shutdown; left behind")
         }
         timer.cancel()
