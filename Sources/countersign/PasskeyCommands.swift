@@ -209,7 +209,13 @@ struct PasskeyCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Delete a passkey here. The relying party keeps its public key until you remove it there too.")
         @OptionGroup var store: StoreOptions
-        @Argument(help: "The passkey's credential id (base64url), as `countersign passkey list` shows it.") var id: String
+        @Argument(help: ArgumentHelp(
+            "The passkey's credential id (base64url), as `countersign passkey list` shows it.",
+            discussion: """
+                One id in 64 begins with '-', which would be read as an option: write the id after '--' \
+                (`countersign passkey remove -- <id>`), which works for every id.
+                """))
+        var id: String
 
         func run() async throws {
             let keyStore = store.keyStore

@@ -130,9 +130,17 @@ struct CommandLinePasskeyTests {
         defer { scene.end() }
         let alice = try scene.register("alice", displayName: "Alice Liddell", attestation: "none")
         let id = try #require(alice["id"] as? String)
-        #expect(try scene.countersign(["passkey", "remove", id]).hasPrefix("Removed Alice Liddell 20"))
+        // As operations.md writes it: after `--`, since one credential id in 64 begins with '-'.
+        #expect(try scene.countersign(["passkey", "remove", "--", id]).hasPrefix("Removed Alice Liddell 20"))
         #expect(try scene.countersign(["passkey", "list"]).contains("No passkeys."))
-        #expect(throws: ChildProcess.Failure.self) { try scene.countersign(["passkey", "remove", id]) }
+        #expect(throws: ChildProcess.Failure.self) { try scene.countersign(["passkey", "remove", "--", id]) }
+
+        // An id beginning with "-h" would otherwise print the help and remove nothing.
+        let dashed = try ChildProcess.result(
+            try CommandLineTests.requireExecutable(), ["passkey", "remove", "--", "-hAAAA"],
+            environment: ProcessInfo.processInfo.environment.merging(scene.environment) { $1 })
+        #expect(dashed.status != 0)
+        #expect(dashed.output.contains("no passkey here has the id -hAAAA"), "\(dashed.output)")
     }
 }
 
