@@ -82,20 +82,28 @@ struct SQLApprovalStore: ApprovalStore {
 
     func start(_ transaction: ApprovalTransaction, deliveries: [ApprovalDelivery], pushes: [PushOutboxEntry],
                userID: String, perMinute: Int, at date: Date) async throws -> ApprovalAdmission {
-        try await database.transaction { executor in
-            if perMinute > 0 {
-                // The user's row is locked first, so that two nodes counting at once cannot both
-                // let the request over the limit through.
-                try await users.lockForRequest(userID: userID, on: executor)
-                let recent = try await approvals.countRequests(userID: userID, since: date.addingTimeInterval(-60), on: executor)
-                if recent.count >= perMinute {
-                    let freed = (recent.oldest ?? date).addingTimeInterval(60)
-                    return .limited(retryAfter: max(1, Int(freed.timeIntervalSince(date).rounded(.up))))
-                }
+        // The request, its deliveries, its pushes and its announcement are written together: one
+        // statement on PostgreSQL.
+        let writes = SQLStatementCollector(dialect: database.dialect)
+        try await approvals.insert(transaction, deliveries: deliveries, on: writes)
+        try await pushOutbox.enqueue(pushes, on: writes)
+        try await cluster.announceRequest(transaction.id, deviceIDs: deliveries.map(\.deviceID), on: writes)
+        let statements = writes.take()
+        guard perMinute > 0 else {
+            // With no limit to count against, that one statement needs no transaction.
+            try await database.run(atomically: statements)
+            return .admitted
+        }
+        return try await database.transaction { executor in
+            // The user's row is locked first, so that two nodes counting at once cannot both
+            // let the request over the limit through.
+            try await users.lockForRequest(userID: userID, on: executor)
+            let recent = try await approvals.countRequests(userID: userID, since: date.addingTimeInterval(-60), on: executor)
+            if recent.count >= perMinute {
+                let freed = (recent.oldest ?? date).addingTimeInterval(60)
+                return .limited(retryAfter: max(1, Int(freed.timeIntervalSince(date).rounded(.up))))
             }
-            try await approvals.insert(transaction, deliveries: deliveries, on: executor)
-            try await pushOutbox.enqueue(pushes, on: executor)
-            try await cluster.announceRequest(transaction.id, deviceIDs: deliveries.map(\.deviceID), on: executor)
+            try await executor.run(together: statements)
             return .admitted
         }
     }
@@ -128,26 +136,31 @@ struct SQLApprovalStore: ApprovalStore {
             // The other devices' alerts are taken down; pushes not yet sent are not sent.
             let alerted = try await pushOutbox.cancelRequests(
                 transactionID: transaction.id, decidingDevice: decision.device.id, at: now, on: executor)
+            // What is left only writes (but for the rare report, which reads the user): one
+            // statement on PostgreSQL.
+            let writes = SQLStatementCollector(dialect: executor.dialect)
             try await pushOutbox.enqueue(alerted.map { other in
                 .queued(.withdraw, transactionID: transaction.id, tenantID: transaction.tenantID, deviceID: other.deviceID,
                         provider: other.provider, expiresAt: transaction.expiresAt, at: now)
-            }, on: executor)
+            }, on: writes)
             try await audit.record(
                 decision.status == .approved ? "approval.approved" : "approval.denied", actor: "device:\(decision.device.id)",
                 tenantID: transaction.tenantID, target: ("approval", transaction.id),
                 details: ["client_id": transaction.clientID, "user_id": transaction.userID,
                           "factors": decision.factors.joined(separator: " "), "reason": decision.reason?.rawValue ?? "",
                           "verifier_reason": decision.verifierReason ?? ""].filter { !$0.value.isEmpty },
-                at: now, on: executor)
+                at: now, on: writes)
             if let notification = ClientNotification.announcing(transaction, status: decision.status, at: now) {
-                try await clientNotifications.enqueue([notification], on: executor)
+                try await clientNotifications.enqueue([notification], on: writes)
             }
             if decision.reason == .notRequested {
+                try await executor.run(together: writes.take())
                 try await notRequested.record(transaction, device: decision.device, policy: decision.policy, at: now, on: executor)
             }
             try await cluster.announceClosed(
                 RequestClosed(id: transaction.id, status: decision.status.rawValue), deviceIDs: decision.deviceIDs,
-                on: executor)
+                on: writes)
+            try await executor.run(together: writes.take())
             return RecordedDecision(withdrawalsQueued: !alerted.isEmpty)
         }
     }
