@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import Logging
 
 /// glibc's allocator gives threads arenas of their own, up to eight per core by default, and an
 /// arena keeps the memory freed into it for its own thread's later use. The server's threads are
@@ -24,5 +25,48 @@ enum MallocArenas {
         let arenaMax: Int32 = -8  // M_ARENA_MAX in <malloc.h>
         _ = mallopt(arenaMax, Int32(clamping: max(ProcessInfo.processInfo.activeProcessorCount, 1)))
         #endif
+    }
+}
+
+/// glibc's allocator keeps memory freed into its arenas for later use, and gives back to the
+/// system only what is free at the top of the main heap: after a burst of requests the heap
+/// stays at its high-water mark (BENCHMARKS.md: a soak's heap grew in steps with each busier
+/// moment, and 19 of a server's 36 MiB of anonymous memory after a burst was free memory kept
+/// this way). `malloc_trim(0)` gives back every free page of every arena.
+enum FreeMemory {
+    /// The default seconds between returns of free memory to the system.
+    static let defaultInterval = 30
+
+    /// Gives back the allocator's free pages to the system; false where there is no
+    /// `malloc_trim` (not glibc).
+    @discardableResult
+    static func returnToSystem() -> Bool {
+        #if canImport(Glibc)
+        // `malloc_trim` is declared in <malloc.h>, which the Glibc module does not include.
+        guard let symbol = trim else { return false }
+        typealias MallocTrim = @convention(c) (Int) -> Int32
+        _ = unsafeBitCast(symbol, to: MallocTrim.self)(0)
+        return true
+        #else
+        return false
+        #endif
+    }
+
+    #if canImport(Glibc)
+    private nonisolated(unsafe) static let trim = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim")
+    #endif
+
+    /// Returns free memory to the system every `seconds` until the task is cancelled; nothing
+    /// for 0.
+    static func returnEvery(_ seconds: Int, logger: Logger) -> Task<Void, Never>? {
+        guard seconds > 0, returnToSystem() else { return nil }
+        return Task.detached(priority: .background) {
+            let clock = ContinuousClock()
+            while !Task.isCancelled {
+                do { try await Task.sleep(for: .seconds(seconds)) } catch { return }
+                let took = clock.measure { returnToSystem() }
+                logger.trace("returned free memory to the system", metadata: ["took": "\(took)"])
+            }
+        }
     }
 }

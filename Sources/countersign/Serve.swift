@@ -18,6 +18,7 @@ struct Serve: AsyncParsableCommand {
     func run() async throws {
         let level = try options.logLevelValue()
         let configuration = try options.configuration()
+        let memoryReturnSeconds = try options.memoryReturnSeconds()
         MallocArenas.limitToCores()
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
@@ -32,6 +33,8 @@ struct Serve: AsyncParsableCommand {
             logger.critical("Countersign cannot start: \(error)")
             throw ExitCode.failure
         }
+        let memoryReturn = FreeMemory.returnEvery(memoryReturnSeconds, logger: logger)
+        defer { memoryReturn?.cancel() }
         let database = configuration.databaseURL == nil ? "SQLite at \(configuration.sqlitePath)" : "PostgreSQL"
         logger.info("starting", metadata: ["database": "\(database)", "data_dir": "\(configuration.dataDirectory.path)"])
         Task {
@@ -151,6 +154,9 @@ struct ServerOptions: ParsableArguments {
     @Option(name: .customLong("push-ca-file"), help: "PEM file of CAs to trust for the push services instead of the system's (COUNTERSIGN_PUSH_CA_FILE).")
     var pushCAFile: String?
 
+    @Option(name: .customLong("memory-return-interval"), help: "Seconds between returns of the allocator's free memory to the system, 0 to 3600; 0 never returns it (COUNTERSIGN_MEMORY_RETURN_INTERVAL). Default 30.")
+    var memoryReturnInterval: Int?
+
     @Flag(name: .customLong("no-push-dispatch"), help: "Queue push notifications and webhook events but leave sending them to other nodes (COUNTERSIGN_PUSH_DISPATCH=false).")
     var noPushDispatch = false
 
@@ -160,6 +166,11 @@ struct ServerOptions: ParsableArguments {
             throw ValidationError("log level \(levelText) is not one of trace, debug, info, notice, warning, error, critical")
         }
         return level
+    }
+
+    func memoryReturnSeconds() throws -> Int {
+        try bounded(setting(memoryReturnInterval.map(String.init), "COUNTERSIGN_MEMORY_RETURN_INTERVAL"), 0...3600,
+                    "memory return interval") ?? FreeMemory.defaultInterval
     }
 
     func configuration() throws -> ServerConfiguration {

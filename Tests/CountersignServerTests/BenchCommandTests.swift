@@ -62,6 +62,32 @@ struct BenchCommandTests {
         #expect(heaps[1] > cores - 1, "without the limit: \(heaps[1]) arenas besides the main one on \(cores) cores")
     }
 
+    /// A process's anonymous memory (heap and stacks), in KiB.
+    private static func anonymousKiB(of pid: Int32) throws -> Int {
+        let rollup = try String(contentsOfFile: "/proc/\(pid)/smaps_rollup", encoding: .utf8)
+        let line = try #require(rollup.split(separator: "\n").first { $0.hasPrefix("Anonymous:") })
+        return try #require(Int(line.split(separator: " ", omittingEmptySubsequences: true)[1]))
+    }
+
+    @Test("serve gives its allocator's free memory back every --memory-return-interval seconds; with 0 it keeps it",
+          .enabled(if: enabled && FileManager.default.fileExists(atPath: "/proc/self/smaps_rollup")))
+    func serveReturnsFreeMemory() async throws {
+        // Anonymous memory a few seconds after the same burst of loops, returned every second
+        // and never. Measured: about 23 MiB against 33 MiB.
+        var kept: [Int] = []
+        for seconds in [1, 0] {
+            try await Self.withServer(serverEnvironment: ["COUNTERSIGN_MEMORY_RETURN_INTERVAL": "\(seconds)"]) { _, environment, server in
+                let run = try await CommandLineTests.runAside(
+                    ["bench", "loop", "--server", environment["COUNTERSIGN_SERVER"]!, "--loops", "400", "--concurrency", "128"],
+                    environment: environment)
+                #expect(run.status == 0, "\(run.output)")
+                try await Task.sleep(for: .seconds(3))
+                kept.append(try Self.anonymousKiB(of: server.processIdentifier))
+            }
+        }
+        #expect(kept[0] + 4096 < kept[1], "returned every second: \(kept[0]) KiB; never: \(kept[1]) KiB")
+    }
+
     @Test("bench loop --server runs its loops and reports throughput, latency and the CPU per loop", .enabled(if: enabled))
     func loopAgainstARunningServer() async throws {
         try await Self.withServer { _, environment, _ in

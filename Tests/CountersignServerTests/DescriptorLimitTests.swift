@@ -51,7 +51,7 @@ struct DescriptorLimitTests {
         #expect(text.contains("the connection cap is lowered to 472"), "\(text)")
     }
 
-    @Test("an out-of-range connection or database option stops serve with a message naming it",
+    @Test("an out-of-range connection, database or memory option stops serve with a message naming it",
           .enabled(if: CommandLineTests.executable != nil || ProcessInfo.processInfo.environment["CI"] == "true"),
           arguments: [
               (["--idle-timeout", "0"], "idle timeout must be a whole number of seconds from 1 to 3600"),
@@ -59,6 +59,7 @@ struct DescriptorLimitTests {
               (["--body-timeout", "0"], "body timeout must be a whole number of seconds from 1 to 3600"),
               (["--max-connections", "15"], "max connections must be a whole number of connections from 16 to 1000000"),
               (["--database-wait", "61"], "database wait must be a whole number of seconds from 1 to 60"),
+              (["--memory-return-interval", "3601"], "memory return interval must be a whole number of seconds from 0 to 3600"),
           ])
     func outOfRangeOptionIsRefused(arguments: [String], message: String) throws {
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("countersign-options-\(UUID().uuidString)")
