@@ -10,17 +10,7 @@ import Testing
 @Suite("Migrations")
 struct MigrationTests {
     private func withDatabase(_ engine: Engine, _ body: (any Database) async throws -> Void) async throws {
-        let scratch = try await ScratchDatabase.make(engine)
-        let database = try await scratch.open()
-        do {
-            try await body(database)
-        } catch {
-            await database.close()
-            await scratch.destroy()
-            throw error
-        }
-        await database.close()
-        await scratch.destroy()
+        try await ScratchDatabase.with(engine, body)
     }
 
     private func snapshot(_ engine: Engine) throws -> SchemaSnapshot {

@@ -49,22 +49,14 @@ struct SQLStatementTests {
     }
 
     private func withTable(_ engine: Engine, _ body: (any Database) async throws -> Void) async throws {
-        let scratch = try await ScratchDatabase.make(engine)
-        let database = try await scratch.open()
-        do {
+        try await ScratchDatabase.with(engine) { database in
             let create: SchemaStatement = """
                 CREATE TABLE sql_layer_check (id TEXT PRIMARY KEY, label TEXT, count BIGINT NOT NULL, small BIGINT,
                     flag BIGINT NOT NULL, bytes \(.bytes), at BIGINT NOT NULL, later BIGINT, colour TEXT NOT NULL, other TEXT)
                 """
             try await database.run(SQLStatement(stringLiteral: create.text(for: database.dialect)))
             try await body(database)
-        } catch {
-            await database.close()
-            await scratch.destroy()
-            throw error
         }
-        await database.close()
-        await scratch.destroy()
     }
 
     private func insert(_ row: Stored, into database: any Database) async throws {

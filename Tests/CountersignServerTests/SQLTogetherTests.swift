@@ -75,19 +75,11 @@ struct SQLTogetherTests {
     }
 
     private func withTables(_ engine: Engine, _ body: (any Database) async throws -> Void) async throws {
-        let scratch = try await ScratchDatabase.make(engine)
-        let database = try await scratch.open()
-        do {
+        try await ScratchDatabase.with(engine) { database in
             try await database.run("CREATE TABLE parents (id TEXT PRIMARY KEY)")
             try await database.run("CREATE TABLE children (parent_id TEXT NOT NULL REFERENCES parents (id), n INTEGER NOT NULL)")
             try await body(database)
-        } catch {
-            await database.close()
-            await scratch.destroy()
-            throw error
         }
-        await database.close()
-        await scratch.destroy()
     }
 
     private func count(_ table: String, _ database: any Database) async throws -> Int {

@@ -9,18 +9,10 @@ import Testing
 @Suite("Storage")
 struct StorageTests {
     private func withDatabase(_ engine: Engine, _ body: (any Database) async throws -> Void) async throws {
-        let scratch = try await ScratchDatabase.make(engine)
-        let database = try await scratch.open()
-        do {
+        try await ScratchDatabase.with(engine) { database in
             try await Migrations.migrate(database)
             try await body(database)
-        } catch {
-            await database.close()
-            await scratch.destroy()
-            throw error
         }
-        await database.close()
-        await scratch.destroy()
     }
 
     private func seedTenantAndUser(_ database: any Database) async throws -> (tenantID: String, userID: String) {

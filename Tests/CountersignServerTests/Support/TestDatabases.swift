@@ -84,6 +84,24 @@ struct ScratchDatabase: Sendable {
     }
 }
 
+extension ScratchDatabase {
+    /// Runs `body` on a fresh database of `engine`, then closes and drops it, whether `body`
+    /// throws or not.
+    static func with(_ engine: Engine, _ body: (any Database) async throws -> Void) async throws {
+        let scratch = try await make(engine)
+        let database = try await scratch.open()
+        do {
+            try await body(database)
+        } catch {
+            await database.close()
+            await scratch.destroy()
+            throw error
+        }
+        await database.close()
+        await scratch.destroy()
+    }
+}
+
 /// A clock tests move by hand.
 final class TestClock: Sendable {
     private let current: Mutex<Date>
