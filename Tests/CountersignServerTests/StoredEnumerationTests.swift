@@ -72,9 +72,7 @@ struct StoredEnumerationTests {
     @Test("an unknown value in a stored row is StorageError.corrupt",
           arguments: Engine.available.flatMap { engine in tamperings.map { (engine, $0) } })
     func unknownStoredValueIsCorrupt(engine: Engine, tampering: Tampering) async throws {
-        let scratch = try await ScratchDatabase.make(engine)
-        let database = try await scratch.open()
-        do {
+        try await ScratchDatabase.with(engine) { database in
             try await Migrations.migrate(database)
             let seeded = try await Self.seed(database)
             // Read back untouched first: the seed itself is readable.
@@ -84,13 +82,7 @@ struct StoredEnumerationTests {
             if case .corrupt = error {} else {
                 Issue.record("expected StorageError.corrupt, got \(String(describing: error))")
             }
-        } catch {
-            await database.close()
-            await scratch.destroy()
-            throw error
         }
-        await database.close()
-        await scratch.destroy()
     }
 
     private static func seed(_ database: any Database) async throws -> Seeded {
