@@ -60,7 +60,7 @@ enum FreeMemory {
     /// for 0.
     static func returnEvery(_ seconds: Int, logger: Logger) -> Task<Void, Never>? {
         guard seconds > 0, returnToSystem() else { return nil }
-        return Task.detached(priority: .background) {
+        return Task.detached {
             let clock = ContinuousClock()
             while !Task.isCancelled {
                 do { try await Task.sleep(for: .seconds(seconds)) } catch { return }

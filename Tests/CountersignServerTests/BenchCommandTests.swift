@@ -72,21 +72,28 @@ struct BenchCommandTests {
     @Test("serve gives its allocator's free memory back every --memory-return-interval seconds; with 0 it keeps it",
           .enabled(if: enabled && FileManager.default.fileExists(atPath: "/proc/self/smaps_rollup")))
     func serveReturnsFreeMemory() async throws {
-        // Anonymous memory a few seconds after the same burst of loops, returned every second
-        // and never. Measured: about 23 MiB against 33 on the debug build, 22 against 31–32 on
-        // the release build.
+        // Anonymous memory after the same burst of loops, with free memory never returned, then
+        // returned every second. Measured: about 33 MiB against 23 on the debug build, 31–32
+        // against 22 on the release build. The second server is given up to ten seconds, for a
+        // machine busy with other tests.
         var kept: [Int] = []
-        for seconds in [1, 0] {
+        for seconds in [0, 1] {
             try await Self.withServer(serverEnvironment: ["COUNTERSIGN_MEMORY_RETURN_INTERVAL": "\(seconds)"]) { _, environment, server in
                 let run = try await CommandLineTests.runAside(
                     ["bench", "loop", "--server", environment["COUNTERSIGN_SERVER"]!, "--loops", "400", "--concurrency", "128"],
                     environment: environment)
                 #expect(run.status == 0, "\(run.output)")
                 try await Task.sleep(for: .seconds(3))
-                kept.append(try Self.anonymousKiB(of: server.processIdentifier))
+                var anonymous = try Self.anonymousKiB(of: server.processIdentifier)
+                let deadline = ContinuousClock.now + .seconds(7)
+                while seconds > 0, anonymous + 4096 >= kept[0], ContinuousClock.now < deadline {
+                    try await Task.sleep(for: .milliseconds(250))
+                    anonymous = try Self.anonymousKiB(of: server.processIdentifier)
+                }
+                kept.append(anonymous)
             }
         }
-        #expect(kept[0] + 4096 < kept[1], "returned every second: \(kept[0]) KiB; never: \(kept[1]) KiB")
+        #expect(kept[1] + 4096 < kept[0], "never returned: \(kept[0]) KiB; returned every second: \(kept[1]) KiB")
     }
 
     @Test("bench loop --server runs its loops and reports throughput, latency and the CPU per loop", .enabled(if: enabled))
