@@ -2,9 +2,9 @@ import Synchronization
 
 /// Writes whose rows nobody reads, sent to the database as one statement on PostgreSQL.
 ///
-/// Every statement is a round trip to PostgreSQL, and each costs the server about as much as
-/// the statement itself does (BENCHMARKS.md: "PostgreSQL's share of a loop"). Writes that only
-/// need to be stored together — a request, its deliveries and its announcement to the other
+/// Every statement is a round trip to PostgreSQL, with its own work on both sides (about 30 µs
+/// of PostgreSQL's CPU alone, BENCHMARKS.md: "Writes together"). Writes that only need to be
+/// stored together — a request, its deliveries and its announcement to the other
 /// nodes — go as one statement with data-modifying `WITH` clauses:
 ///
 /// ```sql
