@@ -41,6 +41,18 @@ struct ServerLifecycleTests {
             case .postgres:
                 #expect(pageCache == nil)
             }
+            // PostgreSQL's named statements: some kept, none sent unnamed on a fresh server.
+            let kept = text.split(separator: "\n").first { $0.hasPrefix("countersign_postgres_kept_statements ") }
+                .flatMap { Double($0.split(separator: " ").last ?? "") }
+            let unnamed = text.split(separator: "\n").first { $0.hasPrefix("countersign_postgres_unnamed_statements_total ") }
+                .flatMap { Double($0.split(separator: " ").last ?? "") }
+            switch engine {
+            case .sqlite:
+                #expect(kept == nil && unnamed == nil)
+            case .postgres:
+                #expect(try #require(kept) > 0)
+                #expect(unnamed == 0)
+            }
         }
     }
 

@@ -149,6 +149,35 @@ struct StorageTests {
         }
     }
 
+    @Test("past the limit of kept names PostgreSQL statements are sent unnamed, counted, and still answer",
+          arguments: Engine.available.filter { $0 == .postgres })
+    func postgresCountsUnnamedStatements(engine: Engine) async throws {
+        try await withDatabase(engine) { database in
+            let before = try #require(await database.statementNames())
+            #expect(before.kept > 0)
+            #expect(before.unnamedRuns == 0)
+            // Distinct texts, each a statement of its own: enough to fill the names and go past.
+            let past = 7
+            let texts: [String] = (0..<(KeptStatementNames.limit - before.kept + past)).map { "SELECT \($0) AS n" }
+            for (index, text) in texts.enumerated() {
+                let rows = try await database.run("\(raw: text)")
+                #expect(try rows.first?.int("n") == Int64(index))
+            }
+            #expect(await database.statementNames() == KeptStatementCounts(kept: KeptStatementNames.limit, unnamedRuns: past))
+            // A kept statement keeps its name; an unnamed one is counted at every run.
+            _ = try await database.run("\(raw: texts[0])")
+            _ = try await database.run("\(raw: texts.last!)")
+            #expect(await database.statementNames() == KeptStatementCounts(kept: KeptStatementNames.limit, unnamedRuns: past + 1))
+        }
+    }
+
+    @Test("SQLite reports no statement names: it keeps every statement it has run")
+    func sqliteHasNoStatementNames() async throws {
+        try await withDatabase(.sqlite) { database in
+            #expect(await database.statementNames() == nil)
+        }
+    }
+
     @Test("a server's PostgreSQL pool opens all its connections and keeps them; any other opens them on demand",
           arguments: Engine.available.filter { $0 == .postgres })
     func postgresServerPoolKeptOpen(engine: Engine) async throws {

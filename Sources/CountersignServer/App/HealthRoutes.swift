@@ -18,6 +18,7 @@ struct HealthRoutes: Sendable {
         }
         router.get("/metrics") { _, _ in
             if let bytes = await database.pageCacheBytes() { metrics.pageCache.set(bytes) }
+            if let statements = await database.statementNames() { metrics.record(statements) }
             return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
                      body: .init(byteBuffer: ByteBuffer(string: metrics.exposition())))
         }

@@ -1,11 +1,14 @@
 import Foundation
 import Hummingbird
 import Prometheus
+import Synchronization
 
 /// The server's Prometheus metrics, in a registry of its own (not the process-wide
 /// MetricsSystem), so that several servers in one test process keep separate counts.
 public struct ServerMetrics: Sendable {
     public let registry = PrometheusCollectorRegistry()
+    /// The unnamed statements already added to their counter.
+    private let unnamedReported = ReportedTotal()
 
     private static let durationBuckets: [Duration] = [
         .milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10), .milliseconds(25),
@@ -101,6 +104,24 @@ public struct ServerMetrics: Sendable {
             "sqlite_page_cache", unit: "bytes", "memory SQLite's page cache holds (SQLITE_DBSTATUS_CACHE_USED)"))
     }
 
+    /// PostgreSQL's named statements, recorded each time the metrics are read (not on SQLite).
+    /// Statements past the limit of kept names are parsed and planned on every run: a counter
+    /// that grows says the node's statements have outgrown the limit.
+    func record(_ counts: KeptStatementCounts) {
+        registry.makeGauge(descriptor: Self.name(
+            "postgres_kept_statements", unit: "",
+            "distinct statements the node keeps prepared under a name on each PostgreSQL connection"))
+            .set(Int64(counts.kept))
+        let added = unnamedReported.value.withLock { reported in
+            defer { reported = max(reported, counts.unnamedRuns) }
+            return max(0, counts.unnamedRuns - reported)
+        }
+        registry.makeCounter(descriptor: Self.name(
+            "postgres_unnamed_statements", unit: "total",
+            "statements sent to PostgreSQL unnamed, parsed and planned each time, because the limit of kept statements was reached"))
+            .increment(by: Int64(added))
+    }
+
     /// The Prometheus text exposition.
     public func exposition() -> String {
         if let resident = Self.residentMemoryBytes() {
@@ -171,4 +192,9 @@ struct MetricsMiddleware<Context: RequestContext>: RouterMiddleware {
             throw error
         }
     }
+}
+
+/// A running total as far as it has been added to a Prometheus counter.
+private final class ReportedTotal: Sendable {
+    let value = Mutex(0)
 }

@@ -72,10 +72,24 @@ public protocol Database: SQLExecutor {
     /// PostgreSQL, whose cache lives in its own server.
     func pageCacheBytes() async -> Int64?
 
+    /// How the engine's statements are kept prepared, for `/metrics`: PostgreSQL's named
+    /// statements; nil for SQLite, which keeps every statement it has run.
+    func statementNames() async -> KeptStatementCounts?
+
     /// Closes every connection.
     func close() async
 }
 
 extension Database {
     public func pageCacheBytes() async -> Int64? { nil }
+    public func statementNames() async -> KeptStatementCounts? { nil }
+}
+
+/// The statements a PostgreSQL node keeps prepared under a name, and those it has had to send
+/// unnamed because `KeptStatementNames.limit` were kept already.
+public struct KeptStatementCounts: Sendable, Equatable {
+    /// Distinct statements (text and value types) holding a name now.
+    public var kept: Int
+    /// Statements sent unnamed since the start, each parsed and planned again by PostgreSQL.
+    public var unnamedRuns: Int
 }

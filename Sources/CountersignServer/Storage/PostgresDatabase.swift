@@ -332,6 +332,8 @@ public final class PostgresDatabase: Database {
         timer.cancel()
     }
 
+    public func statementNames() async -> KeptStatementCounts? { names.counts }
+
     /// How long `close` waits for the pool to end.
     static let closeWait: Duration = .seconds(10)
 
@@ -350,6 +352,7 @@ public final class PostgresDatabase: Database {
         let key = KeptStatementNames.Key(text: statement.text, types: types)
         do {
             guard let name = names.name(for: key) else {
+                names.sentUnnamed()
                 let rows = try await connection.query(PostgresQuery(unsafeSQL: statement.text, binds: bindings), logger: logger)
                 return try await Self.collect(rows)
             }
@@ -425,6 +428,7 @@ final class KeptStatementNames: Sendable {
     private struct State {
         var names: [Key: String] = [:]
         var issued = 0
+        var unnamedRuns = 0
     }
 
     private let state = Mutex(State())
@@ -439,6 +443,15 @@ final class KeptStatementNames: Sendable {
             state.names[key] = name
             return name
         }
+    }
+
+    /// Counts a run of a statement that got no name.
+    func sentUnnamed() {
+        state.withLock { $0.unnamedRuns += 1 }
+    }
+
+    var counts: KeptStatementCounts {
+        state.withLock { KeptStatementCounts(kept: $0.names.count, unnamedRuns: $0.unnamedRuns) }
     }
 
     /// Gives `key` a new name at its next run: some connection may hold `name` as failed.
