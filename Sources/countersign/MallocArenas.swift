@@ -11,8 +11,9 @@ import Logging
 /// second (BENCHMARKS.md, "Memory: the binary's link").
 enum MallocArenas {
     /// Limits the arenas to the number of cores, unless the operator chose a limit already
-    /// (`MALLOC_ARENA_MAX`, or `glibc.malloc.arena_max` in `GLIBC_TUNABLES`). Only arenas made
-    /// afterwards are affected, so it is called before the server starts its threads.
+    /// (`MALLOC_ARENA_MAX`, or `glibc.malloc.arena_max` in `GLIBC_TUNABLES`). Arenas already
+    /// made are kept, so it is called first thing in `main`, before any thread but the main one
+    /// has allocated.
     static func limitToCores() {
         #if canImport(Glibc)
         let environment = ProcessInfo.processInfo.environment

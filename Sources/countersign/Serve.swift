@@ -6,6 +6,7 @@ import NIOCore
 
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "serve",
         abstract: "Run the Countersign server (SQLite in the data directory unless --database-url is given).",
         discussion: """
             Every option can also be set with an environment variable (named in its help). The master key is read \
@@ -19,7 +20,6 @@ struct Serve: AsyncParsableCommand {
         let level = try options.logLevelValue()
         let configuration = try options.configuration()
         let memoryReturnSeconds = try options.memoryReturnSeconds()
-        MallocArenas.limitToCores()
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = level
