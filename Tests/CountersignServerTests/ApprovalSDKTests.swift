@@ -40,6 +40,20 @@ struct ApprovalSDKTests {
         }
     }
 
+    @Test("a live stream ends as soon as its device closes the connection, not at its next keepalive",
+          arguments: Engine.available)
+    func streamEndsWhenTheDeviceGoes(engine: Engine) async throws {
+        // A keepalive far off: only the closed connection can end the stream within the wait.
+        try await TestServer.with(engine, configure: { $0.liveStreamKeepalive = .seconds(600) }) { server in
+            let kate = try await server.enrolledUser("kate")
+            let deviceID = kate.enrollment.deviceID
+            let events = LiveEvents(kate.kit.liveRequests(kate.enrollment.id))
+            try await server.waitForStream(of: deviceID)
+            events.cancel()
+            try await waitUntil { !server.approvalEvents.hasSubscribers(deviceID: deviceID) }
+        }
+    }
+
     @Test("a stream reports a request closed as expired once the clock passes its expiry, and only once",
           arguments: Engine.available)
     func streamReportsExpiry(engine: Engine) async throws {

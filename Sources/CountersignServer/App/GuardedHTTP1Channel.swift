@@ -22,6 +22,7 @@ struct GuardedHTTP1Channel: ServerChildChannel {
             try pipeline.addHandler(HTTPPartWatch(deadlines), position: .after(decoder))
             try pipeline.addHandler(MalformedHTTPAnswer(), position: .after(decoder))
             try pipeline.addHandler(RawBytesWatch(deadlines), position: .first)
+            try pipeline.addHandler(InputClosedWatch(eventLoop: channel.eventLoop), position: .first)
             return value
         }
     }

@@ -10,7 +10,8 @@ import Synchronization
 /// the cluster relay) or expired (when the clock passes its expiry). A comment line every
 /// `liveStreamKeepalive` (15 seconds) keeps proxies from closing an idle connection. The stream
 /// ends after `maximumDuration`, so that a device removed meanwhile does not keep listening;
-/// the device reconnects with a fresh signature.
+/// the device reconnects with a fresh signature. It ends at once when its device closes the
+/// connection (`clientGone`), not at the next write that fails.
 struct RequestStream: Sendable {
     static let maximumDuration: Duration = .seconds(1800)
 
@@ -21,6 +22,8 @@ struct RequestStream: Sendable {
     let now: @Sendable () -> Date
     let approvals: ApprovalService
     let device: Device
+    /// Succeeds when the device has closed the connection; nil where that cannot be told.
+    let clientGone: EventLoopFuture<Void>?
 
     func response() -> Response {
         // Subscribe before reading the inbox, so that a request created in between is not
@@ -32,6 +35,7 @@ struct RequestStream: Sendable {
         let now = now
         let approvals = approvals
         let device = device
+        let clientGone = clientGone
         return Response(
             status: .ok,
             headers: [.contentType: "text/event-stream", .cacheControl: "no-store", .init("X-Accel-Buffering")!: "no"],
@@ -40,6 +44,8 @@ struct RequestStream: Sendable {
                 gauge.increment()
                 defer { gauge.decrement() }
                 let (lines, output) = AsyncStream.makeStream(of: ByteBuffer.self)
+                // Ending the lines ends the stream; finishing twice is harmless.
+                clientGone?.whenSuccess { output.finish() }
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     group.addTask {
                         for envelope in try await approvals.inbox(for: device).reversed() {

@@ -63,7 +63,7 @@ struct DeviceRoutes: Sendable {
             try await self.signed(request, context) { device, _, _ in
                 RequestStream(
                     events: features.approvalEvents, keepalive: liveStreamKeepalive, metrics: metrics, now: now,
-                    approvals: approvals, device: device
+                    approvals: approvals, device: device, clientGone: await InputClosedWatch.clientGone(on: context.channel)
                 ).response()
             }
         }
