@@ -11,21 +11,58 @@ import FoundationNetworking
 struct CIBACommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "ciba", abstract: "Act as a relying party: ask a user to approve a sign-in.",
-        subcommands: [Auth.self])
+        subcommands: [Auth.self, Poll.self])
+
+    /// Who the relying party is, and which server it asks.
+    struct ClientOptions: ParsableArguments {
+        @Option(help: "The server's URL (COUNTERSIGN_SERVER). Default http://127.0.0.1:8080.") var server: String?
+        @Option(name: .customLong("client-id")) var clientID: String
+        @Option(name: .customLong("client-secret"),
+                help: "The client's secret (prefer COUNTERSIGN_CLIENT_SECRET: flags show up in process lists).")
+        var clientSecret: String?
+
+        func relyingParty(_ transport: any HTTPTransport) throws -> RelyingPartyClient {
+            guard let secret = setting(clientSecret, "COUNTERSIGN_CLIENT_SECRET") else {
+                throw ValidationError("a client secret is required: set COUNTERSIGN_CLIENT_SECRET or pass --client-secret")
+            }
+            var base = setting(server, "COUNTERSIGN_SERVER") ?? "http://127.0.0.1:8080"
+            guard let url = URL(string: base), url.host != nil else { throw ValidationError("\(base) is not a URL") }
+            while base.hasSuffix("/") { base.removeLast() }
+            return RelyingPartyClient(base: base, clientID: clientID, clientSecret: secret, transport: transport)
+        }
+
+        /// Runs `body` with a client over a transport of its own, and prints a refusal as
+        /// `error: <code>: <text>` on standard error, ending with status 1.
+        func withRelyingParty(_ body: (RelyingPartyClient) async throws -> Void) async throws {
+            // SwiftNIO rather than URLSession: on Linux, URLSession never completes a request
+            // answered 401 with a Basic challenge, which is how a wrong secret is answered. A
+            // refused connection fails at once, so that the poll can say so and try again later.
+            let transport = NIOTransport(connections: 2, retryingRefusedConnections: false)
+            do {
+                try await body(try relyingParty(transport))
+                try await transport.shutdown()
+            } catch let refusal as RelyingPartyClient.Refusal {
+                try? await transport.shutdown()
+                FileHandle.standardError.write(Data((refusal.description + "\n").utf8))
+                throw ExitCode.failure
+            } catch {
+                try? await transport.shutdown()
+                throw error
+            }
+        }
+    }
 
     struct Auth: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Send a backchannel authentication request, and optionally wait for the tokens.",
             discussion: """
                 Authenticates with client_secret_basic. With --wait, polls the token endpoint at the interval \
-                the server asks for until the user approves or denies, or the request expires.
+                the server asks for until the user approves or denies, or the request expires. A server that \
+                cannot be reached meanwhile (a restart) is tried again with a growing delay while the request \
+                can still be answered. `countersign ciba poll <auth_req_id>` resumes the wait.
                 """)
 
-        @Option(help: "The server's URL (COUNTERSIGN_SERVER). Default http://127.0.0.1:8080.") var server: String?
-        @Option(name: .customLong("client-id")) var clientID: String
-        @Option(name: .customLong("client-secret"),
-                help: "The client's secret (prefer COUNTERSIGN_CLIENT_SECRET: flags show up in process lists).")
-        var clientSecret: String?
+        @OptionGroup var client: ClientOptions
         @Option(help: "The user to ask (login_hint).") var user: String
         @Option(name: .customLong("binding-message"), help: "Text shown on both screens.") var bindingMessage: String?
         @Option(help: "Space-separated scopes.") var scope = "openid"
@@ -37,35 +74,22 @@ struct CIBACommand: AsyncParsableCommand {
         @Flag(help: "Poll the token endpoint until the request is decided.") var wait = false
 
         func run() async throws {
-            // SwiftNIO rather than URLSession: on Linux, URLSession never completes a request
-            // answered 401 with a Basic challenge, which is how a wrong secret is answered.
-            let transport = NIOTransport(connections: 2)
-            do {
-                try await authenticate(over: transport)
-                try await transport.shutdown()
-            } catch let refusal as RelyingPartyClient.Refusal {
-                try? await transport.shutdown()
-                FileHandle.standardError.write(Data((refusal.description + "\n").utf8))
-                throw ExitCode.failure
-            } catch {
-                try? await transport.shutdown()
-                throw error
-            }
+            try await client.withRelyingParty(authenticate)
         }
 
-        private func authenticate(over transport: any HTTPTransport) async throws {
-            let client = try relyingParty(transport)
+        private func authenticate(_ client: RelyingPartyClient) async throws {
             var form = ["scope": scope, "login_hint": user]
             form["binding_message"] = bindingMessage
             form["acr_values"] = acrValues
             form["requested_expiry"] = requestedExpiry.map(String.init)
             form["authorization_details"] = authorizationDetails
+            let sent = Date()
             let started = try await client.post("/bc-authorize", form)
             guard let authReqID = started["auth_req_id"] as? String, let expiresIn = started["expires_in"] as? Int else {
                 throw TerminalFailure("the server's answer lacks auth_req_id or expires_in")
             }
             // CIBA Core §7.3: a client polls every 5 seconds unless told otherwise.
-            var interval = started["interval"] as? Int ?? 5
+            let interval = started["interval"] as? Int ?? 5
             if let number = started["match_number"] as? Int {
                 // The user picks this number on their device: it must stand out from the rest.
                 print("")
@@ -79,36 +103,19 @@ struct CIBACommand: AsyncParsableCommand {
 
             print("Waiting for \(user) to answer…")
             fflush(nil)
-            while true {
-                try await Task.sleep(for: .seconds(interval))
-                do {
-                    let tokens = try await client.post(
-                        "/token", ["grant_type": RelyingPartyClient.cibaGrantType, "auth_req_id": authReqID])
-                    print(prettyJSON(tokens))
-                    if let idToken = tokens["id_token"] as? String {
-                        print("ID token claims:")
-                        print(try Self.claims(of: idToken))
-                    }
-                    return
-                } catch let refusal as RelyingPartyClient.Refusal where refusal.code == "authorization_pending" {
-                    continue
-                } catch let refusal as RelyingPartyClient.Refusal where refusal.code == "slow_down" {
-                    // CIBA Core §11: every slow_down adds five seconds to the interval, for good.
-                    interval += 5
-                    print("slow_down: polling every \(interval)s")
-                    fflush(nil)
-                }
-            }
+            var poll = TokenPoll(
+                client: client, authReqID: authReqID, interval: interval,
+                lastChance: sent.addingTimeInterval(TimeInterval(expiresIn + interval)), waitingFor: user)
+            try Self.show(try await poll.tokens())
         }
 
-        private func relyingParty(_ transport: any HTTPTransport) throws -> RelyingPartyClient {
-            guard let secret = setting(clientSecret, "COUNTERSIGN_CLIENT_SECRET") else {
-                throw ValidationError("a client secret is required: set COUNTERSIGN_CLIENT_SECRET or pass --client-secret")
+        /// The token response, then the ID token's claims.
+        static func show(_ tokens: [String: Any]) throws {
+            print(prettyJSON(tokens))
+            if let idToken = tokens["id_token"] as? String {
+                print("ID token claims:")
+                print(try claims(of: idToken))
             }
-            var base = setting(server, "COUNTERSIGN_SERVER") ?? "http://127.0.0.1:8080"
-            guard let url = URL(string: base), url.host != nil else { throw ValidationError("\(base) is not a URL") }
-            while base.hasSuffix("/") { base.removeLast() }
-            return RelyingPartyClient(base: base, clientID: clientID, clientSecret: secret, transport: transport)
         }
 
         /// The payload of a JWT, indented; the signature is the relying party's to check, not
@@ -122,81 +129,37 @@ struct CIBACommand: AsyncParsableCommand {
             return prettyJSON(claims)
         }
     }
-}
 
-/// Sends form posts to the server as a confidential client, authenticated with
-/// `client_secret_basic`.
-struct RelyingPartyClient {
-    static let cibaGrantType = "urn:openid:params:grant-type:ciba"
+    struct Poll: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Wait for the tokens of a request already sent (an auth_req_id from `ciba auth`).",
+            discussion: """
+                Polls the token endpoint as `ciba auth --wait` does, for a request sent earlier: after `ciba auth` \
+                without --wait, or when its wait was stopped. The client must be the one that sent the request. \
+                A request lives at most 300 seconds, so a server that cannot be reached is tried again for that \
+                long at most.
+                """)
 
-    let base: String
-    let clientID: String
-    let clientSecret: String
-    let transport: any HTTPTransport
+        @OptionGroup var client: ClientOptions
+        @Argument(help: "The auth_req_id `ciba auth` printed.") var authReqID: String
+        @Option(help: "Seconds between polls: the interval `ciba auth` printed.") var interval = 5
 
-    /// An OAuth error answer: `error` and `error_description`. Shown as `error: <code>: <text>`.
-    struct Refusal: Error, CustomStringConvertible {
-        let code: String
-        let text: String?
-
-        var description: String { "error: \(code)" + (text.map { ": \($0)" } ?? "") }
-    }
-
-    /// Posts `form` to `path` and returns the JSON object of a 2xx answer; anything else throws
-    /// a `Refusal`.
-    func post(_ path: String, _ form: [String: String]) async throws -> [String: Any] {
-        guard let url = URL(string: base + path) else { throw TerminalFailure("cannot make a URL of \(base + path)") }
-        var request = URLRequest(url: url)
-        request.httpMethod = "POST"
-        request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
-        request.setValue("application/json", forHTTPHeaderField: "Accept")
-        request.setValue(authorization, forHTTPHeaderField: "Authorization")
-        request.httpBody = Data(Self.formEncoded(form).utf8)
-        let data: Data
-        let response: HTTPURLResponse
-        do {
-            (data, response) = try await transport.send(request)
-        } catch {
-            throw TerminalFailure("cannot reach \(base): \(error)")
+        func validate() throws {
+            guard (1...300).contains(interval) else { throw ValidationError("--interval must be 1 to 300 seconds") }
         }
-        let status = response.statusCode
-        let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
-        guard (200..<300).contains(status) else {
-            throw Refusal(
-                code: object?["error"] as? String ?? "http_\(status)",
-                text: object?["error_description"] as? String ?? (object == nil ? String(decoding: data, as: UTF8.self) : nil))
-        }
-        guard let object else { throw TerminalFailure("the answer to \(path) is not a JSON object") }
-        return object
-    }
 
-    /// RFC 6749 §2.3.1: the id and the secret are each form-urlencoded before they are joined.
-    private var authorization: String {
-        let credentials = Self.formEncoded(clientID) + ":" + Self.formEncoded(clientSecret)
-        return "Basic " + Data(credentials.utf8).base64EncodedString()
-    }
-
-    /// `application/x-www-form-urlencoded`, keys sorted so that requests are reproducible.
-    static func formEncoded(_ form: [String: String]) -> String {
-        form.sorted { $0.key < $1.key }.map { formEncoded($0.key) + "=" + formEncoded($0.value) }.joined(separator: "&")
-    }
-
-    /// The WHATWG urlencoded serializer: letters, digits and `*-._` stay, a space becomes `+`,
-    /// every other byte of the UTF-8 is percent-encoded.
-    static func formEncoded(_ text: String) -> String {
-        var encoded = ""
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "*"), UInt8(ascii: "-"), UInt8(ascii: "."),
-                 UInt8(ascii: "_"):
-                encoded.unicodeScalars.append(Unicode.Scalar(byte))
-            case UInt8(ascii: " "):
-                encoded += "+"
-            default:
-                encoded += String(format: "%%%02X", byte)
+        func run() async throws {
+            try await client.withRelyingParty { client in
+                print("Waiting for the user to answer…")
+                fflush(nil)
+                var poll = TokenPoll(
+                    client: client, authReqID: authReqID, interval: interval,
+                    lastChance: Date().addingTimeInterval(TimeInterval(Self.longestLife + interval)), waitingFor: "the user")
+                try Auth.show(try await poll.tokens())
             }
         }
-        return encoded
+
+        /// The longest a request can live: `requested_expiry` is 1 to 300 seconds.
+        static let longestLife = 300
     }
 }

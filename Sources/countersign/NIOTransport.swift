@@ -19,10 +19,14 @@ final class NIOTransport: HTTPTransport {
     private let client: HTTPClient
 
     /// `connections`: the most connections kept to one host. Every live stream holds one, and
-    /// every request in flight needs one more.
-    init(connections: Int) {
+    /// every request in flight needs one more. `retryingRefusedConnections`: whether a request
+    /// whose connection fails waits, up to its timeout, for another attempt to connect (a load
+    /// generator's requests should); when false it fails at once, for a command that tells the
+    /// user the server is unreachable and tries again itself.
+    init(connections: Int, retryingRefusedConnections: Bool = true) {
         var configuration = HTTPClient.Configuration(redirectConfiguration: .disallow)
         configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: connections)
+        configuration.connectionPool.retryConnectionEstablishment = retryingRefusedConnections
         configuration.httpVersion = .http1Only
         configuration.decompression = .disabled
         client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)

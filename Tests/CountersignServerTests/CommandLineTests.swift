@@ -267,10 +267,11 @@ struct CommandLineTests {
         return try #require(keyLine.split(separator: "'").dropFirst().first.map(String.init))
     }
 
-    /// Starts `countersign serve` on a free port and returns it once it names its public URL.
+    /// Starts `countersign serve` on a free port (or `port`, to start a stopped server again
+    /// where its clients know it) and returns it once it names its public URL.
     /// `environment` is added to this process's own.
     static func serve(
-        dataDirectory: String, in scratch: URL, name: String, environment: [String: String] = [:]
+        dataDirectory: String, in scratch: URL, name: String, environment: [String: String] = [:], port: Int = 0
     ) async throws -> (Process, String, URL, URL) {
         let stdout = scratch.appendingPathComponent("\(name).out")
         let stderr = scratch.appendingPathComponent("\(name).err")
@@ -278,7 +279,7 @@ struct CommandLineTests {
         _ = FileManager.default.createFile(atPath: stderr.path, contents: nil)
         let server = Process()
         server.executableURL = try Self.requireExecutable()
-        server.arguments = ["serve", "--port", "0", "--data-dir", dataDirectory]
+        server.arguments = ["serve", "--port", String(port), "--data-dir", dataDirectory]
         if !environment.isEmpty {
             server.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         }

@@ -12,7 +12,8 @@ struct DeviceWatchTerminalTests {
     /// A server with alice enrolled on a terminal authenticator and a poll client to ask her.
     final class Scene: Sendable {
         let scratch: URL
-        let server: Process
+        /// The server process: the first, or the one started again after `stopServer()`.
+        private let server: Mutex<Process>
         let environment: [String: String]
         let clientID: String
         /// The `ciba auth` processes still running.
@@ -20,12 +21,57 @@ struct DeviceWatchTerminalTests {
 
         init(scratch: URL, server: Process, environment: [String: String], clientID: String) {
             self.scratch = scratch
-            self.server = server
+            self.server = Mutex(server)
             self.environment = environment
             self.clientID = clientID
         }
 
-        static func make() async throws -> Scene {
+        /// The server's public URL, `http://127.0.0.1:<port>`.
+        var serverURL: String { environment["COUNTERSIGN_SERVER"] ?? "" }
+
+        /// Stops the server as an operator does (SIGTERM), and waits until it has exited.
+        func stopServer() {
+            let process = server.withLock { $0 }
+            process.terminate()
+            process.waitUntilExit()
+        }
+
+        /// Starts the server again on its data and its port, once it listens.
+        func startServerAgain() async throws {
+            let port = try #require(URL(string: serverURL)?.port)
+            let (process, url, _, _) = try await CommandLineTests.serve(
+                dataDirectory: scratch.appendingPathComponent("data").path, in: scratch, name: "server-again", port: port)
+            server.withLock { $0 = process }
+            #expect(url == serverURL)
+        }
+
+        /// The id of the one request waiting in alice's inbox, as `device pending` lists it.
+        func pendingRequestID() throws -> String {
+            let pending = try CommandLineTests.run(["device", "pending"], environment: environment)
+            return try #require(pending.output.split(whereSeparator: \.isWhitespace).first { $0.hasPrefix("txn_") }.map(String.init),
+                                "\(pending.output)")
+        }
+
+        /// `countersign ciba auth` for alice on a terminal of its own, to read its output as it comes.
+        func cibaAuth(_ arguments: [String]) throws -> PseudoTerminal {
+            try PseudoTerminal(
+                try CommandLineTests.requireExecutable(),
+                arguments: ["ciba", "auth", "--client-id", clientID, "--user", "alice"] + arguments,
+                environment: ProcessInfo.processInfo.environment.merging(environment) { $1 }.merging(["TERM": "dumb"]) { $1 })
+        }
+
+        /// `ciba auth` without waiting: the request's `auth_req_id`, and the number to match if any.
+        func sendRequest(_ arguments: [String] = []) throws -> (authReqID: String, number: String?) {
+            let sent = try CommandLineTests.run(
+                ["ciba", "auth", "--client-id", clientID, "--user", "alice"] + arguments, environment: environment)
+            #expect(sent.status == 0, "\(sent.output)")
+            let words = sent.output.split(whereSeparator: \.isWhitespace)
+            let authReqID = try #require(words.firstIndex(of: "auth_req_id").map { String(words[$0 + 1]) }, "\(sent.output)")
+            let number = words.firstIndex(of: "match:").map { String(words[$0 + 1]) }
+            return (authReqID, number)
+        }
+
+        static func make(pin: String? = nil) async throws -> Scene {
             let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("countersign-watch-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
             let (server, serverURL, stdout, _) = try await CommandLineTests.serve(
@@ -36,8 +82,9 @@ struct DeviceWatchTerminalTests {
             let userID = try #require((try JSONSerialization.jsonObject(with: Data(user.output.utf8)) as? [String: Any])?["id"] as? String)
             let uri = try CommandLineTests.run(["admin", "enroll", userID, "--uri-only"], environment: environment)
             let enrolled = try CommandLineTests.run(
-                ["device", "enroll", uri.output.trimmingCharacters(in: .whitespacesAndNewlines), "--name", "terminal"],
-                environment: environment)
+                ["device", "enroll", uri.output.trimmingCharacters(in: .whitespacesAndNewlines), "--name", "terminal"]
+                    + (pin == nil ? [] : ["--pin-stdin"]),
+                environment: environment, input: pin.map { $0 + "\n" })
             #expect(enrolled.status == 0, "\(enrolled.output)")
             let created = try CommandLineTests.run(["admin", "client", "create", "--name", "Demo portal"], environment: environment)
             let client = try #require(try JSONSerialization.jsonObject(with: Data(created.output.utf8)) as? [String: Any])
@@ -57,10 +104,11 @@ struct DeviceWatchTerminalTests {
 
         /// `ciba auth --wait` for alice, in the background: it returns once she has answered.
         /// `end()` stops it, should a test fail before she does.
-        func askAlice(_ message: String) throws -> Task<CommandLineTests.Run, Never> {
+        func askAlice(_ message: String, _ arguments: [String] = []) throws -> Task<CommandLineTests.Run, Never> {
             let process = Process()
             process.executableURL = try CommandLineTests.requireExecutable()
             process.arguments = ["ciba", "auth", "--client-id", clientID, "--user", "alice", "--binding-message", message, "--wait"]
+                + arguments
             process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
             let output = Pipe()
             process.standardOutput = output
@@ -86,9 +134,10 @@ struct DeviceWatchTerminalTests {
             for pid in asking.withLock({ $0 }) {
                 kill(pid, SIGTERM)
             }
-            if server.isRunning {
-                server.terminate()
-                server.waitUntilExit()
+            let process = server.withLock { $0 }
+            if process.isRunning {
+                process.terminate()
+                process.waitUntilExit()
             }
             try? FileManager.default.removeItem(at: scratch)
         }
@@ -171,7 +220,7 @@ struct DeviceWatchTerminalTests {
         let requestID = try #require(pending.output.split(whereSeparator: \.isWhitespace).first { $0.hasPrefix("txn_") })
         let denied = try CommandLineTests.run(["device", "deny", String(requestID)], environment: scene.environment)
         #expect(denied.status == 0, "\(denied.output)")
-        try await terminal.waitFor("\(requestID) is now denied (answered elsewhere, or expired).")
+        try await terminal.waitFor("\(requestID) was denied (declined) here with `countersign device deny` at ")
         #expect(await first.value.output.contains("access_denied"))
 
         let second = try scene.askAlice("Second sign-in")
@@ -179,6 +228,64 @@ struct DeviceWatchTerminalTests {
         terminal.type("y\r")
         #expect(await second.value.status == 0)
         try await terminal.waitFor(": approved at")
+        terminal.type("\u{3}")
+        #expect(try await terminal.exit(within: .seconds(10)) == 0, "\(terminal.screen)")
+    }
+
+    @Test("across a server restart the watch says it is back, and asks the open question again", .enabled(if: enabled))
+    func restartAsksTheOpenQuestionAgain() async throws {
+        let scene = try await Scene.make()
+        defer { scene.end() }
+        let terminal = try await scene.watch()
+        defer { terminal.end() }
+
+        let asked = try scene.askAlice("Sign in across a restart")
+        try await terminal.waitFor("Approve? [y/N] ")
+        let requestID = try scene.pendingRequestID()
+        scene.stopServer()
+        try await terminal.waitFor("the server could not be reached; reconnecting in")
+        try await scene.startServerAgain()
+        try await terminal.waitFor("alice at \(scene.serverURL): reconnected.", within: .seconds(60))
+        let screen = try await terminal.waitFor("Approve? [y/N] ", times: 2)
+        let repeated = try #require(screen.components(separatedBy: "reconnected.").last)
+        #expect(repeated.contains("\(requestID) is still waiting for your answer:"), "\(screen)")
+        #expect(repeated.contains("Sign in across a restart"), "the request is shown again: \(screen)")
+
+        terminal.type("y\r")
+        try await terminal.waitFor("\(requestID): approved at")
+        let auth = await asked.value
+        #expect(auth.status == 0, "ciba auth --wait rides out the restart too: \(auth.output)")
+        terminal.type("\u{3}")
+        #expect(try await terminal.exit(within: .seconds(10)) == 0, "\(terminal.screen)")
+    }
+
+    @Test("a request approved with device approve while the watch asks is said to be approved here, and when",
+          .enabled(if: enabled))
+    func requestApprovedByAnotherCommandHereSaysSo() async throws {
+        let scene = try await Scene.make()
+        defer { scene.end() }
+        let terminal = try await scene.watch()
+        defer { terminal.end() }
+
+        let asked = try scene.askAlice("Sign in to Demo portal")
+        try await terminal.waitFor("Approve? [y/N] ")
+        let requestID = try scene.pendingRequestID()
+        let approved = try CommandLineTests.run(["device", "approve", requestID], environment: scene.environment)
+        #expect(approved.status == 0, "\(approved.output)")
+        let screen = try await terminal.waitFor("\(requestID) was approved here with `countersign device approve` at ")
+        #expect(!screen.contains("answered elsewhere") && !screen.contains("on another device"), "\(screen)")
+        #expect(await asked.value.status == 0)
+
+        // The watch noted its own answers too: approving again says so instead of "no pending request".
+        let next = try scene.askAlice("Second sign-in")
+        try await terminal.waitFor("Approve? [y/N] ", times: 2)
+        let second = try scene.pendingRequestID()
+        terminal.type("y\r")
+        try await terminal.waitFor("\(second): approved at")
+        #expect(await next.value.status == 0)
+        let again = try CommandLineTests.run(["device", "approve", second], environment: scene.environment)
+        #expect(again.status != 0)
+        #expect(again.output.contains("\(second) was already approved here with `countersign device watch` at "), "\(again.output)")
         terminal.type("\u{3}")
         #expect(try await terminal.exit(within: .seconds(10)) == 0, "\(terminal.screen)")
     }
