@@ -98,6 +98,27 @@ extension CountersignAuthenticator {
         return try RequestDetails(opening: request, for: enrollment, with: key.open)
     }
 
+    /// One request sent to an enrollment, found by its id (from a link, or typed by the user).
+    /// Throws `.alreadyAnswered` when it was approved or denied, here or on another device (the
+    /// server does not say which, nor when), `.expired` when it expired unanswered, and
+    /// `.requestNotFound` when the server sent no such request to this device, or has forgotten it.
+    ///
+    /// ```swift
+    /// let request = try await authenticator.request("txn_01kjq4…", for: enrollment.id)
+    /// ```
+    public func request(_ requestID: String, for enrollmentID: Enrollment.ID) async throws(CountersignError) -> ApprovalRequest {
+        try await withDevice(enrollmentID) { client throws(CountersignError) in
+            guard let url = client.endpoints.request(requestID) else { throw .requestNotFound }
+            let envelope = try await Self.refusalsOfApprovals { () async throws(CountersignError) in
+                try await client.send(.get, url, expecting: PendingRequestEnvelope.self, what: "request")
+            }
+            guard envelope.id == requestID else {
+                throw .invalidServerResponse("the server answered with another request than the one asked for")
+            }
+            return ApprovalRequest(enrollmentID: enrollmentID, envelope: envelope)
+        }
+    }
+
     /// Approves a request that asks only for a confirmation: signs the decision with the device
     /// key, over the digest of the details shown and the server's challenge, and sends it.
     /// Throws `.alreadyAnswered` when it was answered meanwhile (perhaps on another device),
@@ -163,18 +184,7 @@ extension CountersignAuthenticator {
             return nil
         }
         guard now().timeIntervalSince1970 < TimeInterval(payload.expiresAt) else { throw .expired }
-        return try await withDevice(enrollment.id) { client throws(CountersignError) in
-            guard let url = client.endpoints.request(payload.requestID) else {
-                throw .invalidServerResponse("the push names a request id that is not one")
-            }
-            let envelope = try await Self.refusalsOfApprovals { () async throws(CountersignError) in
-                try await client.send(.get, url, expecting: PendingRequestEnvelope.self, what: "request")
-            }
-            guard envelope.id == payload.requestID else {
-                throw .invalidServerResponse("the server answered with another request than the one asked for")
-            }
-            return ApprovalRequest(enrollmentID: enrollment.id, envelope: envelope)
-        }
+        return try await request(payload.requestID, for: enrollment.id)
     }
 
     private func openLiveStream(_ enrollmentID: Enrollment.ID) async throws(CountersignError) -> AsyncThrowingStream<Data, any Error> {

@@ -10,10 +10,12 @@ extension DeviceCommand {
         static let configuration = CommandConfiguration(
             abstract: "Listen for requests and answer each as it arrives.",
             discussion: """
-                Holds the live stream of every enrollment (or the one given), reconnecting when it drops, \
-                and asks about each request on the terminal. Only what is typed after a prompt answers it: \
-                anything typed before is set aside, and the watch says so. From a pipe, each line answers the \
-                next question. Stops on Ctrl-C or at the end of input.
+                Holds the live stream of every enrollment (or the one given), reconnecting when it drops (and \
+                saying when it is back, with the question still open asked again), and asks about each request \
+                on the terminal: `Approve? [y/N]`, then the number to match or the PIN when the request asks for \
+                one. Only what is typed after a prompt answers it: anything typed before is set aside, and the \
+                watch says so. From a pipe, each line answers the next question. Stops on Ctrl-C or at the end \
+                of input.
                 """)
 
         enum AutoAnswer: String, ExpressibleByArgument, CaseIterable {
@@ -33,10 +35,11 @@ extension DeviceCommand {
             // Not URLSession: on Linux it keeps an idle stream's socket registered for writing,
             // and spins on the readiness it reports (about half a core per watching terminal).
             // One connection per live stream, and two for the calls that answer.
-            let transport = NIOTransport(connections: enrollments.count + 2)
+            // A refused connection fails at once, so that the watch can say the server is gone.
+            let transport = NIOTransport(connections: enrollments.count + 2, retryingRefusedConnections: false)
             let watch = RequestWatch(
                 authenticator: options.authenticator(transport: transport), enrollments: enrollments,
-                automaticDecision: auto.map { $0 == .approve ? .approve : .deny })
+                automaticDecision: auto.map { $0 == .approve ? .approve : .deny }, log: options.answerLog)
             Terminal.say("Watching for requests to \(enrollments.map(RequestWatch.label).joined(separator: ", ")). Ctrl-C to stop.")
             let ending = await watch.run()
             try? await transport.shutdown()
@@ -51,6 +54,8 @@ struct RequestWatch: Sendable {
     let enrollments: [Enrollment]
     /// Answer without asking; nil to ask on the terminal.
     let automaticDecision: ApprovalResponse.Decision?
+    /// Where this terminal's answers are noted.
+    let log: AnswerLog
 
     static func label(_ enrollment: Enrollment) -> String {
         "\(enrollment.user.username) at \(enrollment.server.absoluteString)"
@@ -129,15 +134,26 @@ struct RequestWatch: Sendable {
     }
 
     /// Keeps one enrollment's live stream open, reconnecting after a failure with a growing
-    /// delay, until the task is cancelled or the enrollment is gone.
+    /// delay, until the task is cancelled or the enrollment is gone. After a failure it says
+    /// when the server answers again, and asks the open question again.
     private func listen(
         _ enrollment: Enrollment, board: RequestBoard, input: TerminalInput?, arrival: (ApprovalRequest) -> Void
     ) async {
         var delay = ReconnectionDelay()
+        // A failure was reported, and the server's return not yet.
+        var interrupted = false
         while !Task.isCancelled {
             let opened = ContinuousClock.now
             let failure: CountersignError?
             do throws(CountersignError) {
+                if interrupted {
+                    // The inbox answers at once, where a stream says nothing until a request
+                    // comes: its answer shows the server is back, and what is still pending.
+                    let inbox = try await authenticator.pendingRequests(enrollment.id)
+                    interrupted = false
+                    Terminal.say("\(Self.label(enrollment)): reconnected.")
+                    await resume(enrollment, pending: Set(inbox.map(\.id)), board: board, input: input)
+                }
                 for try await event in authenticator.liveRequests(enrollment.id) {
                     switch event {
                     case .request(let request):
@@ -145,8 +161,7 @@ struct RequestWatch: Sendable {
                     case .closed(let closed):
                         board.close(closed.id)
                         if input?.withdraw(closed.id) == true {
-                            let what = "\(RequestSummary.shown(closed.id)) is now \(RequestSummary.shown(closed.status))"
-                            Terminal.say("\n\(what) (answered elsewhere, or expired).")
+                            Terminal.say("\n" + (await closing(closed.id, status: closed.status)))
                         }
                     }
                 }
@@ -163,10 +178,44 @@ struct RequestWatch: Sendable {
             if opened.duration(to: .now) > .seconds(60) { delay.reset() }
             let wait = delay.next()
             if let failure {
+                interrupted = true
                 Terminal.say("\(Self.label(enrollment)): \(failure); reconnecting in \(wait.components.seconds)s.")
             }
             try? await Task.sleep(for: wait)
         }
+    }
+
+    /// After the server's return: the open question, if about a request of this enrollment, is
+    /// asked again when the request is still pending, and withdrawn when it is not (it was
+    /// answered or expired while the stream was down, and its `closed` event was missed).
+    private func resume(_ enrollment: Enrollment, pending: Set<String>, board: RequestBoard, input: TerminalInput?) async {
+        guard let input, let asked = board.asked, asked.enrollmentID == enrollment.id else { return }
+        if pending.contains(asked.requestID) {
+            input.repeatQuestion(about: asked.requestID, after: "\n\(asked.requestID) is still waiting for your answer:\n\(asked.summary)")
+            return
+        }
+        board.close(asked.requestID)
+        if input.withdraw(asked.requestID) {
+            Terminal.say("\n" + (await closing(asked.requestID, status: nil)))
+        }
+    }
+
+    /// Why a request left the inbox while it was asked about: answered here by another command
+    /// (the answer log says how and when), on another device, or expired. `status` is the
+    /// stream's, nil when the request was found gone from the inbox.
+    private func closing(_ requestID: String, status: String?) async -> String {
+        let shown = RequestSummary.shown(requestID)
+        if status == "expired" { return "\(shown) expired before it was answered." }
+        // Another command on this terminal notes its answer once the server has acknowledged
+        // it, which may come a moment after the stream's event.
+        for _ in 0..<10 {
+            if let entry = log.entry(for: requestID) { return "\(shown) was \(entry.sentence)." }
+            try? await Task.sleep(for: .milliseconds(100))
+        }
+        guard let status else {
+            return "\(shown) is no longer pending: it was answered on another device, or expired, while the server could not be reached."
+        }
+        return "\(shown) was \(RequestSummary.shown(status)) on another device."
     }
 
     /// Shows each new request and answers it, as told or as the user says.
@@ -185,49 +234,91 @@ struct RequestWatch: Sendable {
                 Terminal.say("\n\(request.id) cannot be shown, and is left unanswered: \(error)")
                 continue
             }
-            Terminal.say("\nNew request\n" + RequestSummary(details).text)
-            let decision: ApprovalResponse.Decision
+            let summary = RequestSummary(details).text
+            Terminal.say("\nNew request\n" + summary)
             switch answerer {
             case .automatic(let automaticDecision):
-                decision = automaticDecision
+                await send(automaticDecision, details, answers: nil)
             case .user(let input):
                 guard !board.isClosed(request.id) else { continue }
+                board.asked = RequestBoard.Asked(requestID: request.id, enrollmentID: request.enrollmentID, summary: summary)
+                defer { board.asked = nil }
                 switch await input.ask("Approve? [y/N] ", about: request.id) {
                 case .ended: return .endOfInput
                 case .withdrawn: continue
                 case .line(let line):
                     guard !board.isClosed(request.id) else { continue }
-                    decision = ["y", "yes"].contains(line.trimmingCharacters(in: .whitespaces).lowercased()) ? .approve : .deny
+                    let approving = ["y", "yes"].contains(line.trimmingCharacters(in: .whitespaces).lowercased())
+                    await send(approving ? .approve : .deny, details, answers: WatchAnswers(input: input, requestID: request.id))
                 }
             }
-            await send(decision, details)
         }
         return .nothingLeftToWatch
     }
 
-    private func send(_ decision: ApprovalResponse.Decision, _ details: RequestDetails) async {
+    /// Whether the watch asks, on the terminal, for what approving `details` takes beyond a
+    /// confirmation: a number, a PIN or custom data. A biometric check and a choice among
+    /// alternatives are left to `device approve`.
+    private static func asksOnTheTerminal(_ details: RequestDetails) -> Bool {
+        guard details.verification.alternatives == nil else { return false }
+        switch details.requiredFactor {
+        case .confirm, .numberMatch, .pin, .custom: return true
+        case .biometric: return false
+        }
+    }
+
+    /// Sends the decision; approving asks `answers` for the number, the PIN or the data the
+    /// request requires (with no `answers`, only a confirmation can be given).
+    private func send(_ decision: ApprovalResponse.Decision, _ details: RequestDetails, answers: (any TerminalAnswers)?) async {
+        let requestID = details.request.id
         do throws(CountersignError) {
-            let acknowledgement = switch decision {
-            case .approve: try await authenticator.approve(details)
-            case .deny: try await authenticator.deny(details)
+            let acknowledgement: ApprovalAcknowledgement
+            switch decision {
+            case .deny:
+                acknowledgement = try await authenticator.deny(details)
+            case .approve where details.requiredFactor == .confirm && details.verification.alternatives == nil:
+                acknowledgement = try await authenticator.approve(details)
+            case .approve:
+                guard let answers, Self.asksOnTheTerminal(details) else { throw .requestNotHandleable }
+                let handler = TerminalChallenges(
+                    number: nil, customData: nil, pins: PINSource(fromStandardInput: false), preferPIN: false, answers: answers)
+                acknowledgement = try await authenticator.respond(toDetails: details, with: handler).acknowledgement
             }
+            log.record(acknowledgement, enrollment: details.request.enrollmentID, command: "device watch")
             Terminal.say(RequestSummary.outcome(of: acknowledgement))
         } catch .alreadyAnswered {
-            Terminal.say("\(details.request.id) was already answered, perhaps on another device.")
+            let how = log.entry(for: requestID).map { "was already \($0.sentence)" } ?? "was already answered on another device"
+            Terminal.say("\(requestID) \(how).")
         } catch .expired {
-            Terminal.say("\(details.request.id) expired before the answer arrived.")
+            Terminal.say("\(requestID) expired before the answer arrived.")
+        } catch .actionCancelled {
+            Terminal.say("Cancelled: \(requestID) was denied as cancelled.")
         } catch .requestNotHandleable {
-            Terminal.say("\(details.request.id) asks for more than a confirmation; answer it with "
-                + "`countersign device approve \(details.request.id)`.")
+            Terminal.say("\(requestID) asks for \(RequestSummary.verification(of: details)); answer it with "
+                + "`countersign device approve \(requestID)`.")
         } catch {
-            Terminal.say("\(details.request.id) could not be answered: \(error)")
+            Terminal.say("\(requestID) could not be answered: \(error)")
         }
     }
 }
 
-/// The requests the listeners saw leave the inbox, so that the one answering skips them.
+/// The requests the listeners saw leave the inbox, so that the one answering skips them, and
+/// the one being asked about, so that a listener can ask again after a reconnection.
 private final class RequestBoard: Sendable {
+    struct Asked: Sendable {
+        let requestID: String
+        let enrollmentID: String
+        /// The request as it was shown.
+        let summary: String
+    }
+
     private let closed = Mutex<Set<String>>([])
+    private let asking = Mutex<Asked?>(nil)
+
+    var asked: Asked? {
+        get { asking.withLock { $0 } }
+        set { asking.withLock { $0 = newValue } }
+    }
 
     func close(_ requestID: String) {
         _ = closed.withLock { $0.insert(requestID) }

@@ -16,12 +16,19 @@ struct DeviceCommand: AsyncParsableCommand {
         @Option(help: "Where enrollments and keys are kept (COUNTERSIGN_DEVICE_STORE). Default ~/.countersign/device.")
         var store: String?
 
+        /// The device store's directory.
+        var path: String {
+            setting(store, "COUNTERSIGN_DEVICE_STORE")
+                ?? FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".countersign/device").path
+        }
+
+        /// What the commands answered on this terminal.
+        var answerLog: AnswerLog { AnswerLog(store: path) }
+
         func authenticator(
             transport: any HTTPTransport = URLSessionTransport(), hooks: AuthenticatorHooks = AuthenticatorHooks()
         ) -> CountersignAuthenticator {
-            let path = setting(store, "COUNTERSIGN_DEVICE_STORE")
-                ?? FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".countersign/device").path
-            return CountersignAuthenticator(
+            CountersignAuthenticator(
                 keyStore: FileKeyStore(root: URL(fileURLWithPath: path)), transport: transport,
                 biometricKeys: BiometricStandIn.keys(), hooks: hooks)
         }
@@ -252,7 +259,7 @@ extension DeviceCommand {
         func run() async throws {
             let authenticator = options.authenticator(
                 hooks: AuthenticatorHooks(picker: TerminalPicker(scripted: alternative), interstitials: TerminalInterstitials()))
-            let details = try await PendingRequestLookup(authenticator: authenticator)
+            let details = try await PendingRequestLookup(authenticator: authenticator, log: options.answerLog)
                 .details(of: requestID, enrollment: enrollment, answering: true)
             print(RequestSummary(details).text)
             let refusals = PINRefusals()
@@ -260,7 +267,9 @@ extension DeviceCommand {
                 number: number, customData: customData, pins: PINSource(fromStandardInput: pinStdin), preferPIN: usePIN,
                 refusals: refusals)
             do {
-                print(RequestSummary.outcome(of: try await authenticator.respond(toDetails: details, with: handler)))
+                let outcome = try await authenticator.respond(toDetails: details, with: handler)
+                options.answerLog.record(outcome.acknowledgement, enrollment: details.request.enrollmentID, command: "device approve")
+                print(RequestSummary.outcome(of: outcome))
             } catch let error as CountersignError {
                 throw failure(error, details, refusals: refusals)
             }
@@ -316,7 +325,7 @@ extension DeviceCommand {
 
         func run() async throws {
             let authenticator = options.authenticator()
-            let details = try await PendingRequestLookup(authenticator: authenticator)
+            let details = try await PendingRequestLookup(authenticator: authenticator, log: options.answerLog)
                 .details(of: requestID, enrollment: enrollment, answering: false)
             print(RequestSummary(details).text)
             let acknowledgement = if let reason {
@@ -324,6 +333,7 @@ extension DeviceCommand {
             } else {
                 try await authenticator.deny(details)
             }
+            options.answerLog.record(acknowledgement, enrollment: details.request.enrollmentID, command: "device deny")
             print(RequestSummary.outcome(of: acknowledgement))
         }
     }

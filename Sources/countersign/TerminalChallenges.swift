@@ -3,9 +3,9 @@ import CountersignKit
 import Foundation
 import Synchronization
 
-/// The terminal as the user's side of `device approve`: the user has already said yes by
-/// running the command, so a confirmation is given at once; a number, a PIN or custom data is
-/// taken from the command line or asked on the terminal.
+/// The terminal as the user's side of `device approve` and of `device watch`: the user has
+/// already said yes (by running the command, or typing `y`), so a confirmation is given at once;
+/// a number, a PIN or custom data is taken from the command line or asked on the terminal.
 struct TerminalChallenges: ChallengeHandler {
     /// The number given with `--number`, else asked.
     let number: Int64?
@@ -17,6 +17,8 @@ struct TerminalChallenges: ChallengeHandler {
     let preferPIN: Bool
     /// Where a refused scripted PIN is noted, for the command to report it.
     var refusals = PINRefusals()
+    /// Where what is asked is answered.
+    var answers: any TerminalAnswers = StandardInputAnswers()
 
     func confirm(_ challenge: ConfirmationChallenge) async -> ConfirmationAnswer {
         .confirm
@@ -29,8 +31,7 @@ struct TerminalChallenges: ChallengeHandler {
         } else {
             Terminal.say("Type the \(challenge.digits)-digit number the other screen shows.")
         }
-        Terminal.say("Number (empty to cancel): ", terminator: "")
-        let line = readLine(strippingNewline: true)?.trimmingCharacters(in: .whitespaces) ?? ""
+        let line = await answers.line("Number (empty to cancel): ")?.trimmingCharacters(in: .whitespaces) ?? ""
         guard let number = Int64(line) else { return .cancel }
         return .number(number)
     }
@@ -55,7 +56,7 @@ struct TerminalChallenges: ChallengeHandler {
         if pins.isScripted, let scripted = pins.scripted() {
             return .pin(scripted)
         }
-        let pin = readSecret(prompt: "PIN (empty to cancel): ")
+        let pin = await answers.secret("PIN (empty to cancel): ") ?? ""
         return pin.isEmpty ? .cancel : .pin(pin)
     }
 
@@ -66,8 +67,7 @@ struct TerminalChallenges: ChallengeHandler {
     func provideCustomData(_ challenge: CustomChallenge) async -> CustomAnswer {
         if let customData { return .data(customData) }
         if preferPIN && challenge.pinFallbackAllowed { return .pinFallback }
-        Terminal.say("Data for the custom authenticator (empty to cancel): ", terminator: "")
-        let line = readLine(strippingNewline: true) ?? ""
+        let line = await answers.line("Data for the custom authenticator (empty to cancel): ") ?? ""
         return line.isEmpty ? .cancel : .data(line)
     }
 

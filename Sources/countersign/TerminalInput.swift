@@ -29,6 +29,8 @@ final class TerminalInput: Sendable {
     private struct Question {
         let requestID: String
         let prompt: String
+        /// What is typed is not echoed (a PIN).
+        let secret: Bool
         let continuation: CheckedContinuation<Answer, Never>
     }
 
@@ -36,6 +38,8 @@ final class TerminalInput: Sendable {
         var question: Question?
         /// Whether the question's prompt has been written.
         var shown = false
+        /// Lines to write before the open question's prompt is written again.
+        var repeating: String?
         /// Piped lines not yet taken by a question.
         var queued: [String] = []
         var ended = false
@@ -81,15 +85,16 @@ final class TerminalInput: Sendable {
         tcsetattr(STDIN_FILENO, TCSANOW, &original)
     }
 
-    /// Shows `prompt` and returns what is typed after it: a line, `.withdrawn` once
-    /// `withdraw(requestID)` is called, or `.ended`.
-    func ask(_ prompt: String, about requestID: String) async -> Answer {
+    /// Shows `prompt` and returns what is typed after it (without echo when `secret`): a line,
+    /// `.withdrawn` once `withdraw(requestID)` is called, or `.ended`.
+    func ask(_ prompt: String, about requestID: String, secret: Bool = false) async -> Answer {
         await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 let asked = state.withLock { state in
                     guard !state.ended || !state.queued.isEmpty, !Task.isCancelled else { return false }
-                    state.question = Question(requestID: requestID, prompt: prompt, continuation: continuation)
+                    state.question = Question(requestID: requestID, prompt: prompt, secret: secret, continuation: continuation)
                     state.shown = false
+                    state.repeating = nil
                     return true
                 }
                 guard asked else { return continuation.resume(returning: .ended) }
@@ -104,6 +109,26 @@ final class TerminalInput: Sendable {
     /// Stops asking about `requestID`; true when it was being asked about.
     func withdraw(_ requestID: String) -> Bool {
         answer(.withdrawn, ifAbout: requestID)
+    }
+
+    /// The request the open question is about, if any.
+    var askingAbout: String? {
+        state.withLock { $0.question?.requestID }
+    }
+
+    /// Writes `preface`, then the open question's prompt again with what has been typed after
+    /// it so far, if the question is about `requestID` and its prompt was shown: other lines
+    /// (a lost connection, its return) have pushed it up the screen. The answer is the same
+    /// line either way.
+    func repeatQuestion(about requestID: String, after preface: String) {
+        let repeating = state.withLock { state in
+            guard state.question?.requestID == requestID, state.shown else { return false }
+            state.repeating = preface
+            return true
+        }
+        guard repeating else { return }
+        var byte: UInt8 = 1
+        _ = write(wakeUp.write, &byte, 1)
     }
 
     /// Ends the open question, if any (and if it is about `requestID`, when given).
@@ -167,10 +192,22 @@ final class TerminalInput: Sendable {
     /// Writes the prompt of the question just asked; from a pipe, answers it with the next
     /// line left, if any.
     private func showPrompt(editor: inout LineEditor) {
+        let again = state.withLock { state -> (preface: String, prompt: String, secret: Bool)? in
+            guard let question = state.question, state.shown, let preface = state.repeating else { return nil }
+            state.repeating = nil
+            return (preface, question.prompt, question.secret)
+        }
+        if let again {
+            Terminal.say(again.preface)
+            Terminal.say(again.prompt + (again.secret ? "" : editor.typed), terminator: "")
+            return
+        }
         // The question may have been withdrawn, or its task cancelled, since it woke the thread.
-        guard state.withLock({ $0.question != nil && !$0.shown }) else { return }
+        guard let secret = state.withLock({ $0.shown ? nil : $0.question?.secret }) else { return }
         if interactive, !editor.typed.isEmpty {
-            Terminal.say("\n“\(RequestSummary.shown(editor.typed))” was typed before the question below, and does not answer it.")
+            // What was typed may be the secret asked for: it is not shown back.
+            let typed = secret ? "What" : "“\(RequestSummary.shown(editor.typed))”"
+            Terminal.say("\n\(typed) was typed before the question below, and does not answer it.")
             editor.clear()
         }
         let piped: (Question, String)? = state.withLock { state in
@@ -193,8 +230,8 @@ final class TerminalInput: Sendable {
     /// line).
     private func take(_ bytes: ArraySlice<UInt8>, into editor: inout LineEditor) -> Bool {
         for byte in bytes {
-            let asked = state.withLock { $0.question != nil && $0.shown }
-            switch editor.take(byte, echo: interactive && asked) {
+            let echoing = state.withLock { state in state.shown && state.question.map { !$0.secret } == true }
+            switch editor.take(byte, echo: interactive && echoing) {
             case .editing: break
             case .endOfInput: return false
             case .line(let line): deliver(line)
