@@ -97,7 +97,13 @@ struct Page<Item: Encodable & Sendable>: Encodable, Sendable {
     }
 }
 
-extension AdminError: APIFailure {}
+extension AdminError: APIFailure {
+    var wireError: WireError {
+        var error = apiError.wireError
+        error.credentialsAbsent = self == .missingCredentials
+        return error
+    }
+}
 
 extension EnrollmentError: APIFailure {}
 

@@ -21,13 +21,21 @@ extension Request {
         let codings = headers[values: .transferEncoding].flatMap { $0.split(separator: ",") }
             .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
         guard codings.allSatisfy({ $0 == "chunked" }) else { throw .unsupportedTransferCoding }
+        let buffer: ByteBuffer
         do {
-            return try await body.collect(upTo: limit)
+            buffer = try await body.collect(upTo: limit)
         } catch is NIOTooManyBytesError {
             throw .tooLarge
         } catch {
             throw .unreadable
         }
+        // A client that goes away (or is timed out) mid-body ends the body stream as if it were
+        // complete: Hummingbird hands over the bytes that came. Read as whole, a cut-off form
+        // would be acted on as a shorter request, or answered as one with no credentials.
+        if codings.isEmpty, let declared = headers[.contentLength].flatMap({ Int($0) }), buffer.readableBytes < declared {
+            throw .unreadable
+        }
+        return buffer
     }
 
     /// The whole body, refused with 413 past `limit` bytes.

@@ -38,6 +38,12 @@ struct WireError: Error, Sendable, Equatable, WireFailure {
     /// The realm of a challenge: the issuer of the tenant the request was for, which
     /// `TenantMiddleware` fills in.
     var realm: String?
+    /// A 401 to a request that presented no credentials at all. Nothing was checked, so it is no
+    /// failed authentication: `FailedAuthenticationMiddleware` counts only a credential that was
+    /// presented and found wrong. Otherwise a client behind a shared proxy that sends no
+    /// `Authorization` header (or a browser that opens an admin URL) would use up the address's
+    /// budget for everyone behind it.
+    var credentialsAbsent = false
 
     init(_ status: HTTPResponse.Status, code: String?, description: String?, challenge: Challenge? = nil,
          headers: HTTPFields = [:], retryAfter: Int? = nil, missingRight: String? = nil, deregistration: String? = nil,

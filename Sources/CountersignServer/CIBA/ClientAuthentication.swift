@@ -196,3 +196,9 @@ enum ClientAuthenticationError: OAuthFailure, Equatable {
         }
     }
 }
+
+    var wireError: WireError {
+        var error = oauthError.wireError
+        error.credentialsAbsent = self == .missing
+        return error
+    }

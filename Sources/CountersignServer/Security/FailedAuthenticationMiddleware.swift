@@ -2,7 +2,8 @@ import Hummingbird
 import NIOCore
 
 /// Refuses a source that failed authentication too often of late (`FailedAuthenticationThrottle`)
-/// before any route looks at its credentials, and counts each 401 a route answers to its source.
+/// before any route looks at its credentials, and counts each 401 a route answers to its source,
+/// unless the request presented no credentials at all (`WireError.credentialsAbsent`).
 /// It guards the groups of routes called with a secret (`TenantRoutes.group(takesSecret:)` and
 /// the administration API): the client-authenticated OAuth endpoints, the admin key's routes.
 /// Devices and bearer-token callers are left out: phones behind one carrier's address would
@@ -25,7 +26,7 @@ struct FailedAuthenticationMiddleware: RouterMiddleware {
             if response.status == .unauthorized { failed(source) }
             return response
         } catch let failure as any WireFailure where failure.wireError.status == .unauthorized {
-            failed(source)
+            if !failure.wireError.credentialsAbsent { failed(source) }
             throw failure
         }
     }
