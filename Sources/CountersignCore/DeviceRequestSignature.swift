@@ -69,7 +69,9 @@ public struct DeviceRequestSignature: Sendable {
     }
 
     /// Ids and nonces are stored and compared as text: a control character (NUL above all, which
-    /// PostgreSQL cannot store) or a character outside ASCII has no place in one.
+    /// PostgreSQL cannot store), a space (no id the server issues has one, and a header value's
+    /// spaces are easily lost or added on the way) or a character outside ASCII has no place in
+    /// one. "Printable" here is visible: `!` to `~`, the space excluded.
     private static func isPrintableASCII(_ scalar: Unicode.Scalar) -> Bool { (0x21...0x7E).contains(scalar.value) }
 
     /// Parses a compact JWS and its claims.
@@ -79,7 +81,7 @@ public struct DeviceRequestSignature: Sendable {
         guard jws.type == type else { throw .malformed("typ must be \"\(type)\"") }
         guard let kid = jws.keyID, !kid.isEmpty else { throw .malformed("kid (the device id) is missing") }
         guard kid.unicodeScalars.allSatisfy(Self.isPrintableASCII) else {
-            throw .malformed("kid (the device id) must be printable ASCII")
+            throw .malformed("kid (the device id) must be printable ASCII without spaces (! to ~)")
         }
         let claims: JSONValue
         do { claims = try jws.payloadJSON() } catch { throw .malformed(error.description) }
@@ -89,7 +91,7 @@ public struct DeviceRequestSignature: Sendable {
             throw .malformed("the claims htm, htu, iat, jti and body_sha256 are all required")
         }
         guard (16...128).contains(nonce.unicodeScalars.count), nonce.unicodeScalars.allSatisfy(Self.isPrintableASCII) else {
-            throw .malformed("jti must be 16 to 128 printable ASCII characters")
+            throw .malformed("jti must be 16 to 128 printable ASCII characters without spaces (! to ~)")
         }
         return DeviceRequestSignature(
             jws: jws, deviceID: kid, method: method, url: url, issuedAt: issuedAt, nonce: nonce, bodyDigest: bodyDigest)

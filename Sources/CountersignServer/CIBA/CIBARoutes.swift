@@ -22,7 +22,7 @@ struct CIBARoutes: Sendable {
     func register(on routes: TenantRoutes) {
         let oauth = routes.group(surface: .oauth, takesSecret: true)
         oauth.post("/bc-authorize") { request, context in
-            try await self.oauth("bc-authorize", request, context) { form, client, issuer in
+            try await self.oauth("bc-authorize", request, context, admittingNUL: ["binding_message"]) { form, client, issuer in
                 let origin = Self.remoteAddress(of: context)
                 return try OAuthResponse.json(try await features.backchannel.start(
                     form, client: client, issuer: issuer,
@@ -41,12 +41,12 @@ struct CIBARoutes: Sendable {
             }
         }
         oauth.post("/revoke") { request, context in
-            try await self.oauth("revoke", request, context, admittingPublic: true) { form, client, issuer in
+            try await self.oauth("revoke", request, context, admittingPublic: true, admittingNUL: ["token"]) { form, client, issuer in
                 try OAuthResponse.json(try await features.revocation.revoke(form, client: client, issuer: issuer))
             }
         }
         oauth.post("/introspect") { request, context in
-            try await self.oauth("introspect", request, context) { form, client, issuer in
+            try await self.oauth("introspect", request, context, admittingNUL: ["token"]) { form, client, issuer in
                 try OAuthResponse.json(try await features.introspection.introspect(form, client: client, issuer: issuer))
             }
         }
@@ -65,15 +65,15 @@ struct CIBARoutes: Sendable {
         UserInfoRoutes(metrics: metrics, accessTokens: features.accessTokens).register(on: routes.group(surface: .oauth))
     }
 
-    /// Reads the form, authenticates the client (a public one only where `admittingPublic`) and
-    /// runs `body`, counting outcomes per endpoint.
+    /// Reads the form (`admittingNUL`: see `FormParameters.read`), authenticates the client (a
+    /// public one only where `admittingPublic`) and runs `body`, counting outcomes per endpoint.
     private func oauth(
         _ endpoint: String, _ request: Request, _ context: CountersignRequestContext, admittingPublic: Bool = false,
-        _ body: (FormParameters, Client, Issuer) async throws -> Response
+        admittingNUL: Set<String> = [], _ body: (FormParameters, Client, Issuer) async throws -> Response
     ) async throws -> Response {
         let issuer = try context.tenantIssuer()
         do {
-            let form = try await FormParameters.read(request)
+            let form = try await FormParameters.read(request, admittingNUL: admittingNUL)
             let client = try await features.clientAuthentication.authenticate(
                 authorization: request.headers[.authorization], form: form, tenant: issuer.tenant,
                 admittingPublic: admittingPublic)

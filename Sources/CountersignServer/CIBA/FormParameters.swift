@@ -16,10 +16,14 @@ struct FormParameters: Sendable {
 
     private let values: [String: String]
 
-    /// Reads and parses the body of `request`.
-    static func read(_ request: Request) async throws -> FormParameters {
+    /// Reads and parses the body of `request`. `admittingNUL` names the parameters whose own
+    /// parse answers a NUL with its standard's error and never stores the text: a `binding_message`
+    /// (`invalid_binding_message`, CIBA §13), the `token` of revocation and introspection (no
+    /// such token: RFC 7009 §2.2, RFC 7662 §2.2).
+    static func read(_ request: Request, admittingNUL: Set<String> = []) async throws -> FormParameters {
         let buffer = try await body(of: request, upTo: maximumSize)
-        return try FormParameters(body: Data(buffer.readableBytesView), contentType: request.headers[.contentType])
+        return try FormParameters(
+            body: Data(buffer.readableBytesView), contentType: request.headers[.contentType], admittingNUL: admittingNUL)
     }
 
     /// The body of a form `request`, at most `limit` bytes; why not as a `FormError`.
@@ -35,7 +39,7 @@ struct FormParameters: Sendable {
         }
     }
 
-    init(body: Data, contentType: String?) throws {
+    init(body: Data, contentType: String?, admittingNUL: Set<String> = []) throws {
         let mediaType = contentType?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()
         guard mediaType == "application/x-www-form-urlencoded" else { throw FormError.notForm }
         var values: [String: String] = [:]
@@ -46,8 +50,9 @@ struct FormParameters: Sendable {
             let value = parts.count > 1 ? try Self.decoded(parts[1]) : ""
             guard seen.insert(name).inserted else { throw FormError.duplicate(name) }
             // No parameter can hold a NUL (PostgreSQL cannot store one): refused here, alike on
-            // both engines, rather than deep in a query.
-            guard !name.unicodeScalars.contains("\0"), !value.unicodeScalars.contains("\0") else {
+            // both engines, rather than deep in a query, unless its own parse refuses it first.
+            guard !name.unicodeScalars.contains("\0"),
+                  admittingNUL.contains(name) || !value.unicodeScalars.contains("\0") else {
                 throw FormError.nulCharacter(name)
             }
             if !value.isEmpty { values[name] = value }
