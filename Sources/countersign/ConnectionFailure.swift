@@ -47,7 +47,14 @@ struct ConnectionFailure: Error, CustomStringConvertible {
         case ChannelError.connectTimeout:
             return "no connection within the time allowed"
         case let error as URLError:
-            return error.localizedDescription
+            switch error.code {
+            case .cannotConnectToHost: return "no connection to the server"
+            case .cannotFindHost, .dnsLookupFailed: return "the host name cannot be resolved"
+            case .timedOut: return "no answer within the time allowed"
+            case .networkConnectionLost: return "the connection was lost"
+            case .notConnectedToInternet: return "this machine is not connected to a network"
+            default: return error.localizedDescription
+            }
         default:
             return "\(error)"
         }

@@ -73,7 +73,7 @@ struct NativeAppSignIn {
     /// The provider's metadata, whose issuer must be the server named (Discovery §4.3).
     private func discover() async throws -> Metadata {
         let url = server.appendingPathComponent(".well-known/openid-configuration")
-        let (data, response) = try await transport.send(URLRequest(url: url))
+        let (data, response) = try await send(URLRequest(url: url))
         guard response.statusCode == 200, let metadata = try? JSONDecoder().decode(Metadata.self, from: data) else {
             throw Failure(description: "\(url.absoluteString) answered \(response.statusCode), not OpenID Provider metadata")
         }
@@ -91,13 +91,20 @@ struct NativeAppSignIn {
             "grant_type": "authorization_code", "code": code, "redirect_uri": redirectURI, "code_verifier": verifier,
             "client_id": clientID,
         ]).utf8)
-        let (data, response) = try await transport.send(request)
+        let (data, response) = try await send(request)
         let body = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
         guard response.statusCode == 200, let token = body?["access_token"] as? String else {
             let error = body?["error"] as? String ?? "HTTP \(response.statusCode)"
             throw Failure(description: "the token endpoint refused the code: \(error)\((body?["error_description"] as? String).map { ": \($0)" } ?? "")")
         }
         return token
+    }
+
+    /// The transport's answer; its failure described in words (`ConnectionFailure`).
+    private func send(_ request: URLRequest) async throws -> (Data, HTTPURLResponse) {
+        do { return try await transport.send(request) } catch {
+            throw ConnectionFailure(server: server.absoluteString, error: error)
+        }
     }
 
     private func require<T>(_ value: T?, _ why: String) throws -> T {
