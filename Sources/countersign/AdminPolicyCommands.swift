@@ -77,6 +77,9 @@ struct PolicyCommands: AsyncParsableCommand {
         @Option(name: .customLong("minimum-factors"),
                 help: "How many of the PIN and the biometric key an enrollment must bring (0 to 2).")
         var minimumFactors: Int?
+        @Option(name: .customLong("client-assertion-max-lifetime-seconds"),
+                help: "The longest a private_key_jwt client assertion may be valid, exp - iat (60 to 86400; default 300).")
+        var clientAssertionMaximumLifetime: Int?
 
         func run() async throws {
             let client = try options.client()
@@ -90,7 +93,7 @@ struct PolicyCommands: AsyncParsableCommand {
                 ("not_requested_suppression_seconds", notRequestedSuppressionSeconds), ("totp", totp),
                 ("push_delivery_allowed", pushDeliveryAllowed), ("session_idle_seconds", sessionIdleSeconds),
                 ("session_max_age_seconds", sessionMaxAgeSeconds), ("post_quantum_sealing", postQuantumSealing),
-                ("minimum_factors", minimumFactors),
+                ("minimum_factors", minimumFactors), ("client_assertion_max_lifetime_seconds", clientAssertionMaximumLifetime),
             ]
             for case let (name, value?) in changes {
                 // An empty class removes it.

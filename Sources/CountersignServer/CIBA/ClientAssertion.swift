@@ -6,12 +6,13 @@ import Foundation
 ///
 /// Parsing checks everything that depends on the assertion alone, in this order: a compact
 /// JWS signed ES256 or RS256; `iss` and `sub` both the client's id; `aud` naming this
-/// provider; the times of `JWTTimeRules.clientAssertion`; a `jti`. What depends on the
+/// provider; the times of `JWTTimeRules.clientAssertion`, within the tenant's maximum lifetime; a `jti`. What depends on the
 /// client's registration — its key, its signature, the `jti` not used before — is
 /// `ClientAuthentication`'s to check, once it has found the client.
 ///
 /// ```swift
-/// let assertion = try ClientAssertion(form["client_assertion"]!, audiences: issuer.clientAssertionAudiences, at: now)
+/// let assertion = try ClientAssertion(form["client_assertion"]!, audiences: issuer.clientAssertionAudiences,
+///                                     maximumLifetime: tenant.policy.clientAssertionMaximumLifetime, at: now)
 /// try await assertion.jwt.verify(with: client.jwks)
 /// ```
 struct ClientAssertion: Sendable {
@@ -22,7 +23,7 @@ struct ClientAssertion: Sendable {
     let jwtID: String
     let expiresAt: Date
 
-    init(_ text: String, audiences: Set<String>, at now: Date) throws(ClientAssertionError) {
+    init(_ text: String, audiences: Set<String>, maximumLifetime: Int, at now: Date) throws(ClientAssertionError) {
         do {
             jwt = try ClientSignedJWT(parsing: text)
         } catch ClientJWTError.algorithmRefused(let alg) {
@@ -34,7 +35,7 @@ struct ClientAssertion: Sendable {
             let issuer = try jwt.claims.requiredString("iss")
             guard try jwt.claims.requiredString("sub") == issuer else { throw ClientAssertionError.subjectNotIssuer }
             guard try jwt.claims.audience().contains(where: audiences.contains) else { throw ClientAssertionError.wrongAudience }
-            expiresAt = try JWTTimeRules.clientAssertion.check(jwt.claims, at: now)
+            expiresAt = try JWTTimeRules.clientAssertion(maximumLifetime: maximumLifetime).check(jwt.claims, at: now)
             jwtID = try jwt.claims.requiredString("jti")
             guard jwtID.count <= JWTIDLedger.maximumLength else { throw ClientAssertionError.longJWTID }
             clientID = issuer

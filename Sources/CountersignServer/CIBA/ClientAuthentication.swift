@@ -77,7 +77,8 @@ struct ClientAuthentication: Sendable {
     private func client(asserting text: String, postedID: String?, audiences: Set<String>, tenant: Tenant) async throws -> Client {
         let assertion: ClientAssertion
         do {
-            assertion = try ClientAssertion(text, audiences: audiences, at: now())
+            assertion = try ClientAssertion(
+                text, audiences: audiences, maximumLifetime: tenant.policy.clientAssertionMaximumLifetime, at: now())
         } catch {
             throw ClientAuthenticationError.assertion(error)
         }
@@ -195,10 +196,10 @@ enum ClientAuthenticationError: OAuthFailure, Equatable {
                        status: .tooManyRequests, retryAfter: wait)
         }
     }
-}
 
     var wireError: WireError {
         var error = oauthError.wireError
         error.credentialsAbsent = self == .missing
         return error
     }
+}

@@ -159,6 +159,8 @@ struct ConsolePolicyForm: Sendable {
                hint: "60 to 86400, at most the maximum age; default 1800.", value: ""),
         Number(name: "session_max_age_seconds", label: "Sign-in session maximum age (seconds)",
                hint: "300 to 2592000; default 43200.", value: ""),
+        Number(name: "client_assertion_max_lifetime_seconds", label: "Longest client assertion (private_key_jwt, seconds)",
+               hint: "60 to 86400; default 300.", value: ""),
     ]
     var switches = [
         Switch(name: "biometric_pin_fallback", label: "A PIN may stand in for a biometric check", on: true),

@@ -50,6 +50,12 @@ public struct AuthenticationPolicy: Codable, Sendable, Equatable {
     /// How many factors of their own, beyond the device key, an enrollment must bring: of the
     /// PIN and the biometric key, whose keys the server checks (0 to 2).
     public var minimumFactors: Int = 0
+    /// The longest a `private_key_jwt` client assertion may be valid, in seconds (`exp` - `iat`):
+    /// its `jti` is remembered that long, and a stolen one can be replayed at no other endpoint
+    /// for no longer.
+    public var clientAssertionMaximumLifetime: Int = 300
+    /// What `clientAssertionMaximumLifetime` may be: a minute (the clocks' skew is 30 s) to a day.
+    static let clientAssertionLifetimes = 60...86400
 
     public init() {}
 
@@ -71,6 +77,7 @@ public struct AuthenticationPolicy: Codable, Sendable, Equatable {
         case disabledFactors = "disabled_factors"
         case postQuantumSealing = "post_quantum_sealing"
         case minimumFactors = "minimum_factors"
+        case clientAssertionMaximumLifetime = "client_assertion_max_lifetime_seconds"
     }
 
     public init(from decoder: any Decoder) throws {
@@ -102,6 +109,8 @@ public struct AuthenticationPolicy: Codable, Sendable, Equatable {
         postQuantumSealing = try container.decodeIfPresent(Bool.self, forKey: .postQuantumSealing)
             ?? defaults.postQuantumSealing
         minimumFactors = try container.decodeIfPresent(Int.self, forKey: .minimumFactors) ?? defaults.minimumFactors
+        clientAssertionMaximumLifetime = try container.decodeIfPresent(Int.self, forKey: .clientAssertionMaximumLifetime)
+            ?? defaults.clientAssertionMaximumLifetime
     }
 
     /// The factors the tenant has switched off; names that are no factor are left out (only a
@@ -135,6 +144,9 @@ public struct AuthenticationPolicy: Codable, Sendable, Equatable {
         }
         guard sessionIdleSeconds <= sessionMaxAgeSeconds else {
             throw .invalidField("session_idle_seconds", "must not exceed session_max_age_seconds")
+        }
+        guard Self.clientAssertionLifetimes.contains(clientAssertionMaximumLifetime) else {
+            throw .invalidField("client_assertion_max_lifetime_seconds", "must be 60 to 86400 (a day)")
         }
         for name in disabledFactors where Factor(policyName: name) == nil {
             throw .invalidField("disabled_factors", "names the unknown factor \"\(name)\"; the factors are \(Factor.allCases.map(\.policyName).joined(separator: ", "))")

@@ -14,8 +14,12 @@ struct JWTTimeRules: Sendable {
     let required: Set<String>
     let lifetimeStart: String
 
-    /// `private_key_jwt` assertions: minted for one request, so five minutes is plenty.
-    static let clientAssertion = JWTTimeRules(maximumLifetime: 300, required: [], lifetimeStart: "iat")
+    /// `private_key_jwt` assertions: minted for one request, so five minutes is plenty by default
+    /// (`AuthenticationPolicy.clientAssertionMaximumLifetime`); a tenant whose clients mint them
+    /// for longer (Authlib's default is an hour) may allow up to a day.
+    static func clientAssertion(maximumLifetime: Int) -> JWTTimeRules {
+        JWTTimeRules(maximumLifetime: TimeInterval(maximumLifetime), required: [], lifetimeStart: "iat")
+    }
     /// Signed authentication requests (CIBA §7.1.1 requires `iat` and `nbf`; FAPI-CIBA bounds
     /// `exp - nbf` by 60 minutes).
     static let requestObject = JWTTimeRules(maximumLifetime: 3600, required: ["iat", "nbf"], lifetimeStart: "nbf")
