@@ -272,4 +272,24 @@ import FoundationNetworking
             }
         }
     }
+
+    @Test(arguments: [
+        (409, "already_decided", CountersignError.alreadyAnswered),
+        (410, "approval_expired", .expired),
+        (404, "unknown_request", .requestNotFound),
+    ])
+    func aRequestLookedUpByItsIDThatIsNoLongerOpenIsThrownAsWhatItMeans(
+        _ status: Int, _ code: String, _ expected: CountersignError
+    ) async throws {
+        try await withTemporaryRoot { root in
+            let device = try await Self.device(in: root)
+            let server = FakeServer { request in
+                #expect(request.url?.absoluteString == Self.server + "/device/v1/requests/txn_1")
+                return .json(status, #"{"error":"\#(code)"}"#)
+            }
+            await #expect(throws: expected) {
+                try await device.authenticator(server).request("txn_1", for: device.enrollment.id)
+            }
+        }
+    }
 }
