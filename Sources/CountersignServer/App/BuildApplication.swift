@@ -137,6 +137,7 @@ extension CountersignServer {
 
         // The router: health first, then the tenant routes (at "" and "/t/{tenant}"), then admin.
         let router = Router(context: CountersignRequestContext.self)
+        router.add(middleware: SecurityHeadersMiddleware(origin: origin))
         router.add(middleware: MetricsMiddleware(metrics: metrics))
         let routeMethods = RouteMethods()
         router.add(middleware: ErrorMiddleware(surface: .api, logger: logger, methods: routeMethods))
