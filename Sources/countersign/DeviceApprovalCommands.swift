@@ -161,7 +161,7 @@ struct RequestWatch: Sendable {
                     case .closed(let closed):
                         board.close(closed.id)
                         if input?.withdraw(closed.id) == true {
-                            Terminal.say("\n" + (await closing(closed.id, status: closed.status)))
+                            Terminal.say("\n" + (await closing(closed.id, status: closed.status, board: board)))
                         }
                     }
                 }
@@ -196,16 +196,19 @@ struct RequestWatch: Sendable {
         }
         board.close(asked.requestID)
         if input.withdraw(asked.requestID) {
-            Terminal.say("\n" + (await closing(asked.requestID, status: nil)))
+            Terminal.say("\n" + (await closing(asked.requestID, status: nil, board: board)))
         }
     }
 
     /// Why a request left the inbox while it was asked about: answered here by another command
     /// (the answer log says how and when), on another device, or expired. `status` is the
     /// stream's, nil when the request was found gone from the inbox.
-    private func closing(_ requestID: String, status: String?) async -> String {
+    private func closing(_ requestID: String, status: String?, board: RequestBoard) async -> String {
         let shown = RequestSummary.shown(requestID)
-        if status == "expired" { return "\(shown) expired before it was answered." }
+        if status == "expired" {
+            let expiry = board.asked.flatMap { $0.requestID == requestID ? $0.expiresAt : nil }
+            return "\(shown) expired\(expiry.map { " at \(Timestamps.format($0))" } ?? "") before it was answered."
+        }
         // Another command on this terminal notes its answer once the server has acknowledged
         // it, which may come a moment after the stream's event.
         for _ in 0..<10 {
@@ -238,10 +241,11 @@ struct RequestWatch: Sendable {
             Terminal.say("\nNew request\n" + summary)
             switch answerer {
             case .automatic(let automaticDecision):
-                await send(automaticDecision, details, answers: nil)
+                await send(automaticDecision, details, board: board, answers: nil)
             case .user(let input):
                 guard !board.isClosed(request.id) else { continue }
-                board.asked = RequestBoard.Asked(requestID: request.id, enrollmentID: request.enrollmentID, summary: summary)
+                board.asked = RequestBoard.Asked(
+                    requestID: request.id, enrollmentID: request.enrollmentID, summary: summary, expiresAt: details.expiresAt)
                 defer { board.asked = nil }
                 switch await input.ask("Approve? [y/N] ", about: request.id) {
                 case .ended: return .endOfInput
@@ -249,7 +253,8 @@ struct RequestWatch: Sendable {
                 case .line(let line):
                     guard !board.isClosed(request.id) else { continue }
                     let approving = ["y", "yes"].contains(line.trimmingCharacters(in: .whitespaces).lowercased())
-                    await send(approving ? .approve : .deny, details, answers: WatchAnswers(input: input, requestID: request.id))
+                    await send(
+                        approving ? .approve : .deny, details, board: board, answers: WatchAnswers(input: input, requestID: request.id))
                 }
             }
         }
@@ -269,7 +274,9 @@ struct RequestWatch: Sendable {
 
     /// Sends the decision; approving asks `answers` for the number, the PIN or the data the
     /// request requires (with no `answers`, only a confirmation can be given).
-    private func send(_ decision: ApprovalResponse.Decision, _ details: RequestDetails, answers: (any TerminalAnswers)?) async {
+    private func send(
+        _ decision: ApprovalResponse.Decision, _ details: RequestDetails, board: RequestBoard, answers: (any TerminalAnswers)?
+    ) async {
         let requestID = details.request.id
         do throws(CountersignError) {
             let acknowledgement: ApprovalAcknowledgement
@@ -286,6 +293,9 @@ struct RequestWatch: Sendable {
             }
             log.record(acknowledgement, enrollment: details.request.enrollmentID, command: "device watch")
             Terminal.say(RequestSummary.outcome(of: acknowledgement))
+        } catch .alreadyAnswered where board.isClosed(requestID), .expired where board.isClosed(requestID) {
+            // Its question was withdrawn while asked (the number, the PIN), and the listener
+            // said why.
         } catch .alreadyAnswered {
             let how = log.entry(for: requestID).map { "was already \($0.sentence)" } ?? "was already answered on another device"
             Terminal.say("\(requestID) \(how).")
@@ -310,6 +320,7 @@ private final class RequestBoard: Sendable {
         let enrollmentID: String
         /// The request as it was shown.
         let summary: String
+        let expiresAt: Date
     }
 
     private let closed = Mutex<Set<String>>([])

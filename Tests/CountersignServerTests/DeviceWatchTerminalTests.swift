@@ -19,11 +19,14 @@ struct DeviceWatchTerminalTests {
         /// The `ciba auth` processes still running.
         private let asking = Mutex<[pid_t]>([])
 
-        init(scratch: URL, server: Process, environment: [String: String], clientID: String) {
+        let userID: String
+
+        init(scratch: URL, server: Process, environment: [String: String], clientID: String, userID: String) {
             self.scratch = scratch
             self.server = Mutex(server)
             self.environment = environment
             self.clientID = clientID
+            self.userID = userID
         }
 
         /// The server's public URL, `http://127.0.0.1:<port>`.
@@ -90,7 +93,7 @@ struct DeviceWatchTerminalTests {
             let client = try #require(try JSONSerialization.jsonObject(with: Data(created.output.utf8)) as? [String: Any])
             let clientID = try #require((client["client"] as? [String: Any])?["client_id"] as? String)
             environment["COUNTERSIGN_CLIENT_SECRET"] = try #require(client["client_secret"] as? String)
-            return Scene(scratch: scratch, server: server, environment: environment, clientID: clientID)
+            return Scene(scratch: scratch, server: server, environment: environment, clientID: clientID, userID: userID)
         }
 
         /// `countersign device watch` on a terminal of its own, once it says it is watching.
@@ -286,6 +289,31 @@ struct DeviceWatchTerminalTests {
         let again = try CommandLineTests.run(["device", "approve", second], environment: scene.environment)
         #expect(again.status != 0)
         #expect(again.output.contains("\(second) was already approved here with `countersign device watch` at "), "\(again.output)")
+        terminal.type("\u{3}")
+        #expect(try await terminal.exit(within: .seconds(10)) == 0, "\(terminal.screen)")
+    }
+
+    @Test("a request answered on another device while the watch asks is said to be, and the question withdrawn",
+          .enabled(if: enabled))
+    func requestAnsweredOnAnotherDeviceSaysSo() async throws {
+        let scene = try await Scene.make()
+        defer { scene.end() }
+        let phone = scene.scratch.appendingPathComponent("phone").path
+        let uri = try CommandLineTests.run(["admin", "enroll", scene.userID, "--uri-only"], environment: scene.environment)
+        let enrolled = try CommandLineTests.run(
+            ["device", "enroll", uri.output.trimmingCharacters(in: .whitespacesAndNewlines), "--name", "phone", "--store", phone],
+            environment: scene.environment)
+        #expect(enrolled.status == 0, "\(enrolled.output)")
+        let terminal = try await scene.watch()
+        defer { terminal.end() }
+
+        let asked = try scene.askAlice("Sign in to Demo portal")
+        try await terminal.waitFor("Approve? [y/N] ")
+        let requestID = try scene.pendingRequestID()
+        let approved = try CommandLineTests.run(["device", "approve", requestID, "--store", phone], environment: scene.environment)
+        #expect(approved.status == 0, "\(approved.output)")
+        try await terminal.waitFor("\(requestID) was approved on another device.")
+        #expect(await asked.value.status == 0)
         terminal.type("\u{3}")
         #expect(try await terminal.exit(within: .seconds(10)) == 0, "\(terminal.screen)")
     }
