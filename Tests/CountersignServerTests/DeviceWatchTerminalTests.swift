@@ -209,9 +209,9 @@ struct DeviceWatchTerminalTests {
         #expect(try await terminal.exit(within: .seconds(10)) == 0, "\(terminal.screen)")
     }
 
-    @Test("a request answered elsewhere withdraws its question; the next one is asked without an Enter first",
+    @Test("a request denied by another command withdraws its question, saying so; the next one is asked without an Enter first",
           .enabled(if: enabled))
-    func requestAnsweredElsewhereWithdrawsItsQuestion() async throws {
+    func requestDeniedByAnotherCommandWithdrawsItsQuestion() async throws {
         let scene = try await Scene.make()
         defer { scene.end() }
         let terminal = try await scene.watch()
