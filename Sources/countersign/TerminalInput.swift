@@ -111,11 +111,6 @@ final class TerminalInput: Sendable {
         answer(.withdrawn, ifAbout: requestID)
     }
 
-    /// The request the open question is about, if any.
-    var askingAbout: String? {
-        state.withLock { $0.question?.requestID }
-    }
-
     /// Writes `preface`, then the open question's prompt again with what has been typed after
     /// it so far, if the question is about `requestID` and its prompt was shown: other lines
     /// (a lost connection, its return) have pushed it up the screen. The answer is the same
