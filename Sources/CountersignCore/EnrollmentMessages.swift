@@ -273,11 +273,11 @@ public enum DeviceName {
     /// characters, which depend on the Unicode version, or UTF-16 units).
     public static let maximumLength = 64
 
-    /// Trims white space and refuses empty, over-long or control-character names.
+    /// Trims white space and refuses empty or over-long names, and names with a character
+    /// `NameCharacters` refuses (control characters, bidirectional overrides).
     public static func validate(_ raw: String) -> String? {
         let name = raw.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !name.isEmpty, name.unicodeScalars.count <= maximumLength,
-              !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else { return nil }
+        guard !name.isEmpty, name.unicodeScalars.count <= maximumLength, !NameCharacters.refuses(name) else { return nil }
         return name
     }
 }

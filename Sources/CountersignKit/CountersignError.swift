@@ -107,7 +107,7 @@ extension CountersignError: CustomStringConvertible, LocalizedError {
         case .invalidEnrollmentURI(let why):
             "invalid enrollment URI: \(why)"
         case .invalidDeviceName:
-            "the device name must be 1 to \(DeviceName.maximumLength) characters without control characters"
+            "the device name must be 1 to \(DeviceName.maximumLength) characters without control or format characters"
         case .invalidRequest(let why):
             "invalid request: \(why)"
         case .enrollmentRejected(let code, let description):

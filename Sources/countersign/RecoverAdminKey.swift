@@ -17,7 +17,7 @@ struct RecoverAdminKey: AsyncParsableCommand {
 
     func validate() throws {
         do { _ = try AdminFields.name(name) } catch {
-            throw ValidationError("--name must be 1 to 100 characters without control characters")
+            throw ValidationError("--name must be 1 to 100 characters without control or format characters")
         }
     }
 

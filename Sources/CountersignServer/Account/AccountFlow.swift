@@ -225,6 +225,9 @@ struct RenameRefusal: Sendable {
         if length > DeviceName.maximumLength {
             return "A name is at most \(DeviceName.maximumLength) characters; this one has \(length)."
         }
+        if name.unicodeScalars.contains(where: { NameCharacters.isRefused($0) && $0.properties.generalCategory == .format }) {
+            return "A name cannot contain invisible formatting characters, such as those that turn text right to left."
+        }
         return "A name cannot contain control characters such as tabs or line breaks."
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import CountersignCore
 import Hummingbird
 
 /// The checks in front of every administration call: a valid key (401), the right (403), a
@@ -110,12 +111,13 @@ extension EnrollmentError: APIFailure {}
 /// Field rules shared by the administration endpoints (and the command line, which issues keys
 /// directly in `recover-admin-key`).
 public enum AdminFields {
-    /// A display name: trimmed, 1–100 characters, no control characters.
+    /// A display name: trimmed, 1–100 characters, none that `NameCharacters` refuses (control
+    /// characters, bidirectional overrides): names are shown in lists, where one could pass for
+    /// another.
     public static func name(_ raw: String, field: String = "name") throws(AdminError) -> String {
         let value = raw.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard (1...100).contains(value.count),
-              !value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
-            throw .invalidField(field, "1 to 100 characters without control characters")
+        guard (1...100).contains(value.count), !NameCharacters.refuses(value) else {
+            throw .invalidField(field, "1 to 100 characters without control or format characters (such as bidirectional overrides)")
         }
         return value
     }

@@ -238,13 +238,11 @@ struct UserAdminRoutes: Sendable {
         return value
     }
 
-    /// Usernames: 1–128 characters, no white space or control characters.
+    /// Usernames: 1–128 characters, no white space, and none that `NameCharacters` refuses.
     static func username(_ raw: String) throws(AdminError) -> String {
-        guard (1...128).contains(raw.count),
-              !raw.unicodeScalars.contains(where: {
-                  $0.properties.isWhitespace || $0.properties.generalCategory == .control
-              }) else {
-            throw .invalidField("username", "1 to 128 characters without white space or control characters")
+        guard (1...128).contains(raw.count), !raw.unicodeScalars.contains(where: \.properties.isWhitespace),
+              !NameCharacters.refuses(raw) else {
+            throw .invalidField("username", "1 to 128 characters without white space, control or format characters")
         }
         return raw
     }

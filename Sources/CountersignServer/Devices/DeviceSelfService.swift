@@ -69,7 +69,8 @@ public struct DeviceSelfService: Sendable {
 
     public func rename(_ device: Device, to rawName: String, tenant: Tenant) async throws -> DeviceDescription {
         guard let name = DeviceName.validate(rawName) else {
-            throw APIError.badRequest("name must be 1 to \(DeviceName.maximumLength) characters without control characters")
+            throw APIError.badRequest(
+                "name must be 1 to \(DeviceName.maximumLength) characters without control or format characters (such as bidirectional overrides)")
         }
         let date = now()
         try await store.rename(deviceID: device.id, to: name, tenantID: tenant.id, at: date)

@@ -114,7 +114,7 @@ public struct EnrollmentService: Sendable {
         }
         guard let name = DeviceName.validate(request.deviceName) else {
             throw EnrollmentError.invalidRequest(
-                "device_name must be 1 to \(DeviceName.maximumLength) characters without control characters")
+                "device_name must be 1 to \(DeviceName.maximumLength) characters without control or format characters (such as bidirectional overrides)")
         }
         if let push = request.push {
             guard !push.token.isEmpty, push.token.unicodeScalars.count <= PushRegistration.maximumTokenLength else {
