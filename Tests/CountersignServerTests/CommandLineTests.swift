@@ -218,11 +218,13 @@ struct CommandLineTests {
 
         let set = try Self.run(["admin", "policy", "set", "--pin-attempt-limit", "5", "--minimum-acr",
                                 "urn:countersign:acr:number-match", "--number-match-choices", "false",
-                                "--push-delivery-allowed", "false"], environment: environment)
+                                "--push-delivery-allowed", "false", "--client-assertion-max-lifetime-seconds", "3600"],
+                               environment: environment)
         #expect(set.status == 0, "\(set.output)")
         let shown = try Self.run(["admin", "policy", "show"], environment: environment)
         #expect(shown.output.contains("\"pin_attempt_limit\" : 5") && shown.output.contains("number-match"), "\(shown.output)")
         #expect(shown.output.contains("\"push_delivery_allowed\" : false"), "\(shown.output)")
+        #expect(shown.output.contains("\"client_assertion_max_lifetime_seconds\" : 3600"), "\(shown.output)")
         #expect(shown.output.contains("\"user_requests_per_minute\" : 5"), "members not given keep their values")
         let bad = try Self.run(["admin", "policy", "set", "--pin-attempt-limit", "0"], environment: environment)
         #expect(bad.status != 0 && bad.output.contains("pin_attempt_limit"))
