@@ -88,6 +88,26 @@ struct NameCharactersTests {
         }
     }
 
+    @Test("the console shows the refusal beside the field the name was typed in, and makes nothing")
+    func consoleShowsItBesideTheField() async throws {
+        try await ConsoleTests.signedIn { bench in
+            let user = try await bench.post("/console/users", [("username", "carol"), ("display_name", "Carol\u{202E}")])
+            #expect(user.status == 400)
+            #expect(user.text.contains(#"id="display-name-error""#) && user.text.contains("without control or format characters"),
+                    "\(user.text.suffix(3000))")
+            let client = try await bench.post("/console/clients", [
+                ("name", "Bank\u{2067}"), ("token_delivery_mode", "poll"), ("token_endpoint_auth_method", "client_secret_basic"),
+            ])
+            #expect(client.status == 400)
+            #expect(client.text.contains(#"id="name-error""#) && client.text.contains("without control or format characters"),
+                    "\(client.text.suffix(3000))")
+            let users = try await bench.server.admin("GET", "/admin/v1/tenants/default/users")
+            #expect((users["items"] as? [[String: any Sendable]])?.map { $0["username"] as? String } == ["root"])
+            let clients = try await bench.server.admin("GET", "/admin/v1/tenants/default/clients")
+            #expect((clients["items"] as? [[String: any Sendable]] ?? []).allSatisfy { $0["name"] as? String != "Bank\u{2067}" })
+        }
+    }
+
     @Test("names in any script pass, with the joiners Persian, Hindi and emoji sequences need",
           arguments: ["گوشی\u{200C}ام", "क्\u{200D}ष", "👩\u{200D}💻 laptop", "Überweisung", "Ivy's phone", "支付"])
     func joinersAndScriptsPass(name: String) async throws {
