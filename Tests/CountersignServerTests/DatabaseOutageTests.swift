@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import CountersignServer
 
@@ -97,6 +98,130 @@ struct DatabaseOutageTests {
         FileHandle.standardError.write(Data("OUTAGE-PROGRESS server stopped\n".utf8))
         await proxy.stop()
         FileHandle.standardError.write(Data("OUTAGE-PROGRESS proxy stopped\n".utf8))
+    }
+
+    // A node of a cluster at a database failover: the pool loses every connection while
+    // requests keep coming, and is handed new leases the moment PostgreSQL is back. A pool
+    // that kept a minimum of connections open crashed the process there (the driver refills
+    // its minimum only at its start, and traps at the first lease that needs a new connection
+    // while it is below it), 3 times in 3 on a real PostgreSQL restart with 8 loops at once;
+    // one request at a time, as above, never did.
+    @Test("PostgreSQL going away and coming back under 8 concurrent loops leaves the server serving",
+          .timeLimit(.minutes(10)), arguments: Engine.available.filter { $0 == .postgres })
+    func outageUnderConcurrentLoadRecovers(engine: Engine) async throws {
+        let url = try #require(Engine.postgresURL)
+        let target = try #require(URLComponents(string: url))
+        let proxy = try await TCPProxy.start(to: try #require(target.host), port: target.port ?? 5432)
+        do {
+            try await TestServer.with(engine, configure: { configuration in
+                configuration.databaseURL = configuration.databaseURL.map(proxy.route)
+                configuration.databaseConnectionWait = Self.wait
+            }) { server in
+                #expect(try await Self.ready(server, within: .seconds(10)), "/readyz is not 200 10 seconds after the server started")
+                let client = try await server.createClient()
+                let loops = LoadLoops()
+                let clock = ContinuousClock()
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for loop in 0..<8 {
+                        group.addTask {
+                            while !loops.stopped {
+                                let answer = loop % 2 == 0
+                                    ? try await server.admin("GET", "/admin/v1/tenants/default/users?limit=1")
+                                    : try await server.form("/token", [
+                                        ("grant_type", "urn:openid:params:grant-type:ciba"), ("auth_req_id", "unknown"),
+                                    ], basic: client)
+                                loops.record(answer.status, at: clock.now)
+                            }
+                        }
+                    }
+                    try await Task.sleep(for: .seconds(1))
+                    proxy.cut()
+                    let cut = clock.now
+                    try await Task.sleep(for: .seconds(8))
+                    proxy.restore()
+                    let restored = clock.now
+                    // Readiness is asked beside the loops, which go on through the return.
+                    let ready = try await Self.ready(server, within: .seconds(30))
+                    try await Task.sleep(for: .seconds(3))
+                    loops.stop()
+                    try await group.waitForAll()
+                    #expect(ready, "/readyz is still 503 30 seconds after the database came back")
+                    let answers = loops.answers
+                    #expect(answers.contains { $0.at > cut && $0.at < restored && $0.status == 503 },
+                            "the outage was not seen: no 503 while the database was away")
+                    // After the return: admin reads answer 200, unknown auth_req_ids 400.
+                    #expect(answers.contains { $0.at > restored && ($0.status == 200 || $0.status == 400) },
+                            "no request succeeded after the database came back")
+                    let unexpected = answers.filter { ![200, 400, 503].contains($0.status) }.map(\.status)
+                    #expect(unexpected.isEmpty, "answers other than 200, 400 and 503: \(unexpected)")
+                }
+                #expect(try await server.admin("GET", "/admin/v1/tenants/default/users?limit=1").status == 200)
+            }
+        } catch {
+            await proxy.stop()
+            throw error
+        }
+        await proxy.stop()
+    }
+
+    // The pool at the moment PostgreSQL is back: statements queued through the outage take the
+    // first connections, and the next ones need new connections at once. A pool that kept a
+    // minimum open trapped there (PostgresNIO 1.33.2 refills its minimum only at its start, and
+    // `createNewDemandConnectionIfPossible` requires the minimum to be open), killing the process.
+    @Test("a pool whose database goes away and comes back with 16 statements queued serves them all, and more",
+          .timeLimit(.minutes(5)), arguments: Engine.available.filter { $0 == .postgres })
+    func poolRecoversWithStatementsQueued(engine: Engine) async throws {
+        let url = try #require(Engine.postgresURL)
+        let target = try #require(URLComponents(string: url))
+        let proxy = try await TCPProxy.start(to: try #require(target.host), port: target.port ?? 5432)
+        let scratch = try await ScratchDatabase.make(engine)
+        do {
+            let database = try await PostgresDatabase.connect(
+                url: proxy.route(try #require(scratch.postgresURL)), poolSize: 4, connectionWait: .seconds(20),
+                logger: testLogger)
+            let loops = LoadLoops()
+            let clock = ContinuousClock()
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<16 {
+                    group.addTask {
+                        while !loops.stopped {
+                            let ran = (try? await database.run("SELECT 1 AS one FROM pg_sleep(0.02)")) != nil
+                            loops.record(ran ? 200 : 503, at: clock.now)
+                        }
+                    }
+                }
+                try await Task.sleep(for: .seconds(1))
+                proxy.cut()
+                try await Task.sleep(for: .seconds(3))
+                proxy.restore()
+                let restored = clock.now
+                try await Task.sleep(for: .seconds(5))
+                loops.stop()
+                try await group.waitForAll()
+                #expect(loops.answers.filter { $0.at > restored && $0.status == 200 }.count > 16,
+                        "the statements queued through the outage, and more, ran once the database was back")
+            }
+            #expect(try await database.run("SELECT 1 AS one").count == 1)
+            await database.close()
+        } catch {
+            await proxy.stop()
+            await scratch.destroy()
+            throw error
+        }
+        await proxy.stop()
+        await scratch.destroy()
+    }
+
+    /// The answers of the loops of `outageUnderConcurrentLoadRecovers`, and their stop.
+    private final class LoadLoops: Sendable {
+        private let state = Mutex<(stopped: Bool, answers: [(status: Int, at: ContinuousClock.Instant)])>((false, []))
+
+        var stopped: Bool { state.withLock { $0.stopped } }
+        var answers: [(status: Int, at: ContinuousClock.Instant)] { state.withLock { $0.answers } }
+        func stop() { state.withLock { $0.stopped = true } }
+        func record(_ status: Int, at instant: ContinuousClock.Instant) {
+            state.withLock { $0.answers.append((status, instant)) }
+        }
     }
 
     /// Whether `/readyz` answers 200 within `limit`, asked every 200 ms.

@@ -92,7 +92,7 @@ public final class CountersignServer: Sendable {
             if let url = configuration.databaseURL {
                 database = try await PostgresDatabase.connect(
                     url: url, poolSize: configuration.databasePoolSize, connectionWait: configuration.databaseConnectionWait,
-                    keepsPoolOpen: true, logger: logger)
+                    logger: logger)
             } else {
                 database = try await SQLiteDatabase.open(path: configuration.sqlitePath, logger: logger)
             }

@@ -40,32 +40,37 @@ public final class PostgresDatabase: Database {
     /// The bounds of `--database-pool-size`.
     public static let poolSizes = 4...500
 
-    /// How often a connection kept open but idle runs a keep-alive query, so that no firewall or
-    /// NAT between the node and PostgreSQL forgets it.
-    static let keepAliveInterval: Duration = .seconds(10)
+    /// How long a connection stays open once idle; the next statement opens a new one.
+    ///
+    /// Every pool opens connections on demand, up to its size, and keeps none open below that
+    /// (the driver's `minimumConnections` is 0). A minimum above 0 kills the process when the
+    /// database comes back after an outage: the driver drops the connections that failed to
+    /// reconnect, refills the minimum only at the pool's start, and traps in
+    /// `createNewDemandConnectionIfPossible` (`precondition(minimumConcurrentConnections <=
+    /// stats.active)`) at the first lease that needs a new connection (PostgresNIO 1.33.2; a
+    /// server with 20 kept connections died at every PostgreSQL restart under concurrent load).
+    ///
+    /// The pool arms a `Task.sleep` timer each time a connection goes back to it idle, which holds
+    /// its memory until its deadline even when a lease cancels it early; a short idle life keeps
+    /// that memory to a few seconds' worth of releases (BENCHMARKS.md, "PostgreSQL's pool"). No
+    /// keep-alive is needed besides: a connection idle longer than this is closed, so no
+    /// firewall or NAT between the node and PostgreSQL can forget it while it is kept.
+    public static let idleConnectionLifetime: Duration = .seconds(10)
 
     /// Connects to `url` (`postgres://user:password@host:port/database?sslmode=…&sslrootcert=…`;
-    /// see `tlsMode`), opening at most `poolSize` connections at once. A statement that has no
-    /// connection after `connectionWait` fails with `StorageError.unavailable`, as does one
-    /// whose connection is lost.
-    ///
-    /// With `keepsPoolOpen` (a server's pool), all `poolSize` connections are opened and kept,
-    /// each running a keep-alive query after `keepAliveInterval` idle. Otherwise they open on
-    /// demand, close after a minute idle, and keep alive every 30 s. The pool arms a timer for
-    /// each of those each time a connection goes back to it idle, and a timer holds its memory
-    /// until its deadline even when a lease cancels it early; at hundreds of leases a second a
-    /// server held tens of thousands of them (10,000 requests created 16 at a time: 49–51 MiB
-    /// more heap, against 5–9 MiB with the pool kept open; BENCHMARKS.md, "PostgreSQL's pool").
+    /// see `tlsMode`), opening at most `poolSize` connections at once, each when a statement
+    /// needs it, and closing each after `idleLifetime` idle. A statement that has no connection
+    /// after `connectionWait` fails with `StorageError.unavailable`, as does one whose connection
+    /// is lost.
     public static func connect(
         url: String, poolSize: Int = defaultPoolSize, connectionWait: Duration = defaultConnectionWait,
-        keepsPoolOpen: Bool = false, logger: Logger
+        idleLifetime: Duration = idleConnectionLifetime, logger: Logger
     ) async throws -> PostgresDatabase {
         var configuration = try PostgresDatabase.configuration(from: url)
         configuration.options.maximumConnections = poolSize
-        if keepsPoolOpen {
-            configuration.options.minimumConnections = poolSize
-            configuration.options.keepAliveBehavior = .init(frequency: keepAliveInterval)
-        }
+        configuration.options.minimumConnections = 0
+        configuration.options.connectionIdleTimeout = idleLifetime
+        configuration.options.keepAliveBehavior = nil
         let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         let database = PostgresDatabase(client: client, connectionWait: connectionWait, logger: logger)
         // Fail at start-up, with the driver's reason, rather than on the first request. A
