@@ -24,20 +24,39 @@ struct AccountPageTests {
             #expect(page.text.contains("<h3>alice&#39;s phone</h3>"))
             #expect(page.text.contains("<dd>Linux</dd>"))
             #expect(page.text.contains("<dd>none: the app looks for requests itself</dd>"))
-            #expect(page.text.contains(#"href="/logout""#))
+            #expect(page.text.contains(#"action="/logout""#))
             #expect(page.text.contains("Signed in"), "the sign-in is in the recent activity")
             #expect(page.text.contains("Request approved"), "and so is the approval on the phone")
             #expect(page.hidden("csrf") != nil)
         }
     }
 
-    @Test("Signing out ends the session: /account asks to sign in again")
+    @Test("Signing out ends the session: /account asks to sign in again, and the signed-out page leads back in")
     func signOutEndsTheSession() async throws {
         try await AccountBench.run(.sqlite) { bench in
-            let out = try await bench.browser.get("/logout")
+            let out = try await bench.post("/logout", [])
             #expect(out.text.contains("You are signed out"))
+            #expect(out.text.contains(#"<a href="/account" id="sign-in-again">Sign in again</a>"#))
             let again = try await bench.browser.get("/account")
             #expect(again.status == 200 && again.hidden("attempt") != nil && !again.text.contains("Your phones"))
+        }
+    }
+
+    @Test("A sign-out link or a post without the session's token asks first and ends nothing; the answer to the question ends it",
+          arguments: ["GET", "POST"])
+    func signOutWithoutTheTokenAsksFirst(method: String) async throws {
+        try await AccountBench.run(.sqlite) { bench in
+            let question = method == "GET" ? try await bench.browser.get("/logout?state=s1")
+                : try await bench.browser.post("/logout", [("state", "s1")])
+            #expect(question.status == 200 && question.text.contains("Sign out?"), "\(question.text.prefix(500))")
+            #expect(question.text.contains(#"<strong id="username">alice</strong>"#))
+            #expect(question.hidden("state") == "s1", "the request's parameters are carried on")
+            #expect(try await bench.account().text.contains("Your phones"), "nothing was ended")
+            #expect(try await bench.audit("session.ended").isEmpty)
+
+            let out = try await bench.browser.post("/logout", [("csrf", try #require(question.hidden("csrf")))])
+            #expect(out.text.contains("You are signed out"))
+            #expect(try await bench.browser.get("/account").hidden("attempt") != nil)
         }
     }
 
@@ -66,7 +85,7 @@ struct AccountPageTests {
             let page = try await browser.get("/t/acme/account")
             #expect(page.text.contains("Acme Bank") && page.text.contains("carol&#39;s phone"))
             #expect(page.text.contains(#"action="/t/acme/account/devices/\#(user.enrollment.deviceID)/rename""#))
-            #expect(page.text.contains(#"href="/t/acme/logout""#))
+            #expect(page.text.contains(#"action="/t/acme/logout""#))
             let elsewhere = try await browser.get("/account")
             #expect(elsewhere.hidden("attempt") != nil, "the session is the tenant's, not the default tenant's")
         }
@@ -186,7 +205,8 @@ struct AccountPageTests {
 
     // MARK: - Removing
 
-    @Test("Removing the only phone asks first, then removes it, recorded as done by the user", arguments: Engine.available)
+    @Test("Removing the only phone asks first, then removes it, recorded as done by the user; the session it signed in ends",
+          arguments: Engine.available)
     func removingTheOnlyPhoneAsksFirst(engine: Engine) async throws {
         try await AccountBench.run(engine) { bench in
             let path = "/account/devices/\(bench.deviceID)/remove"
@@ -204,8 +224,8 @@ struct AccountPageTests {
             #expect(events.count == 1)
             #expect(events.first?["actor"] as? String == "user:\(bench.user.userID)")
             #expect(events.first?["target_id"] as? String == bench.deviceID)
-            let page = try await bench.account()
-            #expect(page.text.contains(#"id="no-phones""#) && !page.text.contains(#"id="device-"#))
+            let page = try await bench.browser.get("/account")
+            #expect(page.hidden("attempt") != nil && !page.text.contains("Your phones"), "the sign-in form, not the account")
         }
     }
 

@@ -177,6 +177,29 @@ struct ConsoleTests {
         }
     }
 
+    @Test("A sign-out without the session's token ends nothing and says so; a signed-out cookie, replayed, starts the sign-in")
+    func signOutNeedsTheTokenAndEndsTheCookieForGood() async throws {
+        try await Self.signedIn { bench in
+            let forged = try await bench.browser.post("/console/sign-out", [])
+            #expect(forged.status == 403 && forged.text.contains("you are still signed in"), "\(forged.text.prefix(500))")
+            #expect(forged.header("Set-Cookie") == nil, "the cookie is kept")
+            #expect(try await bench.browser.get("/console").status == 200, "the session goes on")
+
+            let copied = await bench.browser.replica()
+            #expect(try await bench.post("/console/sign-out", []).text.contains("Signed out"))
+            for path in ["/console", "/console/users"] {
+                let again = try await copied.replica().get(path)
+                #expect(again.status == 303 && again.header("Location")?.contains("/authorize?") == true,
+                        "\(path): \(again.status) \(again.text.prefix(300))")
+                #expect(again.header("Set-Cookie")?.contains("countersign-console=;") == true, "the old cookie is forgotten")
+            }
+            let invited = try await copied.replica().post("/console/users", [("csrf", bench.csrf), ("username", "mallory")])
+            #expect(invited.status == 401 && invited.text.contains("Session ended"))
+            let users = try await bench.server.admin("GET", "/admin/v1/tenants/default/users?q=mallory")
+            #expect((users["items"] as? [Any])?.isEmpty == true)
+        }
+    }
+
     @Test("A tenant's administrator sees only their tenant: another tenant's user is not found")
     func tenantAdministratorStaysInTheirTenant() async throws {
         try await Self.signedIn(tenant: "acme") { bench in

@@ -9,7 +9,8 @@ import Hummingbird
 /// 1. `show` (`GET /account`): their name, their phones, what happened recently, and a form for
 ///    each change; without a live session, the sign-in that leads back here.
 /// 2. `rename` (`POST /account/devices/{id}/rename`): by the device API's rules (`DeviceName`).
-/// 3. `remove` (`POST /account/devices/{id}/remove`): the only phone only after `confirm=yes`.
+/// 3. `remove` (`POST /account/devices/{id}/remove`): the only phone only after `confirm=yes`;
+///    only within ten minutes of signing in (`freshSignIn`), or after signing in again.
 /// 4. `startEnrollment` (`POST /account/enroll`) and `waitForEnrollment`
 ///    (`POST /account/enroll/wait`): a fresh ticket's QR code, then the ticket's state; only
 ///    within ten minutes of signing in (`freshSignIn`), or after signing in again.
@@ -88,6 +89,7 @@ struct AccountFlow: Sendable {
     func remove(deviceID: String, _ form: FormParameters, _ visit: Visit) async throws -> Response {
         guard let signedIn = try await authorized(form, visit) else { return backToAccount(visit) }
         let device = try await ownDevice(deviceID, of: signedIn, visit)
+        guard isFresh(signedIn) else { return try await signIn.beginAccountSignIn(visit, loginHint: signedIn.user.username) }
         let others = try await store.devices(userID: signedIn.user.id).filter { $0.id != device.id }
         if others.isEmpty, form["confirm"] != "yes" {
             return pages.response("account-remove", RemoveConfirmationPage(
@@ -104,11 +106,17 @@ struct AccountFlow: Sendable {
 
     /// Adding a phone gives whoever holds it sign-in for good, so it asks for a sign-in of the
     /// last ten minutes: a session left open on a shared computer cannot add one.
+    /// Removing one takes away the user's way in (ASVS 3.7.1), so it asks the same.
     static let freshSignIn: TimeInterval = 600
+
+    /// Whether the session's sign-in is recent enough to add or remove a phone or a passkey.
+    func isFresh(_ signedIn: SignedIn) -> Bool {
+        now().timeIntervalSince(signedIn.session.authTime) <= Self.freshSignIn
+    }
 
     func startEnrollment(_ form: FormParameters, _ visit: Visit) async throws -> Response {
         guard let signedIn = try await authorized(form, visit) else { return backToAccount(visit) }
-        guard now().timeIntervalSince(signedIn.session.authTime) <= Self.freshSignIn else {
+        guard isFresh(signedIn) else {
             // A new sign-in, which replaces the session and comes back to the account page.
             return try await signIn.beginAccountSignIn(visit, loginHint: signedIn.user.username)
         }

@@ -101,7 +101,10 @@ enum AccountTemplates {
         </ol>
         {{^activity}}<p id="no-activity">Nothing recorded yet.</p>{{/activity}}
         </section>
-        <p class="sign-out"><a href="{{base}}/logout" id="sign-out">Sign out</a></p>
+        <form method="post" action="{{base}}/logout" class="sign-out">
+        <input type="hidden" name="csrf" value="{{csrf}}">
+        <button type="submit" class="link" id="sign-out">Sign out</button>
+        </form>
         </div>
         {{/content}}{{/layout}}
         """

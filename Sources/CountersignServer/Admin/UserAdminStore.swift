@@ -84,9 +84,21 @@ struct SQLUserAdminStore: UserAdminStore {
                     userID: user.id, hash: userCode.map { UserCode.hash($0.text, userID: user.id, masterKey: masterKey) },
                     on: executor)
             }
+            var recorded = details
+            if user.status == .disabled {
+                // A disabled user's browser sessions end for good, not for as long as the user
+                // is disabled: enabling the user again must not bring back a cookie that may be
+                // in other hands.
+                let sessions = try await executor.run(
+                    """
+                    UPDATE browser_sessions SET revoked_at = \(user.updatedAt)
+                    WHERE tenant_id = \(user.tenantID) AND user_id = \(user.id) AND revoked_at IS NULL RETURNING id
+                    """)
+                if !sessions.isEmpty { recorded["sessions_ended"] = String(sessions.count) }
+            }
             try await audit.record(
                 "user.updated", actor: actor, tenantID: user.tenantID, target: ("user", user.id),
-                details: details, at: user.updatedAt, on: executor)
+                details: recorded, at: user.updatedAt, on: executor)
         }
     }
 

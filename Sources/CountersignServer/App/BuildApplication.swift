@@ -157,10 +157,11 @@ extension CountersignServer {
         CIBARoutes(features: features, metrics: metrics, now: now).register(on: tenantRoutes)
         let passkeyStore = SQLPasskeyStore(database: database, users: users, audit: audit)
         let signInFlow = SignInFlow(
-            store: SQLSignInStore(database: database, users: users, approvals: approvals, audit: audit),
+            store: SQLSignInStore(
+                database: database, users: users, approvals: approvals, devices: devices, passkeys: passkeyStore, audit: audit),
             authorization: authorization, approvals: approvalService, events: approvalEvents, throttle: throttle,
             pages: .shared,
-            cookies: BrowserCookies(origin: origin), origin: origin, now: now)
+            cookies: BrowserCookies(origin: origin), origin: origin, signingKeys: tokenSigningKeys, now: now)
         let passkeys = PasskeyService(store: passkeyStore, origin: origin, now: now)
         SignInRoutes(
             flow: signInFlow,

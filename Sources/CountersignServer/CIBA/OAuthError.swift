@@ -38,6 +38,9 @@ public struct OAuthError: Error, Sendable, Equatable, WireFailure {
         case unsupportedResponseType = "unsupported_response_type"
         /// OpenID Connect Core §3.1.2.6: `prompt=none` and the user has no session that answers.
         case loginRequired = "login_required"
+        /// OpenID Connect Core §3.1.2.6: `prompt=none`, and the request needs the user to
+        /// approve anew (an enrollment, or a native app: RFC 8252 §8.6).
+        case interactionRequired = "interaction_required"
         /// OpenID Connect Core §3.1.2.6: `request` and `registration` are not implemented.
         case requestNotSupported = "request_not_supported"
         case registrationNotSupported = "registration_not_supported"

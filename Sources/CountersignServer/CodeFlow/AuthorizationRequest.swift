@@ -38,6 +38,9 @@ struct AuthorizationRequest: Sendable, Equatable, Codable {
     let maxAge: Int?
     let loginHint: String?
     let acrValues: [String]?
+    /// An ID token this tenant issued to the client, naming who the client expects to be
+    /// signed in (OpenID Connect Core §3.1.2.1); checked by the sign-in, not here.
+    let idTokenHint: String?
 
     enum CodingKeys: String, CodingKey {
         case scope, state, nonce, prompt
@@ -47,11 +50,12 @@ struct AuthorizationRequest: Sendable, Equatable, Codable {
         case maxAge = "max_age"
         case loginHint = "login_hint"
         case acrValues = "acr_values"
+        case idTokenHint = "id_token_hint"
     }
 
     init(clientID: String, redirectURI: String, scope: [String], state: String? = nil, nonce: String? = nil,
          codeChallenge: String, prompt: Set<Prompt> = [], maxAge: Int? = nil, loginHint: String? = nil,
-         acrValues: [String]? = nil) {
+         acrValues: [String]? = nil, idTokenHint: String? = nil) {
         self.clientID = clientID
         self.redirectURI = redirectURI
         self.scope = scope
@@ -62,6 +66,7 @@ struct AuthorizationRequest: Sendable, Equatable, Codable {
         self.maxAge = maxAge
         self.loginHint = loginHint
         self.acrValues = acrValues
+        self.idTokenHint = idTokenHint
     }
 
     /// The steps after the target, in order; the first failure is the error sent back.
@@ -113,7 +118,14 @@ struct AuthorizationRequest: Sendable, Equatable, Codable {
         } catch {
             throw .invalidRequest("acr_values must be at most \(AcrValues.maximumCount) space-separated values")
         }
+        idTokenHint = parameters["id_token_hint"]
+        if let idTokenHint, idTokenHint.utf8.count > Self.maximumIDTokenHintLength {
+            throw .invalidRequest("id_token_hint must be at most \(Self.maximumIDTokenHintLength) characters")
+        }
     }
+
+    /// Far more than an ID token of this server takes.
+    static let maximumIDTokenHintLength = 8192
 
     /// OpenID Connect Core §3.1.2.1: space-separated values, `none` alone or not at all.
     static func prompt(_ raw: String?) throws(AuthorizationError) -> Set<Prompt> {
@@ -143,10 +155,29 @@ struct AuthorizationRequest: Sendable, Equatable, Codable {
 
     /// Whether a session whose user authenticated at `authTime` answers this request at `now`:
     /// the request does not ask for a fresh sign-in, and `max_age` has not passed.
+    ///
+    /// `prompt=consent` and `prompt=select_account` ask the same as `login`: Countersign keeps
+    /// no consent records and a browser holds one session, so the person is asked again on the
+    /// hosted page, where they name themselves (choosing the account) and approve on their
+    /// phone a request that names the client and the scopes it asks for (the consent).
     func isAnswered(bySessionAuthenticatedAt authTime: Date, now: Date) -> Bool {
-        guard !prompt.contains(.login) else { return false }
+        guard prompt.isDisjoint(with: [.login, .consent, .selectAccount]) else { return false }
         guard let maxAge else { return true }
         return now.timeIntervalSince(authTime) <= TimeInterval(maxAge)
+    }
+}
+
+extension AuthorizationRequest {
+    /// Whether the request must be approved anew whatever session the browser has (RFC 8252
+    /// §8.6: no automatic approval where the client's identity cannot be assured): it asks to
+    /// enroll a device, which gives whoever holds it sign-in for good, or it comes from a
+    /// public client redirecting to a loopback address or a private-use scheme, which any
+    /// local app can claim. Countersign's own console, whose redirect is on the server's own
+    /// origin (`base`), is assured by it.
+    func needsApproval(by client: Client, base: String) -> Bool {
+        if scope.contains(EnrollmentService.enrollScope) { return true }
+        guard client.isPublic, !redirectURI.hasPrefix(base + "/") else { return false }
+        return URLComponents(string: redirectURI)?.scheme?.lowercased() != "https"
     }
 }
 

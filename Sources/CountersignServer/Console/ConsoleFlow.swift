@@ -145,9 +145,15 @@ struct ConsoleFlow: Sendable {
         return session
     }
 
-    /// Ends the session: its key is revoked, so the cookie is worth nothing anywhere.
+    /// Ends the session: its key is revoked, so the cookie is worth nothing anywhere. The form
+    /// must carry the session's CSRF token: without it nothing is ended and the console says
+    /// so, rather than forgetting the cookie in this browser while the session goes on.
     func signOut(_ form: FormParameters, _ visit: Visit) async throws -> Response {
-        if let session = session(visit), checkCSRF(form, session) {
+        if let session = session(visit) {
+            guard checkCSRF(form, session) else {
+                return refusal(visit, status: .forbidden, heading: "This sign-out cannot be accepted",
+                               message: "The form did not come from this console session; you are still signed in.")
+            }
             try await store.revokeSessionKey(id: session.keyID, at: now())
         }
         return pages.response(

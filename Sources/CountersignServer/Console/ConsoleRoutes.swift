@@ -45,9 +45,7 @@ struct ConsoleRoutes: Sendable {
     func register(on routes: TenantRoutes) {
         let pages = routes.group("/console", surface: .page)
         pages.get("") { request, context in
-            let visit = try visit(request, context)
-            guard let session = flow.session(visit) else { return try await flow.signIn(visit) }
-            return try await users.home(session, visit)
+            try await page(request, context) { session, visit in try await users.home(session, visit) }
         }
         pages.get("/callback") { request, context in
             let visit = try visit(request, context)
@@ -176,12 +174,19 @@ struct ConsoleRoutes: Sendable {
         return try await body(query)
     }
 
-    /// A page that needs a session: without one, the sign-in starts.
+    /// A page that needs a session: without one, or with one whose key was revoked (signed
+    /// out elsewhere, or by an administrator), the sign-in starts and the cookie is forgotten.
     private func page(_ request: Request, _ context: CountersignRequestContext,
                       _ body: (ConsoleSession, ConsoleFlow.Visit) async throws -> Response) async throws -> Response {
         let visit = try visit(request, context)
         guard let session = flow.session(visit) else { return try await flow.signIn(visit) }
-        return try await signedOutIfRevoked(visit) { try await body(session, visit) }
+        do {
+            return try await body(session, visit)
+        } catch is ConsoleFlow.SessionRevoked {
+            var signIn = try await flow.signIn(visit)
+            signIn.headers.append(contentsOf: SignInFlow.setting([flow.cookies.cookie(flow.cookies.sessionName(for: visit.tenant), "", maxAge: 0)]))
+            return signIn
+        }
     }
 
     /// A form that needs a session and its CSRF token, with the files it carries.

@@ -5,8 +5,8 @@ import Hummingbird
 
 /// The passkeys of the account page: add one (the page's script asks for creation options,
 /// runs `navigator.credentials.create()` and posts the credential), rename and remove.
-/// Adding needs a sign-in of the last ten minutes, as adding a phone does
-/// (`AccountFlow.freshSignIn`); the ceremony belongs to the session that started it.
+/// Adding and removing need a sign-in of the last ten minutes, as adding or removing a phone
+/// does (`AccountFlow.freshSignIn`); the ceremony belongs to the session that started it.
 struct PasskeyAccountFlow: Sendable {
     let account: AccountFlow
     let passkeys: PasskeyService
@@ -78,6 +78,9 @@ struct PasskeyAccountFlow: Sendable {
     func remove(passkeyID: String, _ form: FormParameters, _ visit: Visit) async throws -> Response {
         guard let signedIn = try await account.authorized(form, visit) else { return account.backToAccount(visit) }
         let passkey = try await own(passkeyID, of: signedIn, visit)
+        guard account.isFresh(signedIn) else {
+            return try await account.signIn.beginAccountSignIn(visit, loginHint: signedIn.user.username)
+        }
         guard try await account.passkeys.delete(passkey, actor: "user:\(signedIn.user.id)", at: account.now()) else {
             throw AccountError.unknownPasskey
         }
@@ -90,7 +93,7 @@ struct PasskeyAccountFlow: Sendable {
         guard let signedIn = try await account.authorized(csrf: csrf, visit) else {
             throw PasskeyAccountError.signedOut(account.signIn.base(visit) + "/account")
         }
-        guard account.now().timeIntervalSince(signedIn.session.authTime) <= AccountFlow.freshSignIn else {
+        guard account.isFresh(signedIn) else {
             throw PasskeyAccountError.staleSignIn(account.signIn.base(visit) + "/account/passkeys/sign-in-again")
         }
         return signedIn

@@ -63,7 +63,8 @@ struct PasskeySignInFlow: Sendable {
             throw PasskeyError.accountDisabled
         }
         guard let done = try await signIn.complete(
-            attempt, client: client, user: user, authTime: signIn.now(), context: result.context, visit)
+            attempt, client: client, user: user, authTime: signIn.now(), context: result.context,
+            authenticator: .passkey(result.passkey.id), visit)
         else { throw SignInError.completed }
         var response = try JSON.response(Done(redirect: done.location))
         response.headers.append(contentsOf: SignInFlow.setting(done.cookies))

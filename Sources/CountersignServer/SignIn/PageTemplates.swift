@@ -6,7 +6,7 @@
 enum PageTemplates {
     static let all: [String: String] = [
         "layout": layout, "sign-in": signIn, "waiting": waiting, "outcome": outcome, "error": error,
-        "signed-out": signedOut, "invitation": invitation,
+        "signed-out": signedOut, "sign-out": signOut, "invitation": invitation,
     ].merging(AccountTemplates.all) { mine, _ in mine }.merging(ConsoleTemplates.all) { mine, _ in mine }
 
     static let layout = """
@@ -106,6 +106,21 @@ enum PageTemplates {
         {{<layout}}{{$content}}
         <h1 id="outcome" data-outcome="signed-out">You are signed out</h1>
         <p class="lead">{{message}}</p>
+        <p><a href="{{base}}/account" id="sign-in-again">Sign in again</a></p>
+        {{/content}}{{/layout}}
+        """
+
+    static let signOut = """
+        {{<layout}}{{$content}}
+        <h1 id="sign-out-question">Sign out?</h1>
+        <p class="lead">You are signed in to {{tenantName}}{{#username}} as <strong id="username">{{username}}</strong>{{/username}}.
+        Signing out ends your session in this browser.</p>
+        <form method="post" action="{{base}}/logout">
+        <input type="hidden" name="csrf" value="{{csrf}}">
+        {{#fields}}<input type="hidden" name="{{name}}" value="{{value}}">
+        {{/fields}}<button type="submit" id="sign-out">Sign out</button>
+        </form>
+        <p><a href="{{base}}/account" id="stay">Stay signed in</a></p>
         {{/content}}{{/layout}}
         """
 }

@@ -152,6 +152,25 @@ struct ErrorPage: PageModel {
 struct SignedOutPage: PageModel {
     let title = "Signed out"
     let tenantName: String
+    /// The tenant's base path, where the account page signs in again.
+    let base: String
     let script: String? = nil
     let message: String
+}
+
+/// `sign-out`: the question before a session ends, for a sign-out the person did not post.
+struct SignOutPage: PageModel {
+    let title = "Sign out"
+    let tenantName: String
+    let base: String
+    let script: String? = nil
+    let csrf: String
+    let username: String?
+    /// The logout request's parameters, posted on with the answer.
+    let fields: [Field]
+
+    struct Field: Sendable {
+        let name: String
+        let value: String
+    }
 }

@@ -31,6 +31,8 @@ struct SignInFlow: Sendable {
     let pages: Pages
     let cookies: BrowserCookies
     let origin: PublicOrigin
+    /// The tenant's token keys, which check an `id_token_hint`.
+    let signingKeys: TokenSigningKeys
     let now: @Sendable () -> Date
     /// Expired attempts, sessions, pushed requests and codes are deleted at most once an hour
     /// per node, from the authorization requests, through the expiry indexes.
@@ -62,27 +64,47 @@ struct SignInFlow: Sendable {
         } catch let redirect as AuthorizationRedirect {
             return Self.redirect(to: redirect.location)
         }
+        func refusal(_ code: OAuthError.Code, _ description: String) -> Response {
+            Self.redirect(to: AuthorizationRedirect(
+                redirectURI: request.redirectURI, state: request.state, issuer: visit.issuer.identifier,
+                outcome: .error(.init(code, description))).location)
+        }
+        // OpenID Connect Core §3.1.2.1: the hint names who the client expects; a session of
+        // anyone else does not answer, and the sign-in starts with the hint's user.
+        var hinted: User?
+        if let token = request.idTokenHint {
+            let keys = try await signingKeys.keySet(for: visit.tenant)
+            guard let hint = try? await IDTokenHint(token, keys: keys, issuer: visit.issuer.identifier, clientID: client.id) else {
+                return refusal(.invalidRequest, "id_token_hint is not an ID token this issuer gave this client")
+            }
+            hinted = try await store.user(id: hint.subject, tenantID: visit.tenant.id)
+            guard hinted != nil else { return refusal(.loginRequired, "the user the id_token_hint names is not signed in") }
+        }
         let date = now()
-        if let session = try await liveSession(visit, at: date),
-           request.isAnswered(bySessionAuthenticatedAt: session.authTime, now: date),
-           SignInRequirement(acrValues: request.acrValues, client: client, policy: visit.tenant.policy)
-               .accepts(session.context),
-           let user = try await store.user(id: session.userID, tenantID: visit.tenant.id), user.status == .active {
-            let redirect = try await authorization.issueCode(
-                for: request, tenant: visit.tenant, issuer: visit.issuer, userID: session.userID,
-                authTime: session.authTime, context: session.context, sessionID: session.id)
-            return Self.redirect(to: redirect.location)
+        let needsApproval = request.needsApproval(by: client, base: origin.base)
+        if let session = try await liveSession(visit, at: date) {
+            if hinted.map({ $0.id == session.userID }) ?? true, !needsApproval,
+               request.isAnswered(bySessionAuthenticatedAt: session.authTime, now: date),
+               SignInRequirement(acrValues: request.acrValues, client: client, policy: visit.tenant.policy)
+                   .accepts(session.context),
+               let user = try await store.user(id: session.userID, tenantID: visit.tenant.id), user.status == .active {
+                let redirect = try await authorization.issueCode(
+                    for: request, tenant: visit.tenant, issuer: visit.issuer, userID: session.userID,
+                    authTime: session.authTime, context: session.context, sessionID: session.id)
+                return Self.redirect(to: redirect.location)
+            }
+            if request.prompt.contains(.none), needsApproval, hinted.map({ $0.id == session.userID }) ?? true {
+                return refusal(.interactionRequired, "this request must be approved on the user's phone or with a passkey")
+            }
         }
         if request.prompt.contains(.none) {
-            return Self.redirect(to: AuthorizationRedirect(
-                redirectURI: request.redirectURI, state: request.state, issuer: visit.issuer.identifier,
-                outcome: .error(.init(.loginRequired, "the user is not signed in"))).location)
+            return refusal(.loginRequired, hinted == nil ? "the user is not signed in" : "the user the id_token_hint names is not signed in")
         }
-        return try await begin(request, client: client, visit)
+        return try await begin(request, client: client, loginHint: request.loginHint ?? hinted?.username, visit)
     }
 
     /// A new attempt for `request`, bound to this browser, and its username form.
-    private func begin(_ request: AuthorizationRequest, client: Client, _ visit: Visit) async throws -> Response {
+    private func begin(_ request: AuthorizationRequest, client: Client, loginHint: String?, _ visit: Visit) async throws -> Response {
         let date = now()
         let requirement = SignInRequirement(acrValues: request.acrValues, client: client, policy: visit.tenant.policy)
         let handle = Secrets.randomBytes(32).base64URLEncodedString
@@ -93,7 +115,7 @@ struct SignInFlow: Sendable {
         return pages.response(
             "sign-in",
             SignInPage(tenantName: visit.tenant.displayName, base: base(visit), clientName: client.name, attempt: handle,
-                       username: request.loginHint ?? "", usernameError: nil,
+                       username: loginHint ?? "", usernameError: nil,
                        passkeys: visit.tenant.policy.passkeys.enabled && requirement.passkey, phone: requirement.phone),
             headers: newBrowserCookie.map { [.setCookie: $0.description] } ?? [:])
     }
@@ -109,7 +131,7 @@ struct SignInFlow: Sendable {
         let request = AuthorizationRequest(
             clientID: Self.accountClientID, redirectURI: visit.issuer.identifier + "/account", scope: [Scope.openID],
             codeChallenge: "", loginHint: loginHint)
-        return try await begin(request, client: accountClient(visit), visit)
+        return try await begin(request, client: accountClient(visit), loginHint: loginHint, visit)
     }
 
     /// Countersign's own pages as the client of a sign-in.
@@ -228,7 +250,8 @@ struct SignInFlow: Sendable {
             guard user.status == .active else { return outcome(.noDevice, page) }
             guard let done = try await complete(
                 attempt, client: client, user: user, authTime: transaction.decidedAt ?? date,
-                context: AuthenticationContext(of: transaction), visit)
+                context: AuthenticationContext(of: transaction),
+                authenticator: transaction.decidedByDevice.map(SessionAuthenticator.device), visit)
             else {
                 return errorPage(SignInError.completed.message, code: .invalidRequest, visit)
             }
@@ -237,10 +260,11 @@ struct SignInFlow: Sendable {
     }
 
     /// Ends a successful sign-in: the attempt is closed (nil when it already was), the
-    /// browser's session begins, and the browser goes on to the client with a code, or to the
-    /// account page.
+    /// browser's session begins, bound to the `authenticator` that approved it, and the
+    /// browser goes on to the client with a code, or to the account page.
     func complete(
-        _ attempt: SignInAttempt, client: Client, user: User, authTime: Date, context: AuthenticationContext, _ visit: Visit
+        _ attempt: SignInAttempt, client: Client, user: User, authTime: Date, context: AuthenticationContext,
+        authenticator: SessionAuthenticator?, _ visit: Visit
     ) async throws -> (location: String, cookies: [Cookie])? {
         let date = now()
         guard try await store.complete(attemptHash: attempt.handleHash, at: date) else { return nil }
@@ -251,9 +275,10 @@ struct SignInFlow: Sendable {
             userID: user.id, csrfToken: Secrets.randomBytes(24).base64URLEncodedString, authTime: authTime,
             context: context, ipAddress: visit.remoteAddress,
             userAgent: visit.request.headers[.userAgent].map { String($0.prefix(BackchannelAuthentication.maximumUserAgentLength)) },
-            createdAt: date, lastSeenAt: date, expiresAt: date.addingTimeInterval(TimeInterval(policy.sessionMaxAgeSeconds)))
+            createdAt: date, lastSeenAt: date, expiresAt: date.addingTimeInterval(TimeInterval(policy.sessionMaxAgeSeconds)),
+            authenticator: authenticator)
         // The browser's earlier session, if any, ends: one browser, one session.
-        if let earlier = try await self.session(visit) { try await store.end(earlier, at: date) }
+        if let earlier = try await self.session(visit) { try await store.end(earlier, reason: nil, at: date) }
         try await store.create(session, clientID: client.id)
         let sessionCookie = cookies.session(token, for: visit.tenant, maxAge: policy.sessionMaxAgeSeconds)
         if client.id == Self.accountClientID {
@@ -270,11 +295,35 @@ struct SignInFlow: Sendable {
     /// `GET|POST /logout` (OpenID Connect RP-Initiated Logout 1.0): ends the browser's session,
     /// then goes to `post_logout_redirect_uri` with `state` when the client (`client_id`, or the
     /// audience of `id_token_hint`) registered it, and otherwise shows that the user is signed
-    /// out. The hint only chooses among the client's registered URIs, so its signature and
-    /// expiry do not matter here.
-    func logout(_ parameters: FormParameters, _ visit: Visit) async throws -> Response {
+    /// out.
+    ///
+    /// A live session ends only when the person asked for it (§2: the OP asks the End-User
+    /// whether to log out): a form post carrying the session's CSRF token (the account page's
+    /// button, or the confirmation page this shows), or an `id_token_hint` this tenant signed
+    /// for the session's user, which proves the relying party knew who was signed in. Any
+    /// other request, a link on another site or a cross-site post among them, gets the
+    /// confirmation page and ends nothing. The hint's expiry does not matter (§2: an expired ID
+    /// token is a valid hint).
+    func logout(_ parameters: FormParameters, posted: Bool, _ visit: Visit) async throws -> Response {
         let date = now()
-        if let session = try await session(visit) { try await store.end(session, at: date) }
+        if let session = try await session(visit), session.revokedAt == nil {
+            if session.isLive(at: date, policy: visit.tenant.policy) {
+                let confirmed = posted && parameters["csrf"].map {
+                    Secrets.constantTimeEqual(Data($0.utf8), Data(session.csrfToken.utf8))
+                } == true
+                let hinted = confirmed ? false : try await hintNames(session, parameters, visit)
+                guard confirmed || hinted else {
+                    let user = try await store.user(id: session.userID, tenantID: visit.tenant.id)
+                    return pages.response("sign-out", SignOutPage(
+                        tenantName: visit.tenant.displayName, base: base(visit), csrf: session.csrfToken,
+                        username: user?.username,
+                        fields: Self.logoutParameters.compactMap { name in
+                            parameters[name].map { SignOutPage.Field(name: name, value: $0) }
+                        }))
+                }
+            }
+            try await store.end(session, reason: nil, at: date)
+        }
         let clearing = [cookies.endSession(for: visit.tenant)]
         if let target = parameters["post_logout_redirect_uri"] {
             let clientID = parameters["client_id"] ?? parameters["id_token_hint"].flatMap(Self.audience(ofIDToken:))
@@ -287,8 +336,24 @@ struct SignInFlow: Sendable {
             return Self.redirect(to: target + (query.map { (target.contains("?") ? "&" : "?") + $0 } ?? ""), cookies: clearing)
         }
         return pages.response(
-            "signed-out", SignedOutPage(tenantName: visit.tenant.displayName, message: "You can close this window."),
+            "signed-out",
+            SignedOutPage(tenantName: visit.tenant.displayName, base: base(visit), message: "You can close this window."),
             headers: Self.setting(clearing))
+    }
+
+    /// The parameters of a logout request that its confirmation carries on.
+    static let logoutParameters = ["id_token_hint", "client_id", "post_logout_redirect_uri", "state"]
+
+    /// Whether the request's `id_token_hint` is an ID token of this tenant, for the client it
+    /// names (its `aud`, or `client_id`), whose subject is the session's user.
+    private func hintNames(_ session: BrowserSession, _ parameters: FormParameters, _ visit: Visit) async throws -> Bool {
+        guard let token = parameters["id_token_hint"],
+              let clientID = parameters["client_id"] ?? Self.audience(ofIDToken: token) else { return false }
+        let keys = try await signingKeys.keySet(for: visit.tenant)
+        guard let hint = try? await IDTokenHint(token, keys: keys, issuer: visit.issuer.identifier, clientID: clientID) else {
+            return false
+        }
+        return hint.subject == session.userID
     }
 
     /// The `aud` of an ID token, read without checking it (see `logout`).
@@ -307,9 +372,15 @@ struct SignInFlow: Sendable {
         return try await store.session(tokenHash: Secrets.hash(token), tenantID: visit.tenant.id)
     }
 
-    /// The browser's session in this tenant if it is live, touched as used now.
+    /// The browser's session in this tenant if it is live, touched as used now. A session
+    /// whose user is no longer active, or whose phone or passkey was removed, is ended here,
+    /// for good: enabling the user again or restoring nothing brings it back.
     func liveSession(_ visit: Visit, at date: Date) async throws -> BrowserSession? {
         guard var session = try await session(visit), session.isLive(at: date, policy: visit.tenant.policy) else { return nil }
+        guard try await store.stands(session) else {
+            try await store.end(session, reason: "the user was disabled or what they signed in with was removed", at: date)
+            return nil
+        }
         try await store.touch(sessionID: session.id, at: date)
         session.lastSeenAt = date
         return session

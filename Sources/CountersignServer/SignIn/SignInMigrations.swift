@@ -42,5 +42,10 @@ extension FeatureMigrations {
             """,
             "CREATE INDEX browser_sessions_user ON browser_sessions (tenant_id, user_id)",
         ]),
+        // What a session was signed in with (`SessionAuthenticator`): removing it ends the
+        // session. Sessions begun before this version have none.
+        SchemaChange(.sessionAuthenticators, [
+            "ALTER TABLE browser_sessions ADD COLUMN authenticator TEXT",
+        ]),
     ])
 }

@@ -79,13 +79,13 @@ struct SignInRoutes: Sendable {
         pages.get("/logout") { request, context in
             let visit = try visit(request, context)
             do {
-                return try await flow.logout(try Self.query(request), visit)
+                return try await flow.logout(try Self.query(request), posted: false, visit)
             } catch let error as AuthorizationPageError {
                 return flow.errorPage(error.message, code: error.code, visit)
             }
         }
         pages.post("/logout") { request, context in
-            try await flow.logout(try await FormParameters.read(request), try visit(request, context))
+            try await flow.logout(try await FormParameters.read(request), posted: true, try visit(request, context))
         }
     }
 

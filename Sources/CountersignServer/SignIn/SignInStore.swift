@@ -40,9 +40,38 @@ struct BrowserSession: Sendable, Equatable {
     var lastSeenAt: Date
     let expiresAt: Date
     var revokedAt: Date? = nil
+    /// What the person signed in with; nil for sessions begun before it was recorded.
+    var authenticator: SessionAuthenticator? = nil
 
     func isLive(at date: Date, policy: AuthenticationPolicy) -> Bool {
         revokedAt == nil && date < expiresAt && date.timeIntervalSince(lastSeenAt) < TimeInterval(policy.sessionIdleSeconds)
+    }
+}
+
+/// What a session was signed in with: the phone that approved its sign-in, or the passkey.
+/// A session lasts no longer than it: removing the phone or the passkey (by the user, an
+/// administrator, the phone itself, or the PIN limit) ends the sessions it made (ASVS 3.3.3;
+/// NIST SP 800-63B §6.2: a lost authenticator must not leave a way in).
+enum SessionAuthenticator: Sendable, Equatable {
+    case device(String)
+    case passkey(String)
+
+    /// As stored: `device:<id>` or `passkey:<id>`.
+    var stored: String {
+        switch self {
+        case .device(let id): "device:" + id
+        case .passkey(let id): "passkey:" + id
+        }
+    }
+
+    init?(stored: String) {
+        if stored.hasPrefix("device:") {
+            self = .device(String(stored.dropFirst("device:".count)))
+        } else if stored.hasPrefix("passkey:") {
+            self = .passkey(String(stored.dropFirst("passkey:".count)))
+        } else {
+            return nil
+        }
     }
 }
 
@@ -61,7 +90,12 @@ protocol SignInStore: Sendable {
     func create(_ session: BrowserSession, clientID: String) async throws
     func session(tokenHash: Data, tenantID: String) async throws -> BrowserSession?
     func touch(sessionID: String, at date: Date) async throws
-    func end(_ session: BrowserSession, at date: Date) async throws
+    /// Ends the session (once; a session already ended is left as it is), with `reason` in
+    /// its audit record when something other than the user ended it.
+    func end(_ session: BrowserSession, reason: String?, at date: Date) async throws
+    /// Whether the session's user is active and what it was signed in with is still theirs:
+    /// an active phone, or a passkey not removed.
+    func stands(_ session: BrowserSession) async throws -> Bool
     /// Deletes attempts that expired before `date`, and sessions that ended (expired or were
     /// ended) before it.
     func purgeExpired(before date: Date) async throws
@@ -72,6 +106,8 @@ struct SQLSignInStore: SignInStore {
     let database: any Database
     let users: any UserRepository
     let approvals: any ApprovalTransactionRepository
+    let devices: any DeviceRepository
+    let passkeys: any PasskeyStore
     let audit: AuditLog
 
     func begin(_ attempt: SignInAttempt) async throws {
@@ -124,11 +160,11 @@ struct SQLSignInStore: SignInStore {
             try await executor.run(
                 """
                 INSERT INTO browser_sessions (id, token_hash, tenant_id, user_id, csrf_token, auth_time, acr, amr,
-                    ip_address, user_agent, created_at, last_seen_at, expires_at)
+                    ip_address, user_agent, created_at, last_seen_at, expires_at, authenticator)
                 VALUES (\(session.id), \(session.tokenHash), \(session.tenantID), \(session.userID), \(session.csrfToken),
                     \(session.authTime), \(session.context.acr), \(session.context.amr.joined(separator: " ")),
                     \(session.ipAddress), \(session.userAgent), \(session.createdAt), \(session.lastSeenAt),
-                    \(session.expiresAt))
+                    \(session.expiresAt), \(session.authenticator?.stored))
                 """)
             try await audit.record(
                 "session.created", actor: "user:\(session.userID)", tenantID: session.tenantID,
@@ -150,7 +186,7 @@ struct SQLSignInStore: SignInStore {
         try await database.run("UPDATE browser_sessions SET last_seen_at = \(date) WHERE id = \(sessionID)")
     }
 
-    func end(_ session: BrowserSession, at date: Date) async throws {
+    func end(_ session: BrowserSession, reason: String?, at date: Date) async throws {
         try await database.transaction { executor in
             let ended = !(try await executor.run(
                 """
@@ -159,8 +195,22 @@ struct SQLSignInStore: SignInStore {
                 """)).isEmpty
             guard ended else { return }
             try await audit.record(
-                "session.ended", actor: "user:\(session.userID)", tenantID: session.tenantID,
-                target: ("session", session.id), at: date, on: executor)
+                "session.ended", actor: reason == nil ? "user:\(session.userID)" : "system", tenantID: session.tenantID,
+                target: ("session", session.id), details: reason.map { ["reason": $0] } ?? [:], at: date, on: executor)
+        }
+    }
+
+    func stands(_ session: BrowserSession) async throws -> Bool {
+        guard let user = try await users.find(id: session.userID, tenantID: session.tenantID, on: database),
+              user.status == .active else { return false }
+        switch session.authenticator {
+        case nil:
+            return true
+        case .device(let id):
+            guard let device = try await devices.find(id: id, on: database) else { return false }
+            return device.status == .active && device.userID == session.userID
+        case .passkey(let id):
+            return try await passkeys.passkey(id: id, tenantID: session.tenantID)?.userID == session.userID
         }
     }
 }
@@ -228,9 +278,10 @@ struct BrowserSessionRow: Decodable {
     var lastSeenAt: Date
     var expiresAt: Date
     var revokedAt: Date?
+    var authenticator: String?
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case id, acr, amr
+        case id, acr, amr, authenticator
         case tokenHash = "token_hash"
         case tenantID = "tenant_id"
         case userID = "user_id"
@@ -249,6 +300,6 @@ struct BrowserSessionRow: Decodable {
             id: id, tokenHash: tokenHash, tenantID: tenantID, userID: userID, csrfToken: csrfToken, authTime: authTime,
             context: AuthenticationContext(acr: acr, amr: amr.split(separator: " ").map(String.init)),
             ipAddress: ipAddress, userAgent: userAgent, createdAt: createdAt, lastSeenAt: lastSeenAt,
-            expiresAt: expiresAt, revokedAt: revokedAt)
+            expiresAt: expiresAt, revokedAt: revokedAt, authenticator: authenticator.flatMap(SessionAuthenticator.init(stored:)))
     }
 }

@@ -23,6 +23,7 @@ public enum SchemaVersion: Int64, CaseIterable, Sendable {
     case authenticatorPolicies
     case hybridSealing
     case deviceCertificates
+    case sessionAuthenticators
 
     /// The name recorded beside the number.
     public var name: String {
@@ -46,6 +47,7 @@ public enum SchemaVersion: Int64, CaseIterable, Sendable {
         case .authenticatorPolicies: "authenticator-policies"
         case .hybridSealing: "hybrid-sealing"
         case .deviceCertificates: "device-certificates"
+        case .sessionAuthenticators: "session-authenticators"
         }
     }
 }

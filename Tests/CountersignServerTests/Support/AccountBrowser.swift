@@ -24,6 +24,18 @@ actor AccountBrowser {
         self.init(base: server.base, send: send)
     }
 
+    /// Another browser holding this one's cookies as they are now: the cookie values copied out
+    /// of a browser, to be replayed after this one has forgotten or changed them.
+    func replica() async -> AccountBrowser {
+        let copy = AccountBrowser(base: base, send: send)
+        await copy.adopt(cookies)
+        return copy
+    }
+
+    private func adopt(_ cookies: [String: String]) {
+        self.cookies = cookies
+    }
+
     /// `path` below the server's base, or a URL of the server (a redirect's `Location`).
     func get(_ path: String) async throws -> TestServer.Answer {
         try await keep(send(request("GET", path)))
