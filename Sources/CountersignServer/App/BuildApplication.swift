@@ -160,7 +160,7 @@ extension CountersignServer {
             store: SQLSignInStore(
                 database: database, users: users, approvals: approvals, devices: devices, passkeys: passkeyStore, audit: audit),
             authorization: authorization, approvals: approvalService, events: approvalEvents, throttle: throttle,
-            pages: .shared,
+            pushLimits: SignInPushLimits(now: now), pages: .shared,
             cookies: BrowserCookies(origin: origin), origin: origin, signingKeys: tokenSigningKeys, now: now)
         let passkeys = PasskeyService(store: passkeyStore, origin: origin, now: now)
         SignInRoutes(

@@ -22,6 +22,9 @@ struct NewApproval: Sendable {
     let clientNotificationToken: ClientNotificationToken?
     /// RFC 9396 details, checked: shown on the device, signed with the rest, granted in the tokens.
     let authorizationDetails: AuthorizationDetails?
+    /// Whether the request counts against (and is refused by) the user's requests per minute
+    /// (`ApprovalTransaction.countsForUser`).
+    var countsForUser = true
 }
 
 /// A request stored and sealed to every device; `authReqID` is shown to the client once.
@@ -130,6 +133,7 @@ public struct ApprovalService: Sendable {
             decidedByDevice: nil, response: nil, factors: nil, exchangedAt: nil, verification: verification,
             matchNumber: matchNumber, deliveryMode: request.client.deliveryMode)
         stored.authorizationDetails = request.authorizationDetails
+        stored.countsForUser = request.countsForUser
         if request.client.deliveryMode != .poll {
             // Ping and push clients are called back with both, so they are kept, sealed.
             stored.authReqIDSealed = try sealer.seal(
@@ -147,7 +151,8 @@ public struct ApprovalService: Sendable {
         }
         let limit = tenant.policy.userRequestsPerMinute
         if case .limited(let retryAfter) = try await store.start(
-            transaction, deliveries: deliveries, pushes: pushes, userID: request.user.id, perMinute: limit, at: now) {
+            transaction, deliveries: deliveries, pushes: pushes, userID: request.user.id,
+            perMinute: request.countsForUser ? limit : 0, at: now) {
             metrics.bcAuthorizeRateLimited(limit: "user")
             throw ApprovalStartError.rateLimited(perMinute: limit, retryAfter: retryAfter)
         }

@@ -48,6 +48,10 @@ public struct ApprovalTransaction: Sendable, Equatable {
     /// The RFC 9396 details the device showed and signed (they are in `details` too), which
     /// the tokens grant.
     var authorizationDetails: AuthorizationDetails? = nil
+    /// Whether the request counts against the user's requests per minute: not a hosted sign-in
+    /// from a browser the user never signed in with, which the sign-in limits on its own
+    /// (`SignInPushLimits`), so that nobody can spend the user's budget by naming them.
+    var countsForUser = true
 
     public func isExpired(at date: Date) -> Bool { date >= expiresAt }
 }
@@ -118,7 +122,7 @@ public struct SQLApprovalTransactionRepository: ApprovalTransactionRepository {
             INSERT INTO approval_transactions (id, auth_req_id_hash, tenant_id, client_id, user_id, scope, acr_values,
                 binding_message, details, details_sha256, challenge, status, poll_interval, created_at, expires_at,
                 verification, match_number, delivery_mode, auth_req_id_sealed, notification_token_sealed,
-                authorization_details)
+                authorization_details, counts_for_user)
             VALUES (\(transaction.id), \(transaction.authReqIDHash), \(transaction.tenantID), \(transaction.clientID),
                 \(transaction.userID), \(transaction.scope.joined(separator: " ")),
                 \(transaction.acrValues?.joined(separator: " ")), \(transaction.bindingMessage), \(transaction.details),
@@ -127,7 +131,7 @@ public struct SQLApprovalTransactionRepository: ApprovalTransactionRepository {
                 \(try transaction.verification.map { try JSONValue(encoding: $0).canonicalString }),
                 \(transaction.matchNumber), \(transaction.deliveryMode == .poll ? nil : transaction.deliveryMode),
                 \(transaction.authReqIDSealed), \(transaction.notificationTokenSealed),
-                \(transaction.authorizationDetails?.json.canonicalString))
+                \(transaction.authorizationDetails?.json.canonicalString), \(transaction.countsForUser ? 1 : 0))
             """)
         guard !deliveries.isEmpty else { return }
         // One statement for every device: at most `ApprovalService.maximumDevicesPerUser` rows.
@@ -272,7 +276,7 @@ public struct SQLApprovalTransactionRepository: ApprovalTransactionRepository {
         let count = try await executor.first(
             """
             SELECT COUNT(*) AS n, MIN(created_at) AS oldest FROM approval_transactions
-            WHERE user_id = \(userID) AND created_at >= \(date)
+            WHERE user_id = \(userID) AND created_at >= \(date) AND counts_for_user = 1
             """, as: RequestCount.self)
         return (count?.n ?? 0, count?.oldest)
     }

@@ -68,5 +68,10 @@ extension FeatureMigrations {
         SchemaChange(.console, [
             "CREATE INDEX approval_transactions_tenant_created ON approval_transactions (tenant_id, created_at)",
         ]),
+        // 0 for a hosted sign-in from a browser the user never signed in with: counted by the
+        // sign-in's own limits, not against the user's requests per minute.
+        SchemaChange(.signInSecurity, [
+            "ALTER TABLE approval_transactions ADD COLUMN counts_for_user BIGINT NOT NULL DEFAULT 1",
+        ]),
     ])
 }

@@ -21,13 +21,17 @@ public final class FailedAuthenticationThrottle: Sendable {
     static let trackedKeys = 100_000
 
     private let limit: Int
+    /// The sliding window counts are kept over (`SignInPushLimits` counts over ten minutes).
+    private let window: TimeInterval
     private let trackedKeys: Int
     private let now: @Sendable () -> Date
     /// Failure times per key, oldest first, at most `limit` of them.
     private let failures = Mutex<[String: [Date]]>([:])
 
-    init(limit: Int, trackedKeys: Int = FailedAuthenticationThrottle.trackedKeys, now: @escaping @Sendable () -> Date) {
+    init(limit: Int, window: TimeInterval = FailedAuthenticationThrottle.window,
+         trackedKeys: Int = FailedAuthenticationThrottle.trackedKeys, now: @escaping @Sendable () -> Date) {
         self.limit = limit
+        self.window = window
         self.trackedKeys = trackedKeys
         self.now = now
     }
@@ -42,8 +46,8 @@ public final class FailedAuthenticationThrottle: Sendable {
         let date = now()
         return failures.withLock { failures in
             guard let times = failures[key], times.count >= limit,
-                  let oldest = times.first, date.timeIntervalSince(oldest) < Self.window else { return nil }
-            return max(1, Int((Self.window - date.timeIntervalSince(oldest)).rounded(.up)))
+                  let oldest = times.first, date.timeIntervalSince(oldest) < window else { return nil }
+            return max(1, Int((window - date.timeIntervalSince(oldest)).rounded(.up)))
         }
     }
 
@@ -51,12 +55,12 @@ public final class FailedAuthenticationThrottle: Sendable {
         guard limit > 0 else { return }
         let date = now()
         failures.withLock { failures in
-            var times = (failures[key] ?? []).filter { date.timeIntervalSince($0) < Self.window }
+            var times = (failures[key] ?? []).filter { date.timeIntervalSince($0) < window }
             times.append(date)
             if times.count > limit { times.removeFirst(times.count - limit) }
             failures[key] = times
             if failures.count > trackedKeys {
-                failures = failures.filter { _, times in times.last.map { date.timeIntervalSince($0) < Self.window } ?? false }
+                failures = failures.filter { _, times in times.last.map { date.timeIntervalSince($0) < window } ?? false }
                 // Still full of live counts (failures from that many places within a minute):
                 // forgetting them all keeps each failure's cost constant, where pruning again at
                 // every failure would make the flood itself the expensive part.

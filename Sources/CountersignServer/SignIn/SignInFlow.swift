@@ -28,6 +28,8 @@ struct SignInFlow: Sendable {
     /// Closed when the server stops, which ends the waits in flight.
     let events: ApprovalEvents
     let throttle: FailedAuthenticationThrottle
+    /// What sign-ins from browsers the user never signed in with may spend.
+    let pushLimits: SignInPushLimits
     let pages: Pages
     let cookies: BrowserCookies
     let origin: PublicOrigin
@@ -174,11 +176,20 @@ struct SignInFlow: Sendable {
             throttle.recordFailure(throttleKey)
             return outcome(.noDevice, page)
         }
+        // A browser the user never signed in with may be anyone's: its pushes are limited on
+        // their own and leave the user's requests per minute to the user and their clients.
+        let known = try await store.knowsBrowser(
+            attempt.browserHash, userID: user.id, tenantID: visit.tenant.id,
+            since: now().addingTimeInterval(-SignInPushLimits.browserMemory))
+        if !known, let wait = pushLimits.admit(
+            tenantID: visit.tenant.id, userID: user.id, address: visit.remoteAddress, browserHash: attempt.browserHash) {
+            return outcome(.rateLimited(retryAfter: wait), page)
+        }
+        var approval = try newApproval(for: attempt.request, client: client, user: user, required: requirement.required, visit: visit)
+        approval.countsForUser = known
         let started: StartedApproval
         do {
-            started = try await approvals.start(
-                try newApproval(for: attempt.request, client: client, user: user, required: requirement.required, visit: visit),
-                tenant: visit.tenant)
+            started = try await approvals.start(approval, tenant: visit.tenant)
         } catch ApprovalStartError.noActiveDevice, ApprovalStartError.userDisabled {
             throttle.recordFailure(throttleKey)
             return outcome(.noDevice, page)
@@ -280,6 +291,7 @@ struct SignInFlow: Sendable {
         // The browser's earlier session, if any, ends: one browser, one session.
         if let earlier = try await self.session(visit) { try await store.end(earlier, reason: nil, at: date) }
         try await store.create(session, clientID: client.id)
+        try await store.rememberBrowser(attempt.browserHash, userID: user.id, tenantID: visit.tenant.id, at: date)
         let sessionCookie = cookies.session(token, for: visit.tenant, maxAge: policy.sessionMaxAgeSeconds)
         if client.id == Self.accountClientID {
             return (attempt.request.redirectURI, [sessionCookie])

@@ -44,8 +44,20 @@ extension FeatureMigrations {
         ]),
         // What a session was signed in with (`SessionAuthenticator`): removing it ends the
         // session. Sessions begun before this version have none.
-        SchemaChange(.sessionAuthenticators, [
+        SchemaChange(.signInSecurity, [
             "ALTER TABLE browser_sessions ADD COLUMN authenticator TEXT",
+            // The browsers each user signed in with (the hash of the browser's mark), by when
+            // last: a sign-in from one of them is the user's own (`SignInPushLimits`).
+            """
+            CREATE TABLE sign_in_browsers (
+                tenant_id TEXT NOT NULL REFERENCES tenants(id) ON DELETE CASCADE,
+                user_id TEXT NOT NULL,
+                browser_hash \(.bytes) NOT NULL,
+                last_used_at BIGINT NOT NULL,
+                PRIMARY KEY (tenant_id, user_id, browser_hash)
+            )
+            """,
+            "CREATE INDEX sign_in_browsers_last_used ON sign_in_browsers (last_used_at)",
         ]),
     ])
 }

@@ -96,6 +96,10 @@ protocol SignInStore: Sendable {
     /// Whether the session's user is active and what it was signed in with is still theirs:
     /// an active phone, or a passkey not removed.
     func stands(_ session: BrowserSession) async throws -> Bool
+    /// Whether the user signed in with the browser whose mark hashes to `browserHash` since `date`.
+    func knowsBrowser(_ browserHash: Data, userID: String, tenantID: String, since date: Date) async throws -> Bool
+    /// Records a sign-in of the user with this browser.
+    func rememberBrowser(_ browserHash: Data, userID: String, tenantID: String, at date: Date) async throws
     /// Deletes attempts that expired before `date`, and sessions that ended (expired or were
     /// ended) before it.
     func purgeExpired(before date: Date) async throws
@@ -200,6 +204,23 @@ struct SQLSignInStore: SignInStore {
         }
     }
 
+    func knowsBrowser(_ browserHash: Data, userID: String, tenantID: String, since date: Date) async throws -> Bool {
+        !(try await database.run(
+            """
+            SELECT 1 AS known FROM sign_in_browsers
+            WHERE tenant_id = \(tenantID) AND user_id = \(userID) AND browser_hash = \(browserHash) AND last_used_at >= \(date)
+            """)).isEmpty
+    }
+
+    func rememberBrowser(_ browserHash: Data, userID: String, tenantID: String, at date: Date) async throws {
+        try await database.run(
+            """
+            INSERT INTO sign_in_browsers (tenant_id, user_id, browser_hash, last_used_at)
+            VALUES (\(tenantID), \(userID), \(browserHash), \(date))
+            ON CONFLICT (tenant_id, user_id, browser_hash) DO UPDATE SET last_used_at = excluded.last_used_at
+            """)
+    }
+
     func stands(_ session: BrowserSession) async throws -> Bool {
         guard let user = try await users.find(id: session.userID, tenantID: session.tenantID, on: database),
               user.status == .active else { return false }
@@ -220,6 +241,8 @@ extension SQLSignInStore {
         try await database.run("DELETE FROM sign_in_attempts WHERE expires_at < \(date)")
         try await database.run(
             "DELETE FROM browser_sessions WHERE expires_at < \(date) OR (revoked_at IS NOT NULL AND revoked_at < \(date))")
+        try await database.run(
+            "DELETE FROM sign_in_browsers WHERE last_used_at < \(date.addingTimeInterval(-SignInPushLimits.browserMemory))")
     }
 }
 

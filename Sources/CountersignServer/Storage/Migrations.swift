@@ -23,7 +23,7 @@ public enum SchemaVersion: Int64, CaseIterable, Sendable {
     case authenticatorPolicies
     case hybridSealing
     case deviceCertificates
-    case sessionAuthenticators
+    case signInSecurity
 
     /// The name recorded beside the number.
     public var name: String {
@@ -47,7 +47,7 @@ public enum SchemaVersion: Int64, CaseIterable, Sendable {
         case .authenticatorPolicies: "authenticator-policies"
         case .hybridSealing: "hybrid-sealing"
         case .deviceCertificates: "device-certificates"
-        case .sessionAuthenticators: "session-authenticators"
+        case .signInSecurity: "sign-in-security"
         }
     }
 }
