@@ -50,8 +50,10 @@ struct CommandLineAdminPasskeyTests {
     @Test("admin policy set with the passkey flags of docs/api.md §20, word for word, keeps the members it is not given",
           .enabled(if: CommandLineTests.executable != nil || ProcessInfo.processInfo.environment["CI"] == "true"))
     func passkeyPolicyFromTheTerminal() async throws {
-        try await TestServer.with(.sqlite) { server in
-            let environment = ["COUNTERSIGN_SERVER": server.base, "COUNTERSIGN_ADMIN_KEY": server.adminKey]
+        // The docs' server, whose host example.com is a parent of.
+        try await TestServer.with(.sqlite, configure: { $0.publicURL = URL(string: "https://auth.example.com") }) { server in
+            let listening = "http://127.0.0.1:\(try #require(server.listening).port)"
+            let environment = ["COUNTERSIGN_SERVER": listening, "COUNTERSIGN_ADMIN_KEY": server.adminKey]
             func passkeys(_ arguments: [String]) async throws -> [String: Any] {
                 let run = try await CommandLineTests.runAside(["admin", "policy"] + arguments, environment: environment)
                 #expect(run.status == 0, "\(arguments): \(run.output)")
@@ -73,6 +75,13 @@ struct CommandLineAdminPasskeyTests {
             #expect(refused.status != 0)
             let reason = "the host of https://login.bank.example is not example.com or below it"
             #expect(refused.output.contains("400 invalid_request: field passkeys.origins is invalid: \(reason)"), "\(refused.output)")
+
+            let suffix = try await CommandLineTests.runAside(["admin", "policy", "set", "--passkey-rp-id", "com"], environment: environment)
+            #expect(suffix.status != 0)
+            #expect(suffix.output.contains(
+                "400 invalid_request: field passkeys.rp_id is invalid: com is a public suffix, under which anyone may register a domain"),
+                "\(suffix.output)")
+            #expect(try await passkeys(["show"])["rp_id"] as? String == "example.com", "the refused RP ID changed nothing")
         }
     }
 }

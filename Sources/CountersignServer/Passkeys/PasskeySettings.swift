@@ -61,12 +61,21 @@ public struct PasskeySettings: Codable, Sendable, Equatable {
     }
 
     /// Throws the first member that cannot work, naming it. Without an RP ID of the tenant's
-    /// own, origins are checked against the one the server at `publicOrigin` uses.
-    func validated(publicOrigin: String) throws(AdminError) -> PasskeySettings {
+    /// own, origins are checked against the one the server at `publicOrigin` uses. An RP ID of
+    /// its own must be one browsers accept there (`RelyingPartyIDScope`), by the `suffixes` of
+    /// the system's Public Suffix List.
+    func validated(
+        publicOrigin: String, suffixes: @autoclosure () -> PublicSuffixList? = PublicSuffixList.system
+    ) throws(AdminError) -> PasskeySettings {
         let effectiveRPID = rpID ?? Self.ownRPID(publicOrigin)
         if let rpID {
             guard Self.isHostName(rpID) else {
                 throw .invalidField("passkeys.rp_id", "must be a lower-case domain name without scheme, port or path")
+            }
+            do {
+                try RelyingPartyIDScope.check(rpID, host: Self.ownRPID(publicOrigin), suffixes: suffixes())
+            } catch {
+                throw .invalidField("passkeys.rp_id", error.message)
             }
         }
         if let rpName, rpName.isEmpty || rpName.count > 100 {
@@ -136,9 +145,10 @@ public struct PasskeySettings: Codable, Sendable, Equatable {
     }
 
     /// The host of an `https://host[:port]` origin (or `http://localhost` / loopback, where
-    /// browsers treat plain http as secure), without path, query or user.
+    /// browsers treat plain http as secure), without path, query or user; in lower-case ASCII,
+    /// an internationalized name in IDNA A-labels, as browsers compare it with an RP ID.
     static func webOriginHost(_ origin: String) -> String? {
-        guard let components = URLComponents(string: origin), let host = components.host, !host.isEmpty,
+        guard let components = URLComponents(string: origin), let host = components.encodedHost?.lowercased(), !host.isEmpty,
               components.path.isEmpty, components.query == nil, components.fragment == nil, components.user == nil
         else { return nil }
         switch components.scheme {
