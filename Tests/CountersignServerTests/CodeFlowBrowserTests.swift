@@ -104,42 +104,6 @@ struct CodeFlowBrowserTests {
         }
     }
 
-    @Test("A first-time user opens an invitation, enrolls the phone from the page's QR code, and signs in with it")
-    func firstPhoneFromAnInvitation() async throws {
-        try await TestServer.with(.sqlite) { server in
-            let userID = try await server.createUser("carol")
-            let ticket = try await server.admin("POST", "/admin/v1/tenants/default/users/\(userID)/enrollment-tickets")
-            let invitation = try #require(ticket["invitation_url"] as? String)
-            let browser = try await Browser.start(width: 420, height: 900)
-            do {
-                try await browser.open(invitation)
-                try await browser.waitFor(text: "Set up your phone")
-                try await Self.screenshot(browser, "invitation")
-                var uri = try await browser.find("#enrollment-uri").text()
-                if ZXingReader.isAvailable {
-                    // What the phone's camera reads: the QR code as the browser draws it.
-                    let decoded = try ZXingReader.decode([try await browser.screenshot()])
-                    uri = try #require(decoded.first?.first?.text, "no QR code on the page")
-                }
-                let (kit, _) = server.authenticator()
-                _ = try await kit.enroll(uri: uri, deviceName: "Carol's phone", platform: .android)
-                // The page notices and goes on to the account, which asks Carol to sign in.
-                try await browser.waitFor(text: "Sign in")
-                try await browser.find("#username").type("carol")
-                try await browser.find("#continue").click()
-                try await browser.waitFor(text: "Approve on your phone")
-                let request = try #require(try await kit.pendingRequests().first)
-                _ = try await kit.approve(try await kit.details(for: request))
-                try await browser.waitFor(text: "Your account")
-                try await browser.waitFor(text: "Carol's phone")
-            } catch {
-                await browser.quit()
-                throw error
-            }
-            await browser.quit()
-        }
-    }
-
     /// The claims of an ES256 ID token whose signature verifies with a key of the issuer's JWKS.
     static func verified(_ token: String, server: TestServer) async throws -> JSONValue {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false).map(String.init)

@@ -62,6 +62,54 @@ struct InvitationTests {
         }
     }
 
+    @Test("Once the phone has enrolled, the invitation's sign-in is the invitee's, their username filled in; before, the page asks to scan first")
+    func invitationSignsTheInviteeIn() async throws {
+        try await TestServer.routed { server in
+            let userID = try await server.createUser("carol")
+            let ticket = try await server.admin("POST", "/admin/v1/tenants/default/users/\(userID)/enrollment-tickets")
+            let visitor = PageVisitor(server)
+            let page = try await visitor.get(String(try #require(ticket["invitation_url"] as? String).dropFirst(server.base.count)))
+            #expect(page.text.contains("You were invited to sign in as <strong id=\"invitee\">carol</strong>"))
+            let secret = try #require(page.hidden("ticket"))
+
+            let early = try await visitor.post("/invitation/sign-in", [("ticket", secret)])
+            #expect(early.status == 200)
+            #expect(early.text.contains("Your phone is not set up yet. Scan the code with the app first; then sign in."))
+            #expect(early.text.contains("src=\"data:image/png;base64,"), "the code is still there to scan")
+            #expect(!early.text.contains("name=\"attempt\""), "no sign-in begins before the phone is enrolled")
+
+            let (kit, _) = server.authenticator()
+            _ = try await kit.enroll(uri: try #require(Self.enrollmentURI(in: page.text)), deviceName: "Carol's phone", platform: .android)
+            let signIn = try await visitor.post("/invitation/sign-in", [("ticket", secret)])
+            #expect(signIn.status == 200)
+            #expect(signIn.text.contains("<strong>your Default account</strong>"))
+            #expect(signIn.text.contains("value=\"carol\""), "the username is filled in")
+            #expect(signIn.text.contains("name=\"attempt\""))
+        }
+    }
+
+    @Test("An invitation that expires while its page waits is answered as reloading the page would answer it")
+    func expiryWhileThePageWaits() async throws {
+        try await TestServer.routed { server in
+            let userID = try await server.createUser("carol")
+            let ticket = try await server.admin("POST", "/admin/v1/tenants/default/users/\(userID)/enrollment-tickets")
+            let invitation = String(try #require(ticket["invitation_url"] as? String).dropFirst(server.base.count))
+            let visitor = PageVisitor(server)
+            let secret = try #require(try await visitor.get(invitation).hidden("ticket"))
+            server.clock.advance(by: EnrollmentTicket.defaultLifetime + 1)
+            let answer = try await visitor.post("/invitation/wait", [("ticket", secret)])
+            #expect(answer["state"] as? String == "expired")
+            #expect(answer["heading"] as? String == "This invitation cannot be used")
+            #expect(answer["message"] as? String == "This invitation has expired. Ask for a new one.")
+            let reloaded = try await visitor.get(invitation)
+            #expect(reloaded.text.contains("This invitation cannot be used"))
+            #expect(reloaded.text.contains("This invitation has expired. Ask for a new one."))
+            let signIn = try await visitor.post("/invitation/sign-in", [("ticket", secret)])
+            #expect(signIn.status == 400)
+            #expect(signIn.text.contains("This invitation has expired. Ask for a new one."))
+        }
+    }
+
     /// The enrollment URI the page shows, HTML entities undone.
     static func enrollmentURI(in html: String) -> String? {
         guard let start = html.range(of: "<code id=\"enrollment-uri\">"),

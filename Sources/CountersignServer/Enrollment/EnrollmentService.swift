@@ -67,11 +67,16 @@ public struct EnrollmentService: Sendable {
 
     /// The state of the ticket whose secret is `secret`: enrolled once a phone used it.
     func state(ofTicket secret: String, tenant: Tenant) async throws -> TicketState {
+        try await invitee(ofTicket: secret, tenant: tenant).state
+    }
+
+    /// The state of the ticket whose secret is `secret`, and the user it enrolls a phone for.
+    func invitee(ofTicket secret: String, tenant: Tenant) async throws -> (state: TicketState, userID: String) {
         guard secret.hasPrefix(EnrollmentTicket.secretPrefix), secret.count < 100,
               let ticket = try await store.ticket(secretHash: Secrets.hash(secret)), ticket.tenantID == tenant.id else {
             throw EnrollmentError.invalidTicket
         }
-        return TicketState(of: ticket, at: now())
+        return (TicketState(of: ticket, at: now()), ticket.userID)
     }
 
     public func issueTicket(for user: User, tenant: Tenant, lifetime: TimeInterval?, actor: String) async throws -> IssuedTicket {

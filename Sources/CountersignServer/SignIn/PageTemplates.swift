@@ -88,17 +88,24 @@ enum PageTemplates {
 
     static let invitation = """
         {{<layout}}{{$content}}
-        <h1>Set up your phone</h1>
-        <p class="lead">You were invited to sign in with your phone. Scan this code with the app on your phone:</p>
+        <h1 id="invitation-heading">Set up your phone</h1>
+        <p class="lead">You were invited to sign in as <strong id="invitee">{{username}}</strong> with your phone.</p>
+        {{#signedInAs}}<p class="notice" id="other-session" role="status">This browser is signed in as {{signedInAs}}. Signing in here as {{username}} signs {{signedInAs}} out of it.</p>{{/signedInAs}}
+        <div id="enrollment">
+        <p>Scan this code with the app on your phone:</p>
         <img class="qr" id="enrollment-qr" src="{{qrImage}}" alt="QR code of the enrollment link">
         <p>On the phone itself, <a href="{{enrollmentURI}}" id="open-in-app">open the enrollment link</a>, or enter it in the app:</p>
         <p class="uri"><code id="enrollment-uri">{{enrollmentURI}}</code></p>
-        <p class="status" id="status" role="status" aria-live="polite">Waiting for the phone…</p>
-        <form id="enroll-wait" method="post" action="{{base}}/invitation/wait" data-done="{{base}}/account" hidden>
+        </div>
+        <p class="status" id="status" role="status" aria-live="polite">{{status}}</p>
+        <form id="invitation-wait" method="post" action="{{base}}/invitation/wait" hidden>
         <input type="hidden" name="ticket" value="{{ticket}}">
         </form>
-        <p><a class="button secondary" id="done" href="{{base}}/account">Done: sign in</a></p>
-        <p class="hint">The invitation works once, until {{expiresAt}}. Whoever scans the code can enroll a phone as you: show it to nobody else.</p>
+        <form id="invitation-sign-in" method="post" action="{{base}}/invitation/sign-in">
+        <input type="hidden" name="ticket" value="{{ticket}}">
+        <button type="submit" class="secondary" id="done">Done: sign in</button>
+        </form>
+        <p class="hint" id="expiry">The invitation works once, until {{expiresAt}}. Whoever scans the code can enroll a phone as you: show it to nobody else.</p>
         {{/content}}{{/layout}}
         """
 
@@ -132,6 +139,7 @@ enum PageAssets {
         "countersign.css": ("text/css; charset=utf-8", stylesheet + AccountTemplates.stylesheet),
         "sign-in.js": ("text/javascript; charset=utf-8", signInScript),
         "passkey.js": ("text/javascript; charset=utf-8", PasskeyScript.source),
+        InvitationScript.name: ("text/javascript; charset=utf-8", InvitationScript.source),
         "console.css": ("text/css; charset=utf-8", ConsoleTemplates.stylesheet),
     ].merging(AccountTemplates.scripts) { mine, _ in mine }
 

@@ -9,7 +9,8 @@ import Hummingbird
 /// - `POST /authorize/passkey/options`, `/authorize/passkey`: a sign-in with a passkey
 ///   (`PasskeySignInFlow`), called by the page's script;
 /// - `GET|POST /logout`: the end-session endpoint;
-/// - `GET /invitation`, `POST /invitation/wait`: an enrollment invitation (`InvitationFlow`).
+/// - `GET /invitation`, `POST /invitation/wait`, `POST /invitation/sign-in`: an enrollment
+///   invitation (`InvitationFlow`).
 ///
 /// A page's failure is a page: an attempt that cannot continue, a malformed form, and any fault
 /// of the server are shown as error pages (`ErrorSurface.page`), never as JSON.
@@ -75,6 +76,9 @@ struct SignInRoutes: Sendable {
             } catch let error as EnrollmentError {
                 return try JSON.response(["state": "refused", "reason": error.apiError.message], status: .badRequest)
             }
+        }
+        pages.post("/invitation/sign-in") { request, context in
+            try await page(request, context) { form, visit in try await invitations.startSignIn(form, visit) }
         }
         pages.get("/logout") { request, context in
             let visit = try visit(request, context)
