@@ -3,6 +3,7 @@ import Hummingbird
 
 /// The audit log, newest first: a tenant's at `/admin/v1/tenants/{tenant}/audit`, every
 /// tenant's (system keys) at `/admin/v1/audit`, narrowed by `AuditFilter`'s query parameters.
+/// Each event carries the names its actor and target have now (`AuditEventView`).
 struct AuditAdminRoutes: Sendable {
     let store: any AuditAdminStore
     let guardian: AdminGuard
@@ -27,6 +28,8 @@ struct AuditAdminRoutes: Sendable {
         }
         let filter = try AuditFilter(query: query)
         let events = try await store.events(tenantID: tenantID, filter: filter, before: page.cursor, limit: page.fetchLimit)
-        return try JSON.response(page.page(events, cursor: \.id))
+        let shown = page.page(events, cursor: \.id)
+        let names = try await store.names(for: shown.items, tenantID: tenantID)
+        return try JSON.response(Page(items: shown.items.map { AuditEventView($0, names: names) }, nextCursor: shown.nextCursor))
     }
 }

@@ -214,24 +214,65 @@ struct ConsoleAuditField: Sendable {
     let name: String, label: String, value: String
 }
 
+/// One event of the console's audit log: who acted and on what by name, linked to the
+/// console's page of the record where it has one, the raw reference kept as the link's title.
 struct ConsoleAuditRow: Sendable {
-    let occurredAt: String, action: String, actor: String, target: String, details: String
-    /// The console page of the target, for a request or a user: below `/console/`.
-    let targetPage: String?
+    /// A record an event names, as the log shows it.
+    struct Party: Sendable {
+        /// The name, or the raw reference when the record has no name (or no longer exists).
+        let label: String
+        /// What it is (`user`, `phone`, `client`, `admin key`), shown beside a name.
+        let kind: String?
+        /// The raw reference (`device:dev_…`), for the title.
+        let reference: String
+        /// Below `/console/`.
+        let page: String?
+
+        init(kind: String, id: String, name: String?, userID: String?, reference: String) {
+            self.reference = reference
+            let encoded = AuthorizationRedirect.encoded(id)
+            switch kind {
+            case "user": (self.kind, page) = ("user", "users/" + encoded)
+            case "client": (self.kind, page) = ("client", "clients/" + encoded)
+            case "device":
+                self.kind = "device"
+                page = userID.map { "users/" + AuthorizationRedirect.encoded($0) + "#device-" + encoded }
+            case "admin_key": (self.kind, page) = ("admin key", nil)
+            case "approval" where !id.isEmpty: (self.kind, page) = ("request", "requests/" + encoded)
+            default: (self.kind, page) = (kind.isEmpty ? nil : kind.replacingOccurrences(of: "_", with: " "), nil)
+            }
+            label = name ?? (id.isEmpty ? reference : id)
+        }
+    }
+
+    struct Detail: Sendable { let name: String, value: String }
+
+    /// When, as `2026-11-25` and `10:00 UTC`: each kept on one line, the time below the date
+    /// where the column is narrow.
+    let date: String, time: String
+    let action: String
+    let actor: Party, target: Party
+    let details: [Detail]
 
     init(_ event: [String: Any]) {
-        occurredAt = ConsoleTime.text(event["occurred_at"] as? String)
+        let when = ConsoleTime.text(event["occurred_at"] as? String).split(separator: " ", maxSplits: 1).map(String.init)
+        (date, time) = (when.first ?? "—", when.count > 1 ? when[1] : "")
         action = event["action"] as? String ?? ""
-        actor = event["actor"] as? String ?? ""
-        let (kind, id) = (event["target_type"] as? String ?? "", event["target_id"] as? String ?? "")
-        target = "\(kind) \(id)"
-        targetPage = switch kind {
-        case "approval" where !id.isEmpty: "requests/" + AuthorizationRedirect.encoded(id)
-        case "user" where !id.isEmpty: "users/" + AuthorizationRedirect.encoded(id)
-        default: nil
+        let actor = event["actor"] as? String ?? ""
+        let (actorKind, actorID): (String, String) = if let colon = actor.firstIndex(of: ":") {
+            (actor[..<colon] == "admin-key" ? "admin_key" : String(actor[..<colon]), String(actor[actor.index(after: colon)...]))
+        } else {
+            ("", "")
         }
+        self.actor = actorID.isEmpty
+            ? Party(kind: "", id: "", name: nil, userID: nil, reference: actor)
+            : Party(kind: actorKind, id: actorID, name: event["actor_name"] as? String,
+                    userID: event["actor_user_id"] as? String, reference: actor)
+        let (kind, id) = (event["target_type"] as? String ?? "", event["target_id"] as? String ?? "")
+        target = Party(kind: kind, id: id, name: event["target_name"] as? String, userID: event["target_user_id"] as? String,
+                       reference: "\(kind):\(id)")
         details = (event["details"] as? [String: Any] ?? [:]).sorted { $0.key < $1.key }
-            .map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+            .map { Detail(name: $0.key, value: "\($0.value)") }
     }
 }
 

@@ -290,7 +290,10 @@ enum ConsoleTemplates {
         <table id="events">
         <thead><tr><th scope="col">When</th><th scope="col">Action</th><th scope="col">Actor</th><th scope="col">Target</th><th scope="col">Details</th></tr></thead>
         <tbody>
-        {{#events}}<tr><td>{{occurredAt}}</td><td><code>{{action}}</code></td><td>{{actor}}</td><td>{{#targetPage}}<a href="{{base}}/console/{{targetPage}}">{{target}}</a>{{/targetPage}}{{^targetPage}}{{target}}{{/targetPage}}</td><td>{{details}}</td></tr>
+        {{#events}}<tr><td class="when"><span>{{date}}</span> <span>{{time}}</span></td><td class="action"><code>{{action}}</code></td>
+        <td>{{#actor}}{{#page}}<a class="actor" href="{{base}}/console/{{page}}" title="{{reference}}">{{label}}</a>{{/page}}{{^page}}<span title="{{reference}}">{{label}}</span>{{/page}}{{#kind}} <span class="hint">{{kind}}</span>{{/kind}}{{/actor}}</td>
+        <td>{{#target}}{{#kind}}<span class="hint">{{kind}}</span> {{/kind}}{{#page}}<a class="target" href="{{base}}/console/{{page}}" title="{{reference}}">{{label}}</a>{{/page}}{{^page}}<span title="{{reference}}">{{label}}</span>{{/page}}{{/target}}</td>
+        <td class="details">{{#details}}<span class="detail"><span class="hint">{{name}}</span> {{value}}</span>{{/details}}</td></tr>
         {{/events}}
         </tbody>
         </table>
@@ -569,6 +572,8 @@ enum ConsoleTemplates {
         .chart svg { display: block; color: inherit; } .axis { display: flex; justify-content: space-between; margin: .25rem 0 0; }
         .hint { color: var(--muted); font-size: .875rem; } code { word-break: break-all; }
         img[id=invitation-qr] { background: #fff; padding: .5rem; }
+        #events .when span, #events .action code { white-space: nowrap; word-break: normal; }
+        #events .detail { display: block; overflow-wrap: break-word; }
         @media (max-width: 40rem) {
           .page { padding: 1rem; } .bar { padding: .75rem 1rem; }
           table, thead, tbody, tr, th, td { display: block; } thead { display: none; }
