@@ -6,7 +6,7 @@ import FoundationNetworking
 
 /// Where the administration API is and which key to use.
 struct AdminOptions: ParsableArguments {
-    @Option(help: "The server's URL (COUNTERSIGN_SERVER). Default http://127.0.0.1:8080.")
+    @Option(help: "The server's URL (COUNTERSIGN_SERVER). Default http://localhost:8080.")
     var server: String?
 
     @Option(name: .customLong("admin-key"), help: "Admin API key (prefer COUNTERSIGN_ADMIN_KEY: flags show up in process lists).")
@@ -21,7 +21,7 @@ struct AdminOptions: ParsableArguments {
         guard let key = setting(adminKey, "COUNTERSIGN_ADMIN_KEY") else {
             throw ValidationError("an admin key is required: set COUNTERSIGN_ADMIN_KEY or pass --admin-key")
         }
-        let base = setting(server, "COUNTERSIGN_SERVER") ?? "http://127.0.0.1:8080"
+        let base = setting(server, "COUNTERSIGN_SERVER") ?? "http://localhost:8080"
         guard let url = URL(string: base), url.host != nil else { throw ValidationError("\(base) is not a URL") }
         return AdminAPIClient(base: base.hasSuffix("/") ? String(base.dropLast()) : base, key: key)
     }

@@ -15,7 +15,7 @@ struct CIBACommand: AsyncParsableCommand {
 
     /// Who the relying party is, and which server it asks.
     struct ClientOptions: ParsableArguments {
-        @Option(help: "The server's URL (COUNTERSIGN_SERVER). Default http://127.0.0.1:8080.") var server: String?
+        @Option(help: "The server's URL (COUNTERSIGN_SERVER). Default http://localhost:8080.") var server: String?
         @Option(name: .customLong("client-id")) var clientID: String
         @Option(name: .customLong("client-secret"),
                 help: "The client's secret (prefer COUNTERSIGN_CLIENT_SECRET: flags show up in process lists).")
@@ -25,7 +25,7 @@ struct CIBACommand: AsyncParsableCommand {
             guard let secret = setting(clientSecret, "COUNTERSIGN_CLIENT_SECRET") else {
                 throw ValidationError("a client secret is required: set COUNTERSIGN_CLIENT_SECRET or pass --client-secret")
             }
-            var base = setting(server, "COUNTERSIGN_SERVER") ?? "http://127.0.0.1:8080"
+            var base = setting(server, "COUNTERSIGN_SERVER") ?? "http://localhost:8080"
             guard let url = URL(string: base), url.host != nil else { throw ValidationError("\(base) is not a URL") }
             while base.hasSuffix("/") { base.removeLast() }
             return RelyingPartyClient(base: base, clientID: clientID, clientSecret: secret, transport: transport)

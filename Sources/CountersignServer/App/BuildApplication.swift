@@ -142,6 +142,7 @@ extension CountersignServer {
         let routeMethods = RouteMethods()
         router.add(middleware: ErrorMiddleware(surface: .api, logger: logger, methods: routeMethods))
         router.add(middleware: NULInPathRefusal())
+        router.add(middleware: LoopbackAliasRedirect(origin: origin))
         HealthRoutes(database: database, metrics: metrics).register(on: router)
         OpenAPIRoutes().register(on: router)
         let throttling = FailedAuthenticationMiddleware(throttle: throttle, metrics: metrics)

@@ -9,7 +9,8 @@ public struct ServerConfiguration: Sendable {
     /// 0 picks a free port (tests).
     public var port: Int = 8080
     /// The URL devices and relying parties reach this server at. Issuers, enrollment URIs and
-    /// signed-request URLs use it, never the Host header. Defaults to `http://host:port`.
+    /// signed-request URLs use it, never the Host header. Defaults to `http://host:port`, and to
+    /// `http://localhost:port` when `host` is a loopback address (`PublicOrigin.learn`).
     public var publicURL: URL?
     public var dataDirectory: URL
     /// nil: SQLite in the data directory.
@@ -67,11 +68,18 @@ public final class PublicOrigin: Sendable {
 
     public var base: String { value.withLock { $0 } }
 
+    /// The origin of a server with no public URL, once it listens on `host` and `port`. A
+    /// loopback listener is `http://localhost:<port>`, not its address: browsers allow passkeys
+    /// only at a domain name, and `localhost` is one, reaching the same listener.
     func learn(host: String, port: Int) {
         value.withLock { current in
-            if current.isEmpty { current = "http://\(host.contains(":") ? "[\(host)]" : host):\(port)" }
+            guard current.isEmpty else { return }
+            let name = Self.loopbackAddresses.contains(host) ? "localhost" : host.contains(":") ? "[\(host)]" : host
+            current = "http://\(name):\(port)"
         }
     }
+
+    static let loopbackAddresses: Set<String> = ["127.0.0.1", "::1", "localhost"]
 
     private static func trimmed(_ url: URL) -> String {
         var text = url.absoluteString

@@ -192,7 +192,11 @@ struct AuthorizationTarget: Sendable {
     init(client: Client, redirectURI: String?) throws(AuthorizationPageError) {
         guard !client.redirectURIs.isEmpty else { throw .clientWithoutRedirectURIs }
         guard let redirectURI else { throw .missingRedirectURI }
-        guard client.redirectURIs.contains(where: { (try? RedirectURI(registering: $0))?.matches(redirectURI) == true }) else {
+        // Exactly a registered URI, or a loopback one at another port (RFC 8252 §7.3). The
+        // console's own client is registered by the server at its public origin, which may be
+        // `http://localhost:<port>` (a loopback listener's), a host clients may not register.
+        guard client.redirectURIs.contains(redirectURI)
+                || client.redirectURIs.contains(where: { (try? RedirectURI(registering: $0))?.matches(redirectURI) == true }) else {
             throw .unregisteredRedirectURI
         }
         self.client = client

@@ -82,6 +82,17 @@ enum PasskeyScript {
             if (!error || error.name === "AbortError") { return null; }
             if (error.name === "NotAllowedError") { return "The passkey request was cancelled or timed out. Try again."; }
             if (error.name === "InvalidStateError") { return "This passkey is already registered."; }
+            if (error.name === "SecurityError") {
+              // What a browser says at an IP address ("This is an invalid domain") or at an
+              // address that is not the relying party's.
+              var here = location.hostname;
+              if (here === "127.0.0.1" || here === "[::1]") {
+                return "Passkeys work only at a domain name, not at an address like " + here
+                  + ". Open this page at " + location.href.replace(here, "localhost") + " to use one.";
+              }
+              return "Passkeys cannot be used at this address (" + here + "): it is not the one this server's "
+                + "passkeys belong to. Open the page at the server's own address.";
+            }
             return error.message || "The passkey could not be used.";
           }
           function setUp(box, run) {
@@ -126,7 +137,9 @@ enum PasskeyScript {
             var show = setUp(signIn, runSignIn);
             if (show && signIn.getAttribute("data-conditional") === "true" && PublicKeyCredential.isConditionalMediationAvailable) {
               PublicKeyCredential.isConditionalMediationAvailable().then(function (available) {
-                if (available) { runSignIn("conditional").catch(function (error) { show(explain(error)); }); }
+                // Autofill runs unasked: what stops it is said when the person presses the button,
+                // not on the page they just opened.
+                if (available) { runSignIn("conditional").catch(function () {}); }
               });
             }
           }
