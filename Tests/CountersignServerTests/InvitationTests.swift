@@ -5,7 +5,7 @@ import Testing
 @testable import CountersignServer
 
 /// Enrollment invitations: the link of a new ticket opens a page with its QR code, which waits
-/// for the phone and then leads to the account page.
+/// for the phone and then starts the invitee's sign-in, approved on that phone.
 @Suite("Enrollment invitations")
 struct InvitationTests {
     @Test("A first-time user opens the invitation, enrolls the phone from the page, and the page learns it")
@@ -107,6 +107,25 @@ struct InvitationTests {
             let signIn = try await visitor.post("/invitation/sign-in", [("ticket", secret)])
             #expect(signIn.status == 400)
             #expect(signIn.text.contains("This invitation has expired. Ask for a new one."))
+        }
+    }
+
+    @Test("An invitation withdrawn while its page waits is answered as reloading the page would answer it")
+    func withdrawalWhileThePageWaits() async throws {
+        try await TestServer.routed { server in
+            let userID = try await server.createUser("carol")
+            let ticket = try await server.admin("POST", "/admin/v1/tenants/default/users/\(userID)/enrollment-tickets")
+            let invitation = String(try #require(ticket["invitation_url"] as? String).dropFirst(server.base.count))
+            let visitor = PageVisitor(server)
+            let secret = try #require(try await visitor.get(invitation).hidden("ticket"))
+            let ticketID = try #require((ticket["ticket"] as? [String: any Sendable])?["id"] as? String)
+            #expect(try await server.admin(
+                "DELETE", "/admin/v1/tenants/default/users/\(userID)/enrollment-tickets/\(ticketID)").status == 204)
+            let answer = try await visitor.post("/invitation/wait", [("ticket", secret)])
+            #expect(answer["state"] as? String == "expired")
+            #expect(answer["heading"] as? String == "This invitation cannot be used")
+            #expect(answer["message"] as? String == "This invitation was withdrawn. Ask for a new one.")
+            #expect(try await visitor.get(invitation).text.contains("This invitation was withdrawn. Ask for a new one."))
         }
     }
 
