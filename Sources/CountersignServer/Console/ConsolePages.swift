@@ -165,13 +165,68 @@ struct ConsoleUserPage: PageModel {
     var confirmError: String?
     var resetConfirmError: String?
     var userCodeError: String?
+    /// The user's console role, if they have one.
+    let consoleRole: ConsoleRoleFacts?
+    /// The role form's choices, the one in force (or the one just refused) selected.
+    private(set) var roleOptions: [ConsoleRoleOption]
+    var roleError: String?
 
-    init(_ chrome: ConsoleChrome, user: ConsoleUserRow, devices: [ConsoleDeviceRow], passkeys: [ConsolePasskeyRow]) {
+    init(_ chrome: ConsoleChrome, user: ConsoleUserRow, devices: [ConsoleDeviceRow], passkeys: [ConsolePasskeyRow],
+         consoleRole: ConsoleRoleFacts?, defaultTenant: Bool) {
         (tenantName, base, username, csrf) = (chrome.tenantName, chrome.base, chrome.username, chrome.csrf)
         nav = chrome.nav
         title = user.username
         (self.user, self.devices, self.passkeys) = (user, devices, passkeys)
+        self.consoleRole = consoleRole
+        roleOptions = ConsoleRoleOption.all(defaultTenant: defaultTenant, selected: consoleRole?.role ?? "")
+        self.defaultTenant = defaultTenant
     }
+
+    private let defaultTenant: Bool
+
+    /// Selects `role` in the form: what was chosen when the change was refused.
+    mutating func choose(_ role: String) {
+        roleOptions = ConsoleRoleOption.all(defaultTenant: defaultTenant, selected: role)
+    }
+}
+
+/// A user's console role as the user page states it.
+struct ConsoleRoleFacts: Sendable {
+    /// `tenant-admin` or `system-admin`.
+    let role: String
+    let name: String
+    let grantedAt: String
+
+    init?(_ object: [String: Any]?) {
+        guard let role = object?["role"] as? String else { return nil }
+        self.role = role
+        name = ConsoleRoleOption.name(of: role)
+        grantedAt = ConsoleTime.text(object?["granted_at"] as? String)
+    }
+}
+
+/// A choice of the user page's role form: no role, or one of `ConsoleRole`. A system
+/// administrator is a user of the default tenant only, so other tenants do not offer it.
+struct ConsoleRoleOption: Sendable {
+    let value: String, label: String, selected: Bool
+
+    static func all(defaultTenant: Bool, selected: String) -> [ConsoleRoleOption] {
+        ([""] + ConsoleRole.allCases.filter { defaultTenant || $0 != .systemAdmin }.map(\.rawValue))
+            .map { ConsoleRoleOption(value: $0, label: $0.isEmpty ? "No console access" : name(of: $0).capitalizedFirst,
+                                     selected: $0 == selected) }
+    }
+
+    static func name(of role: String) -> String {
+        switch ConsoleRole(rawValue: role) {
+        case .tenantAdmin: "tenant administrator"
+        case .systemAdmin: "system administrator"
+        case nil: role
+        }
+    }
+}
+
+extension String {
+    fileprivate var capitalizedFirst: String { prefix(1).uppercased() + dropFirst() }
 }
 
 /// `console-message`: why the console cannot be shown, before or without a session.

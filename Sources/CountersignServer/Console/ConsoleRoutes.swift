@@ -5,8 +5,8 @@ import Hummingbird
 ///
 /// - `GET /console`: the dashboard, or the sign-in (`ConsoleFlow`) without a session;
 ///   `GET /console/callback` ends the sign-in; `POST /console/sign-out`;
-/// - `GET|POST /console/users`, `GET /console/users/{id}` and the user's actions
-///   (`ConsoleUsers`);
+/// - `GET|POST /console/users`, `GET /console/users/{id}` and the user's actions, their console
+///   role among them (`POST /console/users/{id}/console-role`) (`ConsoleUsers`);
 /// - `GET|POST /console/clients`, `GET|POST /console/clients/{id}`, its `/secret` and `/delete`
 ///   (`ConsoleClients`);
 /// - `GET /console/devices?push=`, `POST /console/devices/{id}/remove` (`ConsoleDevices`);
@@ -72,6 +72,9 @@ struct ConsoleRoutes: Sendable {
         }
         post(pages, "/users/{id}/user-code") { path, form, session, visit in
             try await users.setUserCode(userID: path.require("id"), form, session, visit)
+        }
+        post(pages, "/users/{id}/console-role") { path, form, session, visit in
+            try await users.setConsoleRole(userID: path.require("id"), form, session, visit)
         }
         post(pages, "/users/{id}/invitations") { path, _, session, visit in
             try await users.invite(userID: path.require("id"), session, visit)

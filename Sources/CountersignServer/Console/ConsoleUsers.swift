@@ -67,6 +67,7 @@ struct ConsoleUsers: Sendable {
         }
         let devices = try await flow.admin(.get, userPath + "/devices?limit=200", session: session, visit)
         let passkeys = try await flow.admin(.get, userPath + "/passkeys", session: session, visit)
+        let role = try await flow.admin(.get, userPath + "/console-role", session: session, visit)
         let user = ConsoleUserRow(object, now: flow.now())
         var page = ConsoleUserPage(
             ConsoleChrome(visit, session, .users), user: user,
@@ -82,7 +83,8 @@ struct ConsoleUsers: Sendable {
                     id: passkey["id"] as? String ?? "", userID: user.id, name: passkey["name"] as? String ?? "",
                     createdAt: ConsoleTime.text(passkey["created_at"] as? String),
                     lastUsed: ConsoleTime.text(passkey["last_used_at"] as? String), csrf: session.csrf)
-            })
+            },
+            consoleRole: role.status == .ok ? ConsoleRoleFacts(role.json) : nil, defaultTenant: visit.tenant.isDefault)
         adjust(&page)
         return flow.pages.response("console-user", page, status: status)
     }
@@ -165,6 +167,29 @@ struct ConsoleUsers: Sendable {
             }
             page.notice = removing ? "The user code is removed." : "The user code is set."
         }, status: answer.status == .ok ? .ok : ConsoleText.pageStatus(answer.status))
+    }
+
+    /// Grants the chosen console role (`PUT …/console-role`), or takes the user's away (`DELETE`)
+    /// for "No console access". The session's key must hold the role's rights to grant it; a
+    /// refusal is shown beside the field, the choice kept.
+    func setConsoleRole(userID: String, _ form: FormParameters, _ session: ConsoleSession, _ visit: Visit) async throws -> Response {
+        let role = form["role"] ?? ""
+        let path = userPath(visit, userID) + "/console-role"
+        let answer = role.isEmpty
+            ? try await flow.admin(.delete, path, session: session, visit)
+            : try await flow.admin(.put, path, json: ["role": role], session: session, visit)
+        // Taking away a role the user does not have changes nothing, and is no failure.
+        let done = answer.status == .ok || answer.status == .noContent || (role.isEmpty && answer.status == .notFound)
+        return try await show(userID: userID, session, visit, { page in
+            guard done else {
+                page.choose(role)
+                page.roleError = ConsoleText.sentence(answer.errorDescription ?? "the role could not be changed")
+                return
+            }
+            page.notice = role.isEmpty
+                ? "\(page.user.username) has no console access."
+                : "\(page.user.username) is now a \(ConsoleRoleOption.name(of: role)) of the console."
+        }, status: done ? .ok : ConsoleText.pageStatus(answer.status))
     }
 
     private func userPath(_ visit: Visit, _ userID: String) -> String {
