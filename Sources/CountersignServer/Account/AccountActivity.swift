@@ -48,7 +48,10 @@ struct AccountActivity: Sendable {
                 && request?.userID == userID && !reported.contains(event.targetID)
             return ActivityEntry(
                 id: event.id, label: Self.label(event), time: AccountTime.text(event.occurredAt),
-                timestamp: Timestamps.format(event.occurredAt), client: clientID.map { clients[$0] ?? $0 },
+                timestamp: Timestamps.format(event.occurredAt),
+                message: event.action.hasPrefix("approval.") ? request?.bindingMessage : nil,
+                denial: event.action == "approval.denied" ? Self.denial(event, request: request) : nil,
+                client: clientID.map { clients[$0] ?? $0 },
                 ipAddress: Self.ipAddress(event, request: request), reportableApproval: reportable ? event.targetID : nil,
                 reported: event.action == "approval.approved" && reported.contains(event.targetID))
         }
@@ -66,6 +69,23 @@ struct AccountActivity: Sendable {
             return label + (event.actor.hasPrefix("user:") ? " on this page" : " on your phone")
         default:
             return label
+        }
+    }
+
+    /// Why a request was denied, in the words of the person who holds the phone: the reason
+    /// the device signed (declined, cancelled, not requested) or the server found (the wrong
+    /// number picked, the tenant's own check refusing it).
+    static func denial(_ event: AuditEvent, request: ApprovalTransaction?) -> String {
+        let reason = event.details["reason"].flatMap(DenyReason.init(rawValue:)) ?? request?.denyReason
+        switch reason {
+        case .declined: return "You declined it on your phone."
+        case .cancelled: return "It was cancelled on the phone before it was answered."
+        case .notRequested: return "You said on your phone that you did not request it."
+        case .wrongNumber: return "The number picked on the phone was not the one shown on the screen, so it was refused."
+        case .customRejected:
+            let why = event.details["verifier_reason"].map { ": \($0)" } ?? ""
+            return "The application's own check refused the answer\(why)."
+        case nil: return "It was denied on the phone."
         }
     }
 

@@ -23,6 +23,7 @@ enum AccountAssets {
         .activity li { padding: .75rem 0; border-top: 1px solid #eaecf0; }
         .activity p { margin: 0; }
         .activity time, .meta { font-size: .875rem; color: var(--muted); }
+        .activity .message { overflow-wrap: anywhere; } .activity .denial { font-size: .875rem; }
         .reported { color: var(--error); }
         .notice { padding: .75rem 1rem; border-radius: 8px; color: var(--error); border: 1px solid var(--error); }
         .qr { display: block; width: 100%; max-width: 18rem; height: auto; margin: 0 auto 1rem; image-rendering: pixelated; }

@@ -99,6 +99,10 @@ struct ActivityEntry: Sendable {
     let time: String
     /// RFC 3339, for `<time datetime>`.
     let timestamp: String
+    /// The binding message the request showed on the phone, for an answer to one.
+    let message: String?
+    /// Why a request was denied, in words (`AccountActivity.denial`).
+    let denial: String?
     let client: String?
     let ipAddress: String?
     /// The request an approval names, when it can still be reported as not requested.

@@ -90,6 +90,8 @@ enum AccountTemplates {
         <ol class="activity">
         {{#activity}}<li id="event-{{id}}">
         <p><strong>{{label}}</strong> <time datetime="{{timestamp}}">{{time}}</time></p>
+        {{#message}}<p class="message">“{{message}}”</p>{{/message}}
+        {{#denial}}<p class="denial">{{denial}}</p>{{/denial}}
         {{#client}}<p class="meta">{{client}}</p>{{/client}}
         {{#ipAddress}}<p class="meta">from {{ipAddress}}</p>{{/ipAddress}}
         {{#reportableApproval}}<form method="post" action="{{base}}/account/approvals/{{reportableApproval}}/not-me" class="not-me">
