@@ -49,6 +49,34 @@ struct EnrollmentByAccessTokenTests {
         }
     }
 
+    @Test("A refreshed token whose sign-in is older than ten minutes is 401 insufficient_user_authentication with max_age, and enrolls nothing")
+    func staleSignInEnrollsNothing() async throws {
+        try await TestServer.routed { server in
+            let client = try await server.createCodeFlowClient(
+                redirectURI: "com.example.bank:/callback", scopes: ["openid", "offline_access", "countersign:enroll"], isPublic: true)
+            let user = try await server.enrolledUser("alice")
+            let verifier = CodeFlowClient.verifier()
+            let back = try await server.signIn(
+                PageVisitor(server), client: client, user: user, challenge: CodeFlowClient.challenge(verifier),
+                scope: "openid offline_access countersign:enroll")
+            let tokens = try await server.redeem(try #require(back.redirectParameters["code"]), client: client, verifier: verifier)
+            let refreshToken = try #require(tokens["refresh_token"] as? String, "\(tokens.errorDescription ?? "")")
+            server.clock.advance(by: AccountFlow.freshSignIn + 1)
+            let refreshed = try await server.form(
+                "/token", [("grant_type", "refresh_token"), ("refresh_token", refreshToken), ("client_id", client.id)])
+            let accessToken = try #require(refreshed["access_token"] as? String, "\(refreshed.errorDescription ?? "")")
+            let (kit, _) = server.authenticator()
+            await #expect(throws: CountersignError.enrollmentRejected(
+                code: "insufficient_user_authentication",
+                description: "the sign-in behind this access token is older than 600 seconds; sign in again to enroll a device")) {
+                _ = try await kit.enroll(accessToken: accessToken, server: try #require(URL(string: server.base)),
+                                         deviceName: "New phone", platform: .android)
+            }
+            let devices = try await server.admin("GET", "/admin/v1/tenants/default/users/\(user.userID)/devices")
+            #expect((devices["items"] as? [[String: any Sendable]])?.count == 1)
+        }
+    }
+
     @Test("A token without countersign:enroll is 403 insufficient_scope, and enrolls nothing")
     func tokenWithoutTheScope() async throws {
         try await TestServer.routed { server in

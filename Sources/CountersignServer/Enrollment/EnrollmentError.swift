@@ -29,9 +29,15 @@ public enum EnrollmentError: Error, Sendable, Equatable {
     case tokenUserNotActive
     /// The access token already enrolled a device: each enrolls one.
     case accessTokenUsed
+    /// The sign-in behind the tenant's own access token is older than `maxAge` seconds: a new
+    /// phone gets sign-in for good, so it needs a recent approval, as on the account page
+    /// (RFC 9470 §3 `insufficient_user_authentication`, 401, with `max_age`).
+    case staleSignIn(maxAge: Int)
 
     /// The code of `unknownUser`: the device protocol's only refusal that names a missing user.
     static let unknownUserCode = DeviceErrorCode(rawValue: "unknown_user")
+    /// RFC 9470's code for a token whose authentication is too old.
+    static let insufficientUserAuthenticationCode = DeviceErrorCode(rawValue: "insufficient_user_authentication")
 
     public var apiError: APIError {
         switch self {
@@ -58,6 +64,13 @@ public enum EnrollmentError: Error, Sendable, Equatable {
             APIError(.forbidden, .userNotActive, "the user the token names is not active")
         case .accessTokenUsed:
             APIError(.badRequest, .invalidRequest, "this access token has already enrolled a device; sign in again to enroll another")
+        case .staleSignIn(let maxAge):
+            APIError(.unauthorized, Self.insufficientUserAuthenticationCode,
+                     "the sign-in behind this access token is older than \(maxAge) seconds; sign in again to enroll a device",
+                     headers: [
+                        .wwwAuthenticate: "Bearer realm=\"countersign\", error=\"insufficient_user_authentication\", "
+                            + "error_description=\"a more recent sign-in is required\", max_age=\(maxAge)",
+                     ])
         }
     }
 }

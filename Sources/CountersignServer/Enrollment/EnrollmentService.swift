@@ -300,6 +300,12 @@ public struct EnrollmentService: Sendable {
                 throw EnrollmentError.invalidAccessToken(rejection.description)
             }
             guard verified.scope.contains(Self.enrollScope) else { throw EnrollmentError.insufficientScope(Self.enrollScope) }
+            // A refreshed token keeps its sign-in's auth_time: the ten minutes count from the
+            // approval, not from the token (the same rule as the account page's).
+            let fresh = Int(AccountFlow.freshSignIn)
+            guard let authTime = verified.authTime, Int64(date.timeIntervalSince1970) - authTime <= Int64(fresh) else {
+                throw EnrollmentError.staleSignIn(maxAge: fresh)
+            }
             return .accessToken(verified)
         case (nil, nil):
             throw EnrollmentError.credentials("an enrollment needs a ticket, or the user's access token as Authorization: Bearer")
