@@ -424,11 +424,12 @@ struct ConsoleTests {
         }
     }
 
-    @Test("Policies: the form shows the stored policy; a number that is not one, or one the API refuses, is shown beside its field and nothing changes; saving keeps the passkey settings")
+    @Test("Policies: the form shows the stored policy; a number that is not one, or one the API refuses, is shown beside its field and nothing changes; saving keeps what the form does not show")
     func authenticationPolicy() async throws {
         try await Self.signedIn { bench in
             let seeded = try await bench.server.admin(
-                "PUT", "/admin/v1/tenants/default/authentication-policy", json: ["passkeys": ["rp_name": "Acme Bank"]])
+                "PUT", "/admin/v1/tenants/default/authentication-policy",
+                json: ["passkeys": ["rp_name": "Acme Bank"], "post_quantum_sealing": true, "disabled_factors": ["custom"]])
             #expect(seeded.status == 200)
             let shown = try await bench.browser.get("/console/policies")
             #expect(shown.status == 200 && shown.text.contains(#"id="pin_attempt_limit" name="pin_attempt_limit" type="text" inputmode="numeric" autocomplete="off" value="3""#))
@@ -463,6 +464,8 @@ struct ConsoleTests {
             #expect(policy["client_requests_per_minute"] as? Int == 600, "empty: the default")
             #expect(policy["totp"] as? Bool == false, "an unticked box is off")
             #expect((policy["passkeys"] as? [String: any Sendable])?["rp_name"] as? String == "Acme Bank")
+            #expect(policy["post_quantum_sealing"] as? Bool == true, "not on the form: kept")
+            #expect(policy["disabled_factors"] as? [String] == ["custom"], "not on the form: kept")
             #expect(saved.text.contains(#"<option value="urn:countersign:acr:pin" selected>PIN</option>"#))
         }
     }

@@ -56,14 +56,16 @@ struct ConsolePolicies: Sendable {
             return try await page(session, visit, policy: typed, status: .badRequest)
         }
         let path = flow.tenantPath(visit) + "/authentication-policy"
-        // The passkey settings have their own command and are not on this form: sent back unchanged.
+        // The API replaces the whole policy: what this form does not show (the passkey settings,
+        // the authenticator alternatives, disabled factors, post-quantum sealing, …) is sent back
+        // as stored, and what it shows is as typed (a member left empty takes its default).
         let stored = try await flow.admin(.get, path, session: session, visit)
-        guard stored.status == .ok, let passkeys = stored.json?["passkeys"] else {
+        guard stored.status == .ok, var json = stored.json else {
             typed.refuse(stored.errorDescription ?? "the stored policy could not be read, so nothing was saved")
             return try await page(session, visit, policy: typed, status: ConsoleText.pageStatus(stored.status))
         }
-        var json: [String: Any] = body
-        json["passkeys"] = passkeys
+        for name in typed.fieldNames { json[name] = nil }
+        json.merge(body) { _, typed in typed }
         let answer = try await flow.admin(
             .put, path, body: try JSONSerialization.data(withJSONObject: json, options: [.sortedKeys]), session: session, visit)
         guard answer.status == .ok else {
@@ -189,6 +191,9 @@ struct ConsolePolicyForm: Sendable {
 
     /// The body of `PUT …/authentication-policy`; nil, with the fields marked, when a number is
     /// not a whole number. An empty number or class takes its default.
+    /// The policy members this form shows.
+    var fieldNames: [String] { selects.map(\.name) + numbers.map(\.name) + switches.map(\.name) }
+
     mutating func body() -> [String: Any]? {
         var body: [String: Any] = [:]
         for select in selects where !select.value.isEmpty { body[select.name] = select.value }
