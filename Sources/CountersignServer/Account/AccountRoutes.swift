@@ -3,6 +3,7 @@ import Hummingbird
 
 /// The account pages below each tenant's base (`AccountFlow`):
 ///
+/// - `GET /`: for a browser, the tenant's landing page, which leads here (`LandingPage`);
 /// - `GET /account`: the page, or the sign-in that leads to it;
 /// - `POST /account/devices/{id}/rename` and `/account/devices/{id}/remove`;
 /// - `POST /account/enroll`, and `POST /account/enroll/wait`, which answers JSON
@@ -19,6 +20,7 @@ struct AccountRoutes: Sendable {
     let passkeys: PasskeyAccountFlow
 
     func register(on routes: TenantRoutes) {
+        LandingPage.register(on: routes)
         let pages = routes.group("/account", surface: .page)
         pages.get("") { request, context in
             try await flow.show(try visit(request, context))

@@ -4,7 +4,7 @@
 enum AccountTemplates {
     static let all: [String: String] = [
         "account": account, "account-remove": remove, "account-enroll": enroll, "account-reported": reported,
-        "account-error": error,
+        "account-error": error, "landing": LandingPage.template,
     ]
     static let stylesheet = AccountAssets.stylesheet
     static let enrollScriptName = "account-enroll.js"

@@ -74,6 +74,11 @@ enum PageTemplates {
         <input type="hidden" name="username" value="{{username}}">
         <button type="submit" id="retry">Send a new request</button>
         </form>{{/retry}}
+        {{#anotherUsername}}<form method="post" action="{{base}}/authorize/sign-in">
+        <input type="hidden" name="attempt" value="{{attempt}}">
+        <input type="hidden" name="start_over" value="yes">
+        <button type="submit" id="another-username">Try another username</button>
+        </form>{{/anotherUsername}}
         {{#returnURL}}<p><a class="button secondary" id="return" href="{{returnURL}}">Return to {{clientName}}</a></p>{{/returnURL}}
         {{/content}}{{/layout}}
         """

@@ -132,6 +132,8 @@ struct OutcomePage: PageModel {
     let clientName: String
     /// Offer to send a new request for the same sign-in.
     let retry: Bool
+    /// Offer the username form again, for the same sign-in.
+    var anotherUsername = false
     let attempt: String
     let username: String
     /// The client's redirect URI with the error, for "Return to the application".

@@ -158,15 +158,17 @@ struct SignInFlow: Sendable {
         }
         let username = (form["username"] ?? "").trimmingCharacters(in: .whitespaces)
         let requirement = SignInRequirement(acrValues: attempt.request.acrValues, client: client, policy: visit.tenant.policy)
-        guard !username.isEmpty, username.count <= 256, requirement.phone else {
+        // "Try another username": the form again, empty, with nothing to correct.
+        let startingOver = form["start_over"] == "yes" && requirement.phone
+        guard !startingOver, !username.isEmpty, username.count <= 256, requirement.phone else {
             return pages.response("sign-in", SignInPage(
                 tenantName: visit.tenant.displayName, base: base(visit), clientName: client.name, attempt: handle,
-                username: username,
-                usernameError: !requirement.phone ? nil
+                username: startingOver ? "" : username,
+                usernameError: !requirement.phone || startingOver ? nil
                     : username.isEmpty ? "Enter your username." : "A username is at most 256 characters.",
                 passkeys: visit.tenant.policy.passkeys.enabled && requirement.passkey, phone: requirement.phone,
                 passkeyError: requirement.phone ? nil : "This application asks you to sign in with a passkey."),
-                status: .badRequest)
+                status: startingOver ? .ok : .badRequest)
         }
         let page = OutcomeContext(visit: visit, base: base(visit), client: client, attempt: attempt, handle: handle,
                                   username: username)
@@ -480,10 +482,12 @@ struct SignInFlow: Sendable {
                 "Too many sign-in requests were sent for this username. Try again in \(Self.minutes(wait)).", false,
                 .tooManyRequests)
         }
-        return pages.response("outcome", OutcomePage(
+        var shown = OutcomePage(
             title: heading, tenantName: page.visit.tenant.displayName, base: page.base, kind: kind.rawValue, heading: heading,
             message: message, clientName: page.client.name, retry: retry, attempt: page.handle, username: page.username,
-            returnURL: back), status: status)
+            returnURL: back)
+        shown.anotherUsername = kind == .noDevice
+        return pages.response("outcome", shown, status: status)
     }
 
     static func minutes(_ seconds: Int) -> String {

@@ -18,7 +18,9 @@ struct OpenAPIDocumentTests {
             let bases = (item["servers"]?.array ?? [.object(["url": .string("/")])]).compactMap { $0["url"]?.string }
             for method in OpenAPIContract.methods where item[method] != nil {
                 for base in bases {
-                    routes.insert("\(method.uppercased()) \(base == "/" ? "" : base)\(path)")
+                    // The root below a base is the base itself: `/t/{tenant}`, not `/t/{tenant}/`.
+                    let below = base == "/" ? path : path == "/" ? "" : path
+                    routes.insert("\(method.uppercased()) \(base == "/" ? "" : base)\(below)")
                 }
             }
         }

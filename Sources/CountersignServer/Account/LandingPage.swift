@@ -1,0 +1,41 @@
+import Foundation
+import Hummingbird
+
+/// `GET /` (and `/t/<slug>/`): a browser that opens the server's address gets a page naming the
+/// tenant, with the way to sign in to one's account and to the console; a client that does not
+/// ask for HTML (an API client, `curl`) gets the JSON 404 any path without a route gets, as
+/// before.
+struct LandingPage: PageModel {
+    let title = "Sign in"
+    let tenantName: String
+    let script: String? = nil
+    /// The tenant's base path, where the account and console are.
+    let base: String
+    /// The tenant's OpenID issuer, for whoever integrates an application.
+    let issuer: String
+
+    static let template = """
+        {{<layout}}{{$content}}
+        <h1 id="landing-heading">{{tenantName}}</h1>
+        <p class="lead">Sign in with your phone or a passkey to see your phones, add one, and review what was approved in your name.</p>
+        <p><a class="button" id="account" href="{{base}}/account">Sign in to your account</a></p>
+        <p><a class="button secondary" id="console" href="{{base}}/console">Administration console</a></p>
+        <p class="hint">Applications sign people in here with OpenID Connect; the issuer is <code id="issuer">{{issuer}}</code>.</p>
+        {{/content}}{{/layout}}
+        """
+
+    /// Whether the request asks for a page: its `Accept` names `text/html`, as a browser's does.
+    static func isForBrowser(_ request: Request) -> Bool {
+        request.headers[values: .accept].contains { $0.lowercased().contains("text/html") }
+    }
+
+    static func register(on routes: TenantRoutes) {
+        routes.group(surface: .api).get("") { request, context in
+            guard isForBrowser(request) else { throw HTTPError(.notFound) }
+            let issuer = try context.tenantIssuer()
+            return Pages.shared.response("landing", LandingPage(
+                tenantName: issuer.tenant.displayName, base: issuer.tenant.isDefault ? "" : "/t/\(issuer.tenant.slug)",
+                issuer: issuer.identifier))
+        }
+    }
+}
