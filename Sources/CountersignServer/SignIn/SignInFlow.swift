@@ -388,7 +388,7 @@ struct SignInFlow: Sendable {
 
     /// The browser's session in this tenant if it is live, touched as used now. A session
     /// whose user is no longer active, or whose phone or passkey was removed, is ended here,
-    /// for good: enabling the user again or restoring nothing brings it back.
+    /// for good: enabling the user again does not bring it back.
     func liveSession(_ visit: Visit, at date: Date) async throws -> BrowserSession? {
         guard var session = try await session(visit), session.isLive(at: date, policy: visit.tenant.policy) else { return nil }
         guard try await store.stands(session) else {
