@@ -177,12 +177,12 @@ final class LoopbackReceiver: Sendable {
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
             guard case .head(let head) = unwrapInboundIn(data) else { return }
             let isCallback = head.method == .GET && head.uri.split(separator: "?").first == "/callback"
-            let page = isCallback
-                ? "<!doctype html><title>Countersign</title><p>Signed in. Return to the terminal; you can close this window.</p>"
-                : "<!doctype html><title>Not found</title><p>Nothing here.</p>"
+            let page = isCallback ? LoopbackCallbackPage.html(forCallback: head.uri) : LoopbackCallbackPage.notFound
             var headers = HTTPHeaders([("Content-Type", "text/html; charset=utf-8"), ("Connection", "close"),
                                        ("Content-Length", String(page.utf8.count)), ("Cache-Control", "no-store")])
             headers.add(name: "Referrer-Policy", value: "no-referrer")
+            headers.add(name: "Content-Security-Policy", value: LoopbackCallbackPage.contentSecurityPolicy)
+            headers.add(name: "X-Content-Type-Options", value: "nosniff")
             context.write(wrapOutboundOut(.head(HTTPResponseHead(
                 version: head.version, status: isCallback ? .ok : .notFound, headers: headers))), promise: nil)
             context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(string: page)))), promise: nil)

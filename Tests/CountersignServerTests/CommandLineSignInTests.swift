@@ -1,4 +1,5 @@
 import CountersignKit
+import Crypto
 import Foundation
 import Testing
 @testable import CountersignServer
@@ -57,8 +58,16 @@ struct CommandLineSignInTests {
             #expect(callback.hasPrefix("http://127.0.0.1:"), "a loopback port of the terminal's choosing")
 
             // The browser follows the redirect to the terminal's listener.
-            let (_, landed) = try await URLSession.shared.data(from: try #require(URL(string: callback)))
+            let (body, landed) = try await URLSession.shared.data(from: try #require(URL(string: callback)))
             #expect((landed as? HTTPURLResponse)?.statusCode == 200)
+            // It says what happens next, in the hosted pages' look: its one inline style is allowed
+            // by its hash, and nothing else is.
+            let html = String(decoding: body, as: UTF8.self)
+            #expect(html.contains("<h1>Signed in</h1>") && html.contains("it finishes enrolling this device"), "\(html)")
+            let policy = try #require((landed as? HTTPURLResponse)?.value(forHTTPHeaderField: "Content-Security-Policy"))
+            let style = try #require(html.components(separatedBy: "<style>").last?.components(separatedBy: "</style>").first)
+            let hash = Data(SHA256.hash(data: Data(style.utf8))).base64EncodedString()
+            #expect(policy == "default-src 'none'; style-src 'sha256-\(hash)'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
             for _ in 0..<300 where command.isRunning { try await Task.sleep(for: .milliseconds(100)) }
             let printed = try String(contentsOf: output, encoding: .utf8)
             #expect(command.terminationStatus == 0, "\(printed)")
