@@ -106,7 +106,7 @@ struct ConsoleBrowserTests {
                 #expect(try await server.token(TestClient(id: clientID, secret: secret), authReqID).status == 200)
                 try await browser.open(server.base + "/console/audit?action=approval.approved")
                 try await browser.waitFor(text: "approval.approved")
-                #expect(try await browser.bodyText().contains("device:"), "the phone is the actor of its approval")
+                #expect(try await browser.find("a.actor[href*='#device-']").text() == "Carol's phone", "the phone is the actor of its approval")
                 try await CodeFlowBrowserTests.screenshot(browser, "console-audit")
                 // The request's own page, from the audit log: Carol's phone answered it.
                 try await browser.find("a[href^='/console/requests/txn_']").click()

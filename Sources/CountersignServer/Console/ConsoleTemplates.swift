@@ -208,20 +208,6 @@ enum ConsoleTemplates {
         <button type="submit" class="danger" id="delete">Delete user</button>
         </form>
         </div>
-        <section aria-labelledby="role-heading" class="panel">
-        <h2 id="role-heading">Console access</h2>
-        <p id="console-role">{{#consoleRole}}{{user.username}} is a <strong>{{name}}</strong> of the console, since {{grantedAt}}.{{/consoleRole}}{{^consoleRole}}{{user.username}} cannot sign in to the console.{{/consoleRole}}</p>
-        <form method="post" action="{{base}}/console/users/{{user.id}}/console-role" novalidate>
-        <input type="hidden" name="csrf" value="{{csrf}}">
-        <label for="role">Console role</label>
-        <select id="role" name="role"{{#roleError}} aria-invalid="true" aria-describedby="role-error"{{/roleError}}>
-        {{#roleOptions}}<option value="{{value}}"{{#selected}} selected{{/selected}}>{{label}}</option>{{/roleOptions}}
-        </select>
-        <p class="hint">A tenant administrator manages this tenant; a system administrator, every tenant. Granting a role needs a session holding its rights.</p>
-        {{#roleError}}<p class="field-error" id="role-error">{{roleError}}</p>{{/roleError}}
-        <button type="submit" class="secondary" id="save-role">Save role</button>
-        </form>
-        </section>
         <section aria-labelledby="invitation-heading" class="panel">
         <h2 id="invitation-heading">Enroll a phone</h2>
         {{#invitation}}<div id="invitation">
@@ -281,6 +267,20 @@ enum ConsoleTemplates {
         <label class="check"><input type="checkbox" name="confirm" value="yes" id="confirm-reset"> Deregister every device and remove every passkey of {{user.username}}, revoke their unused invitations and sign them out, so they enroll again</label>
         {{#resetConfirmError}}<p class="field-error" id="reset-confirm-error">{{resetConfirmError}}</p>{{/resetConfirmError}}
         <button type="submit" class="danger" id="reset-factors">Reset factors</button>
+        </form>
+        </section>
+        <section aria-labelledby="role-heading" class="panel">
+        <h2 id="role-heading">Console access</h2>
+        <p id="console-role">{{#consoleRole}}{{user.username}} is a <strong>{{name}}</strong> of the console, since {{grantedAt}}.{{/consoleRole}}{{^consoleRole}}{{user.username}} cannot sign in to the console.{{/consoleRole}}</p>
+        <form method="post" action="{{base}}/console/users/{{user.id}}/console-role" novalidate>
+        <input type="hidden" name="csrf" value="{{csrf}}">
+        <label for="role">Console role</label>
+        <select id="role" name="role"{{#roleError}} aria-invalid="true" aria-describedby="role-error"{{/roleError}}>
+        {{#roleOptions}}<option value="{{value}}"{{#selected}} selected{{/selected}}>{{label}}</option>{{/roleOptions}}
+        </select>
+        <p class="hint">A tenant administrator manages this tenant; a system administrator, every tenant. Granting a role needs a session holding its rights.</p>
+        {{#roleError}}<p class="field-error" id="role-error">{{roleError}}</p>{{/roleError}}
+        <button type="submit" class="secondary" id="save-role">Save role</button>
         </form>
         </section>
         {{/content}}{{/console-layout}}
