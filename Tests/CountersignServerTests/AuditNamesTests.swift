@@ -6,9 +6,10 @@ import Testing
 /// The audit log names who acted and on what as they are called now, read for a page at once.
 @Suite("Audit: actors and targets by name")
 struct AuditNamesTests {
-    @Test("Each event of the API names its actor and target as they are now: a device with its user, a client, an admin key, a user")
-    func apiNamesActorsAndTargets() async throws {
-        try await TestServer.routed { server in
+    @Test("Each event of the API names its actor and target as they are now: a device with its user, a client, an admin key, a user",
+          arguments: Engine.available)
+    func apiNamesActorsAndTargets(engine: Engine) async throws {
+        try await TestServer.with(engine) { server in
             let carol = try await server.enrolledUser("carol")
             let client = try await server.createClient(name: "Online banking")
             let authReqID = try await server.startApproval(client, user: "carol")
