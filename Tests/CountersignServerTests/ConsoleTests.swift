@@ -262,8 +262,10 @@ struct ConsoleTests {
             #expect(csv.status == 200 && csv.header("Content-Type") == "text/csv; charset=utf-8")
             #expect(csv.header("Content-Disposition")?.hasPrefix("attachment; filename=\"audit-default-") == true)
             let lines = csv.text.split(separator: "\r\n")
-            #expect(lines.first == "occurred_at,action,actor,target_type,target_id,tenant_id,id,details")
+            #expect(lines.first == "occurred_at,action,actor,actor_name,target_type,target_id,target_name,tenant_id,id,details")
             #expect(lines.count == 3, "the header, user.updated and user.created: \(csv.text)")
+            #expect(lines.dropFirst().allSatisfy { $0.contains(",Console session of root,user,\(userID),grace,") },
+                    "who acted and on whom, by name: \(csv.text)")
             let jsonl = try await bench.browser.get("/console/audit/export?format=jsonl&user_id=\(userID)")
             let events = try jsonl.text.split(separator: "\n").map {
                 try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])

@@ -86,7 +86,9 @@ struct ConsoleAudit: Sendable {
         return (items.map { "&" + $0 }.joined(), nil)
     }
 
-    static let columns = ["occurred_at", "action", "actor", "target_type", "target_id", "tenant_id", "id", "details"]
+    /// The event's members, with the names its actor and target have now beside their ids.
+    static let columns = ["occurred_at", "action", "actor", "actor_name", "target_type", "target_id", "target_name", "tenant_id",
+                          "id", "details"]
 
     /// RFC 4180 CSV with a header row; a field a spreadsheet would run as a formula starts with `'`.
     static func csv(_ events: some Collection<[String: Any]>) -> String {
