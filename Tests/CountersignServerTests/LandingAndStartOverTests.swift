@@ -16,7 +16,7 @@ struct LandingAndStartOverTests {
             #expect(page.header("Content-Type")?.hasPrefix("text/html") == true)
             #expect(page.header("Content-Security-Policy")?.contains("default-src 'none'") == true)
             let text = String(decoding: page.data, as: UTF8.self)
-            #expect(text.contains(#"<h1 id="landing-heading">Default</h1>"#), "\(text)")
+            #expect(text.contains(#"<h1 id="landing-heading">Welcome to Default</h1>"#), "\(text)")
             #expect(text.contains(#"<a class="button" id="account" href="/account">Sign in to your account</a>"#))
             #expect(text.contains(#"href="/console""#))
         }
@@ -28,7 +28,7 @@ struct LandingAndStartOverTests {
             #expect(try await server.admin("POST", "/admin/v1/tenants", json: ["slug": "acme", "display_name": "Acme"]).status == 201)
             let page = try await server.call("GET", "/t/acme", headers: ["Accept": Self.browserAccept])
             let text = String(decoding: page.data, as: UTF8.self)
-            #expect(page.status == 200 && text.contains(#"<h1 id="landing-heading">Acme</h1>"#), "\(page.status) \(text)")
+            #expect(page.status == 200 && text.contains(#"<h1 id="landing-heading">Welcome to Acme</h1>"#), "\(page.status) \(text)")
             #expect(text.contains(#"href="/t/acme/account""#))
         }
     }

@@ -16,7 +16,7 @@ struct LandingPage: PageModel {
 
     static let template = """
         {{<layout}}{{$content}}
-        <h1 id="landing-heading">{{tenantName}}</h1>
+        <h1 id="landing-heading">Welcome to {{tenantName}}</h1>
         <p class="lead">Sign in with your phone or a passkey to see your phones, add one, and review what was approved in your name.</p>
         <p><a class="button" id="account" href="{{base}}/account">Sign in to your account</a></p>
         <p><a class="button secondary" id="console" href="{{base}}/console">Administration console</a></p>
