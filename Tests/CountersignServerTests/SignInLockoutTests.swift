@@ -55,6 +55,20 @@ struct SignInLockoutTests {
         }
     }
 
+    @Test("One address naming one user after another from fresh browsers is limited after ten")
+    func oneAddressCannotNameEveryone() async throws {
+        // Listening: every request comes from 127.0.0.1.
+        try await TestServer.with(.sqlite) { server in
+            let client = try await server.createCodeFlowClient()
+            var statuses: [Int] = []
+            for index in 0...SignInPushLimits.perAddress {
+                _ = try await server.enrolledUser("user\(index)")
+                statuses.append(try await Self.nameUser("user\(index)", in: PageVisitor(server), client: client).status)
+            }
+            #expect(statuses == Array(repeating: 200, count: SignInPushLimits.perAddress) + [429], "\(statuses)")
+        }
+    }
+
     @Test("One browser or one address naming one user after another is limited too")
     func oneBrowserCannotNameEveryone() async throws {
         try await TestServer.routed { server in

@@ -132,8 +132,15 @@ extension TestServer {
 
     /// A request with this header gets a redirect as its answer, not followed (`PageVisitor`).
     static let redirectsAsAnswers = "X-Test-Redirects-As-Answers"
-    /// The session that leaves redirects to the caller.
-    static let session = URLSession(configuration: .ephemeral, delegate: RedirectsNotFollowed(), delegateQueue: nil)
+    /// The session that leaves redirects to the caller. It keeps no cookies: each `PageVisitor`
+    /// is a browser of its own and sends its own, where a shared store would make every visitor
+    /// one browser.
+    static let session: URLSession = {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.httpCookieStorage = nil
+        configuration.httpShouldSetCookies = false
+        return URLSession(configuration: configuration, delegate: RedirectsNotFollowed(), delegateQueue: nil)
+    }()
 
     static func formEncoded(_ parameters: [(String, String)]) -> String {
         parameters.map { "\(formComponent($0.0))=\(formComponent($0.1))" }.joined(separator: "&")
