@@ -15,8 +15,7 @@ struct ConsoleAuditBrowserTests {
                 "PUT", "/admin/v1/tenants/default/users/\(admin.userID)/console-role", json: ["role": "system-admin"]).status == 200)
             let carol = try await server.enrolledUser("carol")
             let client = try await server.createClient(name: "Online banking")
-            let browser = try await Browser.start(width: 1280, height: 900)
-            do {
+            try await Browser.session(width: 1280, height: 900) { browser in
                 try await browser.open(server.base + "/console")
                 try await browser.waitFor(css: "#username").type("root")
                 try await browser.find("#continue").click()
@@ -66,11 +65,7 @@ struct ConsoleAuditBrowserTests {
                 try await phone.click()
                 try await browser.waitFor(text: "carol's phone")
                 #expect(try await browser.find("#user-heading").text() == "carol")
-            } catch {
-                await browser.quit()
-                throw error
             }
-            await browser.quit()
         }
     }
 }

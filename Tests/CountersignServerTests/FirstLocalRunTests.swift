@@ -48,8 +48,7 @@ struct FirstLocalRunTests {
             configuration.publicURL = URL(string: "http://127.0.0.1:\(port)")
         }) { server in
             #expect(server.base == "http://127.0.0.1:\(port)")
-            let browser = try await Browser.start(width: 420, height: 900)
-            do {
+            try await Browser.session(width: 420, height: 900) { browser in
                 try await browser.open(server.base + "/account")
                 let button = try await browser.waitFor(css: "#passkey button")
                 let line = try await browser.find("#passkey .field-error")
@@ -61,11 +60,6 @@ struct FirstLocalRunTests {
                 let message = try await line.text()
                 #expect(message.contains("Open this page at http://localhost:\(port)/account"), "\(message)")
                 #expect(!message.contains("invalid domain"))
-                await browser.quit()
-            } catch {
-                await PasskeyBrowserTests.keepFailure(browser)
-                await browser.quit()
-                throw error
             }
         }
     }

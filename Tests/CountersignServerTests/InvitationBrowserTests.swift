@@ -17,8 +17,7 @@ struct InvitationBrowserTests {
             let userID = try await server.createUser("carol")
             let ticket = try await server.admin("POST", "/admin/v1/tenants/default/users/\(userID)/enrollment-tickets")
             let invitation = try #require(ticket["invitation_url"] as? String)
-            let browser = try await Browser.start(width: 420, height: 900)
-            do {
+            try await Browser.session(width: 420, height: 900) { browser in
                 try await browser.open(invitation)
                 try await browser.waitFor(text: "Set up your phone")
                 try await CodeFlowBrowserTests.screenshot(browser, "invitation")
@@ -40,12 +39,7 @@ struct InvitationBrowserTests {
                 try await browser.waitForURL(where: { $0 == server.base + "/account" })
                 try await browser.waitFor(text: "Carol's phone")
                 #expect(try await browser.find("#username").text() == "carol")
-            } catch {
-                await AccountBrowserTests.keepFailure(browser)
-                await browser.quit()
-                throw error
             }
-            await browser.quit()
         }
     }
 
@@ -56,8 +50,7 @@ struct InvitationBrowserTests {
             let bobID = try await server.createUser("bob")
             let ticket = try await server.admin("POST", "/admin/v1/tenants/default/users/\(bobID)/enrollment-tickets")
             let invitation = try #require(ticket["invitation_url"] as? String)
-            let browser = try await Browser.start(width: 420, height: 900)
-            do {
+            try await Browser.session(width: 420, height: 900) { browser in
                 try await browser.open(server.base + "/account")
                 try await browser.find("#username").type("alice")
                 try await browser.find("#continue").click()
@@ -80,12 +73,7 @@ struct InvitationBrowserTests {
                 try await browser.waitFor(text: "Bob's phone")
                 #expect(try await browser.find("#username").text() == "bob")
                 #expect(try await browser.bodyText().contains("alice's phone") == false)
-            } catch {
-                await AccountBrowserTests.keepFailure(browser)
-                await browser.quit()
-                throw error
             }
-            await browser.quit()
         }
     }
 
@@ -95,8 +83,7 @@ struct InvitationBrowserTests {
             let userID = try await server.createUser("carol")
             let ticket = try await server.admin("POST", "/admin/v1/tenants/default/users/\(userID)/enrollment-tickets")
             let invitation = try #require(ticket["invitation_url"] as? String)
-            let browser = try await Browser.start(width: 420, height: 900)
-            do {
+            try await Browser.session(width: 420, height: 900) { browser in
                 try await browser.open(invitation)
                 try await browser.waitFor(text: "Waiting for the phone…")
                 server.clock.advance(by: EnrollmentTicket.defaultLifetime + 1)
@@ -110,12 +97,7 @@ struct InvitationBrowserTests {
                 try await browser.waitFor(text: "This invitation has expired. Ask for a new one.")
                 #expect(try await browser.find("h1").text() == "This invitation cannot be used")
                 #expect(try await browser.findAll("#enrollment-qr").isEmpty)
-            } catch {
-                await AccountBrowserTests.keepFailure(browser)
-                await browser.quit()
-                throw error
             }
-            await browser.quit()
         }
     }
 }

@@ -11,8 +11,7 @@ struct LandingBrowserTests {
     func personSignsInFromTheLandingPageAfterAMistypedUsername() async throws {
         try await TestServer.with(.sqlite) { server in
             let alice = try await server.enrolledUser("alice")
-            let browser = try await Browser.start(width: 1280, height: 900)
-            do {
+            try await Browser.session(width: 1280, height: 900) { browser in
                 try await browser.open(server.base + "/")
                 try await browser.waitFor(css: "#landing-heading")
                 #expect(try await browser.find("#landing-heading").text() == "Welcome to Default")
@@ -30,11 +29,7 @@ struct LandingBrowserTests {
                 _ = try await alice.kit.approve(try await alice.kit.details(for: request))
                 try await browser.waitFor(text: "Your account")
                 #expect(try await browser.currentURL().hasSuffix("/account"))
-            } catch {
-                await browser.quit()
-                throw error
             }
-            await browser.quit()
         }
     }
 }

@@ -58,11 +58,7 @@ struct SessionEndTests {
     func removingTheSessionsPasskeyEndsIt(engine: Engine) async throws {
         try await PasskeyBench.run(engine) { bench in
             let passkey = try await bench.alicesPasskey(name: "Laptop")
-            let browser = bench.browser()
-            let form = try await browser.get("/account")
-            let signIn = HostedSignIn(browser: browser, page: form, attempt: try #require(form.hidden("attempt")), base: "")
-            let done = try await signIn.signIn(with: passkey)
-            #expect(done.status == 200, "\(done.text.prefix(500))")
+            let browser = try await Self.signedIn(with: passkey, bench)
             #expect(try await browser.get("/account").text.contains("Your phones"), "signed in with the passkey")
 
             let id = try #require(try await bench.passkeys(of: bench.alice.user.userID).first?["id"] as? String)
@@ -78,10 +74,7 @@ struct SessionEndTests {
     func passkeySessionOutlivesThePhone() async throws {
         try await PasskeyBench.run(.sqlite) { bench in
             let passkey = try await bench.alicesPasskey(name: "Laptop")
-            let browser = bench.browser()
-            let form = try await browser.get("/account")
-            let signIn = HostedSignIn(browser: browser, page: form, attempt: try #require(form.hidden("attempt")), base: "")
-            #expect(try await signIn.signIn(with: passkey).status == 200)
+            let browser = try await Self.signedIn(with: passkey, bench)
             let phone = bench.alice.user.enrollment.deviceID
             #expect(try await bench.server.admin("DELETE", "/admin/v1/tenants/default/devices/\(phone)").status == 204)
             let page = try await browser.get("/account")
@@ -114,5 +107,15 @@ struct SessionEndTests {
             #expect(try await bench.passkeys(of: bench.alice.user.userID).count == 1)
             #expect(try await bench.audit("passkey.removed").isEmpty)
         }
+    }
+
+    /// A new browser signed in to the account page with `passkey`, at the hosted sign-in.
+    static func signedIn(with passkey: TestPasskey, _ bench: PasskeyBench) async throws -> AccountBrowser {
+        let browser = bench.browser()
+        let form = try await browser.get("/account")
+        let signIn = HostedSignIn(browser: browser, page: form, attempt: try #require(form.hidden("attempt")), base: "")
+        let done = try await signIn.signIn(with: passkey)
+        #expect(done.status == 200, "\(done.text.prefix(500))")
+        return browser
     }
 }

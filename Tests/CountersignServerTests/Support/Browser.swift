@@ -64,6 +64,24 @@ final class Browser: Sendable {
 
     // MARK: Starting and stopping
 
+    /// Runs `body` in a new browser and always quits it. When `body` throws, the page it was on
+    /// is saved as a PNG in the temporary directory first, and its path printed.
+    static func session<Result>(
+        width: Int = 1280, height: Int = 900, _ body: (Browser) async throws -> Result
+    ) async throws -> Result {
+        let browser = try await start(width: width, height: height)
+        do {
+            let result = try await body(browser)
+            await browser.quit()
+            return result
+        } catch {
+            let path = FileManager.default.temporaryDirectory.appendingPathComponent("browser-failure-\(UUID().uuidString).png").path
+            if (try? await browser.saveScreenshot(to: path)) != nil { print("the failing page is in \(path)") }
+            await browser.quit()
+            throw error
+        }
+    }
+
     /// Starts chromedriver on a free port and opens a session with a fresh headless Chromium.
     static func start(width: Int = 1280, height: Int = 900) async throws -> Browser {
         guard let chromium, let chromedriver else {
