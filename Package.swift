@@ -24,7 +24,7 @@ let linkInputs = Context.packageDirectory + "/Sources/countersign/Link"
 
 let package = Package(
     name: "Countersign",
-    platforms: [.macOS(.v15), .iOS(.v18)],
+    platforms: [.macOS(.v15), .iOS(.v17)],
     products: [
         .library(name: "CountersignCore", targets: ["CountersignCore"]),
         .library(name: "CountersignKit", targets: ["CountersignKit"]),

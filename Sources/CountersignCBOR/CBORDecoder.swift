@@ -71,13 +71,14 @@ public struct CBORDecoder: Sendable {
         _ bytes: some Collection<UInt8>, _ body: (UnsafeBufferPointer<UInt8>) throws(CBORError) -> Result
     ) throws(CBORError) -> Result {
         // The standard library's closure is `rethrows`, which would erase the error type; carry
-        // it out in a `Swift.Result` instead.
-        let outcome = bytes.withContiguousStorageIfAvailable { buffer in
-            Swift.Result { () throws(CBORError) in try body(buffer) }
+        // it out in a `Swift.Result` instead, made and opened by hand: `Result(catching:)` and
+        // `get()` keep the type only in Swift 6's standard library, which iOS 17 does not have.
+        func carried(_ buffer: UnsafeBufferPointer<UInt8>) -> Swift.Result<Result, CBORError> {
+            do { return .success(try body(buffer)) } catch { return .failure(error) }
         }
-        if let outcome { return try outcome.get() }
-        return try Array(bytes).withUnsafeBufferPointer { buffer in
-            Swift.Result { () throws(CBORError) in try body(buffer) }
-        }.get()
+        switch bytes.withContiguousStorageIfAvailable(carried) ?? Array(bytes).withUnsafeBufferPointer(carried) {
+        case .success(let value): return value
+        case .failure(let error): throw error
+        }
     }
 }

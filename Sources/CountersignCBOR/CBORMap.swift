@@ -59,7 +59,7 @@ extension CBORMap: Hashable {
         if lhs.entries == rhs.entries { return true }
         if lhs.entries.count <= 16 {
             return lhs.entries.allSatisfy { entry in
-                lhs.entries.count { $0 == entry } == rhs.entries.count { $0 == entry }
+                lhs.entries.lazy.filter { $0 == entry }.count == rhs.entries.lazy.filter { $0 == entry }.count
             }
         }
         // Large maps are tallied, so comparing two of them stays linear: map keys may themselves

@@ -39,7 +39,7 @@ struct CBORReader {
             return .bytes(Array(try readContent(length: readArgument(info, start: start), start: start)))
         case 3:
             let content = try readContent(length: readArgument(info, start: start), start: start)
-            guard let text = String(validating: content, as: UTF8.self) else { throw .invalidUTF8(offset: start) }
+            guard let text = String(validUTF8: content) else { throw .invalidUTF8(offset: start) }
             return .text(text)
         case 4:
             return .array(try readArray(count: readArgument(info, start: start), start: start, depth: depth))

@@ -3,7 +3,12 @@ import Foundation
 
 /// Produces ES256 signatures. A software key, a Secure Enclave key or a hardware token can
 /// stand behind it; the signature is the 64-byte raw `r ‖ s` form that JWS uses.
-public protocol ES256Signer: Sendable {
+///
+/// Not `Sendable` itself, so that `P256.Signing.PrivateKey` can be one everywhere: CryptoKit
+/// (what `Crypto` is on Apple platforms) does not declare its key types `Sendable` in the iOS 17
+/// and 18 SDKs, and a conformance here would add that to a type Countersign does not own. A
+/// signer that is kept and shared, as in `DeviceKeys`, is an `any ES256Signer & Sendable`.
+public protocol ES256Signer {
     var publicKey: P256.Signing.PublicKey { get }
     func signature(for data: Data) throws -> Data
 }

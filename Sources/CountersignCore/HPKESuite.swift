@@ -15,21 +15,30 @@ public enum HPKESuite: String, Sendable, CaseIterable, Codable {
     case xwing = "X-Wing-ML-KEM-768-X25519/HKDF-SHA256/AES-256-GCM"
 
     /// The P-256 suite's HPKE parameters (the suite of enrollment secrets such as the TOTP seed).
-    public static let countersign: HPKE.Ciphersuite = .P256_SHA256_AES_GCM_256
+    /// Computed, not stored: CryptoKit's `HPKE.Ciphersuite` is not `Sendable`.
+    public static var countersign: HPKE.Ciphersuite { .P256_SHA256_AES_GCM_256 }
     /// The P-256 suite's name, as written in sealed messages and in `docs/protocol.md`.
     public static let name = HPKESuite.p256.rawValue
 
     /// The name as written in sealed messages (`SealedDetails.suite`).
     public var name: String { rawValue }
 
+    #if !canImport(CryptoKit) || (compiler(>=6.2) && !COUNTERSIGN_CRYPTOKIT_WITHOUT_XWING)
     /// The X-Wing suite's HPKE parameters. swift-crypto implements X-Wing itself on Linux; on
-    /// Apple platforms it is CryptoKit's, from macOS 26 and iOS 26.
+    /// Apple platforms it is CryptoKit's, from macOS 26 and iOS 26, and only in the SDKs of those
+    /// systems (Swift 6.2 and later). Built with an older SDK, the X-Wing code is left out.
     @available(macOS 26, iOS 26, *)
     public static var xwingCiphersuite: HPKE.Ciphersuite { .XWingMLKEM768X25519_SHA256_AES_GCM_256 }
+    #endif
 
-    /// Whether this platform seals and opens X-Wing: a server or device without it uses P-256.
+    /// Whether this build on this system seals and opens X-Wing: a server or device without it
+    /// uses P-256.
     public static var xwingAvailable: Bool {
+        #if !canImport(CryptoKit) || (compiler(>=6.2) && !COUNTERSIGN_CRYPTOKIT_WITHOUT_XWING)
         if #available(macOS 26, iOS 26, *) { true } else { false }
+        #else
+        false
+        #endif
     }
 
     /// Sealing to a suite this platform lacks (X-Wing before macOS 26 and iOS 26).

@@ -70,17 +70,25 @@ struct JSONParser {
     private var index = 0
 
     static func parse(_ data: Data) throws(JSONParseError) -> JSONValue {
+        // `withUnsafeBytes` rethrows untyped; the error comes out in a `Result`, made and opened
+        // by hand because `Result(catching:)` and `get()` keep the type only in Swift 6's
+        // standard library, which iOS 17 does not have.
         let result: Result<JSONValue, JSONParseError> = data.withUnsafeBytes { buffer in
             var parser = JSONParser(bytes: buffer)
-            return Result { () throws(JSONParseError) -> JSONValue in
+            do throws(JSONParseError) {
                 parser.skipWhiteSpace()
                 let value = try parser.value(depth: 0)
                 parser.skipWhiteSpace()
                 guard parser.index == buffer.count else { throw parser.failure("text follows the value") }
-                return value
+                return .success(value)
+            } catch {
+                return .failure(error)
             }
         }
-        return try result.get()
+        switch result {
+        case .success(let value): return value
+        case .failure(let error): throw error
+        }
     }
 
     private init(bytes: UnsafeRawBufferPointer) {
@@ -244,7 +252,7 @@ struct JSONParser {
             try unescape(into: &utf8)
         }
         index += 1  // the closing quote
-        guard let text = String(validating: utf8, as: UTF8.self) else {
+        guard let text = String(validUTF8: utf8) else {
             throw JSONParseError(offset: start, reason: "the string is not valid UTF-8")
         }
         return text

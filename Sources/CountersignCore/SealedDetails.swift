@@ -1,4 +1,8 @@
 import Crypto
+#if canImport(CryptoKit)
+// CryptoKit does not declare its types Sendable in the iOS 17 and 18 SDKs (docs/sdk.md).
+@preconcurrency import CryptoKit
+#endif
 import Foundation
 
 /// Request details sealed to one device's HPKE key (RFC 9180 base mode, a suite of `HPKESuite`).
@@ -74,12 +78,17 @@ public struct SealedDetails: Codable, Sendable, Equatable {
             ciphertext = try sender.seal(plaintext, authenticating: aad)
             enc = sender.encapsulatedKey
         case .xwing(let raw):
+            #if !canImport(CryptoKit) || (compiler(>=6.2) && !COUNTERSIGN_CRYPTOKIT_WITHOUT_XWING)
             guard #available(macOS 26, iOS 26, *) else { throw HPKESuite.Unavailable(suite: .xwing) }
             var sender = try HPKE.Sender(
                 recipientKey: try XWingMLKEM768X25519.PublicKey(rawRepresentation: raw), ciphersuite: HPKESuite.xwingCiphersuite,
                 info: info)
             ciphertext = try sender.seal(plaintext, authenticating: aad)
             enc = sender.encapsulatedKey
+            #else
+            _ = raw
+            throw HPKESuite.Unavailable(suite: .xwing)
+            #endif
         }
         return SealedDetails(
             suite: key.suite.name, encapsulatedKey: enc.base64URLEncodedString, ciphertext: ciphertext.base64URLEncodedString)

@@ -15,12 +15,12 @@ struct DeviceClient: Sendable {
 
     let enrollment: Enrollment
     let endpoints: DeviceEndpoints
-    private let signer: any ES256Signer
+    private let signer: any ES256Signer & Sendable
     private let transport: any HTTPTransport
     private let now: @Sendable () -> Date
 
     init(
-        enrollment: Enrollment, signer: any ES256Signer, transport: any HTTPTransport,
+        enrollment: Enrollment, signer: any ES256Signer & Sendable, transport: any HTTPTransport,
         now: @escaping @Sendable () -> Date
     ) throws(CountersignError) {
         guard let endpoints = DeviceEndpoints(server: enrollment.server) else {

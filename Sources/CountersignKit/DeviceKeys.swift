@@ -1,5 +1,9 @@
 import CountersignCore
 import Crypto
+#if canImport(CryptoKit)
+// CryptoKit does not declare its types Sendable in the iOS 17 and 18 SDKs (docs/sdk.md).
+@preconcurrency import CryptoKit
+#endif
 import Foundation
 
 /// The device's HPKE key (suite `HPKESuite.countersign`): the server seals request details to
@@ -10,7 +14,7 @@ import Foundation
 /// let details = try keys.agreement.open(
 ///     ciphertext: sealed, encapsulatedKey: enc, info: info, authenticating: aad)
 /// ```
-public protocol DeviceAgreementKey: Sendable {
+public protocol DeviceAgreementKey {
     var publicKey: P256.KeyAgreement.PublicKey { get }
     /// Opens one HPKE (base mode) message sealed to `publicKey`.
     func open(ciphertext: Data, encapsulatedKey: Data, info: Data, authenticating aad: Data) throws -> Data
@@ -41,10 +45,10 @@ func hpkeOpen<Key: HPKEDiffieHellmanPrivateKey>(
 /// let jwk = ECPublicJWK(keys.signer.publicKey)
 /// ```
 public struct DeviceKeys: Sendable {
-    public let signer: any ES256Signer
-    public let agreement: any DeviceAgreementKey
+    public let signer: any ES256Signer & Sendable
+    public let agreement: any DeviceAgreementKey & Sendable
 
-    public init(signer: any ES256Signer, agreement: any DeviceAgreementKey) {
+    public init(signer: any ES256Signer & Sendable, agreement: any DeviceAgreementKey & Sendable) {
         self.signer = signer
         self.agreement = agreement
     }
@@ -62,17 +66,26 @@ struct XWingAgreementKey: Sendable {
 
     /// A new key; nil where the platform has no X-Wing.
     static func generate() -> XWingAgreementKey? {
+        #if !canImport(CryptoKit) || (compiler(>=6.2) && !COUNTERSIGN_CRYPTOKIT_WITHOUT_XWING)
         guard #available(macOS 26, iOS 26, *), let key = try? XWingMLKEM768X25519.PrivateKey.generate() else { return nil }
         return XWingAgreementKey(key)
+        #else
+        return nil
+        #endif
     }
 
     /// The key a stored seed restores; nil for a seed that is not one, or where the platform has no X-Wing.
     init?(seed: Data) {
+        #if !canImport(CryptoKit) || (compiler(>=6.2) && !COUNTERSIGN_CRYPTOKIT_WITHOUT_XWING)
         guard #available(macOS 26, iOS 26, *),
               let key = try? XWingMLKEM768X25519.PrivateKey(seedRepresentation: seed, publicKey: nil) else { return nil }
         self.init(key)
+        #else
+        return nil
+        #endif
     }
 
+    #if !canImport(CryptoKit) || (compiler(>=6.2) && !COUNTERSIGN_CRYPTOKIT_WITHOUT_XWING)
     @available(macOS 26, iOS 26, *)
     private init(_ key: XWingMLKEM768X25519.PrivateKey) {
         seed = key.seedRepresentation
@@ -83,6 +96,7 @@ struct XWingAgreementKey: Sendable {
             return try recipient.open(ciphertext, authenticating: aad)
         }
     }
+    #endif
 
     /// Opens one HPKE (base mode) message sealed to this key.
     func open(_ ciphertext: Data, _ encapsulatedKey: Data, _ info: Data, _ aad: Data) throws -> Data {

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 #if canImport(Darwin)
 import Darwin
 #elseif canImport(Glibc)
@@ -40,7 +39,7 @@ final class FileSnapshots: Sendable {
         let value: Any
     }
 
-    private let entries = Mutex<[String: Entry]>([:])
+    private let entries = Locked<[String: Entry]>([:])
 
     /// The file's identity now; nil when there is no file at `path`.
     static func identity(of path: String) -> Identity? {

@@ -5,6 +5,8 @@
 #if canImport(Security) && canImport(CryptoKit)
 import CountersignCore
 import Crypto
+// CryptoKit does not declare its types Sendable in the iOS 17 and 18 SDKs (docs/sdk.md).
+@preconcurrency import CryptoKit
 import Foundation
 import Security
 
@@ -62,11 +64,11 @@ public struct KeychainKeyStore: KeyStore {
         let signing = try Self.decode(signingItem, what: "signing key")
         let agreement = try Self.decode(agreementItem, what: "agreement key")
         do {
-            let signer: any ES256Signer = switch signing.kind {
+            let signer: any ES256Signer & Sendable = switch signing.kind {
             case .software: try P256.Signing.PrivateKey(rawRepresentation: signing.data)
             case .secureEnclave: SecureEnclaveSigner(key: try .init(dataRepresentation: signing.data))
             }
-            let agreementKey: any DeviceAgreementKey = switch agreement.kind {
+            let agreementKey: any DeviceAgreementKey & Sendable = switch agreement.kind {
             case .software: try P256.KeyAgreement.PrivateKey(rawRepresentation: agreement.data)
             case .secureEnclave: SecureEnclaveAgreementKey(key: try .init(dataRepresentation: agreement.data))
             }
@@ -228,7 +230,7 @@ public struct KeychainKeyStore: KeyStore {
 /// A Secure Enclave signing key as an `ES256Signer`: CryptoKit's signature converted to the raw
 /// `r ‖ s` form JWS uses. It keeps the key's `dataRepresentation` (plain `Data`, so the signer is
 /// `Sendable` whatever the SDK declares for the key type) and opens the key for each signature.
-struct SecureEnclaveSigner: ES256Signer {
+struct SecureEnclaveSigner: ES256Signer, Sendable {
     let publicKey: P256.Signing.PublicKey
     private let dataRepresentation: Data
 
@@ -246,7 +248,7 @@ struct SecureEnclaveSigner: ES256Signer {
 /// A Secure Enclave key-agreement key as an HPKE recipient key. CryptoKit's HPKE accepts any
 /// `HPKEDiffieHellmanPrivateKey`, whose only work is the Diffie-Hellman step, which the Secure
 /// Enclave performs.
-struct SecureEnclaveAgreementKey: DeviceAgreementKey, HPKEDiffieHellmanPrivateKey {
+struct SecureEnclaveAgreementKey: DeviceAgreementKey, HPKEDiffieHellmanPrivateKey, Sendable {
     let key: SecureEnclave.P256.KeyAgreement.PrivateKey
 
     var publicKey: P256.KeyAgreement.PublicKey { key.publicKey }

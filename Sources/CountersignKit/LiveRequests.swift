@@ -52,10 +52,13 @@ public struct LiveRequests: AsyncSequence, Sendable {
     }
 
     /// Reads events off the connection as the loop asks for them; see `makeAsyncIterator()`.
-    public struct Iterator: AsyncIteratorProtocol {
-        private enum State {
+    ///
+    /// `Sendable`, so that a loop in any isolation may call `next()`, whether or not the
+    /// platform's library has `next(isolation:)` (Swift 6's; iOS 17 and macOS 14 do not).
+    public struct Iterator: AsyncIteratorProtocol, Sendable {
+        private enum State: Sendable {
             case idle(@Sendable () async throws(CountersignError) -> AsyncThrowingStream<Data, any Error>)
-            case open(AsyncThrowingStream<Data, any Error>.AsyncIterator)
+            case open(Pieces)
             case ended
         }
 
@@ -79,19 +82,10 @@ public struct LiveRequests: AsyncSequence, Sendable {
         /// while let event = try await events.next() { … }
         /// ```
         public mutating func next() async throws(CountersignError) -> LiveRequestEvent? {
-            try await next(isolation: nil)
-        }
-
-        /// `next()`, run in the caller's isolation, as `for try await` calls it.
-        ///
-        /// ```swift
-        /// let event = try await events.next(isolation: #isolation)
-        /// ```
-        public mutating func next(isolation actor: isolated (any Actor)?) async throws(CountersignError) -> LiveRequestEvent? {
             while ready.isEmpty {
                 let piece: Data?
                 do throws(CountersignError) {
-                    piece = try await nextPiece(isolation: actor)
+                    piece = try await nextPiece()
                 } catch {
                     state = .ended
                     throw error
@@ -112,16 +106,24 @@ public struct LiveRequests: AsyncSequence, Sendable {
             return ready.removeFirst()
         }
 
-        private mutating func nextPiece(isolation actor: isolated (any Actor)?) async throws(CountersignError) -> Data? {
+        /// `next()`, as `for try await` calls it where the library has it.
+        ///
+        /// ```swift
+        /// let event = try await events.next(isolation: #isolation)
+        /// ```
+        public mutating func next(isolation actor: isolated (any Actor)?) async throws(CountersignError) -> LiveRequestEvent? {
+            try await next()
+        }
+
+        private mutating func nextPiece() async throws(CountersignError) -> Data? {
             switch state {
             case .ended:
                 return nil
             case .idle(let connect):
-                state = .open(try await connect().makeAsyncIterator())
-                return try await nextPiece(isolation: actor)
-            case .open(var body):
-                defer { state = .open(body) }
-                do { return try await body.next(isolation: actor) } catch {
+                state = .open(Pieces(try await connect().makeAsyncIterator()))
+                return try await nextPiece()
+            case .open(let body):
+                do { return try await body.next() } catch {
                     throw CountersignError(transportFailure: error)
                 }
             }
@@ -142,6 +144,22 @@ public struct LiveRequests: AsyncSequence, Sendable {
                 return .closed(closed)
             default:
                 return nil
+            }
+        }
+
+        /// The body's iterator, shared by the copies of one `Iterator`. `AsyncThrowingStream`'s
+        /// iterator is not `Sendable`; this holder is, because the stream allows one reader at a
+        /// time (a second concurrent `next()` stops the program, as does an overlapping access
+        /// to `base`), so no two tasks ever reach `base` together.
+        private final class Pieces: @unchecked Sendable {
+            private var base: AsyncThrowingStream<Data, any Error>.AsyncIterator
+
+            init(_ base: AsyncThrowingStream<Data, any Error>.AsyncIterator) {
+                self.base = base
+            }
+
+            func next() async throws -> Data? {
+                try await base.next()
             }
         }
 

@@ -1,5 +1,9 @@
 import CountersignCore
 import Crypto
+#if canImport(CryptoKit)
+// CryptoKit does not declare its types Sendable in the iOS 17 and 18 SDKs (docs/sdk.md).
+@preconcurrency import CryptoKit
+#endif
 import _CryptoExtras
 import Foundation
 

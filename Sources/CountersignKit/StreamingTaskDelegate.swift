@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -11,7 +10,7 @@ import FoundationNetworking
 final class StreamingTaskDelegate: NSObject, URLSessionDataDelegate, Sendable {
     private let body: AsyncThrowingStream<Data, any Error>.Continuation
     /// The caller waiting for the head; nil before it waits and once it has been answered.
-    private let head = Mutex<CheckedContinuation<HTTPURLResponse, any Error>?>(nil)
+    private let head = Locked<CheckedContinuation<HTTPURLResponse, any Error>?>(nil)
 
     init(body: AsyncThrowingStream<Data, any Error>.Continuation) {
         self.body = body

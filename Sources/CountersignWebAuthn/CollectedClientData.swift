@@ -32,7 +32,7 @@ public struct CollectedClientData: Sendable, Equatable {
     public init(parsing bytes: [UInt8]) throws(WebAuthnFormatError) {
         var text = bytes[...]
         if text.starts(with: [0xEF, 0xBB, 0xBF]) { text = text.dropFirst(3) }
-        guard String(validating: text, as: UTF8.self) != nil,
+        guard String(validUTF8: text) != nil,
               let value = try? JSONValue(parsing: Data(text)), case .object(let members) = value
         else { throw .clientDataNotJSON }
         func string(_ name: String) throws(WebAuthnFormatError) -> String {

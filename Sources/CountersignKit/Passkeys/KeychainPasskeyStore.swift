@@ -7,7 +7,6 @@ import CountersignCore
 import Crypto
 import Foundation
 import Security
-import Synchronization
 
 /// A `PasskeyKeyStore` in the keychain: one generic-password item per credential, holding its
 /// record and its key.
@@ -44,7 +43,7 @@ public struct KeychainPasskeyStore: PasskeyKeyStore, PasskeyPINRecordStore {
 
     /// Read-modify-write of a counter is serialised within the process; the keychain has no
     /// lock of its own.
-    private static let counterLock = Mutex(())
+    private static let counterLock = Locked(())
     /// The PIN record lives under a service of its own, so listing credentials never meets it.
     private var pinService: String { service + ".pin" }
     private static let pinAccount = "pin"

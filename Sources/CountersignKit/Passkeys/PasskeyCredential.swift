@@ -1,4 +1,8 @@
 import Crypto
+#if canImport(CryptoKit)
+// CryptoKit does not declare its types Sendable in the iOS 17 and 18 SDKs (docs/sdk.md).
+@preconcurrency import CryptoKit
+#endif
 import Foundation
 
 /// How a passkey's key may live, which the flags of every answer report (BE and BS, WebAuthn
