@@ -9,8 +9,9 @@ import Testing
 ///
 ///     <!-- swift-example: scanned: String, url: URL -->
 ///
-/// `<!-- swift-example: apple-only -->` marks a block that uses UIKit or UserNotifications: it
-/// is type-checked only where those exist, and reported as skipped here.
+/// `<!-- swift-example: apple-only -->` (or `apple-only; name: Type, …`) marks a block that uses
+/// UIKit or UserNotifications: it is type-checked only where those exist, and reported as
+/// skipped here; `Scripts/build-ios` compiles these for iOS.
 @Suite("Swift examples in the documentation")
 struct DocumentationExamplesTests {
     struct Example: CustomTestStringConvertible, Sendable {
@@ -59,8 +60,10 @@ struct DocumentationExamplesTests {
                 index += 1
             }
             index += 1
-            examples.append(Example(file: file, line: start + 1, parameters: declared == "apple-only" ? "" : declared,
-                                    appleOnly: declared == "apple-only", code: body.joined(separator: "\n")))
+            let appleOnly = declared == "apple-only" || declared.hasPrefix("apple-only;")
+            let parameters = appleOnly ? String(declared.dropFirst("apple-only".count).drop { $0 == ";" || $0 == " " }) : declared
+            examples.append(Example(file: file, line: start + 1, parameters: parameters, appleOnly: appleOnly,
+                                    code: body.joined(separator: "\n")))
         }
         return examples
     }
