@@ -171,6 +171,14 @@ let package = Package(
                 ),
             ]
         ),
+        // The reference authenticator app's logic (view models, messages, state machines),
+        // without UIKit: tested here on Linux against a real server, compiled for iOS with the
+        // app's screens by Scripts/build-ios. The app itself is Examples/AuthenticatorApp.
+        .target(
+            name: "AuthenticatorAppModel",
+            dependencies: ["CountersignKit", "CountersignCore"],
+            path: "Examples/AuthenticatorApp/Model"
+        ),
         .testTarget(name: "CountersignCBORTests", dependencies: ["CountersignCBOR"]),
         .testTarget(
             name: "CountersignCoreTests",
@@ -187,7 +195,7 @@ let package = Package(
             name: "CountersignServerTests",
             dependencies: [
                 "CountersignServer", "CountersignKit", "CountersignCore", "CountersignPushEmulator", "CountersignWebAuthn",
-                "CountersignCBOR",
+                "CountersignCBOR", "AuthenticatorAppModel",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -61,7 +61,7 @@ struct IOSBuildTests {
         let build = Self.root.appending(path: ".build-ios")
         let run = try Self.run(["COUNTERSIGN_IOS_BUILD": build.path])
         #expect(run.status == 0, "Scripts/build-ios failed:\n\(run.output.suffix(20_000))")
-        for module in ["CountersignCBOR", "CountersignCore", "CountersignWebAuthn", "CountersignKit", "DocumentationExamples"] {
+        for module in ["CountersignCBOR", "CountersignCore", "CountersignWebAuthn", "CountersignKit", "AuthenticatorAppModel", "DocumentationExamples"] {
             #expect(run.output.contains("  \(module) "), "\(module) is not in the script's summary")
             let objects = (try? FileManager.default.contentsOfDirectory(atPath: build.appending(path: "objects/\(module)").path)) ?? []
             #expect(objects.contains { $0.hasSuffix(".o") }, "no objects for \(module)")
