@@ -52,6 +52,19 @@ struct IOSBuildTests {
         #expect(run.output.contains("is not an iPhoneOS SDK"))
     }
 
+    @Test("an SDK older than iOS 17 is refused with exit 2: CryptoKit has HPKE from iOS 17")
+    func olderSDK() throws {
+        let folder = FileManager.default.temporaryDirectory.appending(path: "countersign-ios16-sdk-\(UUID().uuidString)")
+        for part in ["usr/lib/swift", "System/Library/Frameworks"] {
+            try FileManager.default.createDirectory(at: folder.appending(path: part), withIntermediateDirectories: true)
+        }
+        try Data(#"{"Version": "16.5"}"#.utf8).write(to: folder.appending(path: "SDKSettings.json"))
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let run = try Self.run(["COUNTERSIGN_IOS_SDK": folder.path])
+        #expect(run.status == 2)
+        #expect(run.output.contains("needs iOS 17 or later"))
+    }
+
     @Test(
         "the SDK, its dependencies and the Apple-only documentation examples compile for arm64-apple-ios",
         .enabled(if: sdk != nil, "COUNTERSIGN_IOS_SDK is not set: the iOS build is SKIPPED (CI has no iOS SDK; docs/sdk.md, \"Building for iOS\")"),
