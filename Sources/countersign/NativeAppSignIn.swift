@@ -15,6 +15,7 @@ import FoundationNetworking
 /// opened here when it can be, or wherever they paste the printed URL — by approving on a phone
 /// already enrolled.
 struct NativeAppSignIn {
+    /// What the terminal's side got wrong (the browser never came back).
     struct Failure: Error, CustomStringConvertible {
         let description: String
     }
@@ -27,89 +28,29 @@ struct NativeAppSignIn {
     /// How long to wait for the browser.
     var timeout: Duration = .seconds(300)
 
-    /// Runs the flow, handing the URL to open to `present`; returns the access token.
+    /// Runs the flow (`NativeSignIn`, the SDK's), handing the URL to open to `present`; returns
+    /// the access token. A failure to reach the server is described in words (`ConnectionFailure`).
     func accessToken(present: (URL) -> Void) async throws -> String {
-        let metadata = try await discover()
+        let signIn = NativeSignIn(server: server, clientID: clientID, scope: scope, transport: transport)
         let receiver = try await LoopbackReceiver.start()
         defer { receiver.stop() }
-        let verifier = Data((0..<32).map { _ in UInt8.random(in: 0...255) }).base64URLEncodedString
-        let challenge = Data(SHA256.hash(data: Data(verifier.utf8))).base64URLEncodedString
-        let state = Data((0..<16).map { _ in UInt8.random(in: 0...255) }).base64URLEncodedString
-        let redirectURI = "http://127.0.0.1:\(receiver.port)/callback"
-        var components = try require(URLComponents(string: metadata.authorizationEndpoint), "authorization_endpoint is not a URL")
-        components.percentEncodedQuery = RelyingPartyClient.formEncoded([
-            "response_type": "code", "client_id": clientID, "redirect_uri": redirectURI, "scope": scope, "state": state,
-            "code_challenge": challenge, "code_challenge_method": "S256",
-        ])
-        present(try require(components.url, "the authorization URL could not be built"))
-
+        let attempt = try await reaching { try await signIn.begin(redirectURI: "http://127.0.0.1:\(receiver.port)/callback") }
+        present(attempt.url)
         let callback = try await receiver.callback(within: timeout)
-        var answer: [String: String] = [:]
-        for item in URLComponents(string: callback)?.queryItems ?? [] { answer[item.name] = item.value ?? "" }
-        guard answer["state"] == state else { throw Failure(description: "the answer's state is not this sign-in's; nothing was exchanged") }
-        // RFC 9207: the answer names the issuer that gave it.
-        guard answer["iss"] == metadata.issuer else {
-            throw Failure(description: "the answer came from \(answer["iss"] ?? "an unnamed issuer"), not \(metadata.issuer)")
+        guard let answer = URL(string: callback) else {
+            throw Failure(description: "the browser came back to \(callback), which is not a URL")
         }
-        if let error = answer["error"] {
-            throw Failure(description: "sign-in failed: \(error)\(answer["error_description"].map { ": \($0)" } ?? "")")
-        }
-        let code = try require(answer["code"], "the answer holds neither a code nor an error")
-        return try await exchange(code, verifier: verifier, redirectURI: redirectURI, at: metadata.tokenEndpoint)
+        return try await reaching { try await signIn.accessToken(from: answer, for: attempt) }
     }
 
-    private struct Metadata: Decodable {
-        let issuer: String
-        let authorizationEndpoint: String
-        let tokenEndpoint: String
-
-        enum CodingKeys: String, CodingKey {
-            case issuer
-            case authorizationEndpoint = "authorization_endpoint"
-            case tokenEndpoint = "token_endpoint"
-        }
-    }
-
-    /// The provider's metadata, whose issuer must be the server named (Discovery §4.3).
-    private func discover() async throws -> Metadata {
-        let url = server.appendingPathComponent(".well-known/openid-configuration")
-        let (data, response) = try await send(URLRequest(url: url))
-        guard response.statusCode == 200, let metadata = try? JSONDecoder().decode(Metadata.self, from: data) else {
-            throw Failure(description: "\(url.absoluteString) answered \(response.statusCode), not OpenID Provider metadata")
-        }
-        guard metadata.issuer == server.absoluteString else {
-            throw Failure(description: "the metadata names the issuer \(metadata.issuer), not \(server.absoluteString)")
-        }
-        return metadata
-    }
-
-    private func exchange(_ code: String, verifier: String, redirectURI: String, at endpoint: String) async throws -> String {
-        var request = URLRequest(url: try require(URL(string: endpoint), "token_endpoint is not a URL"))
-        request.httpMethod = "POST"
-        request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
-        request.httpBody = Data(RelyingPartyClient.formEncoded([
-            "grant_type": "authorization_code", "code": code, "redirect_uri": redirectURI, "code_verifier": verifier,
-            "client_id": clientID,
-        ]).utf8)
-        let (data, response) = try await send(request)
-        let body = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
-        guard response.statusCode == 200, let token = body?["access_token"] as? String else {
-            let error = body?["error"] as? String ?? "HTTP \(response.statusCode)"
-            throw Failure(description: "the token endpoint refused the code: \(error)\((body?["error_description"] as? String).map { ": \($0)" } ?? "")")
-        }
-        return token
-    }
-
-    /// The transport's answer; its failure described in words (`ConnectionFailure`).
-    private func send(_ request: URLRequest) async throws -> (Data, HTTPURLResponse) {
-        do { return try await transport.send(request) } catch {
+    /// `body`'s result; an error other than the provider's (`NativeSignIn.Failure`) is the
+    /// transport's, and is described as failing to reach the server.
+    private func reaching<Result>(_ body: () async throws -> Result) async throws -> Result {
+        do { return try await body() } catch let failure as NativeSignIn.Failure {
+            throw failure
+        } catch {
             throw ConnectionFailure(server: server.absoluteString, error: error)
         }
-    }
-
-    private func require<T>(_ value: T?, _ why: String) throws -> T {
-        guard let value else { throw Failure(description: why) }
-        return value
     }
 }
 

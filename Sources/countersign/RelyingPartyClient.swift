@@ -63,26 +63,8 @@ struct RelyingPartyClient {
     }
 
     /// `application/x-www-form-urlencoded`, keys sorted so that requests are reproducible.
-    static func formEncoded(_ form: [String: String]) -> String {
-        form.sorted { $0.key < $1.key }.map { formEncoded($0.key) + "=" + formEncoded($0.value) }.joined(separator: "&")
-    }
+    static func formEncoded(_ form: [String: String]) -> String { FormEncoding.encode(form) }
 
-    /// The WHATWG urlencoded serializer: letters, digits and `*-._` stay, a space becomes `+`,
-    /// every other byte of the UTF-8 is percent-encoded.
-    static func formEncoded(_ text: String) -> String {
-        var encoded = ""
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "*"), UInt8(ascii: "-"), UInt8(ascii: "."),
-                 UInt8(ascii: "_"):
-                encoded.unicodeScalars.append(Unicode.Scalar(byte))
-            case UInt8(ascii: " "):
-                encoded += "+"
-            default:
-                encoded += String(format: "%%%02X", byte)
-            }
-        }
-        return encoded
-    }
+    /// One name or value, form-encoded.
+    static func formEncoded(_ text: String) -> String { FormEncoding.encode(text) }
 }

@@ -11,7 +11,7 @@ import CountersignKit
 ///     show(problem.title, problem.explanation, button: problem.nextStep.buttonTitle)
 /// }
 /// ```
-public struct ProblemMessage: Sendable, Equatable {
+public struct ProblemMessage: Error, Sendable, Equatable {
     /// What the user can do about it; the app offers it as the message's button.
     public enum NextStep: Sendable, Equatable {
         /// Nothing to do: the message only informs (a request already answered elsewhere).
