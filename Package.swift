@@ -32,6 +32,8 @@ let package = Package(
         .library(name: "CountersignServer", targets: ["CountersignServer"]),
         .library(name: "CountersignCBOR", targets: ["CountersignCBOR"]),
         .executable(name: "countersign", targets: ["countersign"]),
+        // The reference authenticator app's logic, for its Xcode project (Examples/AuthenticatorApp).
+        .library(name: "AuthenticatorAppModel", targets: ["AuthenticatorAppModel"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", exact: "2.28.1"),

@@ -1,8 +1,8 @@
 import Foundation
 import Testing
 
-/// `Scripts/build-ios` compiles the SDK, its dependencies and the documentation's Apple-only
-/// examples for `arm64-apple-ios` against the iOS SDK in `COUNTERSIGN_IOS_SDK`.
+/// `Scripts/build-ios` compiles the SDK, its dependencies, the reference authenticator app and
+/// the documentation's Apple-only examples for `arm64-apple-ios` against the iOS SDK in `COUNTERSIGN_IOS_SDK`.
 /// No iOS SDK can be fetched in CI, so there the compile is skipped and says so; run it wherever
 /// one is at hand (docs/sdk.md, "Building for iOS").
 @Suite("The SDK built for iOS")
@@ -66,7 +66,7 @@ struct IOSBuildTests {
     }
 
     @Test(
-        "the SDK, its dependencies and the Apple-only documentation examples compile for arm64-apple-ios",
+        "the SDK, its dependencies, the reference app with its extension, and the Apple-only documentation examples compile for arm64-apple-ios",
         .enabled(if: sdk != nil, "COUNTERSIGN_IOS_SDK is not set: the iOS build is SKIPPED (CI has no iOS SDK; docs/sdk.md, \"Building for iOS\")"),
         .timeLimit(.minutes(30))
     )
@@ -74,7 +74,7 @@ struct IOSBuildTests {
         let build = Self.root.appending(path: ".build-ios")
         let run = try Self.run(["COUNTERSIGN_IOS_BUILD": build.path])
         #expect(run.status == 0, "Scripts/build-ios failed:\n\(run.output.suffix(20_000))")
-        for module in ["CountersignCBOR", "CountersignCore", "CountersignWebAuthn", "CountersignKit", "AuthenticatorAppModel", "DocumentationExamples"] {
+        for module in ["CountersignCBOR", "CountersignCore", "CountersignWebAuthn", "CountersignKit", "AuthenticatorAppModel", "AuthenticatorApp", "NotificationService", "DocumentationExamples"] {
             #expect(run.output.contains("  \(module) "), "\(module) is not in the script's summary")
             let objects = (try? FileManager.default.contentsOfDirectory(atPath: build.appending(path: "objects/\(module)").path)) ?? []
             #expect(objects.contains { $0.hasSuffix(".o") }, "no objects for \(module)")
