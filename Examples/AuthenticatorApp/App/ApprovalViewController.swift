@@ -152,6 +152,12 @@ final class ApprovalViewController: UIViewController, ChallengeHandler {
         }
     }
 
+    /// Between the factors of one way of approving: "Step 2 of 3: PIN", then on, or cancel
+    /// (which denies the request as cancelled).
+    func present(_ interstitial: Interstitial, at step: AuthenticatorStep) async -> InterstitialAnswer {
+        await choose(title: interstitial.title, message: interstitial.message, actions: ["Continue"]) == 0 ? .proceed : .cancel
+    }
+
     /// The app's own factor: here, a word the organisation gave the user, which its verifier
     /// checks (`CustomChallenge`); a real app would put its own check here.
     func provideCustomData(_ challenge: CustomChallenge) async -> CustomAnswer {
