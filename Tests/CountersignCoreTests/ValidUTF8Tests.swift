@@ -20,6 +20,8 @@ struct ValidUTF8Tests {
     @Test("agrees with String(validating:as:) on crafted sequences", arguments: sequences)
     func crafted(_ bytes: [UInt8]) {
         #expect(String(validUTF8: bytes) == String(validating: bytes, as: UTF8.self))
+        // A collection without contiguous storage takes the byte-by-byte comparison.
+        #expect(String(validUTF8: bytes.lazy.map { $0 }) == String(validating: bytes, as: UTF8.self))
     }
 
     @Test("agrees with String(validating:as:) on 20,000 random byte strings")
