@@ -2,17 +2,38 @@
 import CountersignCore
 import UserNotifications
 
-/// The notification category of Countersign's alerts (`aps.category`), with its two actions.
-/// Built on Apple platforms only. Approve opens the app, because the user must see the
-/// request's details before the device signs them; Deny may answer from the notification.
+/// The notification categories of Countersign's alerts, with their two actions. Built on Apple
+/// platforms only.
+///
+/// - `identifier` is the category the server's pushes name (`aps.category`): Approve opens the
+///   app, because the user must see the request's details before the device signs them; Deny
+///   may answer from the notification.
+/// - `confirmOnlyIdentifier` is for an app whose notification service extension has opened the
+///   request and shown its client, account and binding message in the alert, and found that it
+///   asks only for a tap (`RequestDetails.isConfirmOnly`): the extension sets it, and Approve
+///   then answers from the notification too. Both actions need the device unlocked.
 ///
 /// ```swift
-/// UNUserNotificationCenter.current().setNotificationCategories([CountersignNotificationCategory.make()])
+/// UNUserNotificationCenter.current().setNotificationCategories(CountersignNotificationCategory.all())
 /// ```
 public enum CountersignNotificationCategory {
     public static let identifier = PushPayload.notificationCategory
+    public static let confirmOnlyIdentifier = PushPayload.notificationCategory + "_CONFIRM_ONLY"
     public static let approveAction = "COUNTERSIGN_APPROVE"
     public static let denyAction = "COUNTERSIGN_DENY"
+
+    /// Both categories.
+    public static func all(approveTitle: String = "Approve", denyTitle: String = "Deny") -> Set<UNNotificationCategory> {
+        [make(approveTitle: approveTitle, denyTitle: denyTitle), makeConfirmOnly(approveTitle: approveTitle, denyTitle: denyTitle)]
+    }
+
+    /// The category whose Approve answers from the notification (device unlocked).
+    public static func makeConfirmOnly(approveTitle: String = "Approve", denyTitle: String = "Deny") -> UNNotificationCategory {
+        let approve = UNNotificationAction(identifier: approveAction, title: approveTitle, options: [.authenticationRequired])
+        let deny = UNNotificationAction(
+            identifier: denyAction, title: denyTitle, options: [.authenticationRequired, .destructive])
+        return UNNotificationCategory(identifier: confirmOnlyIdentifier, actions: [approve, deny], intentIdentifiers: [], options: [])
+    }
 
     public static func make(approveTitle: String = "Approve", denyTitle: String = "Deny") -> UNNotificationCategory {
         let approve = UNNotificationAction(

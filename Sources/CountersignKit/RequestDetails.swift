@@ -47,6 +47,10 @@ public struct RequestDetails: Sendable, Equatable {
     /// The factor an approval must use (or, for a biometric or custom check, the PIN when
     /// `allowsPINFallback`).
     public var requiredFactor: Factor { verification.factor }
+    /// Whether a tap is all the request asks: the `confirm` factor, with no alternatives to
+    /// choose among. Such a request may be approved from its notification once the alert has
+    /// shown who asks (`CountersignNotificationCategory.confirmOnlyIdentifier`).
+    public var isConfirmOnly: Bool { verification.factor == .confirm && verification.alternatives == nil }
     /// Whether a PIN is accepted instead of the biometric or custom check.
     public var allowsPINFallback: Bool { verification.pinFallback == true }
     /// For number matching: the numbers to offer, one of them the one the relying party shows;

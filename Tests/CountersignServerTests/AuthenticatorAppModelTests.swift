@@ -228,6 +228,30 @@ struct AuthenticatorAppModelTests {
         }
     }
 
+    @Test("a request that asks only for a tap is approved from its notification; one with number matching is left for the app")
+    func approveFromAlert() async throws {
+        try await TestServer.routed { server in
+            let client = try await server.createClient()
+            let (kit, _) = try await phone(server, "ada")
+            let tap = try await server.startApproval(client, user: "ada")
+            let details = try await kit.details(for: try #require(try await kit.pendingRequests().first))
+            #expect(details.isConfirmOnly)
+            #expect(await ApprovalResult.approveFromAlert(details, with: kit) == .approved("Approved. You can go back to \(details.clientName)."))
+            server.clock.advance(by: 6)
+            #expect(try await server.token(client, tap).status == 200)
+
+            _ = try await server.bcAuthorize(
+                client, [("scope", "openid"), ("login_hint", "ada"), ("acr_values", "urn:countersign:acr:number-match")])
+            let numbered = try await kit.details(for: try #require(try await kit.pendingRequests().first))
+            #expect(!numbered.isConfirmOnly)
+            #expect(!NotificationText(numbered).approvableFromAlert)
+            #expect(NotificationText(numbered).body.hasSuffix("Open to check it and approve.")
+                || NotificationText(numbered).body == "Open to see the request and approve or deny it.")
+            #expect(await ApprovalResult.approveFromAlert(numbered, with: kit) == nil)
+            #expect(try await kit.pendingRequests().count == 1, "nothing was answered")
+        }
+    }
+
     // MARK: - Signing in to enroll
 
     @Test("signing in to enroll: the authorization request carries PKCE S256 and a state; an answer with another state, issuer or an error is refused before any exchange")
@@ -283,7 +307,8 @@ struct AuthenticatorAppModelTests {
             let userInfo: [AnyHashable: Any] = payload.fcmData
             let text = try #require(await NotificationText.forPush(userInfo, with: kit))
             #expect(text.title.hasSuffix(": approve as ada?"))
-            #expect(text.body == "“Sign in to the VPN”. Open to check it and approve.")
+            #expect(text.body == "“Sign in to the VPN”. Approve or deny here.")
+            #expect(text.approvableFromAlert)
             #expect(await NotificationText.forPush(["aps": ["alert": "hello"]], with: kit) == nil)
         }
     }

@@ -54,8 +54,9 @@ final class AppDelegate: UIResponder, UIApplicationDelegate, @preconcurrency UNU
     ) -> Bool {
         let center = UNUserNotificationCenter.current()
         center.delegate = self
-        // Approve opens the app (the details must be seen); Deny can be answered from the alert.
-        center.setNotificationCategories([CountersignNotificationCategory.make()])
+        // Approve opens the app (the details must be seen), except where the extension has shown
+        // them in the alert of a request that asks only for a tap; Deny answers from the alert.
+        center.setNotificationCategories(CountersignNotificationCategory.all())
         Task {
             if (try? await center.requestAuthorization(options: [.alert, .sound, .badge])) == true {
                 application.registerForRemoteNotifications()
@@ -67,6 +68,14 @@ final class AppDelegate: UIResponder, UIApplicationDelegate, @preconcurrency UNU
     func application(_ application: UIApplication, didRegisterForRemoteNotificationsWithDeviceToken deviceToken: Data) {
         // Called at every launch; the token may have changed (rotation): PushTokens sends it only where it did.
         AppServices.shared.received(deviceToken: deviceToken)
+    }
+
+    /// A local alert for what went wrong while answering from a notification.
+    private static func notify(_ problem: ProblemMessage) async {
+        let content = UNMutableNotificationContent()
+        content.title = problem.title
+        content.body = problem.explanation
+        try? await UNUserNotificationCenter.current().add(UNNotificationRequest(identifier: UUID().uuidString, content: content, trigger: nil))
     }
 
     /// A request answered elsewhere, or expired: its alert is taken down.
@@ -87,17 +96,28 @@ final class AppDelegate: UIResponder, UIApplicationDelegate, @preconcurrency UNU
         [.banner, .sound]
     }
 
-    /// Deny from the alert without opening the app; Approve or a tap opens the approval screen.
+    /// Deny from the alert without opening the app, and Approve too for a request that asks
+    /// only for a tap; otherwise Approve or a tap on the alert opens the approval screen.
     func userNotificationCenter(_ center: UNUserNotificationCenter, didReceive response: UNNotificationResponse) async {
         let userInfo = response.notification.request.content.userInfo
         let authenticator = AppServices.shared.authenticator
         guard let request = try? await authenticator.request(fromPushPayload: userInfo) else { return }
-        if response.actionIdentifier == CountersignNotificationCategory.denyAction {
+        switch response.actionIdentifier {
+        case CountersignNotificationCategory.denyAction:
             if let details = try? await authenticator.details(for: request) {
                 _ = await ApprovalResult.refuse(details, RequestSummary.refusals[0], with: authenticator)
             }
-            return
+        case CountersignNotificationCategory.approveAction
+            where response.notification.request.content.categoryIdentifier == CountersignNotificationCategory.confirmOnlyIdentifier:
+            if let details = try? await authenticator.details(for: request),
+               let result = await ApprovalResult.approveFromAlert(details, with: authenticator) {
+                // Answered in the background: only a failure needs saying.
+                if case .problem(let problem) = result { await Self.notify(problem) }
+                return
+            }
+            SceneDelegate.current?.presentApproval(of: request)
+        default:
+            SceneDelegate.current?.presentApproval(of: request)
         }
-        SceneDelegate.current?.presentApproval(of: request)
     }
 }

@@ -38,6 +38,24 @@ public enum ApprovalResult: Sendable, Equatable {
         }
     }
 
+    /// Approves from the notification's action: only a request that asks for nothing but a tap
+    /// (`RequestDetails.isConfirmOnly`); any other is left for the app's approval screen (nil).
+    public static func approveFromAlert(
+        _ details: RequestDetails, with authenticator: CountersignAuthenticator
+    ) async -> ApprovalResult? {
+        guard details.isConfirmOnly else { return nil }
+        return await respond(to: details, with: authenticator, screen: TapOnly())
+    }
+
+    /// The user's tap on Approve, and nothing else.
+    private struct TapOnly: ChallengeHandler {
+        func confirm(_ challenge: ConfirmationChallenge) async -> ConfirmationAnswer { .confirm }
+        func matchNumber(_ challenge: NumberMatchChallenge) async -> NumberMatchAnswer { .cancel }
+        func enterPIN(_ challenge: PINChallenge) async -> PINAnswer { .cancel }
+        func verifyBiometric(_ challenge: BiometricChallenge) async -> BiometricAnswer { .cancel }
+        func provideCustomData(_ challenge: CustomChallenge) async -> CustomAnswer { .cancel }
+    }
+
     /// Says no with one of `RequestSummary.refusals`, without a challenge.
     public static func refuse(
         _ details: RequestDetails, _ refusal: RequestSummary.Refusal, with authenticator: CountersignAuthenticator

@@ -14,10 +14,15 @@ import Foundation
 public struct NotificationText: Sendable, Equatable {
     public let title: String
     public let body: String
+    /// Whether Approve may answer from the alert: the request asks only for a tap, and the alert
+    /// now shows who asks (the extension then sets `CountersignNotificationCategory.confirmOnlyIdentifier`).
+    public let approvableFromAlert: Bool
 
     public init(_ details: RequestDetails) {
         title = "\(details.clientName): approve as \(details.username)?"
-        body = details.bindingMessage.map { "“\($0)”. Open to check it and approve." } ?? "Open to see the request and approve or deny it."
+        approvableFromAlert = details.isConfirmOnly
+        let ask = approvableFromAlert ? "Approve or deny here." : "Open to check it and approve."
+        body = details.bindingMessage.map { "“\($0)”. \(ask)" } ?? (approvableFromAlert ? "Approve or deny here." : "Open to see the request and approve or deny it.")
     }
 
     /// The text for a push's request; nil for a push that is not a new Countersign request, or

@@ -57,6 +57,8 @@ private final class Delivery: @unchecked Sendable {
         if let text {
             content.title = text.title
             content.body = text.body
+            // A request that asks only for a tap can be approved from the alert, now that it shows who asks.
+            if text.approvableFromAlert { content.categoryIdentifier = CountersignNotificationCategory.confirmOnlyIdentifier }
         }
         handler(content)
     }
