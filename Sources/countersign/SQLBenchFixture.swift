@@ -4,7 +4,7 @@ import Foundation
 
 /// The statements `bench sql` times, each written twice: by hand (a constant text with `$n`
 /// placeholders, an array of binds, columns read one by one) and as the repositories write them
-/// (an interpolated `SQLStatement`, rows decoded as `Decodable`). Both read into `StoredApproval`.
+/// (an interpolated `SQLStatement`, rows decoded as `Decodable`). Both read into `ApprovalTransactionRow`.
 struct SQLBenchFixture: Sendable {
     typealias Statement = @Sendable (any Database, Int) async throws -> Void
 
@@ -12,7 +12,7 @@ struct SQLBenchFixture: Sendable {
     /// The row every SELECT and UPDATE reads.
     let rowID: String
 
-    static let columns = StoredApproval.CodingKeys.allCases.map(\.rawValue).joined(separator: ", ")
+    static let columns = ApprovalTransactionRow.columns
     static let selectText = "SELECT \(columns) FROM approval_transactions WHERE id = $1"
     static let insertText = """
         INSERT INTO approval_transactions (id, auth_req_id_hash, tenant_id, client_id, user_id, scope, acr_values,
@@ -44,14 +44,14 @@ struct SQLBenchFixture: Sendable {
             guard let row = try await database.run(SQLStatement(text: Self.selectText, binds: [.text(rowID)])).first else {
                 throw StorageError.corrupt("the bench row is missing")
             }
-            _ = try StoredApproval(row: row)
+            _ = try ApprovalTransactionRow(row: row)
         }
     }
 
     var selectTyped: Statement {
         { database, _ in
             guard try await database.first(
-                "SELECT \(raw: Self.columns) FROM approval_transactions WHERE id = \(rowID)", as: StoredApproval.self
+                "SELECT \(raw: Self.columns) FROM approval_transactions WHERE id = \(rowID)", as: ApprovalTransactionRow.self
             ) != nil else {
                 throw StorageError.corrupt("the bench row is missing")
             }

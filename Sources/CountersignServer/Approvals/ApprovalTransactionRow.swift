@@ -2,10 +2,11 @@ import CountersignCore
 import Foundation
 
 /// A row of `approval_transactions` as stored: decoded by column name, then turned
-/// into an `ApprovalTransaction` (lists of words split, JSON columns parsed).
-struct ApprovalTransactionRow: Decodable {
+/// into an `ApprovalTransaction` (lists of words split, JSON columns parsed). `countersign bench
+/// sql` reads it both ways, decoded and by hand (`init(row:)`), hence the SPI.
+@_spi(Benchmarks) public struct ApprovalTransactionRow: Decodable {
     /// The columns `CodingKeys` names, for `SELECT` and `RETURNING`.
-    static let columns = CodingKeys.allCases.map(\.rawValue).joined(separator: ", ")
+    public static let columns = CodingKeys.allCases.map(\.rawValue).joined(separator: ", ")
 
     var id: String
     var authReqIDHash: Data
@@ -37,7 +38,7 @@ struct ApprovalTransactionRow: Decodable {
     var notificationTokenSealed: Data?
     var authorizationDetails: String?
 
-    enum CodingKeys: String, CodingKey, CaseIterable {
+    public enum CodingKeys: String, CodingKey, CaseIterable {
         case id
         case authReqIDHash = "auth_req_id_hash"
         case tenantID = "tenant_id"
@@ -65,6 +66,39 @@ struct ApprovalTransactionRow: Decodable {
         case authReqIDSealed = "auth_req_id_sealed"
         case notificationTokenSealed = "notification_token_sealed"
         case authorizationDetails = "authorization_details"
+    }
+
+    /// The hand-written reading `countersign bench sql` compares with decoding: one look-up per
+    /// column, by a literal name.
+    public init(row: SQLRow) throws {
+        id = try row.string("id")
+        authReqIDHash = try row.data("auth_req_id_hash")
+        tenantID = try row.string("tenant_id")
+        clientID = try row.string("client_id")
+        userID = try row.string("user_id")
+        scope = try row.string("scope")
+        acrValues = try row.optionalString("acr_values")
+        bindingMessage = try row.optionalString("binding_message")
+        details = try row.string("details")
+        detailsDigest = try row.string("details_sha256")
+        challenge = try row.string("challenge")
+        status = try row.string("status", as: ApprovalTransaction.Status.self)
+        pollInterval = Int(try row.int("poll_interval"))
+        lastPolledAt = try row.optionalDate("last_polled_at")
+        createdAt = try row.date("created_at")
+        expiresAt = try row.date("expires_at")
+        decidedAt = try row.optionalDate("decided_at")
+        decidedByDevice = try row.optionalString("decided_by_device")
+        response = try row.optionalString("response_jws")
+        factors = try row.optionalString("factors")
+        exchangedAt = try row.optionalDate("exchanged_at")
+        verification = try row.optionalString("verification")
+        matchNumber = try row.optionalInt("match_number")
+        denyReason = try row.optionalString("deny_reason", as: DenyReason.self)
+        deliveryMode = try row.optionalString("delivery_mode", as: Client.DeliveryMode.self)
+        authReqIDSealed = try row.optionalData("auth_req_id_sealed")
+        notificationTokenSealed = try row.optionalData("notification_token_sealed")
+        authorizationDetails = try row.optionalString("authorization_details")
     }
 
     func transaction() throws -> ApprovalTransaction {
