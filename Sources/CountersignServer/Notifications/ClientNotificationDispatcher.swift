@@ -37,16 +37,9 @@ struct ClientNotificationDispatcher: Service, CustomStringConvertible {
     @discardableResult
     func runOnce() async -> Int {
         let now = now()
-        let claimed: [ClientNotification]
-        let attempt = readFailures.attempt()
-        do {
-            claimed = try await store.claim(
-                limit: configuration.batchSize, at: now, leaseUntil: now.addingTimeInterval(configuration.lease))
-            readFailures.succeeded(attempt: attempt, logger: logger)
-        } catch {
-            readFailures.failed(error, attempt: attempt, logger: logger)
-            return 0
-        }
+        guard let claimed = await readFailures.reading(logger: logger, {
+            try await store.claim(limit: configuration.batchSize, at: now, leaseUntil: now.addingTimeInterval(configuration.lease))
+        }) else { return 0 }
         await withTaskGroup(of: Void.self) { group in
             for notification in claimed {
                 group.addTask { await record(notification, outcome: await sender.send(notification)) }
@@ -57,12 +50,8 @@ struct ClientNotificationDispatcher: Service, CustomStringConvertible {
 
     /// Push mode: a request that expired undecided is announced as `expired_token`, once.
     func queueExpiredPushErrors() async {
-        let attempt = sweepFailures.attempt()
-        do {
+        _ = await sweepFailures.reading(logger: logger) {
             try await store.queueExpiredPushErrors(before: now(), limit: configuration.batchSize)
-            sweepFailures.succeeded(attempt: attempt, logger: logger)
-        } catch {
-            sweepFailures.failed(error, attempt: attempt, logger: logger)
         }
     }
 

@@ -8,7 +8,8 @@ import Synchronization
 ///
 /// Reads overlap (the push dispatcher runs several workers): a read begun before the first
 /// failure of a streak that answers after it says nothing of the database now, and does not
-/// end the streak. Each read takes its number from `attempt()` before it begins.
+/// end the streak. Each read takes its number from `attempt()` before it begins; `reading(_:)`
+/// does all of it for one read.
 final class FailureStreak: Sendable {
     /// What failed, as the log says it: `the push outbox could not be read`.
     let message: String
@@ -24,6 +25,24 @@ final class FailureStreak: Sendable {
 
     init(_ message: String) {
         self.message = message
+    }
+
+    /// Runs `read` as one attempt of the streak: its value, or nil when it threw (logged as the
+    /// streak says).
+    ///
+    /// ```swift
+    /// guard let claimed = await readFailures.reading(logger: logger, { try await store.claim(…) }) else { return 0 }
+    /// ```
+    func reading<Value>(logger: Logger, _ read: () async throws -> Value) async -> Value? {
+        let attempt = attempt()
+        do {
+            let value = try await read()
+            succeeded(attempt: attempt, logger: logger)
+            return value
+        } catch {
+            failed(error, attempt: attempt, logger: logger)
+            return nil
+        }
     }
 
     /// The number of a read about to begin, for `failed` or `succeeded`.

@@ -34,24 +34,18 @@ struct PushDispatcher: Service, CustomStringConvertible {
     @discardableResult
     func runOnce() async -> Int {
         let now = now()
-        let claimed: [PushOutboxEntry]
-        let devices: [String: Device]
-        let undecided: Set<String>
-        let attempt = readFailures.attempt()
-        do {
-            claimed = try await store.claim(
+        // The batch, its devices, and which of its requests are still undecided: one read of the
+        // streak. An alert whose request was answered meanwhile (while an earlier attempt was
+        // out) would ask for an answer that is no longer wanted.
+        guard let (claimed, devices, undecided) = await readFailures.reading(logger: logger, {
+            let claimed = try await store.claim(
                 limit: configuration.batchSize, at: now, leaseUntil: now.addingTimeInterval(configuration.lease))
-            readFailures.succeeded(attempt: attempt, logger: logger)
-            guard !claimed.isEmpty else { return 0 }
-            devices = try await store.devices(ids: Array(Set(claimed.map(\.deviceID))))
-            // An alert whose request was answered meanwhile (while an earlier attempt was out)
-            // would ask for an answer that is no longer wanted.
-            undecided = try await store.undecided(
+            guard !claimed.isEmpty else { return ([PushOutboxEntry](), [String: Device](), Set<String>()) }
+            let devices = try await store.devices(ids: Array(Set(claimed.map(\.deviceID))))
+            let undecided = try await store.undecided(
                 requestIDs: Array(Set(claimed.filter { $0.kind == .request }.map(\.transactionID))))
-        } catch {
-            readFailures.failed(error, attempt: attempt, logger: logger)
-            return 0
-        }
+            return (claimed, devices, undecided)
+        }), !claimed.isEmpty else { return 0 }
         // Each credential's sender is looked up once per batch, before the sends fan out.
         var senders: [SenderKey: Result<any PushSender, PushCredentialUnusable>] = [:]
         for entry in claimed where senders[SenderKey(entry)] == nil {

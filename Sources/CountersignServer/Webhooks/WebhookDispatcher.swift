@@ -32,17 +32,9 @@ struct WebhookDispatcher: Service, CustomStringConvertible {
     @discardableResult
     func runOnce() async -> Int {
         let now = now()
-        let claimed: [WebhookOutboxEntry]
-        let attempt = readFailures.attempt()
-        do {
-            claimed = try await store.claim(
-                limit: configuration.batchSize, at: now, leaseUntil: now.addingTimeInterval(configuration.lease))
-            readFailures.succeeded(attempt: attempt, logger: logger)
-        } catch {
-            readFailures.failed(error, attempt: attempt, logger: logger)
-            return 0
-        }
-        guard !claimed.isEmpty else { return 0 }
+        guard let claimed = await readFailures.reading(logger: logger, {
+            try await store.claim(limit: configuration.batchSize, at: now, leaseUntil: now.addingTimeInterval(configuration.lease))
+        }), !claimed.isEmpty else { return 0 }
         // Each tenant's webhook is looked up once per batch, before the sends fan out.
         var targets: [String: Result<WebhookTarget, WebhookDeliveryFailure>] = [:]
         for tenantID in Set(claimed.map(\.tenantID)) {
