@@ -35,22 +35,8 @@ struct ClientAdminRoutes: Sendable {
         /// `.some(nil)` for JSON `null`, which removes the client's own policy.
         var authenticators: AuthenticatorPolicy??
 
-        enum CodingKeys: String, CodingKey {
-            case name, scopes, jwks, authenticators
-            case defaultAcr = "default_acr"
-            case minimumAcr = "minimum_acr"
-            case deliveryMode = "token_delivery_mode"
-            case notificationEndpoint = "notification_endpoint"
-            case authenticationMethod = "token_endpoint_auth_method"
-            case requireSignedRequestObject = "require_signed_request_object"
-            case backchannelUserCodeParameter = "backchannel_user_code_parameter"
-            case backchannelRequestsPerMinute = "backchannel_requests_per_minute"
-            case authorizationDetailsTypes = "authorization_details_types"
-            case idTokenSignedResponseAlg = "id_token_signed_response_alg"
-            case redirectURIs = "redirect_uris"
-            case postLogoutRedirectURIs = "post_logout_redirect_uris"
-            case requirePushedAuthorizationRequests = "require_pushed_authorization_requests"
-        }
+        /// The API's member names, as `Client` writes them.
+        typealias CodingKeys = Client.CodingKeys
 
         /// Written out because a synthesized decoder reads an explicit `null` as an absent member.
         init(from decoder: any Decoder) throws {
