@@ -35,6 +35,8 @@ public protocol AdminKeyRepository: Sendable {
     func list(tenantID: String?, after cursor: String?, limit: Int, on executor: any SQLExecutor) async throws -> [AdminKey]
     /// Revokes an unrevoked key; false if it was not found or already revoked.
     func revoke(id: String, at date: Date, on executor: any SQLExecutor) async throws -> Bool
+    /// Revokes the unrevoked keys `createdBy` made before `issuedBefore`.
+    func revoke(createdBy: String, issuedBefore: Date, at date: Date, on executor: any SQLExecutor) async throws
     func touch(id: String, at date: Date, on executor: any SQLExecutor) async throws
     /// Whether any key, revoked or not, was ever issued.
     func anyIssued(on executor: any SQLExecutor) async throws -> Bool
@@ -75,6 +77,14 @@ public struct SQLAdminKeyRepository: AdminKeyRepository {
             """
         }
         return try await executor.all(statement, as: Row.self).map { try $0.key() }
+    }
+
+    public func revoke(createdBy: String, issuedBefore: Date, at date: Date, on executor: any SQLExecutor) async throws {
+        try await executor.run(
+            """
+            UPDATE admin_keys SET revoked_at = \(date)
+            WHERE created_by = \(createdBy) AND revoked_at IS NULL AND created_at < \(issuedBefore)
+            """)
     }
 
     public func revoke(id: String, at date: Date, on executor: any SQLExecutor) async throws -> Bool {

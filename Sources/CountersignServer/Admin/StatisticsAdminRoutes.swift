@@ -82,37 +82,20 @@ protocol StatisticsStore: Sendable {
     func pushFailures(tenantID: String, fromHour: Int64) async throws -> [StatisticsPushRow]
 }
 
-struct StatisticsRequestRow: Decodable, Sendable {
-    let hour: Int64, requests: Int64, approved: Int64, denied: Int64, expired: Int64
-}
+typealias StatisticsRequestRow = ApprovalHourlyCounts
+typealias StatisticsPushRow = PushHourlyFailures
 
-struct StatisticsPushRow: Decodable, Sendable {
-    let hour: Int64, failures: Int64
-}
-
+/// The statistics read from the tables' owners: the approvals' outcomes and push's failures.
 struct SQLStatisticsStore: StatisticsStore {
     let database: any Database
+    var approvals = SQLApprovalTransactionRepository()
+    var pushOutbox = SQLPushOutboxRepository()
 
     func requests(tenantID: String, fromHour: Int64, at date: Date) async throws -> [StatisticsRequestRow] {
-        try await database.all(
-            """
-            SELECT created_at / 3600000 AS hour, COUNT(*) AS requests,
-                SUM(CASE WHEN status = 'approved' THEN 1 ELSE 0 END) AS approved,
-                SUM(CASE WHEN status = 'denied' THEN 1 ELSE 0 END) AS denied,
-                SUM(CASE WHEN status = 'pending' AND expires_at <= \(date) THEN 1 ELSE 0 END) AS expired
-            FROM approval_transactions
-            WHERE tenant_id = \(tenantID) AND created_at >= \(fromHour * 3_600_000)
-            GROUP BY created_at / 3600000
-            """, as: StatisticsRequestRow.self)
+        try await approvals.hourlyCounts(tenantID: tenantID, fromHour: fromHour, at: date, on: database)
     }
 
     func pushFailures(tenantID: String, fromHour: Int64) async throws -> [StatisticsPushRow] {
-        try await database.all(
-            """
-            SELECT created_at / 3600000 AS hour, COUNT(*) AS failures
-            FROM push_outbox
-            WHERE tenant_id = \(tenantID) AND status = 'failed' AND created_at >= \(fromHour * 3_600_000)
-            GROUP BY created_at / 3600000
-            """, as: StatisticsPushRow.self)
+        try await pushOutbox.hourlyFailures(tenantID: tenantID, fromHour: fromHour, on: database)
     }
 }

@@ -339,4 +339,25 @@ public struct SQLApprovalTransactionRepository: ApprovalTransactionRepository {
         }
         return sealed
     }
+
+    /// Requests per hour of the tenant's from `fromHour` (hours since 1970), by outcome; one
+    /// still pending past its expiry counts as expired.
+    func hourlyCounts(tenantID: String, fromHour: Int64, at date: Date, on executor: any SQLExecutor) async throws
+        -> [ApprovalHourlyCounts] {
+        try await executor.all(
+            """
+            SELECT created_at / 3600000 AS hour, COUNT(*) AS requests,
+                SUM(CASE WHEN status = 'approved' THEN 1 ELSE 0 END) AS approved,
+                SUM(CASE WHEN status = 'denied' THEN 1 ELSE 0 END) AS denied,
+                SUM(CASE WHEN status = 'pending' AND expires_at <= \(date) THEN 1 ELSE 0 END) AS expired
+            FROM approval_transactions
+            WHERE tenant_id = \(tenantID) AND created_at >= \(fromHour * 3_600_000)
+            GROUP BY created_at / 3600000
+            """, as: ApprovalHourlyCounts.self)
+    }
+}
+
+/// One hour of a tenant's requests, by outcome (`hour` counts hours since 1970).
+struct ApprovalHourlyCounts: Decodable, Sendable {
+    let hour: Int64, requests: Int64, approved: Int64, denied: Int64, expired: Int64
 }

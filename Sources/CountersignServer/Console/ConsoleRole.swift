@@ -108,10 +108,6 @@ struct SQLConsoleStore: ConsoleStore {
     }
 
     func revokeSessionKeys(issuedBefore date: Date, at now: Date) async throws {
-        try await database.run(
-            """
-            UPDATE admin_keys SET revoked_at = \(now)
-            WHERE created_by = \(Self.sessionKeyCreator) AND revoked_at IS NULL AND created_at < \(date)
-            """)
+        try await keys.revoke(createdBy: Self.sessionKeyCreator, issuedBefore: date, at: now, on: database)
     }
 }

@@ -195,6 +195,17 @@ public struct SQLPushOutboxRepository: PushOutboxRepository {
             ORDER BY created_at DESC, id DESC LIMIT \(limit)
             """, as: Row.self)
     }
+
+    /// Pushes of the tenant that failed for good, per hour from `fromHour` (hours since 1970).
+    func hourlyFailures(tenantID: String, fromHour: Int64, on executor: any SQLExecutor) async throws -> [PushHourlyFailures] {
+        try await executor.all(
+            """
+            SELECT created_at / 3600000 AS hour, COUNT(*) AS failures
+            FROM push_outbox
+            WHERE tenant_id = \(tenantID) AND status = 'failed' AND created_at >= \(fromHour * 3_600_000)
+            GROUP BY created_at / 3600000
+            """, as: PushHourlyFailures.self)
+    }
 }
 
 /// A row of `push_outbox` is the entry as it is, decoded by column name.
@@ -216,4 +227,9 @@ extension PushOutboxEntry: OutboxRow {
         case updatedAt = "updated_at"
         case sentAt = "sent_at"
     }
+}
+
+/// One hour of a tenant's failed pushes (`hour` counts hours since 1970).
+struct PushHourlyFailures: Decodable, Sendable {
+    let hour: Int64, failures: Int64
 }
