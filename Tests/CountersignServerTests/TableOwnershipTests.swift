@@ -16,10 +16,6 @@ struct TableOwnershipTests {
     static let pending: Set<String> = [
         "Account/AccountStore.swift audit_events",
         "Account/AccountStore.swift devices",
-        "Admin/UserAdminStore.swift browser_sessions",
-        "Admin/UserAdminStore.swift devices",
-        "Admin/UserAdminStore.swift enrollment_tickets",
-        "Admin/UserAdminStore.swift passkeys",
         "Approvals/ApprovalTransaction.swift users",
         "Audit/AuditNames.swift admin_keys",
         "Audit/AuditNames.swift clients",

@@ -45,6 +45,8 @@ struct SQLUserAdminStore: UserAdminStore {
     let tickets: any EnrollmentTicketRepository
     let devices: any DeviceRepository
     let audit: AuditLog
+    var passkeys = SQLPasskeyRepository()
+    var sessions = SQLBrowserSessionRepository()
     /// User codes are stored as hashes keyed by the master key, never as typed.
     let masterKey: MasterKey
 
@@ -89,12 +91,8 @@ struct SQLUserAdminStore: UserAdminStore {
                 // A disabled user's browser sessions end for good, not for as long as the user
                 // is disabled: enabling the user again must not bring back a cookie that may be
                 // in other hands.
-                let sessions = try await executor.run(
-                    """
-                    UPDATE browser_sessions SET revoked_at = \(user.updatedAt)
-                    WHERE tenant_id = \(user.tenantID) AND user_id = \(user.id) AND revoked_at IS NULL RETURNING id
-                    """)
-                if !sessions.isEmpty { recorded["sessions_ended"] = String(sessions.count) }
+                let ended = try await sessions.revokeAll(tenantID: user.tenantID, userID: user.id, at: user.updatedAt, on: executor)
+                if ended > 0 { recorded["sessions_ended"] = String(ended) }
             }
             try await audit.record(
                 "user.updated", actor: actor, tenantID: user.tenantID, target: ("user", user.id),
@@ -124,43 +122,30 @@ struct SQLUserAdminStore: UserAdminStore {
 
     func resetFactors(_ user: User, actor: String, at date: Date) async throws -> (devices: Int, passkeys: Int) {
         try await database.transaction { executor in
-            let removed = try await executor.run(
-                """
-                UPDATE devices SET status = 'deleted', deleted_at = \(date), updated_at = \(date), push_token = NULL,
-                    push_provider = NULL
-                WHERE user_id = \(user.id) AND status = 'active' RETURNING id
-                """)
-            for row in removed {
+            let removed = try await devices.deleteAll(userID: user.id, at: date, on: executor)
+            for id in removed {
                 try await audit.record(
-                    "device.deleted", actor: actor, tenantID: user.tenantID, target: ("device", try row.decode(column: "id", as: String.self)),
+                    "device.deleted", actor: actor, tenantID: user.tenantID, target: ("device", id),
                     details: ["user_id": user.id, "reason": "factors reset"], at: date, on: executor)
             }
-            let passkeys = try await executor.run("DELETE FROM passkeys WHERE user_id = \(user.id) RETURNING id, name")
-            for row in passkeys {
+            let removedPasskeys = try await passkeys.deleteAll(userID: user.id, on: executor)
+            for passkey in removedPasskeys {
                 try await audit.record(
-                    "passkey.removed", actor: actor, tenantID: user.tenantID, target: ("passkey", try row.decode(column: "id", as: String.self)),
-                    details: ["user_id": user.id, "name": try row.decode(column: "name", as: String.self), "reason": "factors reset"],
+                    "passkey.removed", actor: actor, tenantID: user.tenantID, target: ("passkey", passkey.id),
+                    details: ["user_id": user.id, "name": passkey.name, "reason": "factors reset"],
                     at: date, on: executor)
             }
             try await executor.run("UPDATE users SET totp_failures = 0, totp_locked_until = NULL WHERE id = \(user.id)")
             // No way back in with what may be in other hands: an unused invitation, a browser
             // signed in with a factor that is gone.
-            let tickets = try await executor.run(
-                """
-                UPDATE enrollment_tickets SET revoked_at = \(date)
-                WHERE user_id = \(user.id) AND used_at IS NULL AND revoked_at IS NULL RETURNING id
-                """)
-            let sessions = try await executor.run(
-                """
-                UPDATE browser_sessions SET revoked_at = \(date)
-                WHERE tenant_id = \(user.tenantID) AND user_id = \(user.id) AND revoked_at IS NULL RETURNING id
-                """)
+            let revokedTickets = try await tickets.revokeUnused(userID: user.id, at: date, on: executor)
+            let endedSessions = try await sessions.revokeAll(tenantID: user.tenantID, userID: user.id, at: date, on: executor)
             try await audit.record(
                 "user.factors_reset", actor: actor, tenantID: user.tenantID, target: ("user", user.id),
-                details: ["username": user.username, "devices": String(removed.count), "passkeys": String(passkeys.count),
-                          "tickets": String(tickets.count), "sessions": String(sessions.count)],
+                details: ["username": user.username, "devices": String(removed.count), "passkeys": String(removedPasskeys.count),
+                          "tickets": String(revokedTickets), "sessions": String(endedSessions)],
                 at: date, on: executor)
-            return (removed.count, passkeys.count)
+            return (removed.count, removedPasskeys.count)
         }
     }
 

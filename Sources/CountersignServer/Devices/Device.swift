@@ -121,6 +121,8 @@ public protocol DeviceRepository: Sendable {
     func insert(_ device: Device, totpSeed: Data?, on executor: any SQLExecutor) async throws
     func find(id: String, on executor: any SQLExecutor) async throws -> Device?
     func list(userID: String, after cursor: String?, limit: Int, on executor: any SQLExecutor) async throws -> [Device]
+    /// Marks every active device of the user deleted (its push channel forgotten); their ids.
+    func deleteAll(userID: String, at date: Date, on executor: any SQLExecutor) async throws -> [String]
     /// The tenant's active devices after `cursor`, by id; only those whose push channel is in
     /// `push`'s state when it is given.
     func list(tenantID: String, push: DevicePushState?, after cursor: String?, limit: Int,
@@ -357,6 +359,15 @@ public struct SQLDeviceRepository: DeviceRepository {
 
     public func purgeNonces(before date: Date, on executor: any SQLExecutor) async throws {
         try await executor.run("DELETE FROM device_request_nonces WHERE expires_at < \(date)")
+    }
+
+    public func deleteAll(userID: String, at date: Date, on executor: any SQLExecutor) async throws -> [String] {
+        try await executor.run(
+            """
+            UPDATE devices SET status = 'deleted', deleted_at = \(date), updated_at = \(date), push_token = NULL,
+                push_provider = NULL
+            WHERE user_id = \(userID) AND status = 'active' RETURNING id
+            """).map { try $0.decode(column: "id", as: String.self) }
     }
 }
 

@@ -37,6 +37,8 @@ public protocol EnrollmentTicketRepository: Sendable {
     func list(userID: String, before cursor: String?, limit: Int, on executor: any SQLExecutor) async throws -> [EnrollmentTicket]
     /// Revokes an unused, unrevoked ticket; false if it was used or revoked already.
     func revoke(id: String, at date: Date, on executor: any SQLExecutor) async throws -> Bool
+    /// Revokes the user's tickets not yet used nor revoked; how many.
+    func revokeUnused(userID: String, at date: Date, on executor: any SQLExecutor) async throws -> Int
     /// Marks an unused, unexpired ticket used, atomically; false if another redemption won or
     /// the ticket expired in between.
     func redeem(id: String, deviceID: String, at date: Date, on executor: any SQLExecutor) async throws -> Bool
@@ -90,6 +92,14 @@ public struct SQLEnrollmentTicketRepository: EnrollmentTicketRepository {
             UPDATE enrollment_tickets SET used_at = \(date), device_id = \(deviceID)
             WHERE id = \(id) AND used_at IS NULL AND revoked_at IS NULL AND expires_at > \(date) RETURNING id
             """)).isEmpty
+    }
+
+    public func revokeUnused(userID: String, at date: Date, on executor: any SQLExecutor) async throws -> Int {
+        try await executor.run(
+            """
+            UPDATE enrollment_tickets SET revoked_at = \(date)
+            WHERE user_id = \(userID) AND used_at IS NULL AND revoked_at IS NULL RETURNING id
+            """).count
     }
 }
 

@@ -193,3 +193,13 @@ struct SQLPasskeyStore: PasskeyStore {
         try await database.run("DELETE FROM passkey_ceremonies WHERE expires_at < \(date)")
     }
 }
+
+/// What the administration API does to a user's passkeys inside its own transactions.
+struct SQLPasskeyRepository: Sendable {
+    /// Deletes every passkey of the user; their ids and names.
+    func deleteAll(userID: String, on executor: any SQLExecutor) async throws -> [(id: String, name: String)] {
+        try await executor.run("DELETE FROM passkeys WHERE user_id = \(userID) RETURNING id, name").map {
+            (try $0.decode(column: "id", as: String.self), try $0.decode(column: "name", as: String.self))
+        }
+    }
+}

@@ -326,3 +326,15 @@ struct BrowserSessionRow: Decodable {
             expiresAt: expiresAt, revokedAt: revokedAt, authenticator: authenticator.flatMap(SessionAuthenticator.init(stored:)))
     }
 }
+
+/// What other features do to a user's browser sessions inside their own transactions.
+struct SQLBrowserSessionRepository: Sendable {
+    /// Ends every live session of the user in the tenant for good; how many.
+    func revokeAll(tenantID: String, userID: String, at date: Date, on executor: any SQLExecutor) async throws -> Int {
+        try await executor.run(
+            """
+            UPDATE browser_sessions SET revoked_at = \(date)
+            WHERE tenant_id = \(tenantID) AND user_id = \(userID) AND revoked_at IS NULL RETURNING id
+            """).count
+    }
+}
