@@ -41,6 +41,8 @@ struct SQLAccountStore: AccountStore {
     let clients: any ClientRepository
     let audit: AuditLog
     let notRequested: NotRequestedReport
+    /// The audit log's reads: the user's activity, and which requests were reported.
+    var events = SQLAuditRepository()
 
     /// A user has a handful of phones; the page lists at most this many.
     static let deviceLimit = 100
@@ -82,25 +84,9 @@ struct SQLAccountStore: AccountStore {
     }
 
     func activity(userID: String, tenantID: String, actions: [String], limit: Int) async throws -> [AuditEvent] {
-        // Details are canonical JSON (sorted keys, no spaces), so the user's id appears in them
-        // exactly as `"user_id":"<id>"`; `!` escapes LIKE's wildcards, which ids may contain (`_`).
-        let escaped = userID.replacingOccurrences(of: "!", with: "!!").replacingOccurrences(of: "%", with: "!%")
-            .replacingOccurrences(of: "_", with: "!_")
-        let naming = "%\"user_id\":\"\(escaped)\"%"
-        let events = try await database.all(
-            """
-            SELECT \(raw: AuditEventRow.columns) FROM audit_events
-            WHERE tenant_id = \(tenantID) AND action IN (\(list: actions))
-                AND (actor = \("user:\(userID)") OR (target_type = 'user' AND target_id = \(userID))
-                    OR details LIKE \(naming) ESCAPE '!'
-                    OR (target_type = 'device' AND target_id IN (SELECT id FROM devices WHERE user_id = \(userID))))
-            ORDER BY id DESC LIMIT \(limit)
-            """, as: AuditEventRow.self
-        ).map { try $0.event() }
-        // The pattern only narrows; the details themselves decide.
-        return events.filter { event in
-            event.details["user_id"].map { $0 == userID } ?? true
-        }
+        let deviceIDs = try await devices.ids(userID: userID, on: database)
+        return try await events.activity(
+            tenantID: tenantID, userID: userID, deviceIDs: deviceIDs, actions: actions, limit: limit, on: database)
     }
 
     func approvals(ids: [String]) async throws -> [String: ApprovalTransaction] {
@@ -116,13 +102,7 @@ struct SQLAccountStore: AccountStore {
     }
 
     func reported(approvalIDs: [String], tenantID: String) async throws -> Set<String> {
-        Set(try await database.run(chunking: Array(Set(approvalIDs))) { part in
-            """
-            SELECT target_id FROM audit_events
-            WHERE tenant_id = \(tenantID) AND action = \(NotRequestedReport.event) AND target_type = 'approval'
-                AND target_id IN (\(list: part))
-            """
-        }.map { try $0.decode(column: "target_id", as: String.self) })
+        try await events.targets(approvalIDs, ofType: "approval", withAction: NotRequestedReport.event, tenantID: tenantID, on: database)
     }
 
     func clientNames(ids: [String], tenantID: String) async throws -> [String: String] {
@@ -138,14 +118,10 @@ struct SQLAccountStore: AccountStore {
         try await database.transaction { executor in
             // The user's row is locked first, so that two reports sent at once record one.
             try await users.lockForRequest(userID: transaction.userID, on: executor)
-            let earlier = try await executor.first(
-                """
-                SELECT id FROM audit_events
-                WHERE tenant_id = \(transaction.tenantID) AND action = \(NotRequestedReport.event)
-                    AND target_type = 'approval' AND target_id = \(transaction.id)
-                LIMIT 1
-                """, column: "id", as: String.self)
-            guard earlier == nil else { return false }
+            let earlier = try await events.targets(
+                [transaction.id], ofType: "approval", withAction: NotRequestedReport.event, tenantID: transaction.tenantID,
+                on: executor)
+            guard earlier.isEmpty else { return false }
             try await notRequested.record(
                 transaction, reportedBy: "user:\(transaction.userID)", deviceID: transaction.decidedByDevice,
                 policy: policy, at: date, on: executor)

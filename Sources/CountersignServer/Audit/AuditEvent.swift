@@ -86,6 +86,49 @@ public struct SQLAuditRepository: AuditRepository {
             """
         return try await executor.all(statement, as: Row.self).map { try $0.event() }
     }
+
+    /// The tenant's events with one of `actions` that concern a user: done by them, about them,
+    /// naming them in their details, or about one of `deviceIDs` (the user's devices), newest
+    /// first.
+    func activity(
+        tenantID: String, userID: String, deviceIDs: [String], actions: [String], limit: Int, on executor: any SQLExecutor
+    ) async throws -> [AuditEvent] {
+        // Details are canonical JSON (sorted keys, no spaces), so the user's id appears in them
+        // exactly as `"user_id":"<id>"`; `!` escapes LIKE's wildcards, which ids may contain (`_`).
+        let escaped = userID.replacingOccurrences(of: "!", with: "!!").replacingOccurrences(of: "%", with: "!%")
+            .replacingOccurrences(of: "_", with: "!_")
+        let naming = "%\"user_id\":\"\(escaped)\"%"
+        // A user without devices: an id no device has.
+        let devices = deviceIDs.isEmpty ? [""] : deviceIDs
+        let events = try await executor.all(
+            """
+            SELECT \(raw: Row.columns) FROM audit_events
+            WHERE tenant_id = \(tenantID) AND action IN (\(list: actions))
+                AND (actor = \("user:\(userID)") OR (target_type = 'user' AND target_id = \(userID))
+                    OR details LIKE \(naming) ESCAPE '!'
+                    OR (target_type = 'device' AND target_id IN (\(list: devices))))
+            ORDER BY id DESC LIMIT \(limit)
+            """, as: Row.self
+        ).map { try $0.event() }
+        // The pattern only narrows; the details themselves decide.
+        return events.filter { event in
+            event.details["user_id"].map { $0 == userID } ?? true
+        }
+    }
+
+    /// Which of `targetIDs` (of `targetType`) have an event with `action` in the tenant.
+    func targets(
+        _ targetIDs: [String], ofType targetType: String, withAction action: String, tenantID: String,
+        on executor: any SQLExecutor
+    ) async throws -> Set<String> {
+        Set(try await executor.run(chunking: Array(Set(targetIDs))) { part in
+            """
+            SELECT target_id FROM audit_events
+            WHERE tenant_id = \(tenantID) AND action = \(action) AND target_type = \(targetType)
+                AND target_id IN (\(list: part))
+            """
+        }.map { try $0.decode(column: "target_id", as: String.self) })
+    }
 }
 
 /// A row of `audit_events` as stored: decoded by column name, then turned into an

@@ -121,6 +121,8 @@ public protocol DeviceRepository: Sendable {
     func insert(_ device: Device, totpSeed: Data?, on executor: any SQLExecutor) async throws
     func find(id: String, on executor: any SQLExecutor) async throws -> Device?
     func list(userID: String, after cursor: String?, limit: Int, on executor: any SQLExecutor) async throws -> [Device]
+    /// The ids of every device the user has had, deleted ones too.
+    func ids(userID: String, on executor: any SQLExecutor) async throws -> [String]
     /// Marks every active device of the user deleted (its push channel forgotten); their ids.
     func deleteAll(userID: String, at date: Date, on executor: any SQLExecutor) async throws -> [String]
     /// The tenant's active devices after `cursor`, by id; only those whose push channel is in
@@ -368,6 +370,10 @@ public struct SQLDeviceRepository: DeviceRepository {
                 push_provider = NULL
             WHERE user_id = \(userID) AND status = 'active' RETURNING id
             """).map { try $0.decode(column: "id", as: String.self) }
+    }
+
+    public func ids(userID: String, on executor: any SQLExecutor) async throws -> [String] {
+        try await executor.run("SELECT id FROM devices WHERE user_id = \(userID)").map { try $0.decode(column: "id", as: String.self) }
     }
 }
 
