@@ -103,6 +103,22 @@ public struct SQLAdminKeyRepository: AdminKeyRepository {
     public func withdraw(id: String, on executor: any SQLExecutor) async throws -> Bool {
         !(try await executor.run("DELETE FROM admin_keys WHERE id = \(id) RETURNING id")).isEmpty
     }
+
+    /// The names of the admin keys with these ids, within the tenant (any tenant's for nil); a
+    /// system key (of no tenant) is named in every tenant, since it acts there.
+    func names(ids: [String], tenantID: String?, on executor: any SQLExecutor) async throws -> [String: String] {
+        let tenant = tenantID ?? ""
+        var names: [String: String] = [:]
+        for row in try await executor.run(chunking: ids, { part in
+            """
+            SELECT id, name FROM admin_keys
+            WHERE id IN (\(list: part)) AND (\(tenant) = '' OR tenant_id = \(tenant) OR tenant_id IS NULL)
+            """
+        }) {
+            names[try row.decode(column: "id", as: String.self)] = try row.decode(column: "name", as: String.self)
+        }
+        return names
+    }
 }
 
 /// A row of `admin_keys` as stored: decoded by column name, then turned into an `AdminKey`

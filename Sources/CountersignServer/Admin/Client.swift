@@ -209,4 +209,16 @@ public struct SQLClientRepository: ClientRepository {
     private static func json(_ policy: AuthenticatorPolicy?) throws -> String? {
         try policy.map { try JSONValue(encoding: $0).canonicalString }
     }
+
+    /// The names of the clients with these ids, within the tenant (any tenant's for nil).
+    func names(ids: [String], tenantID: String?, on executor: any SQLExecutor) async throws -> [String: String] {
+        let tenant = tenantID ?? ""
+        var names: [String: String] = [:]
+        for row in try await executor.run(chunking: ids, { part in
+            "SELECT id, name FROM clients WHERE id IN (\(list: part)) AND (\(tenant) = '' OR tenant_id = \(tenant))"
+        }) {
+            names[try row.decode(column: "id", as: String.self)] = try row.decode(column: "name", as: String.self)
+        }
+        return names
+    }
 }

@@ -173,6 +173,18 @@ public struct SQLUserRepository: UserRepository {
     public func resetTOTPFailures(userID: String, on executor: any SQLExecutor) async throws {
         try await executor.run("UPDATE users SET totp_failures = 0 WHERE id = \(userID) AND totp_failures <> 0")
     }
+
+    /// The usernames of the users with these ids, within the tenant (any tenant's for nil).
+    func usernames(ids: [String], tenantID: String?, on executor: any SQLExecutor) async throws -> [String: String] {
+        let tenant = tenantID ?? ""
+        var names: [String: String] = [:]
+        for row in try await executor.run(chunking: ids, { part in
+            "SELECT id, username FROM users WHERE id IN (\(list: part)) AND (\(tenant) = '' OR tenant_id = \(tenant))"
+        }) {
+            names[try row.decode(column: "id", as: String.self)] = try row.decode(column: "username", as: String.self)
+        }
+        return names
+    }
 }
 
 /// A row of `users` as stored, decoded by column name, then turned into a `User`. The code's

@@ -52,31 +52,21 @@ struct AuditNames: Sendable, Equatable {
     /// A system admin key (of no tenant) is named in every tenant's log, since it acts there.
     static func read(for events: [AuditEvent], tenantID: String?, on database: any Database) async throws -> AuditNames {
         let wanted = references(of: events)
-        let tenant = tenantID ?? ""
         var names = AuditNames()
-        func add(_ kind: String, _ rows: [SQLRow], name column: String, user: Bool = false) throws {
-            for row in rows {
-                guard let reference = Reference(kind: kind, id: try row.decode(column: "id", as: String.self)) else { continue }
-                names.byReference[reference] = Name(
-                    name: try row.decode(column: column, as: String.self),
-                    userID: user ? try row.decode(column: "user_id", as: String.self) : nil)
+        func add(_ kind: String, _ found: [String: String]) {
+            for (id, name) in found {
+                if let reference = Reference(kind: kind, id: id) { names.byReference[reference] = Name(name: name, userID: nil) }
             }
         }
-        try add("user", try await database.run(chunking: wanted["user"] ?? []) { part in
-            "SELECT id, username FROM users WHERE id IN (\(list: part)) AND (\(tenant) = '' OR tenant_id = \(tenant))"
-        }, name: "username")
-        try add("client", try await database.run(chunking: wanted["client"] ?? []) { part in
-            "SELECT id, name FROM clients WHERE id IN (\(list: part)) AND (\(tenant) = '' OR tenant_id = \(tenant))"
-        }, name: "name")
-        try add("device", try await database.run(chunking: wanted["device"] ?? []) { part in
-            "SELECT id, name, user_id FROM devices WHERE id IN (\(list: part)) AND (\(tenant) = '' OR tenant_id = \(tenant))"
-        }, name: "name", user: true)
-        try add("admin_key", try await database.run(chunking: wanted["admin_key"] ?? []) { part in
-            """
-            SELECT id, name FROM admin_keys
-            WHERE id IN (\(list: part)) AND (\(tenant) = '' OR tenant_id = \(tenant) OR tenant_id IS NULL)
-            """
-        }, name: "name")
+        // Each from the feature that owns the records.
+        add("user", try await SQLUserRepository().usernames(ids: wanted["user"] ?? [], tenantID: tenantID, on: database))
+        add("client", try await SQLClientRepository().names(ids: wanted["client"] ?? [], tenantID: tenantID, on: database))
+        add("admin_key", try await SQLAdminKeyRepository().names(ids: wanted["admin_key"] ?? [], tenantID: tenantID, on: database))
+        for (id, device) in try await SQLDeviceRepository().names(ids: wanted["device"] ?? [], tenantID: tenantID, on: database) {
+            if let reference = Reference(kind: "device", id: id) {
+                names.byReference[reference] = Name(name: device.name, userID: device.userID)
+            }
+        }
         return names
     }
 }

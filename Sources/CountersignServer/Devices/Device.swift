@@ -375,6 +375,20 @@ public struct SQLDeviceRepository: DeviceRepository {
     public func ids(userID: String, on executor: any SQLExecutor) async throws -> [String] {
         try await executor.run("SELECT id FROM devices WHERE user_id = \(userID)").map { try $0.decode(column: "id", as: String.self) }
     }
+
+    /// The names and users of the devices with these ids, within the tenant (any tenant's for nil).
+    func names(ids: [String], tenantID: String?, on executor: any SQLExecutor) async throws
+        -> [String: (name: String, userID: String)] {
+        let tenant = tenantID ?? ""
+        var names: [String: (name: String, userID: String)] = [:]
+        for row in try await executor.run(chunking: ids, { part in
+            "SELECT id, name, user_id FROM devices WHERE id IN (\(list: part)) AND (\(tenant) = '' OR tenant_id = \(tenant))"
+        }) {
+            names[try row.decode(column: "id", as: String.self)] =
+                (try row.decode(column: "name", as: String.self), try row.decode(column: "user_id", as: String.self))
+        }
+        return names
+    }
 }
 
 /// What a wrong PIN did.
