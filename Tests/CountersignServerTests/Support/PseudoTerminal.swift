@@ -17,6 +17,8 @@ final class PseudoTerminal: Sendable {
     private let master: Int32
     private let output = Mutex<[UInt8]>([])
     private let exitStatus = Mutex<Int32?>(nil)
+    /// Set once the reader has taken everything the program wrote (the terminal closed).
+    private let drained = Mutex(false)
 
     init(_ executable: URL, arguments: [String], environment: [String: String]) throws {
         guard let openTerminal = Self.function("posix_openpt", as: OpenFunction.self),
@@ -95,6 +97,7 @@ final class PseudoTerminal: Sendable {
             output.withLock { $0 += buffer[0..<count] }
         }
         Glibc.close(master)
+        drained.withLock { $0 = true }
     }
 
     /// Everything written so far, as text.
@@ -124,7 +127,14 @@ final class PseudoTerminal: Sendable {
     func exit(within limit: Duration) async throws -> Int32? {
         let deadline = ContinuousClock.now + limit
         while ContinuousClock.now < deadline {
-            if let status = reap() { return status }
+            if let status = reap() {
+                // What the program wrote last ("Stopped.") may still be on its way to the
+                // reader: the screen is complete once the terminal has closed.
+                while !drained.withLock({ $0 }), ContinuousClock.now < deadline {
+                    try await Task.sleep(for: .milliseconds(20))
+                }
+                return status
+            }
             try await Task.sleep(for: .milliseconds(50))
         }
         return nil
