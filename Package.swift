@@ -59,7 +59,8 @@ let package = Package(
         .target(name: "CountersignCBOR"),
         .target(
             name: "CountersignCore",
-            dependencies: [.product(name: "Crypto", package: "swift-crypto")]
+            // CBOR for its UTF-8 check (`String(validUTF8:)`), which the JSON parser shares.
+            dependencies: ["CountersignCBOR", .product(name: "Crypto", package: "swift-crypto")]
         ),
         // WebAuthn's wire forms, shared by the relying party and the SDK's platform authenticator.
         .target(

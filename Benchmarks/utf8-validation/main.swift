@@ -1,7 +1,7 @@
 // String(validUTF8:) against the standard library's String(validating:as:), which it replaces
 // where iOS 17 lacks the latter. Compiled together with the implementation it measures:
 //
-//     swiftc -O -wmo Sources/CountersignCBOR/ValidUTF8.swift Benchmarks/utf8-validation/main.swift -o /tmp/utf8-validation
+//     swiftc -O -wmo -package-name bench Sources/CountersignCBOR/ValidUTF8.swift Benchmarks/utf8-validation/main.swift -o /tmp/utf8-validation
 //     /tmp/utf8-validation
 import Foundation
 

@@ -1,3 +1,4 @@
+import CountersignCBOR
 import Foundation
 
 /// Why JSON text was refused, and where.

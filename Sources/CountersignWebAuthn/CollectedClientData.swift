@@ -1,4 +1,5 @@
 import CountersignCore
+import CountersignCBOR
 import Foundation
 
 /// The client data a browser (or an SDK authenticator) collects and the authenticator's

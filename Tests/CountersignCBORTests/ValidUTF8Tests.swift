@@ -1,4 +1,4 @@
-import CountersignCore
+import CountersignCBOR
 import Testing
 
 /// `String(validUTF8:)` stands in for the standard library's `String(validating:as:)`, which
