@@ -111,13 +111,14 @@ let package = Package(
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Mustache", package: "swift-mustache"),
             ],
-            // The OpenAPI document is built into the server as a string by the plugin below.
-            exclude: ["OpenAPI/openapi.json"],
-            plugins: ["EmbedOpenAPIDocument"]
+            // The OpenAPI document and the pages' templates, stylesheets and scripts (Resources/)
+            // are built into the server as strings by the plugin below.
+            exclude: ["OpenAPI/openapi.json", "Resources"],
+            plugins: ["EmbedFiles"]
         ),
-        // Writes a text file into a Swift source as a string literal (the OpenAPI document).
+        // Writes text files into a Swift source as string literals (for EmbedFiles).
         .executableTarget(name: "EmbedText"),
-        .plugin(name: "EmbedOpenAPIDocument", capability: .buildTool(), dependencies: ["EmbedText"]),
+        .plugin(name: "EmbedFiles", capability: .buildTool(), dependencies: ["EmbedText"]),
         // Local HTTP/2 endpoints that speak the APNs provider API and FCM HTTP v1 (with its
         // OAuth token endpoint): the peers of the push tests and of `countersign bench push`.
         .target(

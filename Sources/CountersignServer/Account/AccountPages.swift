@@ -125,7 +125,7 @@ struct RemoveConfirmationPage: PageModel {
 struct EnrollPage: PageModel {
     let title = "Enroll a new phone"
     let tenantName: String
-    let script: String? = AccountTemplates.enrollScriptName
+    let script: String? = PageAssets.enrollScript
     let base: String
     let csrf: String
     /// The ticket's id, which the wait asks about (its secret is only in the URI).

@@ -14,16 +14,6 @@ struct LandingPage: PageModel {
     /// The tenant's OpenID issuer, for whoever integrates an application.
     let issuer: String
 
-    static let template = """
-        {{<layout}}{{$content}}
-        <h1 id="landing-heading">Welcome to {{tenantName}}</h1>
-        <p class="lead">Sign in with your phone or a passkey to see your phones, add one, and review what was approved in your name.</p>
-        <p><a class="button" id="account" href="{{base}}/account">Sign in to your account</a></p>
-        <p><a class="button secondary" id="console" href="{{base}}/console">Administration console</a></p>
-        <p class="hint">Applications sign people in here with OpenID Connect; the issuer is <code id="issuer">{{issuer}}</code>.</p>
-        {{/content}}{{/layout}}
-        """
-
     /// Whether the request asks for a page: its `Accept` names `text/html`, as a browser's does.
     static func isForBrowser(_ request: Request) -> Bool {
         request.headers[values: .accept].contains { $0.lowercased().contains("text/html") }

@@ -114,7 +114,7 @@ struct InvitationFlow: Sendable {
 struct InvitationPage: PageModel {
     let title = "Set up your phone"
     let tenantName: String
-    let script: String? = InvitationScript.name
+    let script: String? = PageAssets.invitationScript
     let base: String
     let ticket: String
     /// The person invited.
