@@ -94,46 +94,35 @@ extension CountersignServer {
             jwtIDs: jwtIDs, sealer: sealer, certificates: certificates,
             tenants: tenants, origin: origin, ticketLifetime: configuration.enrollmentTicketLifetime,
             signatureWindow: configuration.signatureWindow, now: now)
-        let features = Features(
-            approvals: approvalService,
-            deviceAuthenticator: DeviceAuthenticator(
-                store: SQLDeviceSignatureStore(database: database, devices: devices), window: configuration.signatureWindow,
-                metrics: metrics, now: now),
-            deviceSelfService: DeviceSelfService(
-                store: SQLDeviceSelfServiceStore(database: database, devices: devices, users: users, audit: audit), pins: pins,
-                now: now),
+        let deviceAuthenticator = DeviceAuthenticator(
+            store: SQLDeviceSignatureStore(database: database, devices: devices), window: configuration.signatureWindow,
+            metrics: metrics, now: now)
+        let deviceSelfService = DeviceSelfService(
+            store: SQLDeviceSelfServiceStore(database: database, devices: devices, users: users, audit: audit), pins: pins,
+            now: now)
+        let oauthEndpoint = OAuthEndpoint(
             clientAuthentication: ClientAuthentication(
                 store: SQLClientAuthenticationStore(database: database, clients: clients), origin: origin, throttle: throttle,
                 metrics: metrics, jwtIDs: jwtIDs, now: now),
-            backchannel: BackchannelAuthentication(
-                rateLimit: ClientRateLimit(
-                    store: SQLClientRateLimitStore(database: database, windows: clientRequestWindows), metrics: metrics,
-                    now: now),
-                jwtIDs: jwtIDs, userHints: userHints,
-                userCodes: UserCodeCheck(
-                    store: SQLUserCodeCheckStore(database: database, audit: audit), sealer: sealer, now: now),
-                approvals: approvalService),
-            tokenEndpoint: TokenEndpoint(
-                ciba: CIBAGrant(
-                    store: SQLCIBAGrantStore(
-                        database: database, approvals: approvals, users: users, devices: devices, tokens: tokens, audit: audit),
-                    tokens: tokens, now: now),
-                code: AuthorizationCodeGrant(store: codeFlow, tokens: tokens, now: now),
-                refresh: RefreshTokenGrant(
-                    store: SQLRefreshTokenStore(database: database, users: users, tokens: tokens, audit: audit),
-                    now: now, tokens: tokens, housekeeping: housekeeping)),
-            authorization: authorization,
-            revocation: TokenRevocation(
-                store: SQLTokenRevocationStore(database: database, audit: audit), signingKeys: tokenSigningKeys, now: now,
-                housekeeping: housekeeping),
-            introspection: TokenIntrospection(
-                store: SQLTokenIntrospectionStore(database: database, users: users), now: now, accessTokens: accessTokens),
-            accessTokens: accessTokens,
-            totp: TOTPVerification(
-                store: SQLTOTPVerificationStore(database: database, devices: devices, users: users, audit: audit),
-                sealer: sealer, userHints: userHints, now: now),
-            enrollment: enrollment, deviceCertificates: certificates,
-            approvalEvents: approvalEvents)
+            metrics: metrics)
+        let backchannel = BackchannelAuthentication(
+            rateLimit: ClientRateLimit(
+                store: SQLClientRateLimitStore(database: database, windows: clientRequestWindows), metrics: metrics,
+                now: now),
+            jwtIDs: jwtIDs, userHints: userHints,
+            userCodes: UserCodeCheck(
+                store: SQLUserCodeCheckStore(database: database, audit: audit), sealer: sealer, now: now),
+            approvals: approvalService)
+        let cibaGrant = CIBAGrant(
+            store: SQLCIBAGrantStore(
+                database: database, approvals: approvals, users: users, devices: devices, tokens: tokens, audit: audit),
+            tokens: tokens, now: now)
+        let tokenEndpoint = TokenEndpoint(
+            ciba: cibaGrant,
+            code: AuthorizationCodeGrant(store: codeFlow, tokens: tokens, now: now),
+            refresh: RefreshTokenGrant(
+                store: SQLRefreshTokenStore(database: database, users: users, tokens: tokens, audit: audit),
+                now: now, tokens: tokens, housekeeping: housekeeping))
 
         // The router: health first, then the tenant routes (at "" and "/t/{tenant}"), then admin.
         let router = Router(context: CountersignRequestContext.self)
@@ -155,7 +144,24 @@ extension CountersignServer {
         let tenantRoutes = TenantRoutes(
             tenant: TenantMiddleware(tenants: tenants, origin: origin), throttle: throttling, logger: logger)
         DiscoveryRoutes(signingKeys: tokenSigningKeys).register(on: tenantRoutes)
-        CIBARoutes(features: features, metrics: metrics, now: now).register(on: tenantRoutes)
+        OAuthRoutes(
+            endpoint: oauthEndpoint, tokens: tokenEndpoint, authorization: authorization,
+            revocation: TokenRevocation(
+                store: SQLTokenRevocationStore(database: database, audit: audit), signingKeys: tokenSigningKeys, now: now,
+                housekeeping: housekeeping),
+            introspection: TokenIntrospection(
+                store: SQLTokenIntrospectionStore(database: database, users: users), now: now, accessTokens: accessTokens)
+        ).register(on: tenantRoutes)
+        CIBARoutes(
+            endpoint: oauthEndpoint, backchannel: backchannel, requests: cibaGrant.store, certificates: certificates, now: now
+        ).register(on: tenantRoutes)
+        TOTPRoutes(
+            endpoint: oauthEndpoint,
+            verification: TOTPVerification(
+                store: SQLTOTPVerificationStore(database: database, devices: devices, users: users, audit: audit),
+                sealer: sealer, userHints: userHints, now: now)
+        ).register(on: tenantRoutes)
+        UserInfoRoutes(metrics: metrics, accessTokens: accessTokens).register(on: tenantRoutes.group(surface: .oauth))
         let passkeyStore = SQLPasskeyStore(database: database, users: users, audit: audit)
         let signInFlow = SignInFlow(
             store: SQLSignInStore(
@@ -187,7 +193,9 @@ extension CountersignServer {
             cookies: ConsoleCookies(origin: origin, sealer: sealer), pages: .shared, now: now)
         ConsoleRoutes(flow: consoleFlow).register(on: tenantRoutes)
         DeviceRoutes(
-            features: features, tenants: tenants, origin: origin, metrics: metrics, maximumBodySize: bodyLimit, now: now,
+            enrollment: enrollment, authenticator: deviceAuthenticator, selfService: deviceSelfService,
+            approvals: approvalService, events: approvalEvents,
+            tenants: tenants, origin: origin, metrics: metrics, maximumBodySize: bodyLimit, now: now,
             liveStreamKeepalive: configuration.liveStreamKeepalive
         ).register(on: tenantRoutes)
         CyberArkMobileRoutes(credentials: pushCredentials, guardian: guardian, maximumBodySize: bodyLimit)

@@ -1,21 +1,8 @@
-/// The tables this feature owns: `client_jwt_ids` (the ledger of client assertions and signed
-/// requests) and `client_request_windows` (each client's request count per minute). Each change
-/// runs in the schema version it names, in the order `Migrations.features` gives the features.
+/// The table this feature owns: `client_request_windows` (each client's request count per
+/// minute). Each change runs in the schema version it names, in the order `Migrations.features`
+/// gives the features.
 extension FeatureMigrations {
     static let ciba = FeatureMigrations(feature: "CIBA", changes: [
-        SchemaChange(.clientKeys, [
-            // The `jti` of each client assertion and signed request, kept until the JWT expires.
-            """
-            CREATE TABLE client_jwt_ids (
-                client_id TEXT NOT NULL REFERENCES clients(id) ON DELETE CASCADE,
-                purpose TEXT NOT NULL,
-                jti TEXT NOT NULL,
-                expires_at BIGINT NOT NULL,
-                PRIMARY KEY (client_id, purpose, jti)
-            )
-            """,
-            "CREATE INDEX client_jwt_ids_expiry ON client_jwt_ids (expires_at)",
-        ]),
         SchemaChange(.clientRateLimit, [
             // The requests each client was let through, per minute (`window_start`, the minute's
             // first millisecond). Counted by one upsert outside any transaction, so several nodes

@@ -6,7 +6,12 @@ import Hummingbird
 /// The device protocol's HTTP endpoints (`docs/protocol.md`), served for the default tenant at
 /// `/device/v1/…` and for every tenant at `/t/<slug>/device/v1/…`.
 struct DeviceRoutes: Sendable {
-    let features: Features
+    let enrollment: EnrollmentService
+    let authenticator: DeviceAuthenticator
+    let selfService: DeviceSelfService
+    let approvals: ApprovalService
+    /// Wakes the live streams of connected devices.
+    let events: ApprovalEvents
     let tenants: TenantService
     let origin: PublicOrigin
     let metrics: ServerMetrics
@@ -14,11 +19,6 @@ struct DeviceRoutes: Sendable {
     let now: @Sendable () -> Date
     /// How often an idle live stream sends a keepalive comment.
     let liveStreamKeepalive: Duration
-
-    private var enrollment: EnrollmentService { features.enrollment }
-    private var authenticator: DeviceAuthenticator { features.deviceAuthenticator }
-    private var selfService: DeviceSelfService { features.deviceSelfService }
-    private var approvals: ApprovalService { features.approvals }
 
     func register(on routes: TenantRoutes) {
         let router = routes.group("/device/v1", surface: .api)
@@ -62,7 +62,7 @@ struct DeviceRoutes: Sendable {
         router.get("/requests/stream") { request, context in
             try await self.signed(request, context) { device, _, _ in
                 RequestStream(
-                    events: features.approvalEvents, keepalive: liveStreamKeepalive, metrics: metrics, now: now,
+                    events: events, keepalive: liveStreamKeepalive, metrics: metrics, now: now,
                     approvals: approvals, device: device, clientGone: await InputClosedWatch.clientGone(on: context.channel)
                 ).response()
             }

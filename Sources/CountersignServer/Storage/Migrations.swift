@@ -84,7 +84,7 @@ public enum Migrations {
     /// after the tables its foreign keys name.
     public static let features: [FeatureMigrations] = [
         .security, .tenants, .admin, .enrollment, .devices, .audit, .openID, .approvals, .push, .webhooks, .tokens,
-        .ciba, .notifications, .codeFlow, .signIn, .trustedIssuers, .passkeys, .console,
+        .oauth, .ciba, .notifications, .codeFlow, .signIn, .trustedIssuers, .passkeys, .console,
     ]
 
     /// The versions in order, each with every feature's changes of that version.
