@@ -84,10 +84,10 @@ struct ClientAuthRegistrationTests {
     @Test("every unusable key set or method is refused with the field and the reason", arguments: badRegistrations)
     func badRegistration(bad: BadRegistration) throws {
         let body = try JSONSerialization.data(withJSONObject: bad.fields)
-        let fields = try JSONDecoder().decode(ClientAdminRoutes.ClientFields.self, from: body)
+        let fields = try JSONDecoder().decode(ClientRegistration.self, from: body)
         let client = Client(id: "cli_1", tenantID: "ten_1", name: "Bank", scopes: ["openid"], deliveryMode: .poll,
                             notificationEndpoint: nil, createdAt: Date(), updatedAt: Date())
-        #expect(throws: AdminError.invalidField(bad.field, bad.reason)) { try ClientAdminRoutes.validated(client, applying: fields) }
+        #expect(throws: AdminError.invalidField(bad.field, bad.reason)) { try fields.validated(client) }
     }
 
     @Test("a refused key set is a 400 naming the field and the key")

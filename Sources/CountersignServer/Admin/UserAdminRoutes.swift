@@ -11,19 +11,6 @@ struct UserAdminRoutes: Sendable {
     let maximumBodySize: Int
     let now: @Sendable () -> Date
 
-    struct UserFields: Decodable {
-        var username: String?
-        var displayName: String?
-        var status: String?
-        /// On update only: sets the user's code (CIBA `user_code`); an empty string removes it.
-        var userCode: String?
-        enum CodingKeys: String, CodingKey {
-            case username, status
-            case displayName = "display_name"
-            case userCode = "user_code"
-        }
-    }
-
     /// What `POST …/users/{id}/factor-reset` removed.
     struct FactorReset: Encodable, Sendable {
         let devicesRemoved: Int
@@ -68,13 +55,9 @@ struct UserAdminRoutes: Sendable {
         }
         router.post(RouterPath(base)) { request, context in
             let (key, tenant) = try await guardian.tenant(request, context, holding: .usersManage)
-            let fields = try await request.decodeJSON(UserFields.self, limit: limit)
-            guard let username = fields.username else { throw AdminError.missingField("username") }
+            let registration = try await request.decodeJSON(UserRegistration.self, limit: limit)
             let date = now()
-            let user = User(
-                id: Identifier.make("usr", at: date), tenantID: tenant.id, username: try Self.username(username),
-                displayName: try AdminFields.optionalName(fields.displayName, field: "display_name"),
-                status: try Self.status(fields.status) ?? .active, createdAt: date, updatedAt: date)
+            let user = try registration.registered(id: Identifier.make("usr", at: date), tenantID: tenant.id, at: date)
             try await store.create(user, actor: "admin-key:\(key.id)")
             return try JSON.response(user, status: .created)
         }
@@ -172,17 +155,8 @@ struct UserAdminRoutes: Sendable {
     private func update(_ request: Request, _ context: CountersignRequestContext) async throws -> Response {
         let (key, tenant) = try await guardian.tenant(request, context, holding: .usersManage)
         let existing = try await find(context, tenant: tenant)
-        let fields = try await request.decodeJSON(UserFields.self, limit: maximumBodySize)
-        var user = try Self.patched(existing, applying: fields, at: now())
-        // Outer nil: not sent; inner nil: removed.
-        let userCode = try fields.userCode.map { raw -> UserCode? in
-            guard !raw.isEmpty else { return nil }
-            return try UserCode(raw)
-        }
-        if let userCode {
-            user.hasUserCode = userCode != nil
-            user.userCodeLockedUntil = nil
-        }
+        let registration = try await request.decodeJSON(UserRegistration.self, limit: maximumBodySize)
+        let (user, userCode) = try registration.applied(to: existing, at: now())
         try await store.update(user, userCode: userCode, actor: "admin-key:\(key.id)")
         return try JSON.response(user)
     }
@@ -201,18 +175,6 @@ struct UserAdminRoutes: Sendable {
             throw AdminError.notFound("device \(id)")
         }
         return device
-    }
-
-    /// `user` with `fields` applied and checked, updated at `date`.
-    static func patched(_ user: User, applying fields: UserFields, at date: Date) throws -> User {
-        var patched = user
-        if let raw = fields.username { patched.username = try Self.username(raw) }
-        if let displayName = fields.displayName {
-            patched.displayName = displayName.isEmpty ? nil : try AdminFields.name(displayName, field: "display_name")
-        }
-        if let status = try Self.status(fields.status) { patched.status = status }
-        patched.updatedAt = date
-        return patched
     }
 
     /// The `push` filter of the tenant-wide device list: `valid`, `invalid` or `none`.
@@ -236,20 +198,5 @@ struct UserAdminRoutes: Sendable {
             throw .badRequest("q must be 1 to 128 characters without control characters")
         }
         return value
-    }
-
-    /// Usernames: 1–128 characters, no white space, and none that `NameCharacters` refuses.
-    static func username(_ raw: String) throws(AdminError) -> String {
-        guard (1...128).contains(raw.count), !raw.unicodeScalars.contains(where: \.properties.isWhitespace),
-              !NameCharacters.refuses(raw) else {
-            throw .invalidField("username", "1 to 128 characters without white space, control or format characters")
-        }
-        return raw
-    }
-
-    static func status(_ raw: String?) throws(AdminError) -> User.Status? {
-        guard let raw else { return nil }
-        guard let status = User.Status(rawValue: raw) else { throw .invalidField("status", "must be active or disabled") }
-        return status
     }
 }

@@ -7,6 +7,12 @@ enum ScopeToken {
         }
     }
 
+    /// Whether `token` may be registered as one of a client's scopes (or a trusted issuer's
+    /// required scope): a valid token of at most 128 characters.
+    static func isRegistrable(_ token: String) -> Bool {
+        token.count <= 128 && isValid(token[...])
+    }
+
     /// The space-separated tokens of `text`, in order, each once; nil if one is malformed.
     static func list(_ text: String) -> [String]? {
         var tokens: [String] = []

@@ -78,7 +78,7 @@ struct TrustedIssuerFields: Decodable, Sendable {
             issuer.usernameClaim = claim
         }
         if let scope = requiredScope {
-            guard scope.isEmpty || ClientAdminRoutes.isScopeToken(scope) else {
+            guard scope.isEmpty || ScopeToken.isRegistrable(scope) else {
                 throw .invalidField("required_scope", "must be one scope token (RFC 6749 §3.3), or empty for no scope check")
             }
             issuer.requiredScope = scope

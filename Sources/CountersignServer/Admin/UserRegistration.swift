@@ -1,0 +1,62 @@
+import CountersignCore
+import Foundation
+
+/// The body of `POST` and `PATCH …/users`, and the rules of a user's fields: every member
+/// optional here, `username` required on creation. Each refusal is `AdminError.invalidField`
+/// naming the member and why.
+struct UserRegistration: Decodable, Sendable {
+    var username: String?
+    var displayName: String?
+    var status: String?
+    /// On update only: sets the user's code (CIBA `user_code`); an empty string removes it.
+    var userCode: String?
+
+    enum CodingKeys: String, CodingKey {
+        case username, status
+        case displayName = "display_name"
+        case userCode = "user_code"
+    }
+
+    /// A new user of `tenantID` from these fields, created at `date`; active unless `status`
+    /// says otherwise.
+    func registered(id: String, tenantID: String, at date: Date) throws(AdminError) -> User {
+        guard let username else { throw .missingField("username") }
+        return User(
+            id: id, tenantID: tenantID, username: try Self.username(username),
+            displayName: try AdminFields.optionalName(displayName, field: "display_name"),
+            status: try Self.status(status) ?? .active, createdAt: date, updatedAt: date)
+    }
+
+    /// `existing` with the fields given applied and checked, updated at `date`, and the user code
+    /// to store: nil when none was sent, `.some(nil)` to remove it.
+    func applied(to existing: User, at date: Date) throws -> (user: User, userCode: UserCode??) {
+        var user = existing
+        if let username { user.username = try Self.username(username) }
+        if let displayName {
+            user.displayName = displayName.isEmpty ? nil : try AdminFields.name(displayName, field: "display_name")
+        }
+        if let status = try Self.status(status) { user.status = status }
+        user.updatedAt = date
+        let code = try userCode.map { raw -> UserCode? in raw.isEmpty ? nil : try UserCode(raw) }
+        if let code {
+            user.hasUserCode = code != nil
+            user.userCodeLockedUntil = nil
+        }
+        return (user, code)
+    }
+
+    /// Usernames: 1–128 characters, no white space, and none that `NameCharacters` refuses.
+    static func username(_ raw: String) throws(AdminError) -> String {
+        guard (1...128).contains(raw.count), !raw.unicodeScalars.contains(where: \.properties.isWhitespace),
+              !NameCharacters.refuses(raw) else {
+            throw .invalidField("username", "1 to 128 characters without white space, control or format characters")
+        }
+        return raw
+    }
+
+    static func status(_ raw: String?) throws(AdminError) -> User.Status? {
+        guard let raw else { return nil }
+        guard let status = User.Status(rawValue: raw) else { throw .invalidField("status", "must be active or disabled") }
+        return status
+    }
+}
