@@ -61,7 +61,7 @@ struct PushDispatcher: Service, CustomStringConvertible {
             if entry.kind == .request && !undecided.contains(entry.transactionID) {
                 // A row taken over from a node that stopped mid-send may have reached the
                 // device: say so rather than claim it was never sent.
-                let reason = entry.lastError == OutboxTable.cutOffAttempt
+                let reason = entry.lastError == OutboxRepository.cutOffAttempt
                     ? "answered after an attempt whose outcome was lost (its node stopped); it may have been delivered"
                     : "answered before it was sent"
                 results.append((entry, token, .cancelled(reason: reason)))

@@ -39,8 +39,8 @@ public struct SecretSealer: Sendable {
     public func verifyAgainst(_ database: any Database) async throws {
         try await database.transaction { executor in
             try await executor.lockForStartup()
-            if let value = try await executor.first(
-                "SELECT value FROM server_meta WHERE key = \(Self.checkContext)", column: "value", as: String.self) {
+            let records = ServerMetaRepository()
+            if let value = try await records.value(of: Self.checkContext, on: executor) {
                 guard let sealed = Data(base64Encoded: value),
                       let opened = try? open(sealed, context: Self.checkContext), opened == Self.checkPlaintext else {
                     throw MasterKeyError.mismatch(masterKey.identifier)
@@ -48,8 +48,7 @@ public struct SecretSealer: Sendable {
                 return
             }
             let sealed = try seal(Self.checkPlaintext, context: Self.checkContext)
-            try await executor.run(
-                "INSERT INTO server_meta (key, value) VALUES (\(Self.checkContext), \(sealed.base64EncodedString()))")
+            try await records.insert(Self.checkContext, value: sealed.base64EncodedString(), on: executor)
         }
     }
 }

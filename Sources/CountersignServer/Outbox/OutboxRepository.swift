@@ -13,7 +13,7 @@ protocol OutboxRow: Decodable {
 /// feature's own with the reason), and only while the row is still `sending`: an outcome that
 /// arrives after another node reclaimed the row changes nothing. Each feature keeps its own row
 /// type, enqueue and reads.
-struct OutboxTable: Sendable {
+struct OutboxRepository: Sendable {
     /// The `last_error` a claim writes on a row it takes over from a node whose lease ran out:
     /// that node's attempt may or may not have reached the provider, and nobody knows which.
     static let cutOffAttempt = "an earlier attempt was cut off before its outcome was recorded"

@@ -1,0 +1,196 @@
+import Foundation
+
+public protocol UserRepository: Sendable {
+    func insert(_ user: User, on executor: any SQLExecutor) async throws
+    func find(id: String, tenantID: String, on executor: any SQLExecutor) async throws -> User?
+    func find(username: String, tenantID: String, on executor: any SQLExecutor) async throws -> User?
+    /// The user whose id is `hint`, or failing that whose username is: one statement.
+    func find(idOrUsername hint: String, tenantID: String, on executor: any SQLExecutor) async throws -> User?
+    func list(tenantID: String, after cursor: String?, limit: Int, on executor: any SQLExecutor) async throws -> [User]
+    /// The users whose username starts with `prefix`, any case, in the order of `list`.
+    func list(tenantID: String, usernamePrefix prefix: String, after cursor: String?, limit: Int,
+              on executor: any SQLExecutor) async throws -> [User]
+    /// The usernames of the users with these ids that exist, by id.
+    func usernames(ids: [String], on executor: any SQLExecutor) async throws -> [String: String]
+    func update(_ user: User, on executor: any SQLExecutor) async throws
+    func delete(id: String, on executor: any SQLExecutor) async throws
+    /// Refuses new requests for the user until `date`.
+    func suppressRequests(userID: String, until date: Date, on executor: any SQLExecutor) async throws
+    func liftSuppression(userID: String, on executor: any SQLExecutor) async throws
+    /// Locks the user's row until the transaction ends (PostgreSQL; SQLite's write lock already
+    /// serialises), so that counting their recent requests and adding one cannot interleave.
+    func lockForRequest(userID: String, on executor: any SQLExecutor) async throws
+    /// Counts a wrong TOTP code; at `limit` in a row TOTP is locked until `lockUntil`. Returns
+    /// the lock's end when this failure set it.
+    func recordTOTPFailure(userID: String, limit: Int, lockUntil: Date, on executor: any SQLExecutor) async throws -> Date?
+    func resetTOTPFailures(userID: String, on executor: any SQLExecutor) async throws
+}
+
+public struct SQLUserRepository: UserRepository {
+    public init() {}
+
+    private typealias Row = UserRow
+
+    public func insert(_ user: User, on executor: any SQLExecutor) async throws {
+        try await executor.run(
+            """
+            INSERT INTO users (id, tenant_id, username, display_name, status, created_at, updated_at)
+            VALUES (\(user.id), \(user.tenantID), \(user.username), \(user.displayName), \(user.status), \(user.createdAt),
+                \(user.updatedAt))
+            """)
+    }
+
+    public func find(id: String, tenantID: String, on executor: any SQLExecutor) async throws -> User? {
+        try await executor.first(
+            "SELECT \(raw: Row.columns) FROM users WHERE id = \(id) AND tenant_id = \(tenantID)", as: Row.self
+        )?.user()
+    }
+
+    public func find(username: String, tenantID: String, on executor: any SQLExecutor) async throws -> User? {
+        try await executor.first(
+            "SELECT \(raw: Row.columns) FROM users WHERE username = \(username) AND tenant_id = \(tenantID)",
+            as: Row.self
+        )?.user()
+    }
+
+    public func find(idOrUsername hint: String, tenantID: String, on executor: any SQLExecutor) async throws -> User? {
+        try await executor.first(
+            """
+            SELECT \(raw: Row.columns) FROM users
+            WHERE tenant_id = \(tenantID) AND (id = \(hint) OR username = \(hint))
+            ORDER BY CASE WHEN id = \(hint) THEN 0 ELSE 1 END LIMIT 1
+            """, as: Row.self
+        )?.user()
+    }
+
+    public func list(tenantID: String, after cursor: String?, limit: Int, on executor: any SQLExecutor) async throws -> [User] {
+        try await executor.all(
+            """
+            SELECT \(raw: Row.columns) FROM users
+            WHERE tenant_id = \(tenantID) AND id > \(cursor ?? "") ORDER BY id LIMIT \(limit)
+            """, as: Row.self
+        ).map { $0.user() }
+    }
+
+    public func list(tenantID: String, usernamePrefix prefix: String, after cursor: String?, limit: Int,
+                     on executor: any SQLExecutor) async throws -> [User] {
+        // LIKE with its wildcards escaped: `_` and `%` in a username are themselves.
+        let pattern = prefix.lowercased().replacingOccurrences(of: "\\", with: "\\\\")
+            .replacingOccurrences(of: "%", with: "\\%").replacingOccurrences(of: "_", with: "\\_") + "%"
+        return try await executor.all(
+            """
+            SELECT \(raw: Row.columns) FROM users
+            WHERE tenant_id = \(tenantID) AND lower(username) LIKE \(pattern) ESCAPE '\\' AND id > \(cursor ?? "")
+            ORDER BY id LIMIT \(limit)
+            """, as: Row.self
+        ).map { $0.user() }
+    }
+
+    public func usernames(ids: [String], on executor: any SQLExecutor) async throws -> [String: String] {
+        let rows = try await executor.run(chunking: ids) { part in "SELECT id, username FROM users WHERE id IN (\(list: part))" }
+        var names: [String: String] = [:]
+        for row in rows {
+            names[try row.decode(column: "id", as: String.self)] = try row.decode(column: "username", as: String.self)
+        }
+        return names
+    }
+
+    public func update(_ user: User, on executor: any SQLExecutor) async throws {
+        try await executor.run(
+            """
+            UPDATE users SET username = \(user.username), display_name = \(user.displayName), status = \(user.status),
+                updated_at = \(user.updatedAt)
+            WHERE id = \(user.id)
+            """)
+    }
+
+    public func delete(id: String, on executor: any SQLExecutor) async throws {
+        try await executor.run("DELETE FROM users WHERE id = \(id)")
+    }
+
+    public func suppressRequests(userID: String, until date: Date, on executor: any SQLExecutor) async throws {
+        try await executor.run(
+            """
+            UPDATE users SET requests_suppressed_until = \(date)
+            WHERE id = \(userID) AND (requests_suppressed_until IS NULL OR requests_suppressed_until < \(date))
+            """)
+    }
+
+    public func liftSuppression(userID: String, on executor: any SQLExecutor) async throws {
+        try await executor.run("UPDATE users SET requests_suppressed_until = NULL WHERE id = \(userID)")
+    }
+
+    public func lockForRequest(userID: String, on executor: any SQLExecutor) async throws {
+        if executor.dialect == .postgres {
+            try await executor.run("SELECT id FROM users WHERE id = \(userID) FOR UPDATE")
+        }
+    }
+
+    public func recordTOTPFailure(userID: String, limit: Int, lockUntil: Date, on executor: any SQLExecutor) async throws -> Date? {
+        guard let failures = try await executor.first(
+            "UPDATE users SET totp_failures = totp_failures + 1 WHERE id = \(userID) RETURNING totp_failures",
+            column: "totp_failures", as: Int.self), failures >= limit else { return nil }
+        try await executor.run(
+            "UPDATE users SET totp_failures = 0, totp_locked_until = \(lockUntil) WHERE id = \(userID)")
+        return lockUntil
+    }
+
+    public func resetTOTPFailures(userID: String, on executor: any SQLExecutor) async throws {
+        try await executor.run("UPDATE users SET totp_failures = 0 WHERE id = \(userID) AND totp_failures <> 0")
+    }
+
+    /// The usernames of the users with these ids, within the tenant (any tenant's for nil).
+    func usernames(ids: [String], tenantID: String?, on executor: any SQLExecutor) async throws -> [String: String] {
+        let tenant = tenantID ?? ""
+        var names: [String: String] = [:]
+        for row in try await executor.run(chunking: ids, { part in
+            "SELECT id, username FROM users WHERE id IN (\(list: part)) AND (\(tenant) = '' OR tenant_id = \(tenant))"
+        }) {
+            names[try row.decode(column: "id", as: String.self)] = try row.decode(column: "username", as: String.self)
+        }
+        return names
+    }
+}
+
+/// A row of `users` as stored, decoded by column name, then turned into a `User`. The code's
+/// hash is never read here: only whether there is one.
+struct UserRow: Decodable {
+    /// What `SELECT` reads for `CodingKeys`: the columns, and for `has_user_code` whether
+    /// `user_code_hash` is set.
+    static let columns = CodingKeys.allCases.map { key in
+        key == .hasUserCode ? "CASE WHEN user_code_hash IS NULL THEN 0 ELSE 1 END AS \(key.rawValue)" : key.rawValue
+    }.joined(separator: ", ")
+
+    var id: String
+    var tenantID: String
+    var username: String
+    var displayName: String?
+    var status: User.Status
+    var createdAt: Date
+    var updatedAt: Date
+    var requestsSuppressedUntil: Date?
+    var totpLockedUntil: Date?
+    var hasUserCode: Bool
+    var userCodeLockedUntil: Date?
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case id
+        case tenantID = "tenant_id"
+        case username
+        case displayName = "display_name"
+        case status
+        case createdAt = "created_at"
+        case updatedAt = "updated_at"
+        case requestsSuppressedUntil = "requests_suppressed_until"
+        case totpLockedUntil = "totp_locked_until"
+        case hasUserCode = "has_user_code"
+        case userCodeLockedUntil = "user_code_locked_until"
+    }
+
+    func user() -> User {
+        User(
+            id: id, tenantID: tenantID, username: username, displayName: displayName, status: status,
+            createdAt: createdAt, updatedAt: updatedAt, requestsSuppressedUntil: requestsSuppressedUntil,
+            totpLockedUntil: totpLockedUntil, hasUserCode: hasUserCode, userCodeLockedUntil: userCodeLockedUntil)
+    }
+}
