@@ -152,7 +152,7 @@ public struct ApprovalService: Sendable {
         let limit = tenant.policy.userRequestsPerMinute
         if case .limited(let retryAfter) = try await store.start(
             transaction, deliveries: deliveries, pushes: pushes, userID: request.user.id,
-            perMinute: request.countsForUser ? limit : 0, at: now) {
+            limit: request.countsForUser ? UserRequestLimit(perMinute: limit) : .none, at: now) {
             metrics.bcAuthorizeRateLimited(limit: "user")
             throw ApprovalStartError.rateLimited(perMinute: limit, retryAfter: retryAfter)
         }
@@ -184,67 +184,22 @@ public struct ApprovalService: Sendable {
             details: answerable.delivery.sealed)
     }
 
-    /// How far a device's clock may be from the server's when it dates its answer.
-    static let answerClockSkew: TimeInterval = 300
-
-    /// A response is kept as the receipt of the decision, so its `iat` must be a time at which
-    /// it could have been signed: not before the request existed, not after now (each give or
-    /// take `answerClockSkew`).
-    static func checkIssuedAt(_ issuedAt: Int64, of transaction: ApprovalTransaction, now: Date) throws {
-        let earliest = Int64(transaction.createdAt.timeIntervalSince1970 - answerClockSkew)
-        let latest = Int64(now.timeIntervalSince1970 + answerClockSkew)
-        guard issuedAt >= earliest else {
-            throw ApprovalError.invalidResponse("iat is before this request was made (the device's clock is more than \(Int(answerClockSkew)) seconds behind?)")
-        }
-        guard issuedAt <= latest else {
-            throw ApprovalError.invalidResponse("iat is in the future (the device's clock is more than \(Int(answerClockSkew)) seconds ahead?)")
-        }
-    }
-
-    /// Records the device's signed decision. The checks (signature, request, challenge, digest)
-    /// run before the one conditional update that also checks state and expiry, so the first
-    /// valid answer wins and every later one gets `already_decided`.
-    ///
-    /// `nonce` is the device call's nonce when the caller left it unrecorded
-    /// (`DeviceAuthenticator.authenticateDeferringNonce`): it is recorded in the decision's
-    /// commit. An answer whose checks count or call out (a PIN, the custom verifier) records it
-    /// before them, and a refused answer records it by itself, so that whatever the outcome the
-    /// call cannot be played again, and playing it again changes nothing (`replayed`).
-    public func answer(
-        _ id: String, by device: Device, tenant: Tenant, submission: ApprovalSubmission, nonce: DeviceNonce? = nil
+    /// Records the device's signed decision: the answer's checks (`AnswerCeremony`), then the
+    /// factors (`AnswerCheck`), then the one conditional update that also checks state and
+    /// expiry, so the first valid answer wins and every later one gets `already_decided`. The
+    /// call's nonce is recorded as `AnswerNonce` says, whatever the outcome.
+    func answer(
+        _ id: String, by device: Device, tenant: Tenant, submission: ApprovalSubmission, nonce: AnswerNonce
     ) async throws -> ApprovalAcknowledgement {
-        var unrecorded = nonce
+        var nonce = nonce
         let transaction: ApprovalTransaction
         let decision: ApprovalDecision
         let recorded: RecordedDecision?
         do {
             let answerable = try await answerable(id, by: device)
             transaction = answerable.transaction
-            let key = try device.signingKey.signingKey()
-            let verified: (response: ApprovalResponse, jws: CompactJWS)
-            do {
-                verified = try ApprovalResponse.verified(submission.response, key: key, deviceID: device.id)
-            } catch {
-                throw ApprovalError.invalidResponse(error.description)
-            }
-            let response = verified.response
-            guard response.requestID == transaction.id else {
-                throw ApprovalError.challengeMismatch("the response names request \(response.requestID), not \(transaction.id)")
-            }
-            guard Secrets.constantTimeEqual(Data(response.challenge.utf8), Data(transaction.challenge.utf8)) else {
-                throw ApprovalError.challengeMismatch("the response does not repeat this request's challenge")
-            }
-            guard response.detailsDigest == transaction.detailsDigest else {
-                throw ApprovalError.detailsMismatch
-            }
-            guard !response.factors.isEmpty, response.factors.allSatisfy(Self.isFactorName) else {
-                throw ApprovalError.invalidResponse("factors must list how the user was verified, e.g. [\"confirm\"]")
-            }
-            try Self.checkIssuedAt(response.issuedAt, of: transaction, now: now())
-            if let first = unrecorded, response.factors.contains(where: Self.factorsThatAct.contains) {
-                try await record(first)
-                unrecorded = nil
-            }
+            let response = try AnswerCeremony.verify(submission, of: transaction, by: device, at: now())
+            try await nonce.beforeFactors(response.factors)
             let outcome = try await answers.evaluate(
                 response, submission: submission, transaction: transaction, device: device, tenant: tenant)
             let now = now()
@@ -253,14 +208,13 @@ public struct ApprovalService: Sendable {
             case .deny(let reason, let detail): (.denied, response.factors, reason, detail)
             }
             decision = ApprovalDecision(
-                transaction: transaction, status: status, device: device, deviceIDs: answerable.deviceIDs,
-                response: submission.response, factors: factors,
-                reason: reason, verifierReason: detail, policy: tenant.policy, nonce: unrecorded, at: now)
+                transaction: transaction, status: status, device: device, response: submission.response, factors: factors,
+                reason: reason, nonce: nonce.forCommit, at: now,
+                effects: .of(transaction, status: status, by: device, factors: factors, reason: reason, verifierReason: detail,
+                             deviceIDs: answerable.deviceIDs, policy: tenant.policy, at: now))
             recorded = try await store.decide(decision)
         } catch {
-            // Refused, or the decision's commit failed (a replay among the reasons): the nonce
-            // alone, which says `replayed` when it was used already.
-            if let unrecorded { try await record(unrecorded) }
+            try await nonce.afterRefusal()
             throw error
         }
         guard let recorded else {
@@ -270,20 +224,10 @@ public struct ApprovalService: Sendable {
             throw ApprovalError.expired
         }
         metrics.approvalDecided(decision.status.rawValue)
-        await signals.closed(RequestClosed(id: transaction.id, status: decision.status.rawValue),
-                             deviceIDs: decision.deviceIDs, withdrawalsQueued: recorded.withdrawalsQueued,
-                             callsBackClient: transaction.deliveryMode != .poll)
+        await signals.closed(decision.effects.closed, deviceIDs: decision.effects.deviceIDs,
+                             withdrawalsQueued: recorded.withdrawalsQueued, callsBackClient: transaction.deliveryMode != .poll)
         return ApprovalAcknowledgement(
             requestID: transaction.id, status: decision.status.rawValue, decidedAt: decision.at, reason: decision.reason)
-    }
-
-    /// Factors whose check changes something or calls out: a PIN attempt counts, the custom
-    /// verifier is asked. An answer naming one records its nonce before they run.
-    private static let factorsThatAct: Set<String> = [Factor.pin.rawValue, Factor.custom.rawValue]
-
-    /// Records a device call's nonce by itself; `replayed` if the device used it already.
-    private func record(_ nonce: DeviceNonce) async throws {
-        guard try await store.recordNonce(nonce) else { throw DeviceRequestError.replayed }
     }
 
     /// The delivery of `id` to this device, if the request is still pending and unexpired.
@@ -295,11 +239,6 @@ public struct ApprovalService: Sendable {
         guard transaction.status == .pending else { throw ApprovalError.alreadyDecided(transaction.status) }
         guard !transaction.isExpired(at: now()) else { throw ApprovalError.expired }
         return answerable
-    }
-
-    /// Factor names are short lowercase tokens (`confirm`, later `pin`, `biometric`, …).
-    private static func isFactorName(_ name: String) -> Bool {
-        (1...32).contains(name.utf8.count) && name.utf8.allSatisfy { (0x61...0x7a).contains($0) || $0 == 0x5f }
     }
 
     // MARK: - Clean-up

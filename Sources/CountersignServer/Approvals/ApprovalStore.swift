@@ -8,22 +8,20 @@ import Foundation
 protocol ApprovalStore: Sendable {
     /// The user's active devices, at most `limit`.
     func devices(userID: String, limit: Int) async throws -> [Device]
-    /// Stores the request, its deliveries and its pushes in one transaction, if the user has
-    /// been sent fewer than `perMinute` requests in the minute before `date` (0: no limit).
+    /// Stores the request, its deliveries and its pushes in one transaction, if `limit` admits
+    /// it: the user's requests of its window are counted under a lock on the user, so that two
+    /// nodes counting at once cannot both let a request over the limit through.
     func start(_ transaction: ApprovalTransaction, deliveries: [ApprovalDelivery], pushes: [PushOutboxEntry],
-               userID: String, perMinute: Int, at date: Date) async throws -> ApprovalAdmission
+               userID: String, limit: UserRequestLimit, at date: Date) async throws -> ApprovalAdmission
     /// The device's undecided, unexpired requests, newest first.
     func inbox(deviceID: String, at date: Date, limit: Int) async throws -> [PendingRequestEnvelope]
     /// What was sealed for the device, with its request and every device it was sealed for.
     func delivery(requestID: String, deviceID: String) async throws -> AnswerableDelivery?
     func request(id: String) async throws -> ApprovalTransaction?
     /// Records the decision if the request is still pending and unexpired, in one transaction
-    /// with the withdrawal of the other devices' alerts, the audit record, the relying party's
-    /// notification, for "I did not request this" the report, and the answering call's nonce
-    /// (`DeviceRequestError.replayed` if it was used); nil if it was not pending.
+    /// with the answering call's nonce (`DeviceRequestError.replayed` if it was used) and its
+    /// effects, as the flow built them; nil if it was not pending, and then nothing is written.
     func decide(_ decision: ApprovalDecision) async throws -> RecordedDecision?
-    /// Records a device call's nonce by itself; false if the device used it already.
-    func recordNonce(_ nonce: DeviceNonce) async throws -> Bool
     /// Deletes what has expired; returns how many requests went.
     func sweep(undecidedBefore: Date, decidedBefore: Date, windowsBefore: Date) async throws -> Int
 }
@@ -33,6 +31,26 @@ enum ApprovalAdmission: Sendable, Equatable {
     case admitted
     /// `retryAfter` seconds until the oldest request of the minute leaves it.
     case limited(retryAfter: Int)
+}
+
+/// The most requests a user is sent in a minute (the tenant's `user_requests_per_minute`), and
+/// its rule; the store counts, under a lock, and asks.
+struct UserRequestLimit: Sendable, Equatable {
+    /// 0: no limit.
+    let perMinute: Int
+
+    static let none = UserRequestLimit(perMinute: 0)
+
+    /// Where the counted window starts for a request at `date`: the minute before it.
+    func windowStart(at date: Date) -> Date { date.addingTimeInterval(-60) }
+
+    /// A request at `date` is let through while fewer than `perMinute` of the user's requests
+    /// fall in its window; otherwise it may be retried when the window's oldest leaves it.
+    func admission(recent count: Int, oldest: Date?, at date: Date) -> ApprovalAdmission {
+        guard perMinute > 0, count >= perMinute else { return .admitted }
+        let freed = (oldest ?? date).addingTimeInterval(60)
+        return .limited(retryAfter: max(1, Int(freed.timeIntervalSince(date).rounded(.up))))
+    }
 }
 
 /// What recording a decision queued besides.
@@ -46,20 +64,66 @@ struct ApprovalDecision: Sendable {
     let transaction: ApprovalTransaction
     let status: ApprovalTransaction.Status
     let device: Device
-    /// Every device the request was sealed for, whose streams drop it.
-    let deviceIDs: [String]
     /// The device's signed response, kept as the receipt.
     let response: String
     let factors: [String]
     let reason: DenyReason?
-    /// What the custom verifier said, for the audit record.
-    let verifierReason: String?
-    /// The tenant's policy, for the "I did not request this" report.
-    let policy: AuthenticationPolicy
-    /// The answering call's nonce, recorded in the same commit (`replayed` if it was used);
-    /// nil when the call recorded it already.
+    /// The answering call's nonce, recorded in the same commit (`AnswerNonce.forCommit`); nil
+    /// when it was recorded already.
     let nonce: DeviceNonce?
     let at: Date
+    /// What the decision does besides, written with it or not at all.
+    let effects: DecisionEffects
+}
+
+/// What recording a decision does besides, built by the flow (`DecisionEffects.of`) and only
+/// committed by the store, in the decision's transaction.
+struct DecisionEffects: Sendable {
+    /// The other devices' alerts are taken down: pushes not yet sent are not sent, and each
+    /// device that was alerted is sent a withdrawal (`withdrawals(alerted:)`).
+    let withdrawFrom: Withdrawal
+    let audit: AuditEvent
+    /// The relying party's ping or push (`ClientNotification.announcing`); nil in poll mode.
+    let notification: ClientNotification?
+    /// "I did not request this": the report (`NotRequestedReport`) under the tenant's policy.
+    let notRequested: AuthenticationPolicy?
+    /// The request closes for every device it was sealed for, on every node.
+    let closed: RequestClosed
+    let deviceIDs: [String]
+
+    struct Withdrawal: Sendable {
+        let transaction: ApprovalTransaction
+        let decidingDevice: String
+
+        /// The withdrawal pushes for the devices whose alerts went out.
+        func pushes(alerted: [(deviceID: String, provider: PushRegistration.Provider)], at date: Date) -> [PushOutboxEntry] {
+            alerted.map { other in
+                .queued(.withdraw, transactionID: transaction.id, tenantID: transaction.tenantID, deviceID: other.deviceID,
+                        provider: other.provider, expiresAt: transaction.expiresAt, at: date)
+            }
+        }
+    }
+
+    /// The effects of `device` deciding `transaction` as `status` at `date`: the audit record
+    /// (with the factors, a deny reason and what the custom verifier said), the relying party's
+    /// notification, the report for `notRequested`, and the close.
+    static func of(
+        _ transaction: ApprovalTransaction, status: ApprovalTransaction.Status, by device: Device, factors: [String],
+        reason: DenyReason?, verifierReason: String?, deviceIDs: [String], policy: AuthenticationPolicy, at date: Date
+    ) -> DecisionEffects {
+        DecisionEffects(
+            withdrawFrom: Withdrawal(transaction: transaction, decidingDevice: device.id),
+            audit: AuditLog.event(
+                status == .approved ? "approval.approved" : "approval.denied", actor: "device:\(device.id)",
+                tenantID: transaction.tenantID, target: ("approval", transaction.id),
+                details: ["client_id": transaction.clientID, "user_id": transaction.userID,
+                          "factors": factors.joined(separator: " "), "reason": reason?.rawValue ?? "",
+                          "verifier_reason": verifierReason ?? ""].filter { !$0.value.isEmpty },
+                at: date),
+            notification: ClientNotification.announcing(transaction, status: status, at: date),
+            notRequested: reason == .notRequested ? policy : nil,
+            closed: RequestClosed(id: transaction.id, status: status.rawValue), deviceIDs: deviceIDs)
+    }
 }
 
 /// The approval loop's store on the server's database (SQLite or PostgreSQL).
@@ -81,7 +145,7 @@ struct SQLApprovalStore: ApprovalStore {
     }
 
     func start(_ transaction: ApprovalTransaction, deliveries: [ApprovalDelivery], pushes: [PushOutboxEntry],
-               userID: String, perMinute: Int, at date: Date) async throws -> ApprovalAdmission {
+               userID: String, limit: UserRequestLimit, at date: Date) async throws -> ApprovalAdmission {
         // The request, its deliveries, its pushes and its announcement are written together: one
         // statement on PostgreSQL.
         let writes = SQLStatementCollector(dialect: database.dialect)
@@ -89,7 +153,7 @@ struct SQLApprovalStore: ApprovalStore {
         try await pushOutbox.enqueue(pushes, on: writes)
         try await cluster.announceRequest(transaction.id, deviceIDs: deliveries.map(\.deviceID), on: writes)
         let statements = writes.take()
-        guard perMinute > 0 else {
+        guard limit != .none else {
             // With no limit to count against, that one statement needs no transaction.
             try await database.run(atomically: statements)
             return .admitted
@@ -98,13 +162,10 @@ struct SQLApprovalStore: ApprovalStore {
             // The user's row is locked first, so that two nodes counting at once cannot both
             // let the request over the limit through.
             try await users.lockForRequest(userID: userID, on: executor)
-            let recent = try await approvals.countRequests(userID: userID, since: date.addingTimeInterval(-60), on: executor)
-            if recent.count >= perMinute {
-                let freed = (recent.oldest ?? date).addingTimeInterval(60)
-                return .limited(retryAfter: max(1, Int(freed.timeIntervalSince(date).rounded(.up))))
-            }
-            try await executor.run(together: statements)
-            return .admitted
+            let recent = try await approvals.countRequests(userID: userID, since: limit.windowStart(at: date), on: executor)
+            let admission = limit.admission(recent: recent.count, oldest: recent.oldest, at: date)
+            if admission == .admitted { try await executor.run(together: statements) }
+            return admission
         }
     }
 
@@ -122,6 +183,7 @@ struct SQLApprovalStore: ApprovalStore {
 
     func decide(_ decision: ApprovalDecision) async throws -> RecordedDecision? {
         let transaction = decision.transaction
+        let effects = decision.effects
         let now = decision.at
         return try await database.transaction { executor in
             if let nonce = decision.nonce {
@@ -133,40 +195,24 @@ struct SQLApprovalStore: ApprovalStore {
             guard try await approvals.decide(
                 id: transaction.id, status: decision.status, deviceID: decision.device.id, response: decision.response,
                 factors: decision.factors, reason: decision.reason, at: now, on: executor) else { return nil }
-            // The other devices' alerts are taken down; pushes not yet sent are not sent.
             let alerted = try await pushOutbox.cancelRequests(
-                transactionID: transaction.id, decidingDevice: decision.device.id, at: now, on: executor)
+                transactionID: transaction.id, decidingDevice: effects.withdrawFrom.decidingDevice, at: now, on: executor)
             // What is left only writes (but for the rare report, which reads the user): one
             // statement on PostgreSQL.
             let writes = SQLStatementCollector(dialect: executor.dialect)
-            try await pushOutbox.enqueue(alerted.map { other in
-                .queued(.withdraw, transactionID: transaction.id, tenantID: transaction.tenantID, deviceID: other.deviceID,
-                        provider: other.provider, expiresAt: transaction.expiresAt, at: now)
-            }, on: writes)
-            try await audit.record(
-                decision.status == .approved ? "approval.approved" : "approval.denied", actor: "device:\(decision.device.id)",
-                tenantID: transaction.tenantID, target: ("approval", transaction.id),
-                details: ["client_id": transaction.clientID, "user_id": transaction.userID,
-                          "factors": decision.factors.joined(separator: " "), "reason": decision.reason?.rawValue ?? "",
-                          "verifier_reason": decision.verifierReason ?? ""].filter { !$0.value.isEmpty },
-                at: now, on: writes)
-            if let notification = ClientNotification.announcing(transaction, status: decision.status, at: now) {
+            try await pushOutbox.enqueue(effects.withdrawFrom.pushes(alerted: alerted, at: now), on: writes)
+            try await audit.append(effects.audit, on: writes)
+            if let notification = effects.notification {
                 try await clientNotifications.enqueue([notification], on: writes)
             }
-            if decision.reason == .notRequested {
+            if let policy = effects.notRequested {
                 try await executor.run(together: writes.take())
-                try await notRequested.record(transaction, device: decision.device, policy: decision.policy, at: now, on: executor)
+                try await notRequested.record(transaction, device: decision.device, policy: policy, at: now, on: executor)
             }
-            try await cluster.announceClosed(
-                RequestClosed(id: transaction.id, status: decision.status.rawValue), deviceIDs: decision.deviceIDs,
-                on: writes)
+            try await cluster.announceClosed(effects.closed, deviceIDs: effects.deviceIDs, on: writes)
             try await executor.run(together: writes.take())
             return RecordedDecision(withdrawalsQueued: !alerted.isEmpty)
         }
-    }
-
-    func recordNonce(_ nonce: DeviceNonce) async throws -> Bool {
-        try await devices.recordNonce(deviceID: nonce.deviceID, nonce: nonce.value, expiresAt: nonce.expiresAt, on: database)
     }
 
     func sweep(undecidedBefore: Date, decidedBefore: Date, windowsBefore: Date) async throws -> Int {

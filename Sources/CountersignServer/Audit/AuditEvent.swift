@@ -34,9 +34,22 @@ public struct AuditLog: Sendable {
         _ action: String, actor: String, tenantID: String?, target: (type: String, id: String),
         details: [String: String] = [:], at date: Date, on executor: any SQLExecutor
     ) async throws {
-        try await repository.append(
-            AuditEvent(id: Identifier.make("evt", at: date), tenantID: tenantID, actor: actor, action: action,
-                       targetType: target.type, targetID: target.id, details: details, occurredAt: date),
-            on: executor)
+        try await append(
+            Self.event(action, actor: actor, tenantID: tenantID, target: target, details: details, at: date), on: executor)
+    }
+
+    /// The event `record` writes, for a caller that builds it before the transaction it is
+    /// written in (`DecisionEffects`).
+    static func event(
+        _ action: String, actor: String, tenantID: String?, target: (type: String, id: String),
+        details: [String: String] = [:], at date: Date
+    ) -> AuditEvent {
+        AuditEvent(id: Identifier.make("evt", at: date), tenantID: tenantID, actor: actor, action: action,
+                   targetType: target.type, targetID: target.id, details: details, occurredAt: date)
+    }
+
+    /// Writes an event built beforehand (`event`).
+    func append(_ event: AuditEvent, on executor: any SQLExecutor) async throws {
+        try await repository.append(event, on: executor)
     }
 }

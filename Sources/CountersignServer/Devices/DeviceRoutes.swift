@@ -74,15 +74,15 @@ struct DeviceRoutes: Sendable {
             }
         }
         router.post("/requests/{id}/response") { request, context in
-            // The answer's nonce is recorded in the commit that records the decision.
+            // The answer's nonce is recorded as `AnswerNonce` says, in the decision's commit if it can.
             try await self.signedRecordingNonce(request, context) { device, tenant, body, nonce in
                 let id = try context.parameters.require("id")
+                let nonce = AnswerNonce(nonce, ledger: authenticator)
                 let submission: ApprovalSubmission
                 do {
                     submission = try JSON.decode(ApprovalSubmission.self, from: body)
                 } catch {
-                    // A malformed answer uses up its nonce like any refused one.
-                    try await authenticator.record(nonce)
+                    try await nonce.afterRefusal()
                     throw error
                 }
                 return try JSON.response(try await approvals.answer(
