@@ -44,7 +44,7 @@ struct AccountBrowserTests {
                 try await Self.saveForDocs(shot, "account-enroll")
                 let shown = try await browser.find("#enrollment-uri").text()
                 if ZXingReader.isAvailable {
-                    let scanned = try ZXingReader.decode([shot]).first?.first?.text
+                    let scanned = try await ZXingReader.decode([shot]).first?.first?.text
                     #expect(scanned == shown, "the QR code on the screen holds the URI the page shows")
                 }
                 let (kit, _) = server.authenticator()

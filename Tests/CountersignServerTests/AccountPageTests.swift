@@ -258,7 +258,7 @@ struct AccountPageTests {
             let png = try #require(Data(base64Encoded: image))
             #expect(png.starts(with: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]))
             if ZXingReader.isAvailable {
-                #expect(try ZXingReader.decode([png]).first?.first?.text == uri, "the QR code holds the URI shown")
+                #expect(try await ZXingReader.decode([png]).first?.first?.text == uri, "the QR code holds the URI shown")
             }
             #expect(page.text.contains(#"<script src="/assets/account-enroll.js" defer></script>"#))
             #expect(page.text.contains(#"<a class="button secondary" id="done" href="/account">Done</a>"#))

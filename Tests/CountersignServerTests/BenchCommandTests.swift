@@ -50,7 +50,7 @@ struct BenchCommandTests {
             try await Self.withServer(serverEnvironment: serverEnvironment) { _, environment, server in
                 // Requests on many threads at once: each thread that allocates takes an arena of
                 // its own while the limit allows.
-                let run = try await CommandLineTests.runAside(
+                let run = try await CommandLineTests.run(
                     ["bench", "loop", "--server", environment["COUNTERSIGN_SERVER"]!, "--loops", "64", "--concurrency", "32"],
                     environment: environment)
                 #expect(run.status == 0, "\(run.output)")
@@ -79,7 +79,7 @@ struct BenchCommandTests {
         var kept: [Int] = []
         for seconds in [0, 1] {
             try await Self.withServer(serverEnvironment: ["COUNTERSIGN_MEMORY_RETURN_INTERVAL": "\(seconds)"]) { _, environment, server in
-                let run = try await CommandLineTests.runAside(
+                let run = try await CommandLineTests.run(
                     ["bench", "loop", "--server", environment["COUNTERSIGN_SERVER"]!, "--loops", "400", "--concurrency", "128"],
                     environment: environment)
                 #expect(run.status == 0, "\(run.output)")
@@ -99,7 +99,7 @@ struct BenchCommandTests {
     @Test("bench loop --server runs its loops and reports throughput, latency and the CPU per loop", .enabled(if: enabled))
     func loopAgainstARunningServer() async throws {
         try await Self.withServer { _, environment, _ in
-            let run = try await CommandLineTests.runAside(
+            let run = try await CommandLineTests.run(
                 ["bench", "loop", "--server", environment["COUNTERSIGN_SERVER"]!, "--loops", "12", "--concurrency", "2"],
                 environment: environment)
             #expect(run.status == 0, "\(run.output)")
@@ -114,7 +114,7 @@ struct BenchCommandTests {
     func soakWritesItsPlotAndSamples() async throws {
         try await Self.withServer { scratch, environment, _ in
             let plot = scratch.appendingPathComponent("soak.svg")
-            let run = try await CommandLineTests.runAside(
+            let run = try await CommandLineTests.run(
                 ["bench", "soak", "--server", environment["COUNTERSIGN_SERVER"]!, "--duration", "6", "--rate", "4",
                  "--users", "2", "--sample-every", "2", "--plot", plot.path],
                 environment: environment)
@@ -146,8 +146,8 @@ struct BenchCommandTests {
     }
 
     @Test("bench soak refuses a rate of zero before it starts", .enabled(if: enabled))
-    func soakRefusesAZeroRate() throws {
-        let run = try CommandLineTests.run(
+    func soakRefusesAZeroRate() async throws {
+        let run = try await CommandLineTests.run(
             ["bench", "soak", "--server", "http://127.0.0.1:9", "--rate", "0"], environment: ["COUNTERSIGN_ADMIN_KEY": "key_x.y"])
         #expect(run.status != 0)
         #expect(run.output.contains("--duration, --rate, --users and --sample-every must be positive"), "\(run.output)")

@@ -217,18 +217,18 @@ struct ClientAuthRegistrationTests {
     func commandLineTokenSigningAlgorithm() async throws {
         try await TestServer.with(.sqlite) { server in
             let environment = ["COUNTERSIGN_SERVER": server.base, "COUNTERSIGN_ADMIN_KEY": server.adminKey]
-            let created = try await CommandLineTests.runAside(
+            let created = try await CommandLineTests.run(
                 ["admin", "client", "create", "--name", "Portal", "--id-token-signed-response-alg", "RS256"], environment: environment)
             #expect(created.status == 0, "\(created.output)")
             let object = try #require(try JSONSerialization.jsonObject(with: Data(created.output.utf8)) as? [String: Any])
             let client = try #require(object["client"] as? [String: Any])
             #expect(client["id_token_signed_response_alg"] as? String == "RS256")
             let id = try #require(client["client_id"] as? String)
-            let refused = try await CommandLineTests.runAside(
+            let refused = try await CommandLineTests.run(
                 ["admin", "client", "update", id, "--id-token-signed-response-alg", "HS256"], environment: environment)
             #expect(refused.status != 0)
             #expect(refused.output.contains("field id_token_signed_response_alg is invalid: must be ES256 or RS256"), "\(refused.output)")
-            let updated = try await CommandLineTests.runAside(
+            let updated = try await CommandLineTests.run(
                 ["admin", "client", "update", id, "--id-token-signed-response-alg", "ES256"], environment: environment)
             #expect(updated.status == 0, "\(updated.output)")
             #expect(try await server.admin("GET", "/admin/v1/tenants/default/clients/\(id)")["id_token_signed_response_alg"] as? String
@@ -243,7 +243,7 @@ struct ClientAuthRegistrationTests {
             let file = server.scratch.directory.appendingPathComponent("jwks.json")
             try JSONSerialization.data(withJSONObject: ["keys": [Self.ecJWK()]]).write(to: file)
             let environment = ["COUNTERSIGN_SERVER": server.base, "COUNTERSIGN_ADMIN_KEY": server.adminKey]
-            let created = try await CommandLineTests.runAside(
+            let created = try await CommandLineTests.run(
                 ["admin", "client", "create", "--name", "Bank", "--auth-method", "private_key_jwt", "--jwks-file", file.path,
                  "--require-signed-requests", "--user-code-parameter"], environment: environment)
             #expect(created.status == 0, "\(created.output)")
@@ -253,7 +253,7 @@ struct ClientAuthRegistrationTests {
             #expect(client["require_signed_request_object"] as? Bool == true)
             #expect(client["backchannel_user_code_parameter"] as? Bool == true)
             let id = try #require(client["client_id"] as? String)
-            let updated = try await CommandLineTests.runAside(
+            let updated = try await CommandLineTests.run(
                 ["admin", "client", "update", id, "--no-require-signed-requests", "--no-user-code-parameter"], environment: environment)
             #expect(updated.status == 0, "\(updated.output)")
             let shown = try await server.admin("GET", "/admin/v1/tenants/default/clients/\(id)")

@@ -13,7 +13,7 @@ struct CodeFlowExampleTests {
         let searchPath = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
         guard let path = searchPath.split(separator: ":").map({ "\($0)/python3" })
                 .first(where: FileManager.default.isExecutableFile(atPath:)),
-              (try? ChildProcess.run(URL(fileURLWithPath: path), ["-c", "import authlib, requests"])) != nil else {
+              (try? ChildProcess.runBlocking(URL(fileURLWithPath: path), ["-c", "import authlib, requests"])) != nil else {
             FileHandle.standardError.write(Data("CodeFlowExampleTests: SKIPPED: python3 with authlib and requests is not available\n".utf8))
             return nil
         }
@@ -52,7 +52,7 @@ struct CodeFlowExampleTests {
             // Authlib refuses plain http unless told this is a test.
             let environment = ["AUTHLIB_INSECURE_TRANSPORT": "1"]
             let python = try #require(Self.python)
-            let started = try ChildProcess.run(python, ["-c", Self.driver] + settings + ["start"], environment: environment)
+            let started = try await ChildProcess.run(python, ["-c", Self.driver] + settings + ["start"], environment: environment)
             let object = try #require(try JSONSerialization.jsonObject(with: Data(started.utf8)) as? [String: Any])
             let url = try #require(object["url"] as? String)
             let session = try #require(object["session"] as? [String: String])
@@ -67,7 +67,7 @@ struct CodeFlowExampleTests {
             let callback = try #require(back.header("Location"))
 
             let sessionJSON = String(decoding: try JSONSerialization.data(withJSONObject: session), as: UTF8.self)
-            let finished = try ChildProcess.run(
+            let finished = try await ChildProcess.run(
                 python, ["-c", Self.driver] + settings + ["finish", sessionJSON, callback], environment: environment)
             let claims = try #require(try JSONSerialization.jsonObject(with: Data(finished.utf8)) as? [String: Any])
             #expect(claims["sub"] as? String == alice.userID)

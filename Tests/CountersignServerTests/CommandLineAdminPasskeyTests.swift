@@ -13,7 +13,7 @@ struct CommandLineAdminPasskeyTests {
             let passkey = try await bench.alicesPasskey(name: "Laptop")
             let environment = ["COUNTERSIGN_SERVER": bench.server.base, "COUNTERSIGN_ADMIN_KEY": bench.server.adminKey]
             let run = { (arguments: [String]) in
-                try await CommandLineTests.runAside(["admin", "passkey"] + arguments, environment: environment)
+                try await CommandLineTests.run(["admin", "passkey"] + arguments, environment: environment)
             }
             func items(_ listed: CommandLineTests.Run) throws -> [[String: Any]] {
                 #expect(listed.status == 0, "\(listed.output)")
@@ -55,7 +55,7 @@ struct CommandLineAdminPasskeyTests {
             let listening = "http://127.0.0.1:\(try #require(server.listening).port)"
             let environment = ["COUNTERSIGN_SERVER": listening, "COUNTERSIGN_ADMIN_KEY": server.adminKey]
             func passkeys(_ arguments: [String]) async throws -> [String: Any] {
-                let run = try await CommandLineTests.runAside(["admin", "policy"] + arguments, environment: environment)
+                let run = try await CommandLineTests.run(["admin", "policy"] + arguments, environment: environment)
                 #expect(run.status == 0, "\(arguments): \(run.output)")
                 let policy = try JSONSerialization.jsonObject(with: Data(run.output.utf8)) as? [String: Any]
                 return try #require(policy?["passkeys"] as? [String: Any], "\(run.output)")
@@ -70,13 +70,13 @@ struct CommandLineAdminPasskeyTests {
             #expect(off["enabled"] as? Bool == false && off["rp_id"] as? String == "example.com")
             #expect(try await passkeys(["show"])["enabled"] as? Bool == false)
 
-            let refused = try await CommandLineTests.runAside(
+            let refused = try await CommandLineTests.run(
                 ["admin", "policy", "set", "--passkey-origin", "https://login.bank.example"], environment: environment)
             #expect(refused.status != 0)
             let reason = "the host of https://login.bank.example is not example.com or below it"
             #expect(refused.output.contains("400 invalid_request: field passkeys.origins is invalid: \(reason)"), "\(refused.output)")
 
-            let suffix = try await CommandLineTests.runAside(["admin", "policy", "set", "--passkey-rp-id", "com"], environment: environment)
+            let suffix = try await CommandLineTests.run(["admin", "policy", "set", "--passkey-rp-id", "com"], environment: environment)
             #expect(suffix.status != 0)
             #expect(suffix.output.contains(
                 "400 invalid_request: field passkeys.rp_id is invalid: com is a public suffix, under which anyone may register a domain"),

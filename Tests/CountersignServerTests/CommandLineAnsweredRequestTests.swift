@@ -9,8 +9,8 @@ struct CommandLineAnsweredRequestTests {
     static let enabled = CommandLineDeviceTests.enabled
 
     /// A poll client for alice's requests; returns the environment with its credentials.
-    static func withClient(_ scene: CommandLineDeviceTests.Scene) throws -> [String: String] {
-        let created = try scene.run(["admin", "client", "create", "--name", "Demo portal"])
+    static func withClient(_ scene: CommandLineDeviceTests.Scene) async throws -> [String: String] {
+        let created = try await scene.run(["admin", "client", "create", "--name", "Demo portal"])
         let client = try #require(try JSONSerialization.jsonObject(with: Data(created.output.utf8)) as? [String: Any])
         return scene.environment.merging([
             "COUNTERSIGN_CLIENT_ID": try #require((client["client"] as? [String: Any])?["client_id"] as? String),
@@ -19,13 +19,13 @@ struct CommandLineAnsweredRequestTests {
     }
 
     /// Sends alice a request; returns its id as her devices see it.
-    static func ask(_ environment: [String: String], _ arguments: [String] = []) throws -> String {
-        let before = try CommandLineTests.run(["device", "pending"], environment: environment).output
-        let asked = try CommandLineTests.run(
+    static func ask(_ environment: [String: String], _ arguments: [String] = []) async throws -> String {
+        let before = try await CommandLineTests.run(["device", "pending"], environment: environment).output
+        let asked = try await CommandLineTests.run(
             ["ciba", "auth", "--client-id", try #require(environment["COUNTERSIGN_CLIENT_ID"]), "--user", "alice"] + arguments,
             environment: environment)
         #expect(asked.status == 0, "\(asked.output)")
-        let pending = try CommandLineTests.run(["device", "pending"], environment: environment).output
+        let pending = try await CommandLineTests.run(["device", "pending"], environment: environment).output
         let ids = pending.split(whereSeparator: \.isWhitespace).filter { $0.hasPrefix("txn_") && !before.contains($0) }
         return try #require(ids.first.map(String.init), "\(pending)")
     }
@@ -34,13 +34,13 @@ struct CommandLineAnsweredRequestTests {
     func answeredHereSaysHowAndWhen() async throws {
         var scene = try await CommandLineDeviceTests.Scene.make()
         defer { scene.end() }
-        _ = try scene.enroll(["--name", "terminal"])
-        scene.environment = try Self.withClient(scene)
-        let requestID = try Self.ask(scene.environment)
+        _ = try await scene.enroll(["--name", "terminal"])
+        scene.environment = try await Self.withClient(scene)
+        let requestID = try await Self.ask(scene.environment)
 
-        let denied = try scene.run(["device", "deny", requestID])
+        let denied = try await scene.run(["device", "deny", requestID])
         #expect(denied.status == 0, "\(denied.output)")
-        let approved = try scene.run(["device", "approve", requestID])
+        let approved = try await scene.run(["device", "approve", requestID])
         #expect(approved.status != 0)
         #expect(approved.output.contains("\(requestID) was already denied (declined) here with `countersign device deny` at 20"),
                 "\(approved.output)")
@@ -51,24 +51,24 @@ struct CommandLineAnsweredRequestTests {
     func answeredElsewhereOrExpiredSaysSo() async throws {
         var scene = try await CommandLineDeviceTests.Scene.make()
         defer { scene.end() }
-        _ = try scene.enroll(["--name", "terminal"])
+        _ = try await scene.enroll(["--name", "terminal"])
         let otherStore = scene.scratch.appendingPathComponent("other-device").path
-        _ = try scene.enroll(["--name", "phone", "--store", otherStore])
-        scene.environment = try Self.withClient(scene)
+        _ = try await scene.enroll(["--name", "phone", "--store", otherStore])
+        scene.environment = try await Self.withClient(scene)
 
-        let requestID = try Self.ask(scene.environment)
-        let approvedElsewhere = try scene.run(["device", "approve", requestID, "--store", otherStore])
+        let requestID = try await Self.ask(scene.environment)
+        let approvedElsewhere = try await scene.run(["device", "approve", requestID, "--store", otherStore])
         #expect(approvedElsewhere.status == 0, "\(approvedElsewhere.output)")
-        let approved = try scene.run(["device", "approve", requestID])
+        let approved = try await scene.run(["device", "approve", requestID])
         #expect(approved.status != 0)
         #expect(approved.output.contains("\(requestID) was already answered (approved or denied) on another device"),
                 "\(approved.output)")
 
-        let expiring = try Self.ask(scene.environment, ["--requested-expiry", "2"])
+        let expiring = try await Self.ask(scene.environment, ["--requested-expiry", "2"])
         try await eventually("the request leaves the inbox when it expires") {
-            try !scene.run(["device", "pending"]).output.contains(expiring)
+            try await !scene.run(["device", "pending"]).output.contains(expiring)
         }
-        let late = try scene.run(["device", "approve", expiring])
+        let late = try await scene.run(["device", "approve", expiring])
         #expect(late.status != 0)
         #expect(late.output.contains("\(expiring) expired before it was answered"), "\(late.output)")
     }

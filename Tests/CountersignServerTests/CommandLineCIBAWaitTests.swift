@@ -16,7 +16,7 @@ struct CommandLineCIBAWaitTests {
         let waiting = try scene.cibaAuth(["--binding-message", "Sign in across a restart", "--wait"])
         defer { waiting.end() }
         try await waiting.waitFor("Waiting for alice to answer…")
-        let requestID = try scene.pendingRequestID()
+        let requestID = try await scene.pendingRequestID()
 
         scene.stopServer()
         let down = try await waiting.waitFor("cannot reach \(scene.serverURL): connection refused; trying again in ")
@@ -24,7 +24,7 @@ struct CommandLineCIBAWaitTests {
         #expect(down.contains("the request can be answered until"), "\(down)")
 
         try await scene.startServerAgain()
-        let approved = try CommandLineTests.run(["device", "approve", requestID], environment: scene.environment)
+        let approved = try await CommandLineTests.run(["device", "approve", requestID], environment: scene.environment)
         #expect(approved.status == 0, "\(approved.output)")
         try await waiting.waitFor("Reached \(scene.serverURL) again", within: .seconds(60))
         let screen = try await waiting.waitFor("ID token claims:")
@@ -37,16 +37,16 @@ struct CommandLineCIBAWaitTests {
     func pollResumesARequest() async throws {
         let scene = try await DeviceWatchTerminalTests.Scene.make()
         defer { scene.end() }
-        let (authReqID, _) = try scene.sendRequest(["--binding-message", "Sign in later"])
-        let approved = try CommandLineTests.run(["device", "approve", try scene.pendingRequestID()], environment: scene.environment)
+        let (authReqID, _) = try await scene.sendRequest(["--binding-message", "Sign in later"])
+        let approved = try await CommandLineTests.run(["device", "approve", try scene.pendingRequestID()], environment: scene.environment)
         #expect(approved.status == 0, "\(approved.output)")
 
-        let polled = try await CommandLineTests.runAside(
+        let polled = try await CommandLineTests.run(
             ["ciba", "poll", authReqID, "--client-id", scene.clientID], environment: scene.environment)
         #expect(polled.status == 0, "\(polled.output)")
         #expect(polled.output.contains("\"access_token\"") && polled.output.contains("ID token claims:"), "\(polled.output)")
 
-        let again = try await CommandLineTests.runAside(
+        let again = try await CommandLineTests.run(
             ["ciba", "poll", authReqID, "--client-id", scene.clientID], environment: scene.environment)
         #expect(again.status != 0)
         #expect(again.output.contains("error: invalid_grant"), "\(again.output)")

@@ -13,7 +13,7 @@ struct CommandLineConsoleRoleTests {
             _ = try await server.createUser("alice")
             let environment = ["COUNTERSIGN_SERVER": server.base, "COUNTERSIGN_ADMIN_KEY": server.adminKey]
             let run = { (arguments: [String]) in
-                try await CommandLineTests.runAside(["admin", "user"] + arguments, environment: environment)
+                try await CommandLineTests.run(["admin", "user"] + arguments, environment: environment)
             }
             let granted = try await run(["console-role", userID, "--set", "system-admin"])
             #expect(granted.status == 0 && granted.output.contains("\"role\" : \"system-admin\""), "\(granted.output)")

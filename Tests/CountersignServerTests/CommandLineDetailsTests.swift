@@ -35,7 +35,7 @@ struct CommandLineDetailsTests {
         var environment = ["COUNTERSIGN_SERVER": serverURL, "COUNTERSIGN_ADMIN_KEY": try CommandLineTests.adminKey(printedTo: stdout),
                            "COUNTERSIGN_DEVICE_STORE": scratch.appendingPathComponent("device").path]
         let run = { (arguments: [String], environment: [String: String]) in
-            try await CommandLineTests.runAside(arguments, environment: environment)
+            try await CommandLineTests.run(arguments, environment: environment)
         }
 
         let registryFile = scratch.appendingPathComponent("types.json")

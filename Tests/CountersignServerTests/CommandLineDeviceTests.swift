@@ -22,31 +22,31 @@ struct CommandLineDeviceTests {
                 dataDirectory: scratch.appendingPathComponent("data").path, in: scratch, name: "server")
             let environment = ["COUNTERSIGN_SERVER": serverURL, "COUNTERSIGN_ADMIN_KEY": try CommandLineTests.adminKey(printedTo: stdout),
                                "COUNTERSIGN_DEVICE_STORE": scratch.appendingPathComponent("device").path]
-            let user = try CommandLineTests.run(["admin", "user", "create", "alice"], environment: environment)
+            let user = try await CommandLineTests.run(["admin", "user", "create", "alice"], environment: environment)
             let userID = try #require((try JSONSerialization.jsonObject(with: Data(user.output.utf8)) as? [String: Any])?["id"] as? String)
             return Scene(scratch: scratch, server: server, environment: environment, userID: userID)
         }
 
-        func run(_ arguments: [String], input: String? = nil) throws -> CommandLineTests.Run {
-            try CommandLineTests.run(arguments, environment: environment, input: input)
+        func run(_ arguments: [String], input: String? = nil) async throws -> CommandLineTests.Run {
+            try await CommandLineTests.run(arguments, environment: environment, input: input)
         }
 
         /// A fresh enrollment URI for alice: each holds a one-time ticket.
-        func enrollmentURI() throws -> String {
-            try run(["admin", "enroll", userID, "--uri-only"]).output.trimmingCharacters(in: .whitespacesAndNewlines)
+        func enrollmentURI() async throws -> String {
+            try await run(["admin", "enroll", userID, "--uri-only"]).output.trimmingCharacters(in: .whitespacesAndNewlines)
         }
 
         /// `device enroll`; returns the enrollment id it prints.
-        func enroll(_ arguments: [String] = [], input: String? = nil) throws -> String {
-            let enrolled = try run(["device", "enroll", try enrollmentURI()] + arguments, input: input)
+        func enroll(_ arguments: [String] = [], input: String? = nil) async throws -> String {
+            let enrolled = try await run(["device", "enroll", try enrollmentURI()] + arguments, input: input)
             #expect(enrolled.status == 0, "\(enrolled.output)")
             let line = try #require(enrolled.output.split(separator: "\n").first { $0.hasPrefix("enrollment ") })
             return try #require(line.split(separator: " ").dropFirst().first.map(String.init))
         }
 
         /// Alice's devices as `admin device list` shows them.
-        func devices() throws -> [[String: Any]] {
-            let listed = try run(["admin", "device", "list", userID])
+        func devices() async throws -> [[String: Any]] {
+            let listed = try await run(["admin", "device", "list", userID])
             let object = try JSONSerialization.jsonObject(with: Data(listed.output.utf8)) as? [String: Any]
             return try #require(object?["items"] as? [[String: Any]], "\(listed.output)")
         }
@@ -61,18 +61,18 @@ struct CommandLineDeviceTests {
     }
 
     /// Asks alice for a PIN through a poll client; returns the request's id as the device sees it.
-    static func askForPIN(_ scene: inout Scene) throws -> String {
+    static func askForPIN(_ scene: inout Scene) async throws -> String {
         if scene.environment["COUNTERSIGN_CLIENT_SECRET"] == nil {
-            let created = try scene.run(["admin", "client", "create", "--name", "Demo portal"])
+            let created = try await scene.run(["admin", "client", "create", "--name", "Demo portal"])
             let client = try #require(try JSONSerialization.jsonObject(with: Data(created.output.utf8)) as? [String: Any])
             scene.environment["COUNTERSIGN_CLIENT_ID"] = try #require((client["client"] as? [String: Any])?["client_id"] as? String)
             scene.environment["COUNTERSIGN_CLIENT_SECRET"] = try #require(client["client_secret"] as? String)
         }
-        let before = try scene.run(["device", "pending"]).output
-        let asked = try scene.run(["ciba", "auth", "--client-id", try #require(scene.environment["COUNTERSIGN_CLIENT_ID"]),
+        let before = try await scene.run(["device", "pending"]).output
+        let asked = try await scene.run(["ciba", "auth", "--client-id", try #require(scene.environment["COUNTERSIGN_CLIENT_ID"]),
                                    "--user", "alice", "--acr-values", "urn:countersign:acr:pin"])
         #expect(asked.status == 0, "\(asked.output)")
-        let pending = try scene.run(["device", "pending"]).output
+        let pending = try await scene.run(["device", "pending"]).output
         let ids = pending.split(whereSeparator: \.isWhitespace).filter { $0.hasPrefix("txn_") && !before.contains($0) }
         return try #require(ids.first.map(String.init), "\(pending)")
     }
@@ -82,24 +82,24 @@ struct CommandLineDeviceTests {
     func approveWithTheEnrollmentThatCanGiveTheFactor() async throws {
         var scene = try await Scene.make()
         defer { scene.end() }
-        let withoutPIN = try scene.enroll(["--name", "laptop"])
-        let withPIN = try scene.enroll(["--name", "laptop with PIN", "--pin-stdin"], input: "2468\n")
+        let withoutPIN = try await scene.enroll(["--name", "laptop"])
+        let withPIN = try await scene.enroll(["--name", "laptop with PIN", "--pin-stdin"], input: "2468\n")
 
-        let first = try Self.askForPIN(&scene)
-        let approved = try scene.run(["device", "approve", first, "--pin-stdin"], input: "2468\n")
+        let first = try await Self.askForPIN(&scene)
+        let approved = try await scene.run(["device", "approve", first, "--pin-stdin"], input: "2468\n")
         #expect(approved.status == 0, "\(approved.output)")
         #expect(approved.output.contains("\(first): approved"), "\(approved.output)")
         #expect(approved.output.contains("enrollment  \(withPIN)"), "\(approved.output)")
 
-        let second = try Self.askForPIN(&scene)
-        let named = try scene.run(["device", "approve", second, "--enrollment", withoutPIN, "--pin-stdin"], input: "2468\n")
+        let second = try await Self.askForPIN(&scene)
+        let named = try await scene.run(["device", "approve", second, "--enrollment", withoutPIN, "--pin-stdin"], input: "2468\n")
         #expect(named.status != 0)
         #expect(named.output.contains("asks for PIN, which enrollment \(withoutPIN) cannot give; nothing was answered"),
                 "\(named.output)")
-        let unknown = try scene.run(["device", "deny", second, "--enrollment", "no-such-enrollment"])
+        let unknown = try await scene.run(["device", "deny", second, "--enrollment", "no-such-enrollment"])
         #expect(unknown.status != 0)
         #expect(unknown.output.contains("this device has no enrollment no-such-enrollment"), "\(unknown.output)")
-        let denied = try scene.run(["device", "deny", second, "--enrollment", withoutPIN])
+        let denied = try await scene.run(["device", "deny", second, "--enrollment", withoutPIN])
         #expect(denied.status == 0, "\(denied.output)")
         #expect(denied.output.contains("\(second): denied (declined)"), "\(denied.output)")
     }
@@ -108,10 +108,10 @@ struct CommandLineDeviceTests {
     func wrongScriptedPINIsReportedAsWrong() async throws {
         var scene = try await Scene.make()
         defer { scene.end() }
-        _ = try scene.enroll(["--pin-stdin"], input: "2468\n")
-        let request = try Self.askForPIN(&scene)
+        _ = try await scene.enroll(["--pin-stdin"], input: "2468\n")
+        let request = try await Self.askForPIN(&scene)
 
-        let wrong = try scene.run(["device", "approve", request, "--pin-stdin"], input: "1357\n")
+        let wrong = try await scene.run(["device", "approve", request, "--pin-stdin"], input: "1357\n")
         #expect(wrong.status != 0)
         #expect(wrong.output.contains("Error: wrong PIN; 2 attempts left before the enrollment is removed"), "\(wrong.output)")
         #expect(wrong.output.contains("was denied as cancelled"), "\(wrong.output)")
@@ -122,33 +122,33 @@ struct CommandLineDeviceTests {
     func alternativesFromTheCommandLine() async throws {
         var scene = try await Scene.make()
         defer { scene.end() }
-        let enrollment = try scene.enroll()
-        let first = try scene.run(["admin", "policy", "set", "--alternatives", "pin=pin,number-match"])
+        let enrollment = try await scene.enroll()
+        let first = try await scene.run(["admin", "policy", "set", "--alternatives", "pin=pin,number-match"])
         #expect(first.status == 0, "\(first.output)")
-        let early = try Self.askForPIN(&scene)
-        let lacking = try scene.run(["device", "approve", early])
+        let early = try await Self.askForPIN(&scene)
+        let lacking = try await scene.run(["device", "approve", early])
         #expect(lacking.status != 0, "\(lacking.output)")
         #expect(lacking.output.contains("lacks pin (add with `countersign device pin set \(enrollment)`)"), "\(lacking.output)")
 
-        let added = try scene.run(["device", "pin", "set", enrollment, "--pin-stdin"], input: "2468\n")
+        let added = try await scene.run(["device", "pin", "set", enrollment, "--pin-stdin"], input: "2468\n")
         #expect(added.status == 0 && added.output.contains("PIN added to \(enrollment) (factors: pin)"), "\(added.output)")
-        let again = try scene.run(["device", "pin", "set", enrollment, "--pin-stdin"], input: "1357\n")
+        let again = try await scene.run(["device", "pin", "set", enrollment, "--pin-stdin"], input: "1357\n")
         #expect(again.status != 0 && again.output.contains("has a PIN already"), "\(again.output)")
 
-        let policy = try scene.run(["admin", "policy", "set", "--alternatives", "pin=biometric/custom,pin/pin"])
+        let policy = try await scene.run(["admin", "policy", "set", "--alternatives", "pin=biometric/custom,pin/pin"])
         #expect(policy.status == 0, "\(policy.output)")
         #expect(policy.output.contains("\"urn:countersign:acr:pin\""), "\(policy.output)")
-        let refused = try scene.run(["admin", "policy", "set", "--alternatives", "pin=pin,fingerprint"])
+        let refused = try await scene.run(["admin", "policy", "set", "--alternatives", "pin=pin,fingerprint"])
         #expect(refused.status != 0 && refused.output.contains("names the unknown factor \"fingerprint\""), "\(refused.output)")
 
-        let request = try Self.askForPIN(&scene)
-        let shown = try scene.run(["device", "approve", request, "--alternative", "3", "--pin-stdin"], input: "2468\n")
+        let request = try await Self.askForPIN(&scene)
+        let shown = try await scene.run(["device", "approve", request, "--alternative", "3", "--pin-stdin"], input: "2468\n")
         #expect(shown.status == 0, "\(shown.output)")
         #expect(shown.output.contains("verify      biometric, or custom authenticator then PIN, or PIN"), "\(shown.output)")
         #expect(shown.output.contains("\(request): approved"), "\(shown.output)")
 
-        let second = try Self.askForPIN(&scene)
-        let sequence = try scene.run(["device", "approve", second, "--alternative", "2", "--custom-data", "ok", "--pin-stdin"],
+        let second = try await Self.askForPIN(&scene)
+        let sequence = try await scene.run(["device", "approve", second, "--alternative", "2", "--custom-data", "ok", "--pin-stdin"],
                                      input: "2468\n")
         #expect(sequence.output.contains("Step 2 of 2: PIN"), "\(sequence.output)")
     }
@@ -157,65 +157,65 @@ struct CommandLineDeviceTests {
     func pushTokenFromTheTerminal() async throws {
         let scene = try await Scene.make()
         defer { scene.end() }
-        let enrollment = try scene.enroll(["--push-provider", "fcm", "--push-token", "fcm-registration-token-A1B2C3D4"])
-        var push = try #require(try scene.devices().first?["push"] as? [String: Any])
+        let enrollment = try await scene.enroll(["--push-provider", "fcm", "--push-token", "fcm-registration-token-A1B2C3D4"])
+        var push = try #require(try await scene.devices().first?["push"] as? [String: Any])
         #expect(push["provider"] as? String == "fcm")
         #expect(push["token_suffix"] as? String == "A1B2C3D4")
 
         let token = String(repeating: "0123456789abcdef", count: 3) + "01234567deadbeef"
-        let set = try scene.run(["device", "push-token", "set", enrollment, "--provider", "apns", "--token", token])
+        let set = try await scene.run(["device", "push-token", "set", enrollment, "--provider", "apns", "--token", token])
         #expect(set.status == 0, "\(set.output)")
         #expect(set.output.contains("Push token registered: apns, ending deadbeef (valid)."), "\(set.output)")
-        push = try #require(try scene.devices().first?["push"] as? [String: Any])
+        push = try #require(try await scene.devices().first?["push"] as? [String: Any])
         #expect(push["provider"] as? String == "apns")
         #expect(push["token_suffix"] as? String == "deadbeef")
         #expect(push["valid"] as? Bool == true)
 
-        let cleared = try scene.run(["device", "push-token", "clear", enrollment])
+        let cleared = try await scene.run(["device", "push-token", "clear", enrollment])
         #expect(cleared.status == 0, "\(cleared.output)")
         #expect(cleared.output.contains("No push token registered."))
-        #expect(try scene.devices().first?["push"] == nil)
+        #expect(try await scene.devices().first?["push"] == nil)
     }
 
     @Test("the tenant's devices by push state, the recent notifications, and a factor reset from the command line", .enabled(if: enabled))
     func tenantDevicesRecentNotificationsAndFactorReset() async throws {
         let scene = try await Scene.make()
         defer { scene.end() }
-        let withPush = try scene.enroll(["--name", "phone", "--push-provider", "fcm", "--push-token", "fcm-registration-token-A1B2C3D4"])
-        _ = try scene.enroll(["--name", "laptop"])
+        let withPush = try await scene.enroll(["--name", "phone", "--push-provider", "fcm", "--push-token", "fcm-registration-token-A1B2C3D4"])
+        _ = try await scene.enroll(["--name", "laptop"])
         _ = withPush
 
-        let all = try scene.run(["admin", "device", "list"])
+        let all = try await scene.run(["admin", "device", "list"])
         #expect(all.status == 0, "\(all.output)")
         #expect(all.output.contains(#""username" : "alice""#) && all.output.contains("laptop"), "\(all.output)")
-        let noPush = try scene.run(["admin", "device", "list", "--push", "none"])
+        let noPush = try await scene.run(["admin", "device", "list", "--push", "none"])
         #expect(noPush.output.contains("laptop") && !noPush.output.contains(#""name" : "phone""#), "\(noPush.output)")
-        let refused = try scene.run(["admin", "device", "list", "--push", "broken"])
+        let refused = try await scene.run(["admin", "device", "list", "--push", "broken"])
         #expect(refused.status != 0 && refused.output.contains("push must be valid, invalid or none"), "\(refused.output)")
-        let mixed = try scene.run(["admin", "device", "list", scene.userID, "--push", "none"])
+        let mixed = try await scene.run(["admin", "device", "list", scene.userID, "--push", "none"])
         #expect(mixed.status != 0 && mixed.output.contains("--push lists the whole tenant"), "\(mixed.output)")
 
-        let recent = try scene.run(["admin", "push", "recent", "--status", "failed"])
+        let recent = try await scene.run(["admin", "push", "recent", "--status", "failed"])
         #expect(recent.status == 0 && recent.output.contains(#""items" : ["#), "\(recent.output)")
 
-        let reset = try scene.run(["admin", "user", "reset-factors", scene.userID])
+        let reset = try await scene.run(["admin", "user", "reset-factors", scene.userID])
         #expect(reset.status == 0, "\(reset.output)")
         #expect(reset.output.contains(#""devices_removed" : 2"#) && reset.output.contains(#""passkeys_removed" : 0"#), "\(reset.output)")
-        #expect(try scene.devices().isEmpty)
+        #expect(try await scene.devices().isEmpty)
     }
 
     @Test("push tokens: bad input gets a precise error", .enabled(if: enabled))
     func pushTokenBadInput() async throws {
         let scene = try await Scene.make()
         defer { scene.end() }
-        let alone = try scene.run(["device", "enroll", try scene.enrollmentURI(), "--push-token", "abc"])
+        let alone = try await scene.run(["device", "enroll", try scene.enrollmentURI(), "--push-token", "abc"])
         #expect(alone.status != 0)
         #expect(alone.output.contains("--push-token and --push-provider go together"), "\(alone.output)")
-        let enrollment = try scene.enroll()
-        let empty = try scene.run(["device", "push-token", "set", enrollment, "--provider", "apns", "--token", ""])
+        let enrollment = try await scene.enroll()
+        let empty = try await scene.run(["device", "push-token", "set", enrollment, "--provider", "apns", "--token", ""])
         #expect(empty.status != 0)
         #expect(empty.output.contains("a push token must be 1 to 4096 characters"), "\(empty.output)")
-        let provider = try scene.run(["device", "push-token", "set", enrollment, "--provider", "mpns", "--token", "abc"])
+        let provider = try await scene.run(["device", "push-token", "set", enrollment, "--provider", "mpns", "--token", "abc"])
         #expect(provider.status != 0)
         #expect(provider.output.contains("mpns"), "\(provider.output)")
     }
@@ -223,7 +223,7 @@ struct CommandLineDeviceTests {
     @Test("set-apns-certificate: the help names the password's variable; without a terminal or a password it says how to give one",
           .enabled(if: enabled))
     func apnsCertificatePassword() async throws {
-        let help = try CommandLineTests.run(["admin", "push", "set-apns-certificate", "--help"], environment: [:])
+        let help = try await CommandLineTests.run(["admin", "push", "set-apns-certificate", "--help"], environment: [:])
         #expect(help.output.contains("COUNTERSIGN_APNS_CERTIFICATE_PASSWORD"), "\(help.output)")
         #expect(help.output.contains("standard input"), "\(help.output)")
 
@@ -232,7 +232,7 @@ struct CommandLineDeviceTests {
         defer { try? FileManager.default.removeItem(at: scratch) }
         let file = scratch.appendingPathComponent("push.p12")
         try Data([0x30, 0x82]).write(to: file)
-        let missing = try CommandLineTests.run(
+        let missing = try await CommandLineTests.run(
             ["admin", "push", "set-apns-certificate", "bank-ios", "--file", file.path, "--topic", "com.example.bank"],
             environment: ["COUNTERSIGN_SERVER": "http://127.0.0.1:9", "COUNTERSIGN_ADMIN_KEY": "key_x.y"], input: "",
             unset: ["COUNTERSIGN_APNS_CERTIFICATE_PASSWORD"])
@@ -251,7 +251,7 @@ struct CommandLineDeviceTests {
         let p12 = scene.scratch.appendingPathComponent("push.p12")
         try pki.clientPKCS12(commonName: "Apple Push Services: com.example.bank", topic: "com.example.bank", password: "s3cret")
             .write(to: p12)
-        let set = try CommandLineTests.run(
+        let set = try await CommandLineTests.run(
             ["admin", "push", "set-apns-certificate", "bank-ios", "--file", p12.path, "--topic", "com.example.bank"],
             environment: scene.environment, input: "s3cret\n", unset: ["COUNTERSIGN_APNS_CERTIFICATE_PASSWORD"])
         #expect(set.status == 0, "\(set.output)")

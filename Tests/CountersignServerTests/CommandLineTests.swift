@@ -29,8 +29,8 @@ struct CommandLineTests {
     /// ends after it); `unset` names variables of this process it does not inherit.
     static func run(
         _ arguments: [String], environment: [String: String], input: String? = nil, unset: Set<String> = []
-    ) throws -> Run {
-        let finished = try ChildProcess.result(
+    ) async throws -> Run {
+        let finished = try await ChildProcess.result(
             try Self.requireExecutable(), arguments,
             environment: ProcessInfo.processInfo.environment.filter { !unset.contains($0.key) }.merging(environment) { $1 },
             input: input)
@@ -50,36 +50,36 @@ struct CommandLineTests {
         let store = scratch.appendingPathComponent("device").path
         let environment = ["COUNTERSIGN_SERVER": serverURL, "COUNTERSIGN_ADMIN_KEY": adminKey, "COUNTERSIGN_DEVICE_STORE": store]
 
-        let user = try Self.run(["admin", "user", "create", "alice", "--display-name", "Alice Liddell"], environment: environment)
+        let user = try await Self.run(["admin", "user", "create", "alice", "--display-name", "Alice Liddell"], environment: environment)
         #expect(user.status == 0, "\(user.output)")
         let userObject = try #require(try JSONSerialization.jsonObject(with: Data(user.output.utf8)) as? [String: Any])
         let userID = try #require(userObject["id"] as? String)
 
-        let shown = try Self.run(["admin", "enroll", userID], environment: environment)
+        let shown = try await Self.run(["admin", "enroll", userID], environment: environment)
         #expect(shown.status == 0)
         #expect(shown.output.contains("▀") || shown.output.contains("█"), "a QR code is printed")
-        let uri = try Self.run(["admin", "enroll", userID, "--uri-only"], environment: environment)
+        let uri = try await Self.run(["admin", "enroll", userID, "--uri-only"], environment: environment)
         let enrollmentURI = uri.output.trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(enrollmentURI.hasPrefix("countersign://enroll?"))
 
-        let enrolled = try Self.run(["device", "enroll", enrollmentURI, "--name", "terminal"], environment: environment)
+        let enrolled = try await Self.run(["device", "enroll", enrollmentURI, "--name", "terminal"], environment: environment)
         #expect(enrolled.status == 0, "\(enrolled.output)")
         #expect(enrolled.output.contains("Enrolled terminal for alice"))
-        let reused = try Self.run(["device", "enroll", enrollmentURI], environment: environment)
+        let reused = try await Self.run(["device", "enroll", enrollmentURI], environment: environment)
         #expect(reused.status != 0)
         #expect(reused.output.contains("ticket_used"))
 
-        let listed = try Self.run(["device", "list"], environment: environment)
+        let listed = try await Self.run(["device", "list"], environment: environment)
         #expect(listed.output.contains("alice (Alice Liddell)"))
         let enrollmentID = try #require(listed.output.split(separator: "\n").first.map(String.init))
-        let devices = try Self.run(["admin", "device", "list", userID], environment: environment)
+        let devices = try await Self.run(["admin", "device", "list", userID], environment: environment)
         #expect(devices.output.contains("\"name\" : \"terminal\""))
 
-        let unenrolled = try Self.run(["device", "unenroll", enrollmentID], environment: environment)
+        let unenrolled = try await Self.run(["device", "unenroll", enrollmentID], environment: environment)
         #expect(unenrolled.status == 0, "\(unenrolled.output)")
-        #expect(try Self.run(["device", "list"], environment: environment).output.contains("No enrollments."))
+        #expect(try await Self.run(["device", "list"], environment: environment).output.contains("No enrollments."))
 
-        let denied = try Self.run(["admin", "user", "list"], environment: environment.merging(["COUNTERSIGN_ADMIN_KEY": "key_x.y"]) { $1 })
+        let denied = try await Self.run(["admin", "user", "list"], environment: environment.merging(["COUNTERSIGN_ADMIN_KEY": "key_x.y"]) { $1 })
         #expect(denied.status != 0)
         #expect(denied.output.contains("401 invalid_token"))
 
@@ -89,29 +89,19 @@ struct CommandLineTests {
         #expect(try String(contentsOf: stderr, encoding: .utf8).contains("stopped"))
 
         // An operator who lost every key issues a new one from the data directory, and it works.
-        #expect(try Self.run(["recover-admin-key", "--data-dir", dataDirectory, "--name", ""], environment: [:]).status != 0)
-        let recovered = try Self.run(["recover-admin-key", "--data-dir", dataDirectory, "--log-level", "error"], environment: [:])
+        #expect(try await Self.run(["recover-admin-key", "--data-dir", dataDirectory, "--name", ""], environment: [:]).status != 0)
+        let recovered = try await Self.run(["recover-admin-key", "--data-dir", dataDirectory, "--log-level", "error"], environment: [:])
         #expect(recovered.status == 0, "\(recovered.output)")
         let recoveredKey = try #require(recovered.output.split(separator: "'").dropFirst().first.map(String.init))
         #expect(recoveredKey != adminKey)
         let (restarted, restartedURL, _, _) = try await Self.serve(dataDirectory: dataDirectory, in: scratch, name: "second")
         defer { if restarted.isRunning { restarted.terminate() } }
-        let keys = try Self.run(
+        let keys = try await Self.run(
             ["admin", "key", "list", "--system"], environment: ["COUNTERSIGN_SERVER": restartedURL, "COUNTERSIGN_ADMIN_KEY": recoveredKey])
         #expect(keys.status == 0, "\(keys.output)")
         #expect(keys.output.contains("\"created_by\" : \"recovery\""))
         restarted.terminate()
         restarted.waitUntilExit()
-    }
-
-    /// `run` on a thread of its own, for commands that take seconds: the threads that run Swift
-    /// tasks are few, and other tests' servers need them.
-    static func runAside(_ arguments: [String], environment: [String: String]) async throws -> Run {
-        try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async {
-                continuation.resume(with: Result { try run(arguments, environment: environment) })
-            }
-        }
     }
 
     @Test("ciba auth waits while device watch approves; a wrong secret is invalid_client",
@@ -127,14 +117,14 @@ struct CommandLineTests {
         var environment = ["COUNTERSIGN_SERVER": serverURL, "COUNTERSIGN_ADMIN_KEY": adminKey,
                            "COUNTERSIGN_DEVICE_STORE": scratch.appendingPathComponent("device").path]
 
-        let user = try Self.run(["admin", "user", "create", "alice"], environment: environment)
+        let user = try await Self.run(["admin", "user", "create", "alice"], environment: environment)
         let userID = try #require((try JSONSerialization.jsonObject(with: Data(user.output.utf8)) as? [String: Any])?["id"] as? String)
-        let uri = try Self.run(["admin", "enroll", userID, "--uri-only"], environment: environment)
-        let enrolled = try Self.run(
+        let uri = try await Self.run(["admin", "enroll", userID, "--uri-only"], environment: environment)
+        let enrolled = try await Self.run(
             ["device", "enroll", uri.output.trimmingCharacters(in: .whitespacesAndNewlines), "--name", "terminal"],
             environment: environment)
         #expect(enrolled.status == 0, "\(enrolled.output)")
-        let created = try Self.run(["admin", "client", "create", "--name", "Demo portal"], environment: environment)
+        let created = try await Self.run(["admin", "client", "create", "--name", "Demo portal"], environment: environment)
         let client = try #require(try JSONSerialization.jsonObject(with: Data(created.output.utf8)) as? [String: Any])
         let clientID = try #require((client["client"] as? [String: Any])?["client_id"] as? String)
         environment["COUNTERSIGN_CLIENT_SECRET"] = try #require(client["client_secret"] as? String)
@@ -142,7 +132,7 @@ struct CommandLineTests {
         let (watcher, watched) = try await Self.watchAndApprove(environment: environment, in: scratch)
         defer { if watcher.isRunning { watcher.terminate() } }
 
-        let auth = try await Self.runAside(
+        let auth = try await Self.run(
             ["ciba", "auth", "--client-id", clientID, "--user", "alice", "--binding-message", "Sign in to Demo portal", "--wait"],
             environment: environment)
         #expect(auth.status == 0, "\(auth.output)")
@@ -152,7 +142,7 @@ struct CommandLineTests {
         #expect(log.contains("Sign in to Demo portal"), "\(log)")
         #expect(log.contains("approved"), "\(log)")
 
-        let wrong = try await Self.runAside(
+        let wrong = try await Self.run(
             ["ciba", "auth", "--client-id", clientID, "--user", "alice"],
             environment: environment.merging(["COUNTERSIGN_CLIENT_SECRET": "css_wrong"]) { $1 })
         #expect(wrong.status != 0)
@@ -178,7 +168,7 @@ struct CommandLineTests {
         let key = APNsTestKey()
         let p8 = scratch.appendingPathComponent("AuthKey_ABC123DEFG.p8")
         try key.key.pemRepresentation.write(to: p8, atomically: true, encoding: .utf8)
-        let token = try Self.run(["admin", "push", "set-apns-token", "--key-id", key.keyID, "--team-id", key.teamID,
+        let token = try await Self.run(["admin", "push", "set-apns-token", "--key-id", key.keyID, "--team-id", key.teamID,
                                   "--file", p8.path, "--topic", "com.example.bank"], environment: environment)
         #expect(token.status == 0, "\(token.output)")
         #expect(!token.output.contains("PRIVATE KEY"))
@@ -187,18 +177,18 @@ struct CommandLineTests {
         try pki.clientPKCS12(commonName: "Apple Push Services: com.example.bank", topic: "com.example.bank", password: "s3cret")
             .write(to: p12)
         environment["COUNTERSIGN_APNS_CERTIFICATE_PASSWORD"] = "s3cret"
-        let certificate = try Self.run(["admin", "push", "set-apns-certificate", "bank-ios", "--file", p12.path,
+        let certificate = try await Self.run(["admin", "push", "set-apns-certificate", "bank-ios", "--file", p12.path,
                                         "--topic", "com.example.bank", "--environment", "sandbox"], environment: environment)
         #expect(certificate.status == 0, "\(certificate.output)")
         #expect(certificate.output.contains("Apple Push Services: com.example.bank"))
 
-        let shown = try Self.run(["admin", "push", "show"], environment: environment)
+        let shown = try await Self.run(["admin", "push", "show"], environment: environment)
         #expect(shown.status == 0)
         #expect(shown.output.contains(key.keyID) && shown.output.contains("bank-ios"))
         #expect(!shown.output.contains("s3cret"))
 
-        #expect(try Self.run(["admin", "push", "delete", "apns-token"], environment: environment).status == 0)
-        let missing = try Self.run(["admin", "push", "delete", "fcm"], environment: environment)
+        #expect(try await Self.run(["admin", "push", "delete", "apns-token"], environment: environment).status == 0)
+        let missing = try await Self.run(["admin", "push", "delete", "fcm"], environment: environment)
         #expect(missing.status != 0)
         #expect(missing.output.contains("not found"))
         server.terminate()
@@ -216,25 +206,25 @@ struct CommandLineTests {
         defer { if server.isRunning { server.terminate() } }
         let environment = ["COUNTERSIGN_SERVER": serverURL, "COUNTERSIGN_ADMIN_KEY": try Self.adminKey(printedTo: stdout)]
 
-        let set = try Self.run(["admin", "policy", "set", "--pin-attempt-limit", "5", "--minimum-acr",
+        let set = try await Self.run(["admin", "policy", "set", "--pin-attempt-limit", "5", "--minimum-acr",
                                 "urn:countersign:acr:number-match", "--number-match-choices", "false",
                                 "--push-delivery-allowed", "false", "--client-assertion-max-lifetime-seconds", "3600"],
                                environment: environment)
         #expect(set.status == 0, "\(set.output)")
-        let shown = try Self.run(["admin", "policy", "show"], environment: environment)
+        let shown = try await Self.run(["admin", "policy", "show"], environment: environment)
         #expect(shown.output.contains("\"pin_attempt_limit\" : 5") && shown.output.contains("number-match"), "\(shown.output)")
         #expect(shown.output.contains("\"push_delivery_allowed\" : false"), "\(shown.output)")
         #expect(shown.output.contains("\"client_assertion_max_lifetime_seconds\" : 3600"), "\(shown.output)")
         #expect(shown.output.contains("\"user_requests_per_minute\" : 5"), "members not given keep their values")
-        let bad = try Self.run(["admin", "policy", "set", "--pin-attempt-limit", "0"], environment: environment)
+        let bad = try await Self.run(["admin", "policy", "set", "--pin-attempt-limit", "0"], environment: environment)
         #expect(bad.status != 0 && bad.output.contains("pin_attempt_limit"))
 
-        let webhook = try Self.run(["admin", "webhook", "set", "events", "--url", "https://hooks.example.com/countersign"],
+        let webhook = try await Self.run(["admin", "webhook", "set", "events", "--url", "https://hooks.example.com/countersign"],
                                    environment: environment)
         #expect(webhook.status == 0 && webhook.output.contains("\"secret\""), "\(webhook.output)")
-        let listed = try Self.run(["admin", "webhook", "show", "events"], environment: environment)
+        let listed = try await Self.run(["admin", "webhook", "show", "events"], environment: environment)
         #expect(listed.output.contains("hooks.example.com") && !listed.output.contains("\"secret\""))
-        #expect(try Self.run(["admin", "webhook", "delete", "events"], environment: environment).status == 0)
+        #expect(try await Self.run(["admin", "webhook", "delete", "events"], environment: environment).status == 0)
         server.terminate()
         server.waitUntilExit()
     }

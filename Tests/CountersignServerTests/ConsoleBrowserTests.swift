@@ -48,7 +48,7 @@ struct ConsoleBrowserTests {
                 try await CodeFlowBrowserTests.screenshot(browser, "console-invitation")
 
                 // The phone scans the code on the screen.
-                let symbols = try ZXingReader.decode([try await browser.screenshot()])
+                let symbols = try await ZXingReader.decode([try await browser.screenshot()])
                 let scanned = try #require(symbols.first?.first?.text, "no QR code on the screen")
                 let (kit, _) = server.authenticator()
                 _ = try await kit.enroll(uri: scanned, deviceName: "Carol's phone", platform: .linux)

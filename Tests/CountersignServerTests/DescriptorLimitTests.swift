@@ -61,10 +61,10 @@ struct DescriptorLimitTests {
               (["--database-wait", "61"], "database wait must be a whole number of seconds from 1 to 60"),
               (["--memory-return-interval", "3601"], "memory return interval must be a whole number of seconds from 0 to 3600"),
           ])
-    func outOfRangeOptionIsRefused(arguments: [String], message: String) throws {
+    func outOfRangeOptionIsRefused(arguments: [String], message: String) async throws {
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("countersign-options-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: scratch) }
-        let run = try CommandLineTests.run(["serve", "--port", "0", "--data-dir", scratch.path] + arguments, environment: [:])
+        let run = try await CommandLineTests.run(["serve", "--port", "0", "--data-dir", scratch.path] + arguments, environment: [:])
         #expect(run.status != 0)
         #expect(run.output.contains(message), "\(run.output)")
         #expect(!FileManager.default.fileExists(atPath: scratch.path), "nothing is created for a refused start")

@@ -13,7 +13,7 @@ struct ReceiptVerifierPeer {
     /// python3 able to import joserfc, or nil after saying on stderr why the check is skipped.
     static let python: URL? = {
         guard let python = ChildProcess.find("python3") else { return skipped(because: "python3 was not found on PATH") }
-        guard (try? ChildProcess.run(python, ["-c", "import joserfc"])) != nil else {
+        guard (try? ChildProcess.runBlocking(python, ["-c", "import joserfc"])) != nil else {
             return skipped(because: "\(python.path) cannot import joserfc (pip install joserfc)")
         }
         return python
@@ -26,11 +26,11 @@ struct ReceiptVerifierPeer {
     }
 
     /// The verifier's verdict: status 0 and the facts it printed, or its refusal.
-    static func verify(receipt: Data, jwks: Data, issuer: String, clientID: String) throws -> ChildProcess.Finished? {
+    static func verify(receipt: Data, jwks: Data, issuer: String, clientID: String) async throws -> ChildProcess.Finished? {
         guard let python else { return nil }
         let input = "{\"receipt\":\(String(decoding: receipt, as: UTF8.self)),\"jwks\":\(String(decoding: jwks, as: UTF8.self)),"
             + "\"issuer\":\"\(issuer)\",\"client_id\":\"\(clientID)\"}"
-        return try ChildProcess.result(python, [script.path], input: input)
+        return try await ChildProcess.result(python, [script.path], input: input)
     }
 }
 
@@ -70,7 +70,7 @@ struct DeviceCertificateTests {
             #expect(try await ivy.device.decideNewest(.approve).status == 200)
             let receipt = try await receipt(server, client, authReqID)
             let jwks = try await server.call("GET", "/jwks").data
-            guard let verdict = try ReceiptVerifierPeer.verify(receipt: receipt.data, jwks: jwks, issuer: server.base,
+            guard let verdict = try await ReceiptVerifierPeer.verify(receipt: receipt.data, jwks: jwks, issuer: server.base,
                                                                clientID: client.id) else { return }
             #expect(verdict.status == 0, "\(verdict.output)")
             let facts = try #require(try JSONSerialization.jsonObject(with: Data(verdict.output.utf8)) as? [String: Any])
@@ -82,19 +82,19 @@ struct DeviceCertificateTests {
             var object = try #require(try JSONSerialization.jsonObject(with: receipt.data) as? [String: Any])
             let details = try #require(object["details"] as? String)
             object["details"] = details.replacingOccurrences(of: "Transfer 10 EUR", with: "Transfer 99 EUR")
-            let altered = try ReceiptVerifierPeer.verify(
+            let altered = try await ReceiptVerifierPeer.verify(
                 receipt: try JSONSerialization.data(withJSONObject: object), jwks: jwks, issuer: server.base, clientID: client.id)
             #expect(altered?.status == 1 && altered?.output.contains("the device signed other details") == true)
 
             let bob = try await server.enrolledUser("bob")
             object["details"] = details
             object["device_certificate"] = try #require(try await server.storedDevice(bob.device.id)?.certificate)
-            let swapped = try ReceiptVerifierPeer.verify(
+            let swapped = try await ReceiptVerifierPeer.verify(
                 receipt: try JSONSerialization.data(withJSONObject: object), jwks: jwks, issuer: server.base, clientID: client.id)
             #expect(swapped?.status == 1, "\(swapped?.output ?? "")")
 
             let stranger = Data(#"{"keys":[]}"#.utf8)
-            let unknownKey = try ReceiptVerifierPeer.verify(receipt: receipt.data, jwks: stranger, issuer: server.base,
+            let unknownKey = try await ReceiptVerifierPeer.verify(receipt: receipt.data, jwks: stranger, issuer: server.base,
                                                             clientID: client.id)
             #expect(unknownKey?.status == 1 && unknownKey?.output.contains("countersign-device+jwt") == true)
         }
@@ -125,11 +125,11 @@ struct DeviceCertificateTests {
 
             let archive = try await server.call("GET", "/jwks/archive")
             #expect(archive.header("Cache-Control") == "public, max-age=300")
-            if let verdict = try ReceiptVerifierPeer.verify(receipt: archived.data, jwks: archive.data, issuer: server.base,
+            if let verdict = try await ReceiptVerifierPeer.verify(receipt: archived.data, jwks: archive.data, issuer: server.base,
                                                             clientID: client.id) {
                 #expect(verdict.status == 0, "\(verdict.output)")
                 let current = try await server.call("GET", "/jwks").data
-                let refused = try ReceiptVerifierPeer.verify(receipt: archived.data, jwks: current, issuer: server.base,
+                let refused = try await ReceiptVerifierPeer.verify(receipt: archived.data, jwks: current, issuer: server.base,
                                                              clientID: client.id)
                 #expect(refused?.status == 1, "the retired key is no longer in /jwks")
             }

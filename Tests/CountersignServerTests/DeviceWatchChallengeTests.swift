@@ -14,10 +14,10 @@ struct DeviceWatchChallengeTests {
         let terminal = try await scene.watch()
         defer { terminal.end() }
 
-        let (_, number) = try scene.sendRequest(["--acr-values", "urn:countersign:acr:number-match"])
+        let (_, number) = try await scene.sendRequest(["--acr-values", "urn:countersign:acr:number-match"])
         let shownNumber = try #require(number)
         try await terminal.waitFor("Approve? [y/N] ")
-        let requestID = try scene.pendingRequestID()
+        let requestID = try await scene.pendingRequestID()
         terminal.type("y\r")
         let screen = try await terminal.waitFor("Number (empty to cancel): ")
         #expect(!screen.contains("device approve"), "\(screen)")
@@ -37,7 +37,7 @@ struct DeviceWatchChallengeTests {
 
         let asked = try scene.askAlice("Pay 42.00 EUR to ACME", ["--acr-values", "urn:countersign:acr:pin"])
         try await terminal.waitFor("Approve? [y/N] ")
-        let requestID = try scene.pendingRequestID()
+        let requestID = try await scene.pendingRequestID()
         terminal.type("y\r")
         try await terminal.waitFor("PIN (empty to cancel): ")
         terminal.type("\(pin)\r")

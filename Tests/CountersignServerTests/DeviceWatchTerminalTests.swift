@@ -49,8 +49,8 @@ struct DeviceWatchTerminalTests {
         }
 
         /// The id of the one request waiting in alice's inbox, as `device pending` lists it.
-        func pendingRequestID() throws -> String {
-            let pending = try CommandLineTests.run(["device", "pending"], environment: environment)
+        func pendingRequestID() async throws -> String {
+            let pending = try await CommandLineTests.run(["device", "pending"], environment: environment)
             return try #require(pending.output.split(whereSeparator: \.isWhitespace).first { $0.hasPrefix("txn_") }.map(String.init),
                                 "\(pending.output)")
         }
@@ -64,8 +64,8 @@ struct DeviceWatchTerminalTests {
         }
 
         /// `ciba auth` without waiting: the request's `auth_req_id`, and the number to match if any.
-        func sendRequest(_ arguments: [String] = []) throws -> (authReqID: String, number: String?) {
-            let sent = try CommandLineTests.run(
+        func sendRequest(_ arguments: [String] = []) async throws -> (authReqID: String, number: String?) {
+            let sent = try await CommandLineTests.run(
                 ["ciba", "auth", "--client-id", clientID, "--user", "alice"] + arguments, environment: environment)
             #expect(sent.status == 0, "\(sent.output)")
             let words = sent.output.split(whereSeparator: \.isWhitespace)
@@ -81,15 +81,15 @@ struct DeviceWatchTerminalTests {
                 dataDirectory: scratch.appendingPathComponent("data").path, in: scratch, name: "server")
             var environment = ["COUNTERSIGN_SERVER": serverURL, "COUNTERSIGN_ADMIN_KEY": try CommandLineTests.adminKey(printedTo: stdout),
                                "COUNTERSIGN_DEVICE_STORE": scratch.appendingPathComponent("device").path]
-            let user = try CommandLineTests.run(["admin", "user", "create", "alice"], environment: environment)
+            let user = try await CommandLineTests.run(["admin", "user", "create", "alice"], environment: environment)
             let userID = try #require((try JSONSerialization.jsonObject(with: Data(user.output.utf8)) as? [String: Any])?["id"] as? String)
-            let uri = try CommandLineTests.run(["admin", "enroll", userID, "--uri-only"], environment: environment)
-            let enrolled = try CommandLineTests.run(
+            let uri = try await CommandLineTests.run(["admin", "enroll", userID, "--uri-only"], environment: environment)
+            let enrolled = try await CommandLineTests.run(
                 ["device", "enroll", uri.output.trimmingCharacters(in: .whitespacesAndNewlines), "--name", "terminal"]
                     + (pin == nil ? [] : ["--pin-stdin"]),
                 environment: environment, input: pin.map { $0 + "\n" })
             #expect(enrolled.status == 0, "\(enrolled.output)")
-            let created = try CommandLineTests.run(["admin", "client", "create", "--name", "Demo portal"], environment: environment)
+            let created = try await CommandLineTests.run(["admin", "client", "create", "--name", "Demo portal"], environment: environment)
             let client = try #require(try JSONSerialization.jsonObject(with: Data(created.output.utf8)) as? [String: Any])
             let clientID = try #require((client["client"] as? [String: Any])?["client_id"] as? String)
             environment["COUNTERSIGN_CLIENT_SECRET"] = try #require(client["client_secret"] as? String)
@@ -219,9 +219,9 @@ struct DeviceWatchTerminalTests {
 
         let first = try scene.askAlice("First sign-in")
         try await terminal.waitFor("Approve? [y/N] ")
-        let pending = try CommandLineTests.run(["device", "pending"], environment: scene.environment)
+        let pending = try await CommandLineTests.run(["device", "pending"], environment: scene.environment)
         let requestID = try #require(pending.output.split(whereSeparator: \.isWhitespace).first { $0.hasPrefix("txn_") })
-        let denied = try CommandLineTests.run(["device", "deny", String(requestID)], environment: scene.environment)
+        let denied = try await CommandLineTests.run(["device", "deny", String(requestID)], environment: scene.environment)
         #expect(denied.status == 0, "\(denied.output)")
         try await terminal.waitFor("\(requestID) was denied (declined) here with `countersign device deny` at ")
         #expect(await first.value.output.contains("access_denied"))
@@ -244,7 +244,7 @@ struct DeviceWatchTerminalTests {
 
         let asked = try scene.askAlice("Sign in across a restart")
         try await terminal.waitFor("Approve? [y/N] ")
-        let requestID = try scene.pendingRequestID()
+        let requestID = try await scene.pendingRequestID()
         scene.stopServer()
         try await terminal.waitFor("the server could not be reached; reconnecting in")
         try await scene.startServerAgain()
@@ -272,8 +272,8 @@ struct DeviceWatchTerminalTests {
 
         let asked = try scene.askAlice("Sign in to Demo portal")
         try await terminal.waitFor("Approve? [y/N] ")
-        let requestID = try scene.pendingRequestID()
-        let approved = try CommandLineTests.run(["device", "approve", requestID], environment: scene.environment)
+        let requestID = try await scene.pendingRequestID()
+        let approved = try await CommandLineTests.run(["device", "approve", requestID], environment: scene.environment)
         #expect(approved.status == 0, "\(approved.output)")
         let screen = try await terminal.waitFor("\(requestID) was approved here with `countersign device approve` at ")
         #expect(!screen.contains("answered elsewhere") && !screen.contains("on another device"), "\(screen)")
@@ -282,11 +282,11 @@ struct DeviceWatchTerminalTests {
         // The watch noted its own answers too: approving again says so instead of "no pending request".
         let next = try scene.askAlice("Second sign-in")
         try await terminal.waitFor("Approve? [y/N] ", times: 2)
-        let second = try scene.pendingRequestID()
+        let second = try await scene.pendingRequestID()
         terminal.type("y\r")
         try await terminal.waitFor("\(second): approved at")
         #expect(await next.value.status == 0)
-        let again = try CommandLineTests.run(["device", "approve", second], environment: scene.environment)
+        let again = try await CommandLineTests.run(["device", "approve", second], environment: scene.environment)
         #expect(again.status != 0)
         #expect(again.output.contains("\(second) was already approved here with `countersign device watch` at "), "\(again.output)")
         terminal.type("\u{3}")
@@ -299,8 +299,8 @@ struct DeviceWatchTerminalTests {
         let scene = try await Scene.make()
         defer { scene.end() }
         let phone = scene.scratch.appendingPathComponent("phone").path
-        let uri = try CommandLineTests.run(["admin", "enroll", scene.userID, "--uri-only"], environment: scene.environment)
-        let enrolled = try CommandLineTests.run(
+        let uri = try await CommandLineTests.run(["admin", "enroll", scene.userID, "--uri-only"], environment: scene.environment)
+        let enrolled = try await CommandLineTests.run(
             ["device", "enroll", uri.output.trimmingCharacters(in: .whitespacesAndNewlines), "--name", "phone", "--store", phone],
             environment: scene.environment)
         #expect(enrolled.status == 0, "\(enrolled.output)")
@@ -309,8 +309,8 @@ struct DeviceWatchTerminalTests {
 
         let asked = try scene.askAlice("Sign in to Demo portal")
         try await terminal.waitFor("Approve? [y/N] ")
-        let requestID = try scene.pendingRequestID()
-        let approved = try CommandLineTests.run(["device", "approve", requestID, "--store", phone], environment: scene.environment)
+        let requestID = try await scene.pendingRequestID()
+        let approved = try await CommandLineTests.run(["device", "approve", requestID, "--store", phone], environment: scene.environment)
         #expect(approved.status == 0, "\(approved.output)")
         try await terminal.waitFor("\(requestID) was approved on another device.")
         #expect(await asked.value.status == 0)

@@ -13,7 +13,7 @@ struct DiscoveryValidatorTests {
         let searchPath = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
         guard let path = searchPath.split(separator: ":").map({ "\($0)/python3" })
                 .first(where: FileManager.default.isExecutableFile(atPath:)),
-              (try? ChildProcess.run(URL(fileURLWithPath: path), ["-c", "import authlib.oidc.discovery"])) != nil else {
+              (try? ChildProcess.runBlocking(URL(fileURLWithPath: path), ["-c", "import authlib.oidc.discovery"])) != nil else {
             FileHandle.standardError.write(Data("DiscoveryValidatorTests: SKIPPED: python3 with authlib is not available (pip install authlib)\n".utf8))
             return nil
         }
@@ -31,7 +31,7 @@ struct DiscoveryValidatorTests {
                 let file = FileManager.default.temporaryDirectory.appendingPathComponent("discovery-\(UUID().uuidString).json")
                 try answer.data.write(to: file)
                 defer { try? FileManager.default.removeItem(at: file) }
-                let output = try ChildProcess.run(try #require(Self.python), ["-c", """
+                let output = try await ChildProcess.run(try #require(Self.python), ["-c", """
                     import json, sys
                     from authlib.oidc.discovery import OpenIDProviderMetadata
                     metadata = OpenIDProviderMetadata(json.load(open(sys.argv[1])))

@@ -109,7 +109,7 @@ struct DocumentationExamplesTests {
     }
 
     @Test("each Swift example type-checks against this build", arguments: examples)
-    func exampleTypeChecks(_ example: Example) throws {
+    func exampleTypeChecks(_ example: Example) async throws {
         #if !canImport(UIKit)
         if example.appleOnly {
             FileHandle.standardError.write(Data("note: \(example.file):\(example.line) uses Apple-only frameworks; SKIPPED here\n".utf8))
@@ -134,7 +134,7 @@ struct DocumentationExamplesTests {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("countersign-example-\(UUID().uuidString).swift")
         try source.write(to: file, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: file) }
-        let checked = try ChildProcess.result(swiftc, flags + [file.path])
+        let checked = try await ChildProcess.result(swiftc, flags + [file.path])
         #expect(checked.status == 0, "\(example.file):\(example.line) does not compile:\n\(source)\n\(checked.output)")
     }
 }

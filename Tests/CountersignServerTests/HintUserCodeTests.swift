@@ -152,7 +152,7 @@ struct HintUserCodeTests {
     func commandLine() async throws {
         try await Self.with(.sqlite, code: nil) { setup in
             let environment = ["COUNTERSIGN_SERVER": setup.server.base, "COUNTERSIGN_ADMIN_KEY": setup.server.adminKey]
-            let updated = try CommandLineTests.run(
+            let updated = try await CommandLineTests.run(
                 ["admin", "user", "update", setup.alice.userID, "--user-code", "4711"], environment: environment)
             #expect(updated.status == 0, "\(updated.output)")
             #expect(!updated.output.contains("4711"))

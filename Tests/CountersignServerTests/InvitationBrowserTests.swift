@@ -24,7 +24,7 @@ struct InvitationBrowserTests {
                 var uri = try await browser.find("#enrollment-uri").text()
                 if ZXingReader.isAvailable {
                     // What the phone's camera reads: the QR code as the browser draws it.
-                    let decoded = try ZXingReader.decode([try await browser.screenshot()])
+                    let decoded = try await ZXingReader.decode([try await browser.screenshot()])
                     uri = try #require(decoded.first?.first?.text, "no QR code on the page")
                 }
                 let (kit, _) = server.authenticator()

@@ -15,7 +15,7 @@ struct PasskeyPeerClientTests {
         let searchPath = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
         guard let path = searchPath.split(separator: ":").map({ "\($0)/python3" })
                 .first(where: FileManager.default.isExecutableFile(atPath:)),
-              (try? ChildProcess.run(URL(fileURLWithPath: path), ["-c", "import soft_webauthn, fido2"])) != nil else {
+              (try? ChildProcess.runBlocking(URL(fileURLWithPath: path), ["-c", "import soft_webauthn, fido2"])) != nil else {
             FileHandle.standardError.write(Data("PasskeyPeerClientTests: SKIPPED: python3 with soft-webauthn and fido2 is not available\n".utf8))
             return nil
         }
@@ -23,10 +23,10 @@ struct PasskeyPeerClientTests {
     }()
 
     /// Runs the token on `options` (the server's answer) and returns its JSON.
-    static func token(_ command: String, state: URL, origin: String, options: Data) throws -> JSONValue {
+    static func token(_ command: String, state: URL, origin: String, options: Data) async throws -> JSONValue {
         let file = state.deletingLastPathComponent().appendingPathComponent("options-\(UUID().uuidString).json")
         try options.write(to: file)
-        let output = try ChildProcess.run(
+        let output = try await ChildProcess.run(
             try #require(python), [script.path, command, state.path, origin, file.path])
         return try JSONValue(parsing: Data(output.utf8))
     }
@@ -58,7 +58,7 @@ struct PasskeyPeerClientTests {
             let options = try await browser.post("/account/passkeys/options", [("csrf", csrf), ("name", "Soft token")])
             #expect(options.status == 200, "\(options.text)")
             let created = try JSONValue(parsing: options.data)
-            let registration = try Self.token("register", state: state, origin: server.base, options: options.data)
+            let registration = try await Self.token("register", state: state, origin: server.base, options: options.data)
             let added = try await server.call(
                 "POST", "/account/passkeys",
                 body: try Self.json(.object([
@@ -78,7 +78,7 @@ struct PasskeyPeerClientTests {
                 let attempt = try #require(page.hidden("attempt"), "\(page.text.prefix(300))")
                 let requested = try await browser.post("/authorize/passkey/options", [("attempt", attempt)])
                 let ceremony = try #require(try JSONValue(parsing: requested.data)["ceremony"])
-                var assertion = try Self.token("sign-in", state: state, origin: server.base, options: requested.data)
+                var assertion = try await Self.token("sign-in", state: state, origin: server.base, options: requested.data)
                 if round == 2 {
                     // The same ceremony with a signature that is not the token's: refused, and spent.
                     var forged = assertion
@@ -93,7 +93,7 @@ struct PasskeyPeerClientTests {
                         headers: browser.cookieHeaderForJSON)
                     #expect(refused.status == 400 && refused.error == "invalid_signature", "\(refused.text)")
                     let again = try await browser.post("/authorize/passkey/options", [("attempt", attempt)])
-                    assertion = try Self.token("sign-in", state: state, origin: server.base, options: again.data)
+                    assertion = try await Self.token("sign-in", state: state, origin: server.base, options: again.data)
                     let fresh = try #require(try JSONValue(parsing: again.data)["ceremony"])
                     let done = try await server.call(
                         "POST", "/authorize/passkey",

@@ -185,13 +185,13 @@ struct PushEmulatorTests {
     /// Read back with openssl: NIOSSLPKCS12Bundle stops the process (fatalError) on a bundle
     /// without a key, so a sender must look for the key before handing a bundle to it.
     @Test("a bundle made without its key holds the certificate alone")
-    func certificateOnlyBundleHasNoKey() throws {
+    func certificateOnlyBundleHasNoKey() async throws {
         let pki = try EmulatorTestTools.pki()
         let file = pki.directory.appendingPathComponent("certificate-only-\(UUID().uuidString).p12")
         try pki.clientPKCS12(commonName: "c", topic: nil, password: "pw", includeKey: false).write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
         let openssl = try #require(ChildProcess.find("openssl"))
-        let contents = try ChildProcess.run(openssl, ["pkcs12", "-in", file.path, "-passin", "env:PW", "-nodes"],
+        let contents = try await ChildProcess.run(openssl, ["pkcs12", "-in", file.path, "-passin", "env:PW", "-nodes"],
                                             environment: ["PW": "pw"])
         #expect(contents.contains("BEGIN CERTIFICATE"))
         #expect(!contents.contains("PRIVATE KEY"))
@@ -342,7 +342,7 @@ private enum Curl {
     static let executable = ChildProcess.find("curl")
 
     static let supportsHTTP2: Bool = {
-        guard let executable, let output = try? ChildProcess.run(executable, ["--version"]) else { return false }
+        guard let executable, let output = try? ChildProcess.runBlocking(executable, ["--version"]) else { return false }
         return output.contains("HTTP2")
     }()
 
@@ -361,7 +361,7 @@ private enum Curl {
         for header in headers { arguments += ["--header", header] }
         arguments += options + [url]
         guard let executable else { throw ChildProcess.Failure(status: -1, standardError: "curl is not on PATH") }
-        try await ChildProcess.runDetached(executable, arguments)
+        _ = try await ChildProcess.run(executable, arguments)
 
         let lines = try String(contentsOf: head, encoding: .utf8).split(whereSeparator: \.isNewline)
         guard let statusLine = lines.first, statusLine.hasPrefix("HTTP/2 "),

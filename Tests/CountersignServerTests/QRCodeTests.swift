@@ -255,9 +255,9 @@ struct QRCodeTests {
         arguments: ["Countersign", sampleEnrollmentURI, "Grüße aus Zürich — 認証 ✓ 🔐"],
         QRCode.ErrorCorrection.allCases
     )
-    func zxingDecodes(text: String, level: QRCode.ErrorCorrection) throws {
+    func zxingDecodes(text: String, level: QRCode.ErrorCorrection) async throws {
         let code = try QRCode(encoding: text, errorCorrection: level)
-        let results = try ZXingReader.decode([code.png()])
+        let results = try await ZXingReader.decode([code.png()])
         let symbol = try #require(results.first?.first, "zxing-cpp found no QR code")
         #expect(symbol.text == text)
         #expect(symbol.ecLevel == level.letter)
@@ -269,7 +269,7 @@ struct QRCodeTests {
         "zxing-cpp decodes every version at every level filled to capacity",
         .enabled(if: ZXingReader.isAvailable, "python3 with zxingcpp and Pillow is not available")
     )
-    func zxingDecodesEveryVersion() throws {
+    func zxingDecodesEveryVersion() async throws {
         let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~:/?#[]@!$&'()*+,;=")
         var codes: [(QRCode, String)] = []
         for level in QRCode.ErrorCorrection.allCases {
@@ -281,7 +281,7 @@ struct QRCodeTests {
                 codes.append((code, text))
             }
         }
-        let results = try ZXingReader.decode(codes.map { $0.0.png(moduleSize: 3) })
+        let results = try await ZXingReader.decode(codes.map { $0.0.png(moduleSize: 3) })
         #expect(results.count == codes.count)
         for ((code, text), found) in zip(codes, results) {
             #expect(found.first?.text == text, "version \(code.version) level \(code.errorCorrection)")
@@ -377,7 +377,7 @@ enum ZXingReader {
             .first(where: FileManager.default.isExecutableFile(atPath:)) else {
             return skipped(because: "python3 was not found on PATH")
         }
-        guard (try? run(python, ["-c", "import zxingcpp, PIL"])) != nil else {
+        guard (try? ChildProcess.runBlocking(URL(fileURLWithPath: python), ["-c", "import zxingcpp, PIL"])) != nil else {
             return skipped(because: "\(python) cannot import zxingcpp and PIL (pip install zxing-cpp pillow)")
         }
         return python
@@ -391,7 +391,7 @@ enum ZXingReader {
     }
 
     /// The symbols found in each image, in order.
-    static func decode(_ images: [Data]) throws -> [[Symbol]] {
+    static func decode(_ images: [Data]) async throws -> [[Symbol]] {
         guard let python else { throw Failure(description: "python3 with zxingcpp is unavailable") }
         let directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("qrcode-tests-\(UUID().uuidString)")
@@ -402,23 +402,7 @@ enum ZXingReader {
             try image.write(to: file)
             return file.path
         }
-        return try JSONDecoder().decode([[Symbol]].self, from: run(python, ["-c", script] + paths))
-    }
-
-    private static func run(_ executable: String, _ arguments: [String]) throws -> Data {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        let output = Pipe(), errors = Pipe()
-        (process.standardOutput, process.standardError) = (output, errors)
-        try process.run()
-        let stdout = output.fileHandleForReading.readDataToEndOfFile()
-        let stderr = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            let message = String(decoding: stderr, as: UTF8.self)
-            throw Failure(description: "python3 exited with \(process.terminationStatus): \(message)")
-        }
-        return stdout
+        let output = try await ChildProcess.run(URL(fileURLWithPath: python), ["-c", script] + paths)
+        return try JSONDecoder().decode([[Symbol]].self, from: Data(output.utf8))
     }
 }

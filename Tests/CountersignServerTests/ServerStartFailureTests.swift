@@ -51,7 +51,7 @@ struct ServerStartFailureTests {
         defer { try? FileManager.default.removeItem(at: scratch) }
         let dataDirectory = scratch.appendingPathComponent("data").path
         let holder = try PortHolder()
-        let refused = try await CommandLineTests.runAside(
+        let refused = try await CommandLineTests.run(
             ["serve", "--port", "\(holder.port)", "--data-dir", dataDirectory], environment: [:])
         #expect(refused.status == 1)
         #expect(refused.output.contains("Countersign cannot start: 127.0.0.1:\(holder.port) is already in use"), "\(refused.output)")

@@ -181,7 +181,7 @@ struct TokenRS256Tests {
             let alice = try await server.enrolledUser("alice")
             let idToken = try await server.approvedTokens(client, user: alice, scope: "openid").string("id_token")
             let jwks = try await server.call("GET", "/jwks")
-            let verdict = try PythonPeer.verify(idToken, jwks: jwks.data, in: server.scratch.directory)
+            let verdict = try await PythonPeer.verify(idToken, jwks: jwks.data, in: server.scratch.directory)
             #expect(verdict == "verified RS256 \(alice.userID)")
         }
     }
@@ -210,7 +210,7 @@ struct TokenRS256Tests {
                 print("verified", claims["sub"])
                 """
             let script = try PythonPeer.documentedVerifier(algorithm: algorithm) + "\n" + driver
-            let output = try PythonPeer.run(
+            let output = try await PythonPeer.run(
                 script, token: try tokens.string("id_token") + " " + tokens.string("access_token"), jwks: jwks.data,
                 arguments: [server.base, client.id], in: server.scratch.directory)
             #expect(output == "verified \(alice.userID)")
@@ -266,8 +266,8 @@ enum PythonPeer {
         print("verified RS256", json.loads(b64(payload_b64))["sub"])
         """
 
-    static func verify(_ token: String, jwks: Data, in directory: URL) throws -> String {
-        try run(script, token: token, jwks: jwks, in: directory)
+    static func verify(_ token: String, jwks: Data, in directory: URL) async throws -> String {
+        try await run(script, token: token, jwks: jwks, in: directory)
     }
 
     /// The verifier of docs/ciba.md ("Verifying tokens"), set to `algorithm`.
@@ -283,7 +283,7 @@ enum PythonPeer {
     }
 
     /// Runs `script` with the paths of `token` and `jwks` and then `arguments`; its output.
-    static func run(_ script: String, token: String, jwks: Data, arguments: [String] = [], in directory: URL) throws -> String {
+    static func run(_ script: String, token: String, jwks: Data, arguments: [String] = [], in directory: URL) async throws -> String {
         let python = try #require(cryptography)
         let name = UUID().uuidString
         let files = (token: directory.appendingPathComponent("\(name).token"), jwks: directory.appendingPathComponent("\(name).json"),
@@ -291,7 +291,7 @@ enum PythonPeer {
         try Data(token.utf8).write(to: files.token)
         try jwks.write(to: files.jwks)
         try Data(script.utf8).write(to: files.script)
-        let verified = try ChildProcess.result(python, [files.script.path, files.token.path, files.jwks.path] + arguments)
+        let verified = try await ChildProcess.result(python, [files.script.path, files.token.path, files.jwks.path] + arguments)
         #expect(verified.status == 0, "\(verified.output)")
         return verified.output.trimmingCharacters(in: .whitespacesAndNewlines)
     }

@@ -247,31 +247,31 @@ struct TrustedIssuerAdminTests {
     func commandLine() async throws {
         try await TestServer.with(.sqlite) { server in
             let environment = ["COUNTERSIGN_SERVER": server.base, "COUNTERSIGN_ADMIN_KEY": server.adminKey]
-            func run(_ arguments: [String]) throws -> [String: Any]? {
-                let run = try CommandLineTests.run(["admin", "trusted-issuer"] + arguments, environment: environment)
+            func run(_ arguments: [String]) async throws -> [String: Any]? {
+                let run = try await CommandLineTests.run(["admin", "trusted-issuer"] + arguments, environment: environment)
                 #expect(run.status == 0, "\(arguments): \(run.output)")
                 return run.output.isEmpty ? nil : try JSONSerialization.jsonObject(with: Data(run.output.utf8)) as? [String: Any]
             }
             // The example of docs/api.md §19, word for word.
-            let created = try #require(try run([
+            let created = try #require(try await run([
                 "create", "--issuer", "https://login.bank.example", "--jwks-uri", "https://login.bank.example/oauth2/jwks",
                 "--audience", "bank-app",
             ]))
             let id = try #require(created["id"] as? String)
             #expect(created["username_claim"] as? String == "preferred_username")
-            #expect(((try run(["list"]))?["items"] as? [[String: Any]])?.count == 1)
-            #expect((try run(["show", id]))?["jwks_uri"] as? String == "https://login.bank.example/oauth2/jwks")
+            await #expect(((try run(["list"]))?["items"] as? [[String: Any]])?.count == 1)
+            await #expect((try run(["show", id]))?["jwks_uri"] as? String == "https://login.bank.example/oauth2/jwks")
 
             let keyFile = server.scratch.directory.appendingPathComponent("bank-jwks.json")
             try JSONSerialization.data(withJSONObject: ["keys": [Self.key.publicJWK]]).write(to: keyFile)
-            let updated = try #require(try run([
+            let updated = try #require(try await run([
                 "update", id, "--jwks-file", keyFile.path, "--username-claim", "email", "--required-scope", "",
             ]))
             #expect(updated["jwks"] != nil && updated["jwks_uri"] == nil)
             #expect(updated["required_scope"] as? String == "")
-            #expect(try run(["delete", id]) == nil)
+            #expect(try await run(["delete", id]) == nil)
 
-            let refused = try CommandLineTests.run(
+            let refused = try await CommandLineTests.run(
                 ["admin", "trusted-issuer", "create", "--issuer", "http://login.bank.example", "--audience", "a",
                  "--jwks-uri", "https://login.bank.example/jwks"], environment: environment)
             #expect(refused.status != 0)

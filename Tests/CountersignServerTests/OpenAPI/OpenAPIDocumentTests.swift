@@ -83,9 +83,9 @@ struct OpenAPIDocumentTests {
     /// openapi-spec-validator (Python) checks the document against the OpenAPI 3.1 schema, an
     /// independent reading of the specification.
     @Test(.enabled(if: Self.specValidator != nil, "python3 with openapi-spec-validator is not available"))
-    func theDocumentIsValidOpenAPI31() throws {
+    func theDocumentIsValidOpenAPI31() async throws {
         let python = try #require(Self.specValidator)
-        let result = try ChildProcess.result(python, ["python3", "-c", """
+        let result = try await ChildProcess.result(python, ["python3", "-c", """
             import json, sys
             from openapi_spec_validator import validate
             from openapi_spec_validator.validation.exceptions import OpenAPIValidationError
@@ -102,7 +102,7 @@ struct OpenAPIDocumentTests {
 
     static let specValidator: URL? = {
         let python = URL(fileURLWithPath: "/usr/bin/env")
-        guard (try? ChildProcess.run(python, ["python3", "-c", "import openapi_spec_validator"])) != nil else {
+        guard (try? ChildProcess.runBlocking(python, ["python3", "-c", "import openapi_spec_validator"])) != nil else {
             FileHandle.standardError.write(Data("OpenAPIDocumentTests: SKIPPED: python3 with openapi-spec-validator is not available\n".utf8))
             return nil
         }

@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import Testing
 @testable import CountersignServer
 
@@ -21,7 +24,7 @@ import Testing
 struct SchemathesisTests {
     static let schemathesis: URL? = {
         let env = URL(fileURLWithPath: "/usr/bin/env")
-        guard (try? ChildProcess.run(env, ["schemathesis", "--version"])) != nil else {
+        guard (try? ChildProcess.runBlocking(env, ["schemathesis", "--version"])) != nil else {
             FileHandle.standardError.write(Data("SchemathesisTests: SKIPPED: schemathesis is not installed (pip install schemathesis)\n".utf8))
             return nil
         }
@@ -34,57 +37,87 @@ struct SchemathesisTests {
     static let examples = ProcessInfo.processInfo.environment["COUNTERSIGN_SCHEMATHESIS_EXAMPLES"] ?? "12"
     static let seed = ProcessInfo.processInfo.environment["COUNTERSIGN_SCHEMATHESIS_SEED"] ?? "20261125"
 
+    /// The fuzzer's server is a `countersign serve` process of its own, on SQLite, so that its
+    /// thousands of connections are not this process's: the other tests' clients watch their
+    /// sockets with `select`, which cannot see a descriptor numbered 1024 or above
+    /// (`ServerSlots`). It runs beside the other tests, from the suite's first seconds.
     @Test(.enabled(if: schemathesis != nil, "schemathesis is not installed"))
     func fuzzingFindsNothingTheDocumentDoesNotSay() async throws {
         let env = try #require(Self.schemathesis)
-        // The fuzzer takes both cores for most of a minute: no other test server runs meanwhile.
-        try await ServerSlots.runAlone { try await fuzz(env) }
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("schemathesis-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let (process, base, stdout, stderr) = try await CommandLineTests.serve(
+            dataDirectory: scratch.appendingPathComponent("data").path, in: scratch, name: "server",
+            environment: ["COUNTERSIGN_FAILED_AUTHENTICATION_LIMIT": "0"])
+        defer {
+            process.terminate()
+            process.waitUntilExit()
+        }
+        do {
+            try await fuzz(env, base: base, adminKey: try CommandLineTests.adminKey(printedTo: stdout), scratch: scratch)
+        } catch {
+            Issue.record("the server's log: \((try? String(contentsOf: stderr, encoding: .utf8))?.suffix(5_000) ?? "")")
+            throw error
+        }
     }
 
-    func fuzz(_ env: URL) async throws {
-        try await TestServer.with(.sqlite, configure: { $0.failedAuthenticationLimit = 0 }) { server in
-            _ = try await server.createUser("alice")
-            let client = try await server.admin("POST", "/admin/v1/tenants/default/clients", json: [
-                "name": "Bank", "token_delivery_mode": "poll", "redirect_uris": ["https://bank.example/callback"],
-            ])
-            let clientID = try #require((client["client"] as? [String: any Sendable])?["client_id"] as? String)
-            let secret = try #require(client["client_secret"] as? String)
-            let tenant = try await server.admin("POST", "/admin/v1/tenants", json: ["slug": "acme", "display_name": "Acme"])
-            #expect(tenant.status == 201)
+    func fuzz(_ env: URL, base: String, adminKey: String, scratch: URL) async throws {
+        _ = try await Self.admin("POST", base + "/admin/v1/tenants/default/users", key: adminKey, json: ["username": "alice"])
+        let client = try await Self.admin("POST", base + "/admin/v1/tenants/default/clients", key: adminKey, json: [
+            "name": "Bank", "token_delivery_mode": "poll", "redirect_uris": ["https://bank.example/callback"],
+        ])
+        let clientID = try #require((client["client"] as? [String: Any])?["client_id"] as? String)
+        let secret = try #require(client["client_secret"] as? String)
+        _ = try await Self.admin("POST", base + "/admin/v1/tenants", key: adminKey, json: ["slug": "acme", "display_name": "Acme"])
 
-            let directory = server.scratch.directory.appendingPathComponent("schemathesis")
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            let configuration = directory.appendingPathComponent("schemathesis.toml")
-            try Self.configuration(adminKey: server.adminKey, clientID: clientID, clientSecret: secret)
-                .write(to: configuration, atomically: true, encoding: .utf8)
-            // The fuzzer reuses the ids it reads in answers, its own key's among them: revoking
-            // keys comes last, in a run of its own (with the creation of the keys it revokes),
-            // so the first run keeps its credentials.
-            let revocations = ["revokeSystemAdminKey", "revokeTenantAdminKey"]
-            let keys = ["createSystemAdminKey", "createTenantAdminKey"] + revocations
-            for (run, filter) in [("all but key revocation", revocations.flatMap { ["--exclude-operation-id", $0] }),
-                                  ("admin keys", keys.flatMap { ["--include-operation-id", $0] })] {
-                let result = try ChildProcess.result(env, [
-                    "schemathesis", "--no-color", "--config-file", configuration.path,
-                    "run", server.base + "/openapi.json",
-                    "--phases", "examples,coverage,fuzzing,stateful",
-                    "--max-examples", Self.examples, "--seed", Self.seed,
-                    // One worker: CPython 3.11's parser fails when two threads of hypothesis
-                    // describe their strategies at once ("AST constructor recursion depth mismatch").
-                    "--workers", "1",
-                    "--request-timeout", "30",
-                ] + filter,
-                environment: ProcessInfo.processInfo.environment.merging(["HOME": directory.path]) { $1 })
-                let summary = result.output.components(separatedBy: "\n").drop { !$0.contains("SUMMARY") }.joined(separator: "\n")
-                FileHandle.standardError.write(Data(
-                    "SchemathesisTests, \(run) (seed \(Self.seed), \(Self.examples) examples):\n\(summary)\n".utf8))
-                #expect(result.status == 0, "\(run): \(result.output.suffix(20_000))")
-                if run != "admin keys" {
-                    let stillValid = try await server.admin("GET", "/admin/v1/tenants")
-                    #expect(stillValid.status == 200, "the fuzzer's key was revoked before the last run")
-                }
+        let directory = scratch.appendingPathComponent("schemathesis")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let configuration = directory.appendingPathComponent("schemathesis.toml")
+        try Self.configuration(adminKey: adminKey, clientID: clientID, clientSecret: secret)
+            .write(to: configuration, atomically: true, encoding: .utf8)
+        // The fuzzer reuses the ids it reads in answers, its own key's among them: revoking
+        // keys comes last, in a run of its own (with the creation of the keys it revokes),
+        // so the first run keeps its credentials.
+        let revocations = ["revokeSystemAdminKey", "revokeTenantAdminKey"]
+        let keys = ["createSystemAdminKey", "createTenantAdminKey"] + revocations
+        for (run, filter) in [("all but key revocation", revocations.flatMap { ["--exclude-operation-id", $0] }),
+                              ("admin keys", keys.flatMap { ["--include-operation-id", $0] })] {
+            let result = try await ChildProcess.result(env, [
+                "schemathesis", "--no-color", "--config-file", configuration.path,
+                "run", base + "/openapi.json",
+                "--phases", "examples,coverage,fuzzing,stateful",
+                "--max-examples", Self.examples, "--seed", Self.seed,
+                // One worker: CPython 3.11's parser fails when two threads of hypothesis
+                // describe their strategies at once ("AST constructor recursion depth mismatch").
+                "--workers", "1",
+                "--request-timeout", "30",
+            ] + filter,
+            environment: ProcessInfo.processInfo.environment.merging(["HOME": directory.path]) { $1 })
+            let summary = result.output.components(separatedBy: "\n").drop { !$0.contains("SUMMARY") }.joined(separator: "\n")
+            FileHandle.standardError.write(Data(
+                "SchemathesisTests, \(run) (seed \(Self.seed), \(Self.examples) examples):\n\(summary)\n".utf8))
+            #expect(result.status == 0, "\(run): \(result.output.suffix(20_000))")
+            if run != "admin keys" {
+                // The fuzzer's own key still works: it was not revoked before the last run.
+                _ = try await Self.admin("GET", base + "/admin/v1/tenants", key: adminKey, json: nil)
             }
         }
+    }
+
+    /// An admin call to the fuzzer's server; any status but 2xx fails the test.
+    static func admin(_ method: String, _ url: String, key: String, json: [String: Any]?) async throws -> [String: Any] {
+        var request = URLRequest(url: try #require(URL(string: url)))
+        request.httpMethod = method
+        request.setValue("Bearer \(key)", forHTTPHeaderField: "Authorization")
+        if let json {
+            request.httpBody = try JSONSerialization.data(withJSONObject: json)
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        }
+        let (data, response) = try await URLSession.shared.data(for: request)
+        let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+        try #require((200..<300).contains(status), "\(method) \(url): \(status) \(String(decoding: data, as: UTF8.self))")
+        return (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] ?? [:]
     }
 
     /// The credentials of each security scheme, and where a check cannot apply. Every check

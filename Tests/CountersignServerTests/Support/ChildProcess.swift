@@ -16,19 +16,32 @@ enum ChildProcess {
             .first { FileManager.default.isExecutableFile(atPath: $0.path) }
     }
 
-    /// `run` on a thread of its own, so that waiting for the child holds up no Swift task.
-    static func runDetached(_ executable: URL, _ arguments: [String]) async throws {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            DispatchQueue.global().async {
-                continuation.resume(with: Result { _ = try run(executable, arguments) })
-            }
+    /// Waits for a child on a thread of GCD's, not on one of Swift's: the concurrency pool has
+    /// one thread per core (two here), and a test that blocked one while its child called a
+    /// server of this process, whose handlers run on that pool, could stall every test until a
+    /// timeout. Every test waits for its children this way; `runBlocking` and `resultBlocking`
+    /// are for the few checks made outside a task (whether a peer is installed at all).
+    private static func offThePool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+            DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
         }
+    }
+
+    /// `runBlocking`, waited for off the concurrency pool.
+    static func run(_ executable: URL, _ arguments: [String], environment: [String: String] = [:]) async throws -> String {
+        try await offThePool { try runBlocking(executable, arguments, environment: environment) }
+    }
+
+    /// `resultBlocking`, waited for off the concurrency pool.
+    static func result(_ executable: URL, _ arguments: [String], environment: [String: String]? = nil,
+                       input: String? = nil) async throws -> Finished {
+        try await offThePool { try resultBlocking(executable, arguments, environment: environment, input: input) }
     }
 
     /// Runs `executable` and returns its standard output; throws when it fails. Output goes
     /// through files: a blocking pipe read can be interrupted by a signal (EINTR), which
     /// Foundation's `readDataToEndOfFile` turns into a crash.
-    static func run(_ executable: URL, _ arguments: [String], environment: [String: String] = [:]) throws -> String {
+    static func runBlocking(_ executable: URL, _ arguments: [String], environment: [String: String] = [:]) throws -> String {
         let workspace = FileManager.default.temporaryDirectory.appendingPathComponent("run-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: workspace, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: workspace) }
@@ -58,7 +71,7 @@ enum ChildProcess {
         return try String(contentsOf: outputFile, encoding: .utf8)
     }
 
-    struct Finished {
+    struct Finished: Sendable {
         let status: Int32
         let output: String
     }
@@ -66,8 +79,8 @@ enum ChildProcess {
     /// Runs `executable` to its end, whatever its status, with standard output and standard
     /// error together. `environment` nil inherits this process's; `input`, when given, is standard input (a pipe
     /// that ends after it). Blocks until the program exits.
-    static func result(_ executable: URL, _ arguments: [String], environment: [String: String]? = nil,
-                       input: String? = nil) throws -> Finished {
+    static func resultBlocking(_ executable: URL, _ arguments: [String], environment: [String: String]? = nil,
+                               input: String? = nil) throws -> Finished {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments

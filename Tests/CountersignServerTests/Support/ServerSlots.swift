@@ -30,16 +30,6 @@ enum ServerSlots {
         return try await $held.withValue(true) { try await body() }
     }
 
-    /// Runs `body` holding every slot, so that no other test server runs meanwhile: for a test
-    /// whose peer takes both cores for a minute (the fuzzer), which would otherwise slow every
-    /// other test past its time limits. Slots are taken one by one as they free.
-    static func runAlone<T>(_ body: () async throws -> T) async throws -> T {
-        precondition(!held, "a test holding a slot cannot wait for all of them")
-        for _ in 0..<limit { await acquire() }
-        defer { for _ in 0..<limit { release() } }
-        return try await $held.withValue(true) { try await body() }
-    }
-
     private static func acquire() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let granted = state.withLock { state -> Bool in
