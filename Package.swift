@@ -22,6 +22,16 @@ let glibcReadsPackedRelocations: Bool = {
 /// The release link's inputs on Linux: the order of the code and where the unnamed helpers go.
 let linkInputs = Context.packageDirectory + "/Sources/countersign/Link"
 
+/// The test targets are compiled without optimisation even in a release build, which CI runs the
+/// suite on (`swift test -c release -Xswiftc -enable-testing`): the code under test is optimised
+/// as operators run it, while the 34,000 lines of tests, which optimisation only slows to build,
+/// are compiled in batches on every core (batch mode needs `-num-threads 0`: the release
+/// build's `-num-threads` would give each file a compiler of its own) instead of as one
+/// optimised whole on one core. BENCHMARKS.md, "CI's build and suite", has the times.
+let testSettings: [SwiftSetting] = [
+    .unsafeFlags(["-Onone", "-no-whole-module-optimization", "-num-threads", "0", "-enable-batch-mode"], .when(configuration: .release)),
+]
+
 let package = Package(
     name: "Countersign",
     platforms: [.macOS(.v15), .iOS(.v17)],
@@ -183,17 +193,19 @@ let package = Package(
             dependencies: ["CountersignKit", "CountersignCore"],
             path: "Examples/AuthenticatorApp/Model"
         ),
-        .testTarget(name: "CountersignCBORTests", dependencies: ["CountersignCBOR"]),
+        .testTarget(name: "CountersignCBORTests", dependencies: ["CountersignCBOR"], swiftSettings: testSettings),
         .testTarget(
             name: "CountersignCoreTests",
-            dependencies: ["CountersignCore", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: ["CountersignCore", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: testSettings
         ),
         .testTarget(
             name: "CountersignKitTests",
             dependencies: [
                 "CountersignKit", "CountersignCore", "CountersignWebAuthn", "CountersignCBOR",
                 .product(name: "Crypto", package: "swift-crypto"),
-            ]
+            ],
+            swiftSettings: testSettings
         ),
         .testTarget(
             name: "CountersignServerTests",
@@ -213,7 +225,8 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             // The schema snapshots the migration tests compare against, read by path.
-            exclude: ["Fixtures"]
+            exclude: ["Fixtures"],
+            swiftSettings: testSettings
         ),
     ]
 )
