@@ -16,7 +16,8 @@ public struct EnrollmentTicket: Sendable, Equatable, Codable {
     public static let secretPrefix = "cst_"
     public static let defaultLifetime: TimeInterval = 600
 
-    enum CodingKeys: String, CodingKey {
+    /// The API's member names, which are also the table's columns (`EnrollmentTicketRow`).
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case id
         case tenantID = "tenant_id"
         case userID = "user_id"

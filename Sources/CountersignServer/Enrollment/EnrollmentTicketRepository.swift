@@ -90,17 +90,8 @@ struct EnrollmentTicketRow: Decodable {
     var revokedAt: Date?
     var deviceID: String?
 
-    enum CodingKeys: String, CodingKey, CaseIterable {
-        case id
-        case tenantID = "tenant_id"
-        case userID = "user_id"
-        case createdBy = "created_by"
-        case createdAt = "created_at"
-        case expiresAt = "expires_at"
-        case usedAt = "used_at"
-        case revokedAt = "revoked_at"
-        case deviceID = "device_id"
-    }
+    /// The columns are the API's member names.
+    typealias CodingKeys = EnrollmentTicket.CodingKeys
 
     func ticket() -> EnrollmentTicket {
         EnrollmentTicket(
