@@ -1,8 +1,9 @@
 import HTTPTypes
 
-/// Why an account page cannot do what a form asked. Each case is one page (`account-error`)
-/// with one status; nothing was changed.
-enum AccountError: Error, Sendable, Equatable {
+/// Why an account page cannot do what a form asked. Each case is one error page, with its
+/// status and a link back to the account (`ErrorSurface.page`), or one JSON error to a page's
+/// script (`ErrorSurface.script`); nothing was changed.
+enum AccountError: WireFailure, Sendable, Equatable {
     /// The form's `csrf` field is missing or is not the session's token: the form did not come
     /// from this session's pages (another site made the browser post it, or the session changed).
     case forgedForm
@@ -18,6 +19,10 @@ enum AccountError: Error, Sendable, Equatable {
     case unknownTicket
     /// The form could not be read.
     case malformedForm(String)
+
+    var wireError: WireError {
+        WireError(status, code: code, description: message, heading: heading, back: .account)
+    }
 
     var status: HTTPResponse.Status {
         switch self {
@@ -68,6 +73,27 @@ enum AccountError: Error, Sendable, Equatable {
             "You have no enrollment with this reference. Start a new one from your account."
         case .malformedForm(let reason):
             "The form could not be read: \(reason). Nothing was changed."
+        }
+    }
+}
+
+/// Why a script of the account pages (the enrollment's wait, the passkey buttons) was refused
+/// before its step ran: a JSON error (`ErrorSurface.script`) whose `redirect` tells the script
+/// where the person goes on.
+enum AccountScriptError: WireFailure, Sendable {
+    case signedOut(String)
+    case staleSignIn(String)
+    case invalidName(String)
+
+    var wireError: WireError {
+        switch self {
+        case .signedOut(let redirect):
+            WireError(.unauthorized, code: "login_required", description: "You are signed out.", redirect: redirect)
+        case .staleSignIn(let redirect):
+            WireError(.unauthorized, code: "login_required",
+                      description: "Adding a passkey needs a sign-in of the last ten minutes.", redirect: redirect)
+        case .invalidName(let message):
+            WireError(.badRequest, code: "invalid_name", description: message)
         }
     }
 }

@@ -211,12 +211,6 @@ struct AccountFlow: Sendable {
     func backToAccount(_ visit: Visit) -> Response {
         SignInFlow.redirect(to: signIn.base(visit) + "/account")
     }
-
-    func errorPage(_ error: AccountError, _ visit: Visit) -> Response {
-        pages.response("account-error", AccountErrorPage(
-            title: error.heading, tenantName: visit.tenant.displayName, base: signIn.base(visit), heading: error.heading,
-            message: error.message, code: error.code), status: error.status)
-    }
 }
 
 /// A name the rename form refused, said as precisely as `DeviceName` decides it.

@@ -146,17 +146,6 @@ struct ReportedPage: PageModel {
     let message: String
 }
 
-/// `account-error`: a form the account pages refused (`AccountError`).
-struct AccountErrorPage: PageModel {
-    let title: String
-    let tenantName: String
-    let script: String? = nil
-    let base: String
-    let heading: String
-    let message: String
-    let code: String
-}
-
 /// Times as the account pages show them: to the minute, in UTC, which the pages say.
 enum AccountTime {
     static func text(_ date: Date) -> String {

@@ -78,33 +78,62 @@ enum ErrorSurface: Sendable {
     /// CyberArk's `/Mobile/…` calls: the status, and `"success": false` with the reason in
     /// `Message` (`CyberArkMobileRoutes`).
     case mobileEnvelope
-    /// The hosted pages: an HTML page with the message and the error code.
+    /// The hosted sign-in and account pages: the `error` page, in the tenant's name, with the
+    /// heading, the message, the link back and the error code.
     case page
+    /// The console's pages: the console's message page, which leads back into the console.
+    case console
+    /// The hosted pages' scripts (the waits, the passkey buttons): the status, and
+    /// `{"error", "error_description"}` with `redirect` where the page must go on elsewhere.
+    /// Every script of the pages reads this one shape.
+    case script
 
     func response(for error: WireError) -> Response {
         switch self {
         case .oauth: Self.oauthResponse(error)
         case .api: Self.apiResponse(error)
         case .mobileEnvelope: CyberArkMobileRoutes.failure(error)
-        case .page: Self.pageResponse(error)
+        case .page, .console: Self.pageResponse(error, console: self == .console)
+        case .script: Self.scriptResponse(error)
         }
     }
 
-    private static func pageResponse(_ error: WireError) -> Response {
-        var headers = HTTPFields()
+    private static func pageResponse(_ error: WireError, console: Bool) -> Response {
+        var headers = error.headers
         if let retryAfter = error.retryAfter { headers[.retryAfter] = String(retryAfter) }
-        let heading = switch error.status {
+        let heading = error.heading ?? defaultHeading(error.status)
+        let tenant = error.tenant ?? PageTenant(name: "Countersign", base: "")
+        let message = error.description ?? "Try again later, or go back to the application and start again."
+        if console {
+            return Pages.shared.response(
+                "console-message", ConsoleMessagePage(tenantName: tenant.name, base: tenant.base, heading: heading, message: message),
+                status: error.status, headers: headers)
+        }
+        return Pages.shared.response(
+            "error",
+            ErrorPage(tenantName: tenant.name, heading: heading, message: message, code: error.code ?? "server_error",
+                      back: error.back.map { ErrorPage.Back(href: tenant.base + $0.path, label: $0.label) }),
+            status: error.status, headers: headers)
+    }
+
+    private static func defaultHeading(_ status: HTTPResponse.Status) -> String {
+        switch status {
         case .notFound: "Page not found"
         case .serviceUnavailable: "Sign-in is unavailable for now"
         case .internalServerError: "Something went wrong"
         default: "This page cannot be shown"
         }
-        return Pages.shared.response(
-            "error",
-            ErrorPage(tenantName: "Countersign", heading: heading,
-                      message: error.description ?? "Try again later, or go back to the application and start again.",
-                      code: error.code ?? "server_error"),
-            status: error.status, headers: headers)
+    }
+
+    private static func scriptResponse(_ error: WireError) -> Response {
+        var fields = error.headers
+        fields[.contentType] = "application/json"
+        fields[.cacheControl] = "no-store"
+        if let retryAfter = error.retryAfter { fields[.retryAfter] = String(retryAfter) }
+        var body = ["error": error.code ?? "invalid_request"]
+        if let description = error.description { body["error_description"] = description }
+        if let redirect = error.redirect { body["redirect"] = redirect }
+        return Response(status: error.status, headers: fields, body: encoded(body))
     }
 
     private static func oauthResponse(_ error: WireError) -> Response {

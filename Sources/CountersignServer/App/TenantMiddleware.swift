@@ -21,9 +21,10 @@ struct TenantMiddleware: RouterMiddleware {
         do {
             return try await next(request, context)
         } catch let failure as any WireFailure {
-            // A challenge names the tenant's issuer as its realm.
+            // A challenge names the tenant's issuer as its realm; an error page, the tenant.
             var error = failure.wireError
             error.realm = error.realm ?? issuer.identifier
+            error.tenant = error.tenant ?? PageTenant(name: tenant.displayName, base: issuer.basePath)
             throw error
         }
     }

@@ -44,10 +44,19 @@ struct WireError: Error, Sendable, Equatable, WireFailure {
     /// `Authorization` header (or a browser that opens an admin URL) would use up the address's
     /// budget for everyone behind it.
     var credentialsAbsent = false
+    /// On the page surfaces: the heading above the message (else one the status chooses), and
+    /// the link the page offers back (below the tenant's base).
+    var heading: String?
+    var back: PageLink?
+    /// On the script surface: where the page's script sends the browser on (a sign-in again).
+    var redirect: String?
+    /// The tenant the request was for, as its pages name it: `TenantMiddleware` fills it in,
+    /// so that an error page carries the tenant's name and links below its base.
+    var tenant: PageTenant?
 
     init(_ status: HTTPResponse.Status, code: String?, description: String?, challenge: Challenge? = nil,
          headers: HTTPFields = [:], retryAfter: Int? = nil, missingRight: String? = nil, deregistration: String? = nil,
-         attemptsRemaining: Int? = nil) {
+         attemptsRemaining: Int? = nil, heading: String? = nil, back: PageLink? = nil, redirect: String? = nil) {
         self.status = status
         self.code = code
         self.description = description
@@ -57,6 +66,9 @@ struct WireError: Error, Sendable, Equatable, WireFailure {
         self.missingRight = missingRight
         self.deregistration = deregistration
         self.attemptsRemaining = attemptsRemaining
+        self.heading = heading
+        self.back = back
+        self.redirect = redirect
     }
 
     var wireError: WireError { self }
@@ -70,4 +82,20 @@ struct WireError: Error, Sendable, Equatable, WireFailure {
     static let databaseUnavailable = WireError(
         .serviceUnavailable, code: "temporarily_unavailable",
         description: "the server cannot reach its database; try again shortly", retryAfter: 5)
+}
+
+/// A link an error page offers, below the tenant's base: "Back to your account".
+struct PageLink: Sendable, Equatable {
+    let path: String
+    let label: String
+
+    static let account = PageLink(path: "/account", label: "Back to your account")
+    static let console = PageLink(path: "/console", label: "Open the console")
+}
+
+/// The tenant a page belongs to: its name, shown on every page, and the base of its paths
+/// (`""` for the default tenant, `/t/<slug>` for the others).
+struct PageTenant: Sendable, Equatable {
+    let name: String
+    let base: String
 }

@@ -221,8 +221,10 @@ struct AuthorizationError: Error, Sendable, Equatable {
 /// An error of an authorization request that cannot go back to the client, because the
 /// client or its redirect URI is not known to be valid: shown to the user on a page
 /// (RFC 6749 §4.1.2.1: "MUST NOT automatically redirect").
-enum AuthorizationPageError: Error, Sendable, Equatable {
+enum AuthorizationPageError: WireFailure, Sendable, Equatable {
     case malformed(String)
+    /// A form of the sign-in's pages that cannot be read.
+    case malformedForm(String)
     case missingClientID
     case unknownClient
     case clientWithoutRedirectURIs
@@ -230,10 +232,14 @@ enum AuthorizationPageError: Error, Sendable, Equatable {
     case unregisteredRedirectURI
     case invalidRequestURI
 
+    var wireError: WireError {
+        WireError(.badRequest, code: code.rawValue, description: message, heading: SignInError.heading)
+    }
+
     /// What the page says; the OAuth code is shown too, for whoever debugs the client.
     var code: OAuthError.Code {
         switch self {
-        case .malformed, .missingClientID, .missingRedirectURI, .unregisteredRedirectURI: .invalidRequest
+        case .malformed, .malformedForm, .missingClientID, .missingRedirectURI, .unregisteredRedirectURI: .invalidRequest
         case .unknownClient, .clientWithoutRedirectURIs: .unauthorizedClient
         case .invalidRequestURI: .invalidRequestURI
         }
@@ -242,6 +248,7 @@ enum AuthorizationPageError: Error, Sendable, Equatable {
     var message: String {
         switch self {
         case .malformed(let why): "The sign-in link is malformed: \(why)."
+        case .malformedForm(let why): "The form could not be read: \(why)."
         case .missingClientID: "The sign-in link does not name the application (client_id is missing)."
         case .unknownClient: "The application that sent you here is not registered with this sign-in service."
         case .clientWithoutRedirectURIs: "The application that sent you here is not set up for browser sign-in (it has no redirect URI)."

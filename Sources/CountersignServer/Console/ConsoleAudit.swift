@@ -41,10 +41,10 @@ struct ConsoleAudit: Sendable {
     func export(_ query: FormParameters, _ session: ConsoleSession, _ visit: Visit) async throws -> Response {
         let format = query["format"] ?? "csv"
         guard format == "csv" || format == "jsonl" else {
-            return flow.refusal(visit, status: .badRequest, heading: "No such export", message: "Export as csv or jsonl.")
+            throw ConsoleRefusal(status: .badRequest, heading: "No such export", message: "Export as csv or jsonl.")
         }
         let (filter, problem) = Self.filterQuery(query)
-        if let problem { return flow.refusal(visit, status: .badRequest, heading: "No such export", message: problem) }
+        if let problem { throw ConsoleRefusal(status: .badRequest, heading: "No such export", message: problem) }
         var events: [[String: Any]] = []
         var cursor: String?
         repeat {
@@ -52,8 +52,8 @@ struct ConsoleAudit: Sendable {
             if let cursor { path += "&cursor=" + AuthorizationRedirect.encoded(cursor) }
             let answer = try await flow.admin(.get, path, session: session, visit)
                 guard answer.status == .ok else {
-                return flow.refusal(visit, status: ConsoleText.pageStatus(answer.status), heading: "No export",
-                                    message: ConsoleText.sentence(answer.errorDescription ?? "the log could not be read"))
+                throw ConsoleRefusal(status: ConsoleText.pageStatus(answer.status), heading: "No export",
+                                     message: ConsoleText.sentence(answer.errorDescription ?? "the log could not be read"))
             }
             events += answer.json?["items"] as? [[String: Any]] ?? []
             cursor = answer.json?["next_cursor"] as? String

@@ -34,8 +34,8 @@ struct ConsoleClients: Sendable {
               secret: String? = nil, notice: String? = nil, status: HTTPResponse.Status = .ok) async throws -> Response {
         let answer = try await flow.admin(.get, clientPath(clientID, visit), session: session, visit)
         guard answer.status == .ok, let client = answer.json else {
-            return flow.refusal(visit, status: ConsoleText.pageStatus(answer.status), heading: "Client not shown",
-                                message: ConsoleText.sentence(answer.errorDescription ?? "the client was not found"))
+            throw ConsoleRefusal(status: ConsoleText.pageStatus(answer.status), heading: "Client not shown",
+                                 message: ConsoleText.sentence(answer.errorDescription ?? "the client was not found"))
         }
         let row = ConsoleClientRow(client)
         return flow.pages.response(

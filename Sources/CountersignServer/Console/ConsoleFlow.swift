@@ -25,7 +25,7 @@ struct ConsoleFlow: Sendable {
 
         var tenant: Tenant { issuer.tenant }
         /// The tenant's base path, where its routes are mounted: `""` or `/t/<slug>`.
-        var base: String { tenant.isDefault ? "" : "/t/\(tenant.slug)" }
+        var base: String { issuer.basePath }
         var redirectURI: String { issuer.identifier + "/console/callback" }
     }
 
@@ -85,17 +85,17 @@ struct ConsoleFlow: Sendable {
               pending.expiresAt > now(),
               let state = parameters["state"],
               Secrets.constantTimeEqual(Data(state.utf8), Data(pending.state.utf8)) else {
-            return refusal(visit, status: .badRequest, heading: "This sign-in cannot continue",
-                           message: "The sign-in took too long or did not start here. Open the console again.",
-                           cookies: [clearing])
+            throw ConsoleRefusal(status: .badRequest, heading: "This sign-in cannot continue",
+                                 message: "The sign-in took too long or did not start here. Open the console again.",
+                                 cookies: [clearing])
         }
         if let error = parameters["error"] {
-            return refusal(visit, status: .forbidden, heading: "Sign-in refused",
-                           message: parameters["error_description"] ?? "The sign-in ended with \(error).", cookies: [clearing])
+            throw ConsoleRefusal(status: .forbidden, heading: "Sign-in refused",
+                                 message: parameters["error_description"] ?? "The sign-in ended with \(error).", cookies: [clearing])
         }
         guard let code = parameters["code"] else {
-            return refusal(visit, status: .badRequest, heading: "This sign-in cannot continue",
-                           message: "The sign-in came back without a code.", cookies: [clearing])
+            throw ConsoleRefusal(status: .badRequest, heading: "This sign-in cannot continue",
+                                 message: "The sign-in came back without a code.", cookies: [clearing])
         }
         let token = try await router.send(
             .post, visit.base + "/token",
@@ -108,22 +108,22 @@ struct ConsoleFlow: Sendable {
         guard token.status == .ok,
               let tokens = try? JSONSerialization.jsonObject(with: token.body) as? [String: Any],
               let accessToken = tokens["access_token"] as? String else {
-            return refusal(visit, status: .badRequest, heading: "This sign-in cannot continue",
-                           message: "The code could not be redeemed: \(token.errorDescription ?? "\(token.status.code)").",
-                           cookies: [clearing])
+            throw ConsoleRefusal(status: .badRequest, heading: "This sign-in cannot continue",
+                                 message: "The code could not be redeemed: \(token.errorDescription ?? "\(token.status.code)").",
+                                 cookies: [clearing])
         }
         let info = try await router.send(
             .get, visit.base + "/userinfo", headers: [.authorization: "Bearer \(accessToken)"], as: visit.context)
         guard info.status == .ok, let claims = try? JSONSerialization.jsonObject(with: info.body) as? [String: Any],
               let userID = claims["sub"] as? String else {
-            return refusal(visit, status: .badRequest, heading: "This sign-in cannot continue",
-                           message: "Who signed in could not be read.", cookies: [clearing])
+            throw ConsoleRefusal(status: .badRequest, heading: "This sign-in cannot continue",
+                                 message: "Who signed in could not be read.", cookies: [clearing])
         }
         let username = (claims["preferred_username"] as? String) ?? userID
         guard let grant = try await store.role(userID: userID), grant.tenantID == visit.tenant.id else {
-            return refusal(visit, status: .forbidden, heading: "No access to the console",
-                           message: "\(username) has no console role in \(visit.tenant.displayName). An administrator can grant one.",
-                           cookies: [clearing])
+            throw ConsoleRefusal(status: .forbidden, heading: "No access to the console",
+                                 message: "\(username) has no console role in \(visit.tenant.displayName). An administrator can grant one.",
+                                 cookies: [clearing])
         }
         let date = now()
         try await store.revokeSessionKeys(issuedBefore: date.addingTimeInterval(-ConsoleSession.lifetime), at: date)
@@ -151,8 +151,8 @@ struct ConsoleFlow: Sendable {
     func signOut(_ form: FormParameters, _ visit: Visit) async throws -> Response {
         if let session = session(visit) {
             guard checkCSRF(form, session) else {
-                return refusal(visit, status: .forbidden, heading: "This sign-out cannot be accepted",
-                               message: "The form did not come from this console session; you are still signed in.")
+                throw ConsoleRefusal(status: .forbidden, heading: "This sign-out cannot be accepted",
+                                     message: "The form did not come from this console session; you are still signed in.")
             }
             try await store.revokeSessionKey(id: session.keyID, at: now())
         }
@@ -195,11 +195,18 @@ struct ConsoleFlow: Sendable {
         "/admin/v1/tenants/\(AuthorizationRedirect.encoded(visit.tenant.slug))"
     }
 
-    func refusal(_ visit: Visit, status: HTTPResponse.Status, heading: String, message: String,
-                 cookies: [Cookie] = []) -> Response {
-        pages.response(
-            "console-message",
-            ConsoleMessagePage(tenantName: visit.tenant.displayName, base: visit.base, heading: heading, message: message),
-            status: status, headers: SignInFlow.setting(cookies))
+}
+
+/// A console page that cannot be shown or a form it refused: the console's message page, with
+/// its status, heading and message (`ErrorSurface.console`); nothing was changed.
+struct ConsoleRefusal: WireFailure, Sendable {
+    let status: HTTPResponse.Status
+    let heading: String
+    let message: String
+    /// Cookies the answer sets: an ended session's, forgotten.
+    var cookies: [Cookie] = []
+
+    var wireError: WireError {
+        WireError(status, code: nil, description: message, headers: SignInFlow.setting(cookies), heading: heading)
     }
 }

@@ -18,8 +18,8 @@ struct ConsolePolicies: Sendable {
         let base = flow.tenantPath(visit)
         let stored = try await flow.admin(.get, base + "/authentication-policy", session: session, visit)
         guard stored.status == .ok, let policy = stored.json else {
-            return flow.refusal(visit, status: ConsoleText.pageStatus(stored.status), heading: "Policies not shown",
-                                message: ConsoleText.sentence(stored.errorDescription ?? "the policy could not be read"))
+            throw ConsoleRefusal(status: ConsoleText.pageStatus(stored.status), heading: "Policies not shown",
+                                 message: ConsoleText.sentence(stored.errorDescription ?? "the policy could not be read"))
         }
         let hooks = try await flow.admin(.get, base + "/webhooks", session: session, visit)
         var failure = error
@@ -78,8 +78,8 @@ struct ConsolePolicies: Sendable {
     func setWebhook(_ purpose: String, _ form: FormParameters, rotate: Bool, _ session: ConsoleSession,
                     _ visit: Visit) async throws -> Response {
         guard ConsoleWebhookForm.purposes.contains(where: { $0.0 == purpose }) else {
-            return flow.refusal(visit, status: .notFound, heading: "No such webhook",
-                                message: "A webhook is for events or for the custom verifier.")
+            throw ConsoleRefusal(status: .notFound, heading: "No such webhook",
+                                 message: "A webhook is for events or for the custom verifier.")
         }
         var typed = ConsoleWebhookForm(purpose: purpose, url: form["url"]?.trimmingCharacters(in: .whitespaces) ?? "")
         var json: [String: any Sendable] = ["url": typed.url]
@@ -97,8 +97,8 @@ struct ConsolePolicies: Sendable {
 
     func removeWebhook(_ purpose: String, _ session: ConsoleSession, _ visit: Visit) async throws -> Response {
         guard ConsoleWebhookForm.purposes.contains(where: { $0.0 == purpose }) else {
-            return flow.refusal(visit, status: .notFound, heading: "No such webhook",
-                                message: "A webhook is for events or for the custom verifier.")
+            throw ConsoleRefusal(status: .notFound, heading: "No such webhook",
+                                 message: "A webhook is for events or for the custom verifier.")
         }
         let answer = try await flow.admin(.delete, flow.tenantPath(visit) + "/webhooks/" + purpose, session: session, visit)
         guard answer.status == .noContent else {

@@ -116,8 +116,8 @@ struct ConsolePush: Sendable {
         let answer = try await flow.admin(
             .get, flow.tenantPath(visit) + "/approvals/" + AuthorizationRedirect.encoded(id) + "/deliveries", session: session, visit)
         guard answer.status == .ok, let report = answer.json else {
-            return flow.refusal(visit, status: ConsoleText.pageStatus(answer.status), heading: "Request not shown",
-                                message: ConsoleText.sentence(answer.errorDescription ?? "the request was not found"))
+            throw ConsoleRefusal(status: ConsoleText.pageStatus(answer.status), heading: "Request not shown",
+                                 message: ConsoleText.sentence(answer.errorDescription ?? "the request was not found"))
         }
         return flow.pages.response("console-request", ConsoleRequestPage(ConsoleChrome(visit, session, .push), report: report))
     }

@@ -43,13 +43,12 @@ struct ConsoleRoutes: Sendable {
     typealias Group = RouterGroup<CountersignRequestContext>
 
     func register(on routes: TenantRoutes) {
-        let pages = routes.group("/console", surface: .page)
+        let pages = routes.group("/console", surface: .console)
         pages.get("") { request, context in
             try await page(request, context) { session, visit in try await users.home(session, visit) }
         }
         pages.get("/callback") { request, context in
-            let visit = try visit(request, context)
-            return try await withQuery(request, visit) { query in try await flow.callback(query, visit) }
+            try await flow.callback(try FormParameters.query(of: request), try visit(request, context))
         }
         pages.post("/sign-out") { request, context in
             try await flow.signOut(try await FormParameters.read(request), try visit(request, context))
@@ -136,12 +135,13 @@ struct ConsoleRoutes: Sendable {
         }
     }
 
-    /// A page at `path` that needs a session and reads its query: a malformed one is the 400 page.
+    /// A page at `path` that needs a session and reads its query: a malformed one is the 400 page
+    /// (`FormError`).
     private func getWithQuery(_ pages: Group, _ path: RouterPath,
                               _ body: @escaping @Sendable (FormParameters, ConsoleSession, Visit) async throws -> Response) {
         pages.get(path) { request, context in
             try await page(request, context) { session, visit in
-                try await withQuery(request, visit) { query in try await body(query, session, visit) }
+                try await body(try FormParameters.query(of: request), session, visit)
             }
         }
     }
@@ -162,19 +162,6 @@ struct ConsoleRoutes: Sendable {
 
     private func visit(_ request: Request, _ context: CountersignRequestContext) throws -> ConsoleFlow.Visit {
         ConsoleFlow.Visit(issuer: try context.tenantIssuer(), request: request, context: context)
-    }
-
-    /// The request's query, or the 400 page for one that is malformed (a parameter given twice,
-    /// bad percent-encoding, a NUL).
-    private func withQuery(_ request: Request, _ visit: ConsoleFlow.Visit,
-                           _ body: (FormParameters) async throws -> Response) async throws -> Response {
-        let query: FormParameters
-        do {
-            query = try SignInRoutes.query(request)
-        } catch let error as AuthorizationPageError {
-            return flow.refusal(visit, status: .badRequest, heading: "This page cannot be shown", message: error.message)
-        }
-        return try await body(query)
     }
 
     /// A page that needs a session: without one, or with one whose key was revoked (signed
@@ -198,13 +185,13 @@ struct ConsoleRoutes: Sendable {
         let visit = try visit(request, context)
         // The body is read only for a session: without one, nothing of it is parsed.
         guard let session = flow.session(visit) else {
-            return flow.refusal(visit, status: .forbidden, heading: "Not signed in",
-                                message: "Your console session has ended; nothing was changed. Sign in again.")
+            throw ConsoleRefusal(status: .forbidden, heading: "Not signed in",
+                                 message: "Your console session has ended; nothing was changed. Sign in again.")
         }
         let form = try await ConsoleForm.read(request)
         guard flow.checkCSRF(form.fields, session) else {
-            return flow.refusal(visit, status: .forbidden, heading: "This form cannot be accepted",
-                                message: "The form did not come from this console session; nothing was changed.")
+            throw ConsoleRefusal(status: .forbidden, heading: "This form cannot be accepted",
+                                 message: "The form did not come from this console session; nothing was changed.")
         }
         return try await signedOutIfRevoked(visit) { try await body(form, session, visit) }
     }
@@ -215,8 +202,8 @@ struct ConsoleRoutes: Sendable {
         do {
             return try await body()
         } catch is ConsoleFlow.SessionRevoked {
-            return flow.refusal(
-                visit, status: .unauthorized, heading: "Session ended",
+            throw ConsoleRefusal(
+                status: .unauthorized, heading: "Session ended",
                 message: "This console session was ended; nothing was changed. Sign in again.",
                 cookies: [flow.cookies.cookie(flow.cookies.sessionName(for: visit.tenant), "", maxAge: 0)])
         }

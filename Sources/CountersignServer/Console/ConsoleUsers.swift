@@ -62,8 +62,8 @@ struct ConsoleUsers: Sendable {
         let userPath = flow.tenantPath(visit) + "/users/" + AuthorizationRedirect.encoded(userID)
         let found = try await flow.admin(.get, userPath, session: session, visit)
         guard found.status == .ok, let object = found.json else {
-            return flow.refusal(visit, status: ConsoleText.pageStatus(found.status), heading: "User not shown",
-                                message: ConsoleText.sentence(found.errorDescription ?? "the user was not found"))
+            throw ConsoleRefusal(status: ConsoleText.pageStatus(found.status), heading: "User not shown",
+                                 message: ConsoleText.sentence(found.errorDescription ?? "the user was not found"))
         }
         let devices = try await flow.admin(.get, userPath + "/devices?limit=200", session: session, visit)
         let passkeys = try await flow.admin(.get, userPath + "/passkeys", session: session, visit)

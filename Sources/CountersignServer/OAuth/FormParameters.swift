@@ -26,6 +26,12 @@ struct FormParameters: Sendable {
             body: Data(buffer.readableBytesView), contentType: request.headers[.contentType], admittingNUL: admittingNUL)
     }
 
+    /// The query of `request`, read as OAuth reads a form (RFC 6749 §3.1: a parameter sent
+    /// twice is an error).
+    static func query(of request: Request) throws -> FormParameters {
+        try FormParameters(body: Data((request.uri.query ?? "").utf8), contentType: "application/x-www-form-urlencoded")
+    }
+
     /// The body of a form `request`, at most `limit` bytes; why not as a `FormError`.
     static func body(of request: Request, upTo limit: Int) async throws -> ByteBuffer {
         do {

@@ -13,6 +13,10 @@ struct Issuer: Sendable {
         self.identifier = origin.tenantBase(tenant)
     }
 
+    /// The tenant's base path below the server's origin: `""` for the default tenant,
+    /// `/t/<slug>` for the others. The hosted pages link and post below it.
+    var basePath: String { tenant.isDefault ? "" : "/t/\(tenant.slug)" }
+
     var jwksURI: String { identifier + "/jwks" }
     var tokenEndpoint: String { identifier + "/token" }
     var backchannelAuthenticationEndpoint: String { identifier + "/bc-authorize" }

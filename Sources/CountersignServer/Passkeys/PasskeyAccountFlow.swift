@@ -35,7 +35,7 @@ struct PasskeyAccountFlow: Sendable {
         var name: String?
         if let typed = form["name"], !typed.trimmingCharacters(in: .whitespaces).isEmpty {
             guard let valid = DeviceName.validate(typed) else {
-                throw PasskeyAccountError.invalidName(RenameRefusal(deviceID: "", typed: typed, thing: "passkey").message)
+                throw AccountScriptError.invalidName(RenameRefusal(deviceID: "", typed: typed, thing: "passkey").message)
             }
             name = valid
         }
@@ -91,10 +91,10 @@ struct PasskeyAccountFlow: Sendable {
 
     private func freshlySignedIn(csrf: String?, _ visit: Visit) async throws -> AccountFlow.SignedIn {
         guard let signedIn = try await account.authorized(csrf: csrf, visit) else {
-            throw PasskeyAccountError.signedOut(account.signIn.base(visit) + "/account")
+            throw AccountScriptError.signedOut(account.signIn.base(visit) + "/account")
         }
         guard account.isFresh(signedIn) else {
-            throw PasskeyAccountError.staleSignIn(account.signIn.base(visit) + "/account/passkeys/sign-in-again")
+            throw AccountScriptError.staleSignIn(account.signIn.base(visit) + "/account/passkeys/sign-in-again")
         }
         return signedIn
     }
@@ -110,32 +110,5 @@ struct PasskeyAccountFlow: Sendable {
     /// A ceremony of the account page belongs to the session that started it.
     private func binding(_ signedIn: AccountFlow.SignedIn) -> String {
         "session:" + signedIn.session.id
-    }
-}
-
-/// Why the account page's passkey script was refused before any ceremony ran. `redirect`
-/// tells the script where the person goes on.
-enum PasskeyAccountError: Error, Sendable {
-    case signedOut(String)
-    case staleSignIn(String)
-    case invalidName(String)
-
-    var body: [String: String] {
-        switch self {
-        case .signedOut(let redirect):
-            ["error": "login_required", "error_description": "You are signed out.", "redirect": redirect]
-        case .staleSignIn(let redirect):
-            ["error": "login_required",
-             "error_description": "Adding a passkey needs a sign-in of the last ten minutes.", "redirect": redirect]
-        case .invalidName(let message):
-            ["error": "invalid_name", "error_description": message]
-        }
-    }
-
-    var status: HTTPResponse.Status {
-        switch self {
-        case .signedOut, .staleSignIn: .unauthorized
-        case .invalidName: .badRequest
-        }
     }
 }

@@ -11,9 +11,9 @@ import Hummingbird
 ///
 /// - `GET /invitation?ticket=cst_…`: the page, or a page saying why the invitation cannot be
 ///   used (unknown, used, expired, revoked), each its own message.
-/// - `POST /invitation/wait`: the ticket's state (`pending`, `enrolled`, `expired`) as soon as it
-///   is not pending, or after a long poll; an expired one with the heading and message that
-///   reloading the page would show.
+/// - `POST /invitation/wait`: the ticket's state (`pending`, `enrolled`) as soon as it is not
+///   pending, or after a long poll; one that can no longer be used is the script surface's
+///   error (`invalid_ticket`) with the message that reloading the page would show.
 /// - `POST /invitation/sign-in`: once the phone has enrolled, the sign-in of the ticket's user.
 ///   Signing in is still an approval on the phone: knowing the link is not enough.
 struct InvitationFlow: Sendable {
@@ -25,17 +25,10 @@ struct InvitationFlow: Sendable {
     static let waitingStatus = "Waiting for the phone…"
 
     func show(_ parameters: FormParameters, _ visit: SignInFlow.Visit, status: String = waitingStatus) async throws -> Response {
-        guard let secret = parameters["ticket"] else {
-            return refusal("The invitation link is incomplete: it names no invitation. Open the link exactly as you received it.", visit)
-        }
-        let (ticket, uri): (EnrollmentTicket, EnrollmentURI)
-        do {
-            (ticket, uri) = try await enrollment.invitation(secret, tenant: visit.tenant)
-        } catch let error as EnrollmentError {
-            return refusal(Self.message(error), visit)
-        }
+        guard let secret = parameters["ticket"] else { throw InvitationRefusal.incompleteLink }
+        let (ticket, uri) = try await InvitationRefusal.explaining { try await enrollment.invitation(secret, tenant: visit.tenant) }
         guard let invitee = try await signIn.store.user(id: ticket.userID, tenantID: visit.tenant.id) else {
-            return refusal(Self.message(.invalidTicket), visit)
+            throw InvitationRefusal(.invalidTicket)
         }
         var signedInAs: String?
         if let session = try await signIn.liveSession(visit, at: signIn.now()), session.userID != invitee.id {
@@ -49,63 +42,74 @@ struct InvitationFlow: Sendable {
     }
 
     func wait(_ form: FormParameters, _ visit: SignInFlow.Visit) async throws -> Response {
-        guard let secret = form["ticket"] else { throw EnrollmentError.invalidTicket }
-        let state = try await LongPoll(events: events).wait(while: EnrollmentService.TicketState.pending) {
-            try await enrollment.state(ofTicket: secret, tenant: visit.tenant)
+        guard let secret = form["ticket"] else { throw InvitationRefusal.incompleteLink }
+        let state = try await InvitationRefusal.explaining {
+            try await LongPoll(events: events).wait(while: EnrollmentService.TicketState.pending) {
+                try await enrollment.state(ofTicket: secret, tenant: visit.tenant)
+            }
         }
-        guard state == .expired else { return try JSON.response(["state": state.rawValue]) }
-        return try JSON.response(["state": state.rawValue, "heading": Self.refusalHeading, "message": try await reason(secret, visit)])
+        guard state != .expired else { throw try await refusal(secret, visit) }
+        return try JSON.response(["state": state.rawValue])
     }
 
     /// The sign-in the page goes on to once the phone has enrolled (and its "Done" button).
     func startSignIn(_ form: FormParameters, _ visit: SignInFlow.Visit) async throws -> Response {
-        guard let secret = form["ticket"] else {
-            return refusal("The invitation link is incomplete: it names no invitation. Open the link exactly as you received it.", visit)
-        }
-        let invitee: (state: EnrollmentService.TicketState, userID: String)
-        do {
-            invitee = try await enrollment.invitee(ofTicket: secret, tenant: visit.tenant)
-        } catch let error as EnrollmentError {
-            return refusal(Self.message(error), visit)
-        }
+        guard let secret = form["ticket"] else { throw InvitationRefusal.incompleteLink }
+        let invitee = try await InvitationRefusal.explaining { try await enrollment.invitee(ofTicket: secret, tenant: visit.tenant) }
         switch invitee.state {
         case .enrolled:
             guard let user = try await signIn.store.user(id: invitee.userID, tenantID: visit.tenant.id) else {
-                return refusal(Self.message(.invalidTicket), visit)
+                throw InvitationRefusal(.invalidTicket)
             }
             return try await signIn.beginAccountSignIn(visit, loginHint: user.username)
         case .pending:
             return try await show(form, visit, status: "Your phone is not set up yet. Scan the code with the app first; then sign in.")
         case .expired:
-            return refusal(try await reason(secret, visit), visit)
+            throw try await refusal(secret, visit)
         }
     }
 
     /// Why the invitation `secret` can no longer enroll a phone, as its page says it.
-    private func reason(_ secret: String, _ visit: SignInFlow.Visit) async throws -> String {
+    private func refusal(_ secret: String, _ visit: SignInFlow.Visit) async throws -> InvitationRefusal {
         do {
             _ = try await enrollment.invitation(secret, tenant: visit.tenant)
         } catch let error as EnrollmentError {
-            return Self.message(error)
+            return InvitationRefusal(error)
         }
-        return Self.message(.ticketExpired)
+        return InvitationRefusal(.ticketExpired)
     }
+}
 
-    static let refusalHeading = "This invitation cannot be used"
+/// Why an invitation cannot be used, as its page says it: an error page (`ErrorSurface.page`),
+/// or the same words to the page's script (`ErrorSurface.script`).
+struct InvitationRefusal: WireFailure, Sendable, Equatable {
+    let message: String
 
-    private func refusal(_ message: String, _ visit: SignInFlow.Visit) -> Response {
-        pages.response(
-            "error", ErrorPage(tenantName: visit.tenant.displayName, heading: Self.refusalHeading,
-                               message: message, code: "invalid_ticket"),
-            status: .badRequest)
-    }
+    static let heading = "This invitation cannot be used"
+    static let incompleteLink = InvitationRefusal(
+        message: "The invitation link is incomplete: it names no invitation. Open the link exactly as you received it.")
 
-    static func message(_ error: EnrollmentError) -> String {
-        switch error {
+    init(message: String) { self.message = message }
+
+    init(_ error: EnrollmentError) {
+        message = switch error {
         case .ticketUsed: "This invitation was already used to enroll a phone. If that was you, sign in with that phone."
         case .ticketExpired: "This invitation has expired. Ask for a new one."
         case .ticketRevoked: "This invitation was withdrawn. Ask for a new one."
         default: "This invitation is not valid here. Open the link exactly as you received it."
+        }
+    }
+
+    var wireError: WireError {
+        WireError(.badRequest, code: "invalid_ticket", description: message, heading: Self.heading)
+    }
+
+    /// `step`, its enrollment errors said as the invitation's page says them.
+    static func explaining<T>(_ step: () async throws -> T) async throws -> T {
+        do {
+            return try await step()
+        } catch let error as EnrollmentError {
+            throw InvitationRefusal(error)
         }
     }
 }
@@ -125,4 +129,6 @@ struct InvitationPage: PageModel {
     let enrollmentURI: String
     let expiresAt: String
     let status: String
+    /// The heading the page takes when its script learns the invitation can no longer be used.
+    let refusedHeading = InvitationRefusal.heading
 }

@@ -140,14 +140,27 @@ struct OutcomePage: PageModel {
     let returnURL: String?
 }
 
-/// `error`: a request that cannot be answered to the client.
+/// `error`: every failure of the sign-in and account pages, in the tenant's name
+/// (`ErrorSurface.page`).
 struct ErrorPage: PageModel {
-    let title = "Sign-in failed"
+    /// A link back, where the page offers one.
+    struct Back: Sendable {
+        let href: String
+        let label: String
+    }
+
+    let title: String
     let tenantName: String
     let script: String? = nil
     let heading: String
     let message: String
     let code: String
+    let back: Back?
+
+    init(tenantName: String, heading: String, message: String, code: String, back: Back?) {
+        (self.title, self.tenantName, self.heading, self.message, self.code, self.back) =
+            (heading, tenantName, heading, message, code, back)
+    }
 }
 
 /// `signed-out`.

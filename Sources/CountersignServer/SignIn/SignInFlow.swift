@@ -61,8 +61,6 @@ struct SignInFlow: Sendable {
         let (request, client): (AuthorizationRequest, Client)
         do {
             (request, client) = try await authorization.request(parameters, tenant: visit.tenant, issuer: visit.issuer)
-        } catch let error as AuthorizationPageError {
-            return errorPage(error.message, code: error.code, visit)
         } catch let redirect as AuthorizationRedirect {
             return Self.redirect(to: redirect.location)
         }
@@ -153,9 +151,7 @@ struct SignInFlow: Sendable {
 
     func signIn(_ form: FormParameters, _ visit: Visit) async throws -> Response {
         let (handle, attempt) = try await openAttempt(form, visit)
-        guard let client = try await client(of: attempt, visit) else {
-            return errorPage(AuthorizationPageError.unknownClient.message, code: .unauthorizedClient, visit)
-        }
+        guard let client = try await client(of: attempt, visit) else { throw AuthorizationPageError.unknownClient }
         let username = (form["username"] ?? "").trimmingCharacters(in: .whitespaces)
         let requirement = SignInRequirement(acrValues: attempt.request.acrValues, client: client, policy: visit.tenant.policy)
         // "Try another username": the form again, empty, with nothing to correct.
@@ -249,7 +245,7 @@ struct SignInFlow: Sendable {
               let id = attempt.transactionID, let userID = attempt.userID,
               let transaction = try await store.transaction(id: id),
               let user = try await store.user(id: userID, tenantID: visit.tenant.id) else {
-            return errorPage("This sign-in cannot continue. Go back to the application and start again.", code: .invalidRequest, visit)
+            throw SignInError.unusable
         }
         let page = OutcomeContext(visit: visit, base: base(visit), client: client, attempt: attempt, handle: handle,
                                   username: user.username)
@@ -266,7 +262,7 @@ struct SignInFlow: Sendable {
                 context: AuthenticationContext(of: transaction),
                 authenticator: transaction.decidedByDevice.map(SessionAuthenticator.device), visit)
             else {
-                return errorPage(SignInError.completed.message, code: .invalidRequest, visit)
+                throw SignInError.completed
             }
             return Self.redirect(to: done.location, cookies: done.cookies)
         }
@@ -343,8 +339,10 @@ struct SignInFlow: Sendable {
             let clientID = parameters["client_id"] ?? parameters["id_token_hint"].flatMap(Self.audience(ofIDToken:))
             guard let clientID, let client = try await authorization.store.client(id: clientID, tenantID: visit.tenant.id),
                   client.postLogoutRedirectURIs.contains(target) else {
-                return errorPage("You are signed out, but the application asked to return to an address it did not register.",
-                                 code: .invalidRequest, visit, headers: Self.setting(clearing))
+                throw WireError(
+                    .badRequest, code: OAuthError.Code.invalidRequest.rawValue,
+                    description: "You are signed out, but the application asked to return to an address it did not register.",
+                    headers: Self.setting(clearing), heading: "Signed out")
             }
             let query = parameters["state"].map { "state=" + AuthorizationRedirect.encoded($0) }
             return Self.redirect(to: target + (query.map { (target.contains("?") ? "&" : "?") + $0 } ?? ""), cookies: clearing)
@@ -429,7 +427,7 @@ struct SignInFlow: Sendable {
 
     /// The tenant's base path: `""` for the default tenant, `/t/<slug>` for the others.
     func base(_ visit: Visit) -> String {
-        String(visit.issuer.identifier.dropFirst(origin.base.count))
+        visit.issuer.basePath
     }
 
     private func waitingPage(_ transaction: ApprovalTransaction, _ page: OutcomeContext) -> Response {
@@ -494,13 +492,6 @@ struct SignInFlow: Sendable {
         seconds < 60 ? "\(seconds) seconds" : "\((seconds + 59) / 60) minutes"
     }
 
-    func errorPage(_ message: String, code: OAuthError.Code, _ visit: Visit, headers: HTTPFields = [:]) -> Response {
-        pages.response(
-            "error", ErrorPage(tenantName: visit.tenant.displayName, heading: "This sign-in cannot continue",
-                               message: message, code: code.rawValue),
-            status: .badRequest, headers: headers)
-    }
-
     static func redirect(to location: String, cookies: [Cookie] = []) -> Response {
         var headers = Pages.headers
         headers[.location] = location
@@ -515,9 +506,18 @@ struct SignInFlow: Sendable {
     }
 }
 
-/// A sign-in page post that names no usable attempt: shown as an error page.
-enum SignInError: Error, Sendable, Equatable {
+/// A sign-in page post that names no usable attempt: an error page (`ErrorSurface.page`), or
+/// a JSON error to the page's script (`ErrorSurface.script`).
+enum SignInError: WireFailure, Sendable, Equatable {
     case unknownAttempt, otherBrowser, completed, expired
+    /// The attempt's client, request or user is gone.
+    case unusable
+
+    var wireError: WireError {
+        WireError(.badRequest, code: OAuthError.Code.invalidRequest.rawValue, description: message, heading: Self.heading)
+    }
+
+    static let heading = "This sign-in cannot continue"
 
     var message: String {
         switch self {
@@ -525,6 +525,7 @@ enum SignInError: Error, Sendable, Equatable {
         case .otherBrowser: "This sign-in began in another browser, or this browser's cookies were cleared. Start again from the application."
         case .completed: "This sign-in was already completed. Go back to the application."
         case .expired: "This sign-in took too long and has expired. Go back to the application and start again."
+        case .unusable: "This sign-in cannot continue. Go back to the application and start again."
         }
     }
 }

@@ -12,8 +12,10 @@ import Hummingbird
 /// - `GET /invitation`, `POST /invitation/wait`, `POST /invitation/sign-in`: an enrollment
 ///   invitation (`InvitationFlow`).
 ///
-/// A page's failure is a page: an attempt that cannot continue, a malformed form, and any fault
-/// of the server are shown as error pages (`ErrorSurface.page`), never as JSON.
+/// Failures go to the error middleware: an attempt that cannot continue, a malformed form or
+/// link, and any fault of the server are error pages in the tenant's name
+/// (`ErrorSurface.page`); the scripts' calls get the scripts' one JSON error shape
+/// (`ErrorSurface.script`).
 struct SignInRoutes: Sendable {
     let flow: SignInFlow
     let invitations: InvitationFlow
@@ -22,74 +24,45 @@ struct SignInRoutes: Sendable {
     func register(on routes: TenantRoutes) {
         let pages = routes.group(surface: .page)
         pages.get("/authorize") { request, context in
-            let visit = try visit(request, context)
-            do {
-                return try await flow.authorize(try Self.query(request), visit)
-            } catch let error as AuthorizationPageError {
-                return flow.errorPage(error.message, code: error.code, visit)
-            }
+            try await flow.authorize(try Self.query(request), try visit(request, context))
         }
         pages.post("/authorize") { request, context in
-            try await page(request, context) { form, visit in try await flow.authorize(form, visit) }
+            try await flow.authorize(try await Self.form(request), try visit(request, context))
         }
         pages.post("/authorize/sign-in") { request, context in
-            try await page(request, context) { form, visit in try await flow.signIn(form, visit) }
+            try await flow.signIn(try await Self.form(request), try visit(request, context))
         }
         pages.post("/authorize/continue") { request, context in
-            try await page(request, context) { form, visit in try await flow.proceed(form, visit) }
-        }
-        pages.post("/authorize/wait") { request, context in
-            let visit = try visit(request, context)
-            do {
-                return try await flow.wait(try await FormParameters.read(request), visit)
-            } catch let error as SignInError {
-                // The script submits the form on any answer but `pending`, and the page then
-                // says what went wrong.
-                return try JSON.response(["state": "closed", "reason": "\(error)"], status: .badRequest)
-            }
-        }
-        // The passkey button's script talks JSON: its failures are JSON too, with the
-        // WebAuthn step that refused, for the page to show beside the button.
-        let script = routes.group(surface: .api)
-        script.post("/authorize/passkey/options") { request, context in
-            let visit = try visit(request, context)
-            return try await Self.json { try await passkeys.options(try await FormParameters.read(request), visit) }
-        }
-        script.post("/authorize/passkey") { request, context in
-            let visit = try visit(request, context)
-            return try await Self.json {
-                try await passkeys.finish(try await PasskeyRequestBody.decode(PasskeySignInFlow.Assertion.self, from: request), visit)
-            }
+            try await flow.proceed(try await Self.form(request), try visit(request, context))
         }
         pages.get("/invitation") { request, context in
-            let visit = try visit(request, context)
-            do {
-                return try await invitations.show(try Self.query(request), visit)
-            } catch let error as AuthorizationPageError {
-                return flow.errorPage(error.message, code: error.code, visit)
-            }
-        }
-        pages.post("/invitation/wait") { request, context in
-            let visit = try visit(request, context)
-            do {
-                return try await invitations.wait(try await FormParameters.read(request), visit)
-            } catch let error as EnrollmentError {
-                return try JSON.response(["state": "refused", "reason": error.apiError.message], status: .badRequest)
-            }
+            try await invitations.show(try Self.query(request), try visit(request, context))
         }
         pages.post("/invitation/sign-in") { request, context in
-            try await page(request, context) { form, visit in try await invitations.startSignIn(form, visit) }
+            try await invitations.startSignIn(try await Self.form(request), try visit(request, context))
         }
         pages.get("/logout") { request, context in
-            let visit = try visit(request, context)
-            do {
-                return try await flow.logout(try Self.query(request), posted: false, visit)
-            } catch let error as AuthorizationPageError {
-                return flow.errorPage(error.message, code: error.code, visit)
-            }
+            try await flow.logout(try Self.query(request), posted: false, try visit(request, context))
         }
         pages.post("/logout") { request, context in
-            try await flow.logout(try await FormParameters.read(request), posted: true, try visit(request, context))
+            try await flow.logout(try await Self.form(request), posted: true, try visit(request, context))
+        }
+        // The scripts' calls: the waits (the script submits its form on any answer but
+        // `pending`, and the page then says what went wrong), and the passkey button's, with
+        // the WebAuthn step that refused for the page to show beside the button.
+        let script = routes.group(surface: .script)
+        script.post("/authorize/wait") { request, context in
+            try await flow.wait(try await Self.form(request), try visit(request, context))
+        }
+        script.post("/invitation/wait") { request, context in
+            try await invitations.wait(try await Self.form(request), try visit(request, context))
+        }
+        script.post("/authorize/passkey/options") { request, context in
+            try await passkeys.options(try await Self.form(request), try visit(request, context))
+        }
+        script.post("/authorize/passkey") { request, context in
+            try await passkeys.finish(
+                try await PasskeyRequestBody.decode(PasskeySignInFlow.Assertion.self, from: request), try visit(request, context))
         }
     }
 
@@ -106,27 +79,12 @@ struct SignInRoutes: Sendable {
         }
     }
 
-    /// Runs a step the page's script calls; an attempt it cannot use is a JSON error.
-    static func json(_ step: () async throws -> Response) async throws -> Response {
+    /// The posted form; one that cannot be read ends the sign-in's page.
+    static func form(_ request: Request) async throws -> FormParameters {
         do {
-            return try await step()
-        } catch let error as SignInError {
-            throw APIError.badRequest(error.message)
-        }
-    }
-
-    /// Runs a step of a sign-in on its form; an attempt or form it cannot use is an error page.
-    private func page(
-        _ request: Request, _ context: CountersignRequestContext,
-        _ step: (FormParameters, SignInFlow.Visit) async throws -> Response
-    ) async throws -> Response {
-        let visit = try visit(request, context)
-        do {
-            return try await step(try await FormParameters.read(request), visit)
-        } catch let error as SignInError {
-            return flow.errorPage(error.message, code: .invalidRequest, visit)
+            return try await FormParameters.read(request)
         } catch let error as FormError {
-            return flow.errorPage("The form could not be read: \(error.oauthError.errorDescription).", code: .invalidRequest, visit)
+            throw AuthorizationPageError.malformedForm(error.oauthError.errorDescription)
         }
     }
 
@@ -134,11 +92,10 @@ struct SignInRoutes: Sendable {
         SignInFlow.Visit(issuer: try context.tenantIssuer(), request: request, remoteAddress: context.remoteAddress?.ipAddress)
     }
 
-    /// The query of a GET, read as OAuth reads a form (RFC 6749 §3.1: a parameter sent twice is
-    /// an error).
+    /// The query of a GET; a malformed one ends the sign-in's page.
     static func query(_ request: Request) throws -> FormParameters {
         do {
-            return try FormParameters(body: Data((request.uri.query ?? "").utf8), contentType: "application/x-www-form-urlencoded")
+            return try FormParameters.query(of: request)
         } catch let error as FormError {
             throw AuthorizationPageError.malformed(error.oauthError.errorDescription)
         }

@@ -14,7 +14,7 @@
           if (answer.state === "pending") { ask(0); }
           else if (answer.state === "enrolled") { status.textContent = "Enrolled."; window.location.assign(done); }
           else if (answer.state === "expired") { status.textContent = "This code has expired. Go back to your account to start again."; }
-          else if (answer.state === "signed_out") { window.location.assign(done); }
+          else if (answer.redirect) { window.location.assign(answer.redirect); }
           else { status.textContent = "The page cannot follow the enrollment. Go back to your account to see your phones."; }
         })
         .catch(function () { ask(2000); });

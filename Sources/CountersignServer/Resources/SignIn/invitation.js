@@ -20,7 +20,9 @@
         .then(function (answer) {
           if (answer.state === "pending") { ask(0); }
           else if (answer.state === "enrolled") { status.textContent = "Your phone is set up. Now sign in with it."; signIn.submit(); }
-          else if (answer.heading && answer.message) { end(answer.heading, answer.message); }
+          else if (answer.error === "invalid_ticket" && answer.error_description) {
+            end(wait.getAttribute("data-refused"), answer.error_description);
+          }
           else { status.textContent = "The page cannot follow the enrollment. Reload it to see where the invitation stands."; }
         })
         .catch(function () { ask(2000); });
