@@ -26,7 +26,6 @@ struct AccountFlow: Sendable {
     let store: any AccountStore
     let passkeys: any PasskeyStore
     let enrollment: EnrollmentService
-    let pages: Pages
     let now: @Sendable () -> Date
 
     typealias Visit = SignInFlow.Visit
@@ -39,14 +38,14 @@ struct AccountFlow: Sendable {
 
     // MARK: - 1. The page
 
-    func show(_ visit: Visit) async throws -> Response {
+    func show(_ visit: Visit) async throws -> PageAnswer {
         guard let signedIn = try await signedIn(visit) else { return try await signIn.beginAccountSignIn(visit) }
         return try await accountPage(signedIn, visit)
     }
 
     /// The account page; with `refusal`, the rename it refused shown beside its field.
     func accountPage(_ signedIn: SignedIn, _ visit: Visit, refusal: RenameRefusal? = nil,
-                             status: HTTPResponse.Status = .ok) async throws -> Response {
+                             status: HTTPResponse.Status = .ok) async throws -> PageAnswer {
         let user = signedIn.user
         let devices = try await store.devices(userID: user.id)
         let cards = devices.map { device in
@@ -64,7 +63,7 @@ struct AccountFlow: Sendable {
         } else {
             nil
         }
-        return pages.response("account", AccountPage(
+        return .page("account", AccountPage(
             tenantName: visit.tenant.displayName, base: signIn.base(visit), csrf: signedIn.session.csrfToken,
             username: user.username, displayName: user.displayName, devices: cards, activity: activity,
             requestsPausedUntil: paused, passkeys: passkeySection), status: status)
@@ -72,7 +71,7 @@ struct AccountFlow: Sendable {
 
     // MARK: - 2. Renaming a phone
 
-    func rename(deviceID: String, _ form: FormParameters, _ visit: Visit) async throws -> Response {
+    func rename(deviceID: String, _ form: FormParameters, _ visit: Visit) async throws -> PageAnswer {
         guard let signedIn = try await authorized(form, visit) else { return backToAccount(visit) }
         let device = try await ownDevice(deviceID, of: signedIn, visit)
         let typed = form["name"] ?? ""
@@ -86,13 +85,13 @@ struct AccountFlow: Sendable {
 
     // MARK: - 3. Removing a phone
 
-    func remove(deviceID: String, _ form: FormParameters, _ visit: Visit) async throws -> Response {
+    func remove(deviceID: String, _ form: FormParameters, _ visit: Visit) async throws -> PageAnswer {
         guard let signedIn = try await authorized(form, visit) else { return backToAccount(visit) }
         let device = try await ownDevice(deviceID, of: signedIn, visit)
         guard isFresh(signedIn) else { return try await signIn.beginAccountSignIn(visit, loginHint: signedIn.user.username) }
         let others = try await store.devices(userID: signedIn.user.id).filter { $0.id != device.id }
         if others.isEmpty, form["confirm"] != "yes" {
-            return pages.response("account-remove", RemoveConfirmationPage(
+            return .page("account-remove", RemoveConfirmationPage(
                 tenantName: visit.tenant.displayName, base: signIn.base(visit), csrf: signedIn.session.csrfToken,
                 deviceID: device.id, deviceName: device.name))
         }
@@ -114,7 +113,7 @@ struct AccountFlow: Sendable {
         now().timeIntervalSince(signedIn.session.authTime) <= Self.freshSignIn
     }
 
-    func startEnrollment(_ form: FormParameters, _ visit: Visit) async throws -> Response {
+    func startEnrollment(_ form: FormParameters, _ visit: Visit) async throws -> PageAnswer {
         guard let signedIn = try await authorized(form, visit) else { return backToAccount(visit) }
         guard isFresh(signedIn) else {
             // A new sign-in, which replaces the session and comes back to the account page.
@@ -124,7 +123,7 @@ struct AccountFlow: Sendable {
             for: signedIn.user, tenant: visit.tenant, lifetime: nil, actor: "user:\(signedIn.user.id)")
         let uri = issued.uri.description
         let png = try QRCode(encoding: uri).png(moduleSize: 6)
-        return pages.response("account-enroll", EnrollPage(
+        return .page("account-enroll", EnrollPage(
             tenantName: visit.tenant.displayName, base: signIn.base(visit), csrf: signedIn.session.csrfToken,
             ticket: issued.ticket.id, qrImage: "data:image/png;base64," + png.base64EncodedString(), enrollmentURI: uri,
             expiresAt: AccountTime.text(issued.ticket.expiresAt)))
@@ -149,7 +148,7 @@ struct AccountFlow: Sendable {
 
     // MARK: - 5. "This wasn't me"
 
-    func reportNotRequested(approvalID: String, _ form: FormParameters, _ visit: Visit) async throws -> Response {
+    func reportNotRequested(approvalID: String, _ form: FormParameters, _ visit: Visit) async throws -> PageAnswer {
         guard let signedIn = try await authorized(form, visit) else { return backToAccount(visit) }
         guard let request = try await store.approval(id: approvalID), request.userID == signedIn.user.id,
               request.tenantID == visit.tenant.id else {
@@ -163,7 +162,7 @@ struct AccountFlow: Sendable {
             ? " New requests for you are refused until "
                 + AccountTime.text(date.addingTimeInterval(TimeInterval(policy.notRequestedSuppressionSeconds))) + "."
             : ""
-        return pages.response("account-reported", ReportedPage(
+        return .page("account-reported", ReportedPage(
             tenantName: visit.tenant.displayName, base: signIn.base(visit),
             heading: reported ? "Thank you for reporting it" : "Already reported",
             message: reported
@@ -208,8 +207,8 @@ struct AccountFlow: Sendable {
         return device
     }
 
-    func backToAccount(_ visit: Visit) -> Response {
-        SignInFlow.redirect(to: signIn.base(visit) + "/account")
+    func backToAccount(_ visit: Visit) -> PageAnswer {
+        .redirect(to: signIn.base(visit) + "/account")
     }
 }
 

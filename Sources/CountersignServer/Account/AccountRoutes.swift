@@ -62,7 +62,7 @@ struct AccountRoutes: Sendable {
             guard let state = try await flow.waitForEnrollment(try await Self.form(request), visit) else {
                 throw AccountScriptError.signedOut(visit.issuer.basePath + "/account")
             }
-            return try JSON.response(["state": state.rawValue])
+            return try PageAnswer.json(["state": state.rawValue])
         }
     }
 

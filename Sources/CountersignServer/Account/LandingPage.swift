@@ -23,7 +23,7 @@ struct LandingPage: PageModel {
         routes.group(surface: .api).get("") { request, context in
             guard isForBrowser(request) else { throw HTTPError(.notFound) }
             let issuer = try context.tenantIssuer()
-            return Pages.shared.response("landing", LandingPage(
+            return PageAnswer.page("landing", LandingPage(
                 tenantName: issuer.tenant.displayName, base: issuer.tenant.isDefault ? "" : "/t/\(issuer.tenant.slug)",
                 issuer: issuer.identifier))
         }

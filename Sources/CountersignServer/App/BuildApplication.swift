@@ -167,12 +167,12 @@ extension CountersignServer {
             store: SQLSignInStore(
                 database: database, users: users, approvals: approvals, devices: devices, passkeys: passkeyStore, audit: audit),
             authorization: authorization, approvals: approvalService, events: approvalEvents, throttle: throttle,
-            pushLimits: SignInPushLimits(now: now), pages: .shared,
+            pushLimits: SignInPushLimits(now: now),
             cookies: BrowserCookies(origin: origin), origin: origin, signingKeys: tokenSigningKeys, now: now)
         let passkeys = PasskeyService(store: passkeyStore, origin: origin, now: now)
         SignInRoutes(
             flow: signInFlow,
-            invitations: InvitationFlow(enrollment: enrollment, signIn: signInFlow, pages: .shared, events: approvalEvents),
+            invitations: InvitationFlow(enrollment: enrollment, signIn: signInFlow, events: approvalEvents),
             passkeys: PasskeySignInFlow(signIn: signInFlow, passkeys: passkeys)
         ).register(on: tenantRoutes)
         SignInRoutes.registerAssets(on: router)
@@ -182,7 +182,7 @@ extension CountersignServer {
                 database: database, users: users, devices: devices, tickets: tickets, approvals: approvals,
                 clients: clients, audit: audit,
                 notRequested: NotRequestedReport(users: users, audit: audit, events: tenantEvents)),
-            passkeys: passkeyStore, enrollment: enrollment, pages: .shared, now: now)
+            passkeys: passkeyStore, enrollment: enrollment, now: now)
         AccountRoutes(flow: accountFlow, passkeys: PasskeyAccountFlow(account: accountFlow, passkeys: passkeys))
             .register(on: tenantRoutes)
         let inProcess = InProcessRouter()
@@ -190,7 +190,7 @@ extension CountersignServer {
             database: database, keys: adminKeys, authenticator: adminAuthenticator, audit: audit)
         let consoleFlow = ConsoleFlow(
             store: consoleStore, clients: clients, database: database, router: inProcess,
-            cookies: ConsoleCookies(origin: origin, sealer: sealer), pages: .shared, now: now)
+            cookies: ConsoleCookies(origin: origin, sealer: sealer), now: now)
         ConsoleRoutes(flow: consoleFlow).register(on: tenantRoutes)
         DeviceRoutes(
             enrollment: enrollment, authenticator: deviceAuthenticator, selfService: deviceSelfService,

@@ -18,7 +18,7 @@ struct ConsoleAudit: Sendable {
     static let fields = [("user_id", "User ID"), ("client_id", "Client ID"), ("device_id", "Device ID"),
                          ("action", "Action"), ("actor", "Actor")]
 
-    func page(_ query: FormParameters, _ session: ConsoleSession, _ visit: Visit) async throws -> Response {
+    func page(_ query: FormParameters, _ session: ConsoleSession, _ visit: Visit) async throws -> PageAnswer {
         let (filter, problem) = Self.filterQuery(query)
         var path = flow.tenantPath(visit) + "/audit?limit=50" + filter
         if let cursor = query["cursor"] { path += "&cursor=" + AuthorizationRedirect.encoded(cursor) }
@@ -34,11 +34,11 @@ struct ConsoleAudit: Sendable {
             error: problem ?? (answer.status == .ok ? nil : ConsoleText.sentence(answer.errorDescription ?? "the log could not be read")),
             events: items.map { ConsoleAuditRow($0) }, next: next.map { String($0) },
             exportQuery: String(filter.dropFirst()))
-        return flow.pages.response("console-audit", page, status: problem != nil || answer.status != .ok ? .badRequest : .ok)
+        return .page("console-audit", page, status: problem != nil || answer.status != .ok ? .badRequest : .ok)
     }
 
     /// Every event the filter keeps, newest first, as a download.
-    func export(_ query: FormParameters, _ session: ConsoleSession, _ visit: Visit) async throws -> Response {
+    func export(_ query: FormParameters, _ session: ConsoleSession, _ visit: Visit) async throws -> PageAnswer {
         let format = query["format"] ?? "csv"
         guard format == "csv" || format == "jsonl" else {
             throw ConsoleRefusal(status: .badRequest, heading: "No such export", message: "Export as csv or jsonl.")
@@ -60,10 +60,7 @@ struct ConsoleAudit: Sendable {
         } while cursor != nil && events.count < Self.exportLimit
         let body = format == "csv" ? Self.csv(events.prefix(Self.exportLimit)) : Self.jsonLines(events.prefix(Self.exportLimit))
         let name = "audit-\(visit.tenant.slug)-\(Timestamps.format(flow.now()).prefix(10)).\(format)"
-        var headers = Pages.headers
-        headers[.contentType] = format == "csv" ? "text/csv; charset=utf-8" : "application/x-ndjson"
-        headers[.contentDisposition] = "attachment; filename=\"\(name)\""
-        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: body)))
+        return .download(body, type: format == "csv" ? "text/csv; charset=utf-8" : "application/x-ndjson", filename: name)
     }
 
     /// The API's query for the form's filter (starting with `&`), or why the form is refused.

@@ -11,16 +11,16 @@ struct ConsoleClients: Sendable {
     typealias Visit = ConsoleFlow.Visit
 
     func list(_ session: ConsoleSession, _ visit: Visit, form: ConsoleClientForm = .empty,
-              status: HTTPResponse.Status = .ok) async throws -> Response {
+              status: HTTPResponse.Status = .ok) async throws -> PageAnswer {
         let answer = try await flow.admin(.get, flow.tenantPath(visit) + "/clients?limit=200", session: session, visit)
         let items = (answer.json?["items"] as? [[String: Any]] ?? [])
             .filter { ($0["client_id"] as? String)?.hasPrefix("console-") != true }
             .map { ConsoleClientRow($0) }
-        return flow.pages.response(
+        return .page(
             "console-clients", ConsoleClientsPage(ConsoleChrome(visit, session, .clients), items: items, form: form), status: status)
     }
 
-    func create(_ form: FormParameters, _ session: ConsoleSession, _ visit: Visit) async throws -> Response {
+    func create(_ form: FormParameters, _ session: ConsoleSession, _ visit: Visit) async throws -> PageAnswer {
         let typed = ConsoleClientForm(form)
         let answer = try await flow.admin(.post, flow.tenantPath(visit) + "/clients", json: typed.json(creating: true), session: session, visit)
         guard answer.status == .created, let made = answer.json, let client = made["client"] as? [String: Any],
@@ -31,21 +31,21 @@ struct ConsoleClients: Sendable {
     }
 
     func show(clientID: String, _ session: ConsoleSession, _ visit: Visit, form: ConsoleClientForm? = nil,
-              secret: String? = nil, notice: String? = nil, status: HTTPResponse.Status = .ok) async throws -> Response {
+              secret: String? = nil, notice: String? = nil, status: HTTPResponse.Status = .ok) async throws -> PageAnswer {
         let answer = try await flow.admin(.get, clientPath(clientID, visit), session: session, visit)
         guard answer.status == .ok, let client = answer.json else {
             throw ConsoleRefusal(status: ConsoleText.pageStatus(answer.status), heading: "Client not shown",
                                  message: ConsoleText.sentence(answer.errorDescription ?? "the client was not found"))
         }
         let row = ConsoleClientRow(client)
-        return flow.pages.response(
+        return .page(
             "console-client",
             ConsoleClientPage(ConsoleChrome(visit, session, .clients), client: row, form: form ?? ConsoleClientForm(client),
                               secret: secret, notice: notice),
             status: status)
     }
 
-    func update(clientID: String, _ form: FormParameters, _ session: ConsoleSession, _ visit: Visit) async throws -> Response {
+    func update(clientID: String, _ form: FormParameters, _ session: ConsoleSession, _ visit: Visit) async throws -> PageAnswer {
         let typed = ConsoleClientForm(form)
         let answer = try await flow.admin(.patch, clientPath(clientID, visit), json: typed.json(creating: false), session: session, visit)
         guard answer.status == .ok else {
@@ -55,7 +55,7 @@ struct ConsoleClients: Sendable {
         return try await show(clientID: clientID, session, visit, notice: "Saved.")
     }
 
-    func rotateSecret(clientID: String, _ session: ConsoleSession, _ visit: Visit) async throws -> Response {
+    func rotateSecret(clientID: String, _ session: ConsoleSession, _ visit: Visit) async throws -> PageAnswer {
         let answer = try await flow.admin(.post, clientPath(clientID, visit) + "/secret", session: session, visit)
         guard answer.status == .ok, let secret = answer.json?["client_secret"] as? String else {
             return try await show(clientID: clientID, session, visit,
@@ -65,7 +65,7 @@ struct ConsoleClients: Sendable {
         return try await show(clientID: clientID, session, visit, secret: secret)
     }
 
-    func delete(clientID: String, _ form: FormParameters, _ session: ConsoleSession, _ visit: Visit) async throws -> Response {
+    func delete(clientID: String, _ form: FormParameters, _ session: ConsoleSession, _ visit: Visit) async throws -> PageAnswer {
         guard form["confirm"] == "yes" else {
             return try await show(clientID: clientID, session, visit,
                                   notice: "Tick the box to confirm: deleting a client cannot be undone.", status: .badRequest)
@@ -76,7 +76,7 @@ struct ConsoleClients: Sendable {
                                   notice: ConsoleText.sentence(answer.errorDescription ?? "the client could not be deleted"),
                                   status: ConsoleText.pageStatus(answer.status))
         }
-        return SignInFlow.redirect(to: "\(visit.base)/console/clients")
+        return .redirect(to: "\(visit.base)/console/clients")
     }
 
     private func clientPath(_ id: String, _ visit: Visit) -> String {

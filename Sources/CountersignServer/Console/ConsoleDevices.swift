@@ -9,13 +9,13 @@ struct ConsoleDevices: Sendable {
 
     typealias Visit = ConsoleFlow.Visit
 
-    func list(query: FormParameters, _ session: ConsoleSession, _ visit: Visit) async throws -> Response {
+    func list(query: FormParameters, _ session: ConsoleSession, _ visit: Visit) async throws -> PageAnswer {
         // An unknown filter is shown as "all" rather than refused: the select offers only these.
         try await list(push: query["push"].flatMap(DevicePushState.init(rawValue:)), cursor: query["cursor"], session, visit)
     }
 
     private func list(push: DevicePushState?, cursor: String? = nil, _ session: ConsoleSession, _ visit: Visit,
-                      notice: String? = nil, error: String? = nil, status: HTTPResponse.Status = .ok) async throws -> Response {
+                      notice: String? = nil, error: String? = nil, status: HTTPResponse.Status = .ok) async throws -> PageAnswer {
         var path = flow.tenantPath(visit) + "/devices?limit=50"
         if let push { path += "&push=" + push.rawValue }
         if let cursor { path += "&cursor=" + AuthorizationRedirect.encoded(cursor) }
@@ -28,14 +28,14 @@ struct ConsoleDevices: Sendable {
         let next = (answer.json?["next_cursor"] as? String).map { cursor in
             (push.map { "push=\($0.rawValue)&" } ?? "") + "cursor=\(AuthorizationRedirect.encoded(cursor))"
         }
-        return flow.pages.response(
+        return .page(
             "console-devices",
             ConsoleDevicesPage(ConsoleChrome(visit, session, .devices), push: push, items: items, next: next, notice: notice,
                                error: failure),
             status: answer.status == .ok ? status : ConsoleText.pageStatus(answer.status))
     }
 
-    func remove(deviceID: String, _ form: FormParameters, _ session: ConsoleSession, _ visit: Visit) async throws -> Response {
+    func remove(deviceID: String, _ form: FormParameters, _ session: ConsoleSession, _ visit: Visit) async throws -> PageAnswer {
         let answer = try await flow.admin(
             .delete, flow.tenantPath(visit) + "/devices/" + AuthorizationRedirect.encoded(deviceID), session: session, visit)
         // Back to the list as it was filtered.
@@ -81,13 +81,11 @@ struct ConsoleTenantDeviceRow: Sendable {
 }
 
 /// `console-devices`.
-struct ConsoleDevicesPage: PageModel {
+struct ConsoleDevicesPage: ConsolePageModel {
     struct Filter: Sendable { let value: String, label: String, selected: Bool }
 
     let title = "Devices"
-    let tenantName: String, base: String, username: String, csrf: String
-    let signedIn = true
-    let nav: [ConsoleNavItem]
+    let chrome: ConsoleChrome
     let filters: [Filter]
     /// The filter in force, posted back by each deregister form.
     let pushFilter: String
@@ -98,8 +96,7 @@ struct ConsoleDevicesPage: PageModel {
 
     init(_ chrome: ConsoleChrome, push: DevicePushState?, items: [ConsoleTenantDeviceRow], next: String?, notice: String?,
          error: String?) {
-        (tenantName, base, username, csrf) = (chrome.tenantName, chrome.base, chrome.username, chrome.csrf)
-        nav = chrome.nav
+        self.chrome = chrome
         filters = [("", "All devices"), ("valid", "Push working"), ("invalid", "Push refused"), ("none", "No push")]
             .map { Filter(value: $0.0, label: $0.1, selected: $0.0 == (push?.rawValue ?? "")) }
         pushFilter = push?.rawValue ?? ""

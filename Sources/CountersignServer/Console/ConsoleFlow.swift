@@ -15,7 +15,6 @@ struct ConsoleFlow: Sendable {
     let database: any Database
     let router: InProcessRouter
     let cookies: ConsoleCookies
-    let pages: Pages
     let now: @Sendable () -> Date
 
     struct Visit: Sendable {
@@ -35,7 +34,7 @@ struct ConsoleFlow: Sendable {
 
     /// Sends the browser to the tenant's authorization endpoint, remembering `state` and the
     /// PKCE verifier in a sealed cookie.
-    func signIn(_ visit: Visit) async throws -> Response {
+    func signIn(_ visit: Visit) async throws -> PageAnswer {
         try await ensureClient(visit)
         let signIn = ConsoleSignIn(
             state: Secrets.randomBytes(24).base64URLEncodedString, verifier: Secrets.randomBytes(32).base64URLEncodedString,
@@ -49,7 +48,7 @@ struct ConsoleFlow: Sendable {
         let cookie = cookies.cookie(
             cookies.signInName(for: visit.tenant), try cookies.seal(signIn, purpose: "sign-in"),
             maxAge: Int(ConsoleSignIn.lifetime))
-        return SignInFlow.redirect(to: "\(visit.base)/authorize?\(query)", cookies: [cookie])
+        return .redirect(to: "\(visit.base)/authorize?\(query)", cookies: [cookie])
     }
 
     /// The console client of the tenant, registered as the console needs it: public, PKCE,
@@ -78,7 +77,7 @@ struct ConsoleFlow: Sendable {
 
     /// The redirect back from the authorization endpoint: checks `state`, redeems the code with
     /// the verifier, asks UserInfo who signed in, and opens a session for a user with a role.
-    func callback(_ parameters: FormParameters, _ visit: Visit) async throws -> Response {
+    func callback(_ parameters: FormParameters, _ visit: Visit) async throws -> PageAnswer {
         let clearing = cookies.cookie(cookies.signInName(for: visit.tenant), "", maxAge: 0)
         guard let pending = cookies.open(
                 ConsoleSignIn.self, visit.request.cookies[cookies.signInName(for: visit.tenant)]?.value, purpose: "sign-in"),
@@ -134,7 +133,7 @@ struct ConsoleFlow: Sendable {
         let sessionCookie = cookies.cookie(
             cookies.sessionName(for: visit.tenant), try cookies.seal(session, purpose: "session"),
             maxAge: Int(ConsoleSession.lifetime))
-        return SignInFlow.redirect(to: visit.base + "/console", cookies: [clearing, sessionCookie])
+        return .redirect(to: visit.base + "/console", cookies: [clearing, sessionCookie])
     }
 
     /// The visit's session, if it has a live one in this tenant.
@@ -148,7 +147,7 @@ struct ConsoleFlow: Sendable {
     /// Ends the session: its key is revoked, so the cookie is worth nothing anywhere. The form
     /// must carry the session's CSRF token: without it nothing is ended and the console says
     /// so, rather than forgetting the cookie in this browser while the session goes on.
-    func signOut(_ form: FormParameters, _ visit: Visit) async throws -> Response {
+    func signOut(_ form: FormParameters, _ visit: Visit) async throws -> PageAnswer {
         if let session = session(visit) {
             guard checkCSRF(form, session) else {
                 throw ConsoleRefusal(status: .forbidden, heading: "This sign-out cannot be accepted",
@@ -156,9 +155,9 @@ struct ConsoleFlow: Sendable {
             }
             try await store.revokeSessionKey(id: session.keyID, at: now())
         }
-        return pages.response(
+        return .page(
             "console-signed-out", ConsoleSignedOutPage(tenantName: visit.tenant.displayName, base: visit.base),
-            headers: SignInFlow.setting([cookies.cookie(cookies.sessionName(for: visit.tenant), "", maxAge: 0)]))
+            cookies: [cookies.cookie(cookies.sessionName(for: visit.tenant), "", maxAge: 0)])
     }
 
     /// Whether a form carries its session's CSRF token (compared in constant time).

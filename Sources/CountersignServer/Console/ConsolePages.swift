@@ -2,11 +2,13 @@ import CountersignCore
 import Foundation
 import Hummingbird
 
-/// What `console-layout` reads. Mustache reads stored properties only, so each page model
-/// stores these itself, filled from the visit and its session by `init(chrome:)`.
+/// What `console-layout` reads, and every console page's forms and links: each page model
+/// stores it once, as `chrome`, and the templates read `{{chrome.base}}`, `{{chrome.csrf}}`.
 struct ConsoleChrome: Sendable {
     let tenantName: String
     let base: String
+    /// Whether a session shows the page: the navigation, who is signed in and the sign-out.
+    let signedIn: Bool
     let username: String
     let csrf: String
     /// The navigation, with the page's own section marked.
@@ -15,10 +17,25 @@ struct ConsoleChrome: Sendable {
     init(_ visit: ConsoleFlow.Visit, _ session: ConsoleSession, _ section: ConsoleSection) {
         tenantName = visit.tenant.displayName
         base = visit.base
+        signedIn = true
         username = session.username
         csrf = session.csrf
         nav = ConsoleSection.allCases.map { ConsoleNavItem(section: $0, base: visit.base, current: $0 == section) }
     }
+
+    /// A page shown without a session: the tenant's name and the way back in only.
+    init(signedOutOf tenantName: String, base: String) {
+        (self.tenantName, self.base, signedIn, username, csrf, nav) = (tenantName, base, false, "", "", [])
+    }
+}
+
+/// A console page: its layout reads the chrome.
+protocol ConsolePageModel: PageModel {
+    var chrome: ConsoleChrome { get }
+}
+
+extension ConsolePageModel {
+    var tenantName: String { chrome.tenantName }
 }
 
 /// The console's sections, in the order of its navigation.
@@ -55,18 +72,15 @@ struct ConsoleNavItem: Sendable {
 }
 
 /// `console-home`.
-struct ConsoleHomePage: PageModel {
+struct ConsoleHomePage: ConsolePageModel {
     let title = "Dashboard"
-    let tenantName: String, base: String, username: String, csrf: String
-    let signedIn = true
-    let nav: [ConsoleNavItem]
+    let chrome: ConsoleChrome
     let roleName: String
     let userCount: String
     let charts: [ConsoleChart]
 
     init(_ chrome: ConsoleChrome, role: ConsoleRole, userCount: String, charts: [ConsoleChart]) {
-        (tenantName, base, username, csrf) = (chrome.tenantName, chrome.base, chrome.username, chrome.csrf)
-        nav = chrome.nav
+        self.chrome = chrome
         roleName = role == .systemAdmin ? "system administrator" : "tenant administrator"
         (self.userCount, self.charts) = (userCount, charts)
     }
@@ -112,11 +126,9 @@ struct ConsoleUserForm: Sendable {
 }
 
 /// `console-users`.
-struct ConsoleUsersPage: PageModel {
+struct ConsoleUsersPage: ConsolePageModel {
     let title = "Users"
-    let tenantName: String, base: String, username: String, csrf: String
-    let signedIn = true
-    let nav: [ConsoleNavItem]
+    let chrome: ConsoleChrome
     let query: String
     let items: [ConsoleUserRow]
     /// The query of the next page, when there is one.
@@ -126,8 +138,7 @@ struct ConsoleUsersPage: PageModel {
     let usernameError: String?, displayNameError: String?, formError: String?
 
     init(_ chrome: ConsoleChrome, query: String, items: [ConsoleUserRow], next: String?, form: ConsoleUserForm) {
-        (tenantName, base, username, csrf) = (chrome.tenantName, chrome.base, chrome.username, chrome.csrf)
-        nav = chrome.nav
+        self.chrome = chrome
         (self.query, self.items, self.next) = (query, items, next)
         (formUsername, formDisplayName) = (form.username, form.displayName)
         (usernameError, displayNameError, formError) = (form.usernameError, form.displayNameError, form.error)
@@ -151,11 +162,9 @@ struct ConsoleInvitation: Sendable {
 }
 
 /// `console-user`.
-struct ConsoleUserPage: PageModel {
+struct ConsoleUserPage: ConsolePageModel {
     let title: String
-    let tenantName: String, base: String, username: String, csrf: String
-    let signedIn = true
-    let nav: [ConsoleNavItem]
+    let chrome: ConsoleChrome
     let user: ConsoleUserRow
     let devices: [ConsoleDeviceRow]
     let passkeys: [ConsolePasskeyRow]
@@ -173,8 +182,7 @@ struct ConsoleUserPage: PageModel {
 
     init(_ chrome: ConsoleChrome, user: ConsoleUserRow, devices: [ConsoleDeviceRow], passkeys: [ConsolePasskeyRow],
          consoleRole: ConsoleRoleFacts?, defaultTenant: Bool) {
-        (tenantName, base, username, csrf) = (chrome.tenantName, chrome.base, chrome.username, chrome.csrf)
-        nav = chrome.nav
+        self.chrome = chrome
         title = user.username
         (self.user, self.devices, self.passkeys) = (user, devices, passkeys)
         self.consoleRole = consoleRole
@@ -230,26 +238,26 @@ extension String {
 }
 
 /// `console-message`: why the console cannot be shown, before or without a session.
-struct ConsoleMessagePage: PageModel {
+struct ConsoleMessagePage: ConsolePageModel {
     let title: String
-    let tenantName: String
-    let base: String
-    let signedIn = false
+    let chrome: ConsoleChrome
     let heading: String
     let message: String
 
     init(tenantName: String, base: String, heading: String, message: String) {
-        (self.tenantName, self.base, self.heading, self.message) = (tenantName, base, heading, message)
+        (chrome, self.heading, self.message) = (ConsoleChrome(signedOutOf: tenantName, base: base), heading, message)
         title = heading
     }
 }
 
 /// `console-signed-out`.
-struct ConsoleSignedOutPage: PageModel {
+struct ConsoleSignedOutPage: ConsolePageModel {
     let title = "Signed out"
-    let tenantName: String
-    let base: String
-    let signedIn = false
+    let chrome: ConsoleChrome
+
+    init(tenantName: String, base: String) {
+        chrome = ConsoleChrome(signedOutOf: tenantName, base: base)
+    }
 }
 
 /// Times on console pages: `yyyy-MM-dd HH:mm` in UTC, from the API's RFC 3339.
@@ -332,11 +340,9 @@ struct ConsoleAuditRow: Sendable {
 }
 
 /// `console-audit`.
-struct ConsoleAuditPage: PageModel {
+struct ConsoleAuditPage: ConsolePageModel {
     let title = "Audit log"
-    let tenantName: String, base: String, username: String, csrf: String
-    let signedIn = true
-    let nav: [ConsoleNavItem]
+    let chrome: ConsoleChrome
     let filters: [ConsoleAuditField]
     let since: String, until: String
     let error: String?
@@ -347,44 +353,37 @@ struct ConsoleAuditPage: PageModel {
 
     init(_ chrome: ConsoleChrome, filters: [ConsoleAuditField], since: String, until: String, error: String?,
          events: [ConsoleAuditRow], next: String?, exportQuery: String) {
-        (tenantName, base, username, csrf) = (chrome.tenantName, chrome.base, chrome.username, chrome.csrf)
-        nav = chrome.nav
+        self.chrome = chrome
         (self.filters, self.since, self.until, self.error) = (filters, since, until, error)
         (self.events, self.next, self.exportQuery) = (events, next, exportQuery)
     }
 }
 
 /// `console-clients`.
-struct ConsoleClientsPage: PageModel {
+struct ConsoleClientsPage: ConsolePageModel {
     let title = "Clients"
-    let tenantName: String, base: String, username: String, csrf: String
-    let signedIn = true
-    let nav: [ConsoleNavItem]
+    let chrome: ConsoleChrome
     let items: [ConsoleClientRow]
     let form: ConsoleClientFields
 
     init(_ chrome: ConsoleChrome, items: [ConsoleClientRow], form: ConsoleClientForm) {
-        (tenantName, base, username, csrf) = (chrome.tenantName, chrome.base, chrome.username, chrome.csrf)
-        nav = chrome.nav
+        self.chrome = chrome
         self.items = items
         self.form = ConsoleClientFields(form)
     }
 }
 
 /// `console-client`: one client, its edit form, and a secret just made (shown once).
-struct ConsoleClientPage: PageModel {
+struct ConsoleClientPage: ConsolePageModel {
     let title: String
-    let tenantName: String, base: String, username: String, csrf: String
-    let signedIn = true
-    let nav: [ConsoleNavItem]
+    let chrome: ConsoleChrome
     let client: ConsoleClientRow
     let form: ConsoleClientFields
     let secret: String?
     let notice: String?
 
     init(_ chrome: ConsoleChrome, client: ConsoleClientRow, form: ConsoleClientForm, secret: String?, notice: String?) {
-        (tenantName, base, username, csrf) = (chrome.tenantName, chrome.base, chrome.username, chrome.csrf)
-        nav = chrome.nav
+        self.chrome = chrome
         title = client.name
         (self.client, self.secret, self.notice) = (client, secret, notice)
         self.form = ConsoleClientFields(form)

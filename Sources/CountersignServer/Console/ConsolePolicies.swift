@@ -14,7 +14,7 @@ struct ConsolePolicies: Sendable {
 
     func page(_ session: ConsoleSession, _ visit: Visit, policy typed: ConsolePolicyForm? = nil,
               webhook: ConsoleWebhookForm? = nil, secret: (purpose: String, value: String)? = nil,
-              notice: String? = nil, error: String? = nil, status: HTTPResponse.Status = .ok) async throws -> Response {
+              notice: String? = nil, error: String? = nil, status: HTTPResponse.Status = .ok) async throws -> PageAnswer {
         let base = flow.tenantPath(visit)
         let stored = try await flow.admin(.get, base + "/authentication-policy", session: session, visit)
         guard stored.status == .ok, let policy = stored.json else {
@@ -41,7 +41,7 @@ struct ConsolePolicies: Sendable {
             if secret?.purpose == purpose { form.secret = secret?.value }
             return form
         }
-        return flow.pages.response(
+        return .page(
             "console-policies",
             ConsolePoliciesPage(
                 ConsoleChrome(visit, session, .policies), policy: typed ?? ConsolePolicyForm(policy), webhooks: webhooks,
@@ -50,7 +50,7 @@ struct ConsolePolicies: Sendable {
             status: status)
     }
 
-    func savePolicy(_ form: FormParameters, _ session: ConsoleSession, _ visit: Visit) async throws -> Response {
+    func savePolicy(_ form: FormParameters, _ session: ConsoleSession, _ visit: Visit) async throws -> PageAnswer {
         var typed = ConsolePolicyForm(form)
         guard let body = typed.body() else {
             return try await page(session, visit, policy: typed, status: .badRequest)
@@ -76,7 +76,7 @@ struct ConsolePolicies: Sendable {
     }
 
     func setWebhook(_ purpose: String, _ form: FormParameters, rotate: Bool, _ session: ConsoleSession,
-                    _ visit: Visit) async throws -> Response {
+                    _ visit: Visit) async throws -> PageAnswer {
         guard ConsoleWebhookForm.purposes.contains(where: { $0.0 == purpose }) else {
             throw ConsoleRefusal(status: .notFound, heading: "No such webhook",
                                  message: "A webhook is for events or for the custom verifier.")
@@ -95,7 +95,7 @@ struct ConsolePolicies: Sendable {
         return try await page(session, visit, secret: secret, notice: notice)
     }
 
-    func removeWebhook(_ purpose: String, _ session: ConsoleSession, _ visit: Visit) async throws -> Response {
+    func removeWebhook(_ purpose: String, _ session: ConsoleSession, _ visit: Visit) async throws -> PageAnswer {
         guard ConsoleWebhookForm.purposes.contains(where: { $0.0 == purpose }) else {
             throw ConsoleRefusal(status: .notFound, heading: "No such webhook",
                                  message: "A webhook is for events or for the custom verifier.")
@@ -262,11 +262,9 @@ struct ConsoleWebhookDelivery: Sendable {
 }
 
 /// `console-policies`.
-struct ConsolePoliciesPage: PageModel {
+struct ConsolePoliciesPage: ConsolePageModel {
     let title = "Policies"
-    let tenantName: String, base: String, username: String, csrf: String
-    let signedIn = true
-    let nav: [ConsoleNavItem]
+    let chrome: ConsoleChrome
     let selects: [ConsolePolicyForm.Select], numbers: [ConsolePolicyForm.Number], switches: [ConsolePolicyForm.Switch]
     let policyError: String?
     let webhooks: [ConsoleWebhookForm]
@@ -275,8 +273,7 @@ struct ConsolePoliciesPage: PageModel {
 
     init(_ chrome: ConsoleChrome, policy: ConsolePolicyForm, webhooks: [ConsoleWebhookForm], deliveries: [ConsoleWebhookDelivery],
          notice: String?, error: String?) {
-        (tenantName, base, username, csrf) = (chrome.tenantName, chrome.base, chrome.username, chrome.csrf)
-        nav = chrome.nav
+        self.chrome = chrome
         (selects, numbers, switches, policyError) = (policy.selects, policy.numbers, policy.switches, policy.error)
         (self.webhooks, self.deliveries, self.notice, self.error) = (webhooks, deliveries, notice, error)
     }

@@ -16,7 +16,7 @@ struct ConsolePush: Sendable {
     static let statuses = ["queued", "sending", "sent", "failed", "cancelled"]
 
     func page(_ session: ConsoleSession, _ visit: Visit, query: FormParameters? = nil, form: ConsolePushForm = ConsolePushForm(),
-              notice: String? = nil, status: HTTPResponse.Status = .ok) async throws -> Response {
+              notice: String? = nil, status: HTTPResponse.Status = .ok) async throws -> PageAnswer {
         let answer = try await flow.admin(.get, flow.tenantPath(visit) + "/push-credentials", session: session, visit)
         let items = (answer.json?["items"] as? [[String: Any]] ?? []).map { ConsolePushRow($0) }
         let shown = query?["status"].flatMap { Self.statuses.contains($0) ? $0 : nil }
@@ -33,14 +33,14 @@ struct ConsolePush: Sendable {
         let older = (recent.json?["next_cursor"] as? String).map { cursor in
             (shown.map { "status=\($0)&" } ?? "") + "cursor=" + AuthorizationRedirect.encoded(cursor)
         }
-        return flow.pages.response(
+        return .page(
             "console-push",
             ConsolePushPage(ConsoleChrome(visit, session, .push), items: items, form: form, deliveries: deliveries,
                             older: older, failedOnly: shown == "failed", notice: notice, error: failure),
             status: failure == nil ? status : ConsoleText.pageStatus(answer.status != .ok ? answer.status : recent.status))
     }
 
-    func setAPNsToken(_ upload: ConsoleForm, _ session: ConsoleSession, _ visit: Visit) async throws -> Response {
+    func setAPNsToken(_ upload: ConsoleForm, _ session: ConsoleSession, _ visit: Visit) async throws -> PageAnswer {
         var typed = ConsolePushForm(upload.fields)
         guard let key = Self.text(of: upload, file: "private_key_file", or: typed.privateKey, into: &typed.privateKeyError) else {
             return try await page(session, visit, form: typed, status: .badRequest)
@@ -55,7 +55,7 @@ struct ConsolePush: Sendable {
         return try await page(session, visit, notice: "The APNs token key is set.")
     }
 
-    func setAPNsCertificate(_ upload: ConsoleForm, _ session: ConsoleSession, _ visit: Visit) async throws -> Response {
+    func setAPNsCertificate(_ upload: ConsoleForm, _ session: ConsoleSession, _ visit: Visit) async throws -> PageAnswer {
         var typed = ConsolePushForm(upload.fields)
         var refused = false
         if !(1...128).contains(typed.clientAppKey.utf8.count)
@@ -83,7 +83,7 @@ struct ConsolePush: Sendable {
         return try await page(session, visit, notice: "The APNs certificate for \(typed.clientAppKey) is set.")
     }
 
-    func setFCM(_ upload: ConsoleForm, _ session: ConsoleSession, _ visit: Visit) async throws -> Response {
+    func setFCM(_ upload: ConsoleForm, _ session: ConsoleSession, _ visit: Visit) async throws -> PageAnswer {
         var typed = ConsolePushForm(upload.fields)
         guard let account = Self.text(of: upload, file: "service_account_file", or: typed.serviceAccount,
                                       into: &typed.serviceAccountError) else {
@@ -100,7 +100,7 @@ struct ConsolePush: Sendable {
 
     /// Removes the credential at `path` below `…/push-credentials` (`apns-token`, `fcm`,
     /// `apns-certificates/<client app key>`).
-    func remove(_ path: String, _ session: ConsoleSession, _ visit: Visit) async throws -> Response {
+    func remove(_ path: String, _ session: ConsoleSession, _ visit: Visit) async throws -> PageAnswer {
         let answer = try await flow.admin(.delete, flow.tenantPath(visit) + "/push-credentials/" + path, session: session, visit)
         guard answer.status == .noContent else {
             return try await page(session, visit,
@@ -112,14 +112,14 @@ struct ConsolePush: Sendable {
 
     /// One request's deliveries: each device it was sealed to, with every notification sent to
     /// it, and the calls to the client's notification endpoint.
-    func request(_ id: String, _ session: ConsoleSession, _ visit: Visit) async throws -> Response {
+    func request(_ id: String, _ session: ConsoleSession, _ visit: Visit) async throws -> PageAnswer {
         let answer = try await flow.admin(
             .get, flow.tenantPath(visit) + "/approvals/" + AuthorizationRedirect.encoded(id) + "/deliveries", session: session, visit)
         guard answer.status == .ok, let report = answer.json else {
             throw ConsoleRefusal(status: ConsoleText.pageStatus(answer.status), heading: "Request not shown",
                                  message: ConsoleText.sentence(answer.errorDescription ?? "the request was not found"))
         }
-        return flow.pages.response("console-request", ConsoleRequestPage(ConsoleChrome(visit, session, .push), report: report))
+        return .page("console-request", ConsoleRequestPage(ConsoleChrome(visit, session, .push), report: report))
     }
 
     /// A file's text, or what was pasted: the file wins. Nil, with the message in `error`, when
@@ -240,11 +240,9 @@ struct ConsoleNotificationRow: Sendable {
 }
 
 /// `console-push`.
-struct ConsolePushPage: PageModel {
+struct ConsolePushPage: ConsolePageModel {
     let title = "Push credentials"
-    let tenantName: String, base: String, username: String, csrf: String
-    let signedIn = true
-    let nav: [ConsoleNavItem]
+    let chrome: ConsoleChrome
     let items: [ConsolePushRow]
     let form: ConsolePushForm
     let sandbox: Bool, certificateSandbox: Bool
@@ -257,8 +255,7 @@ struct ConsolePushPage: PageModel {
 
     init(_ chrome: ConsoleChrome, items: [ConsolePushRow], form: ConsolePushForm, deliveries: [ConsoleNotificationRow],
          older: String?, failedOnly: Bool, notice: String?, error: String?) {
-        (tenantName, base, username, csrf) = (chrome.tenantName, chrome.base, chrome.username, chrome.csrf)
-        nav = chrome.nav
+        self.chrome = chrome
         (self.items, self.form, self.deliveries, self.failedOnly, self.notice) = (items, form, deliveries, failedOnly, notice)
         (self.older, self.error) = (older, error)
         hasDeliveries = !deliveries.isEmpty
@@ -268,7 +265,7 @@ struct ConsolePushPage: PageModel {
 }
 
 /// `console-request`: one request's deliveries.
-struct ConsoleRequestPage: PageModel {
+struct ConsoleRequestPage: ConsolePageModel {
     struct Notification: Sendable {
         let kind: String, provider: String, status: String, attempts: String, lastError: String?, createdAt: String, sentAt: String
         let failed: Bool
@@ -284,9 +281,7 @@ struct ConsoleRequestPage: PageModel {
     }
 
     let title: String
-    let tenantName: String, base: String, username: String, csrf: String
-    let signedIn = true
-    let nav: [ConsoleNavItem]
+    let chrome: ConsoleChrome
     let requestID: String, status: String, createdAt: String, expiresAt: String, decidedBy: String?
     let userID: String, clientID: String
     let devices: [Device]
@@ -294,8 +289,7 @@ struct ConsoleRequestPage: PageModel {
     let hasClientCalls: Bool
 
     init(_ chrome: ConsoleChrome, report: [String: Any]) {
-        (tenantName, base, username, csrf) = (chrome.tenantName, chrome.base, chrome.username, chrome.csrf)
-        nav = chrome.nav
+        self.chrome = chrome
         requestID = report["request_id"] as? String ?? ""
         title = "Request " + requestID
         let state = report["status"] as? String ?? ""

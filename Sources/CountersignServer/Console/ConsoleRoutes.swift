@@ -129,7 +129,7 @@ struct ConsoleRoutes: Sendable {
 
     /// A page at `path` that needs a session, given its path parameters.
     private func get(_ pages: Group, _ path: RouterPath,
-                     _ body: @escaping @Sendable (Parameters, ConsoleSession, Visit) async throws -> Response) {
+                     _ body: @escaping @Sendable (Parameters, ConsoleSession, Visit) async throws -> PageAnswer) {
         pages.get(path) { request, context in
             try await page(request, context) { session, visit in try await body(context.parameters, session, visit) }
         }
@@ -138,7 +138,7 @@ struct ConsoleRoutes: Sendable {
     /// A page at `path` that needs a session and reads its query: a malformed one is the 400 page
     /// (`FormError`).
     private func getWithQuery(_ pages: Group, _ path: RouterPath,
-                              _ body: @escaping @Sendable (FormParameters, ConsoleSession, Visit) async throws -> Response) {
+                              _ body: @escaping @Sendable (FormParameters, ConsoleSession, Visit) async throws -> PageAnswer) {
         pages.get(path) { request, context in
             try await page(request, context) { session, visit in
                 try await body(try FormParameters.query(of: request), session, visit)
@@ -148,7 +148,7 @@ struct ConsoleRoutes: Sendable {
 
     /// A form at `path` that needs a session and its CSRF token, given its path parameters.
     private func post(_ pages: Group, _ path: RouterPath,
-                      _ body: @escaping @Sendable (Parameters, FormParameters, ConsoleSession, Visit) async throws -> Response) {
+                      _ body: @escaping @Sendable (Parameters, FormParameters, ConsoleSession, Visit) async throws -> PageAnswer) {
         pages.post(path) { request, context in
             try await upload(request, context) { form, session, visit in try await body(context.parameters, form.fields, session, visit) }
         }
@@ -156,7 +156,7 @@ struct ConsoleRoutes: Sendable {
 
     /// A form at `path` that carries files.
     private func upload(_ pages: Group, _ path: RouterPath,
-                        _ body: @escaping @Sendable (ConsoleForm, ConsoleSession, Visit) async throws -> Response) {
+                        _ body: @escaping @Sendable (ConsoleForm, ConsoleSession, Visit) async throws -> PageAnswer) {
         pages.post(path) { request, context in try await upload(request, context, body) }
     }
 
@@ -167,21 +167,19 @@ struct ConsoleRoutes: Sendable {
     /// A page that needs a session: without one, or with one whose key was revoked (signed
     /// out elsewhere, or by an administrator), the sign-in starts and the cookie is forgotten.
     private func page(_ request: Request, _ context: CountersignRequestContext,
-                      _ body: (ConsoleSession, ConsoleFlow.Visit) async throws -> Response) async throws -> Response {
+                      _ body: (ConsoleSession, ConsoleFlow.Visit) async throws -> PageAnswer) async throws -> PageAnswer {
         let visit = try visit(request, context)
         guard let session = flow.session(visit) else { return try await flow.signIn(visit) }
         do {
             return try await body(session, visit)
         } catch is ConsoleFlow.SessionRevoked {
-            var signIn = try await flow.signIn(visit)
-            signIn.headers.append(contentsOf: SignInFlow.setting([flow.cookies.cookie(flow.cookies.sessionName(for: visit.tenant), "", maxAge: 0)]))
-            return signIn
+            return try await flow.signIn(visit).setting([flow.cookies.cookie(flow.cookies.sessionName(for: visit.tenant), "", maxAge: 0)])
         }
     }
 
     /// A form that needs a session and its CSRF token, with the files it carries.
     private func upload(_ request: Request, _ context: CountersignRequestContext,
-                        _ body: (ConsoleForm, ConsoleSession, ConsoleFlow.Visit) async throws -> Response) async throws -> Response {
+                        _ body: (ConsoleForm, ConsoleSession, ConsoleFlow.Visit) async throws -> PageAnswer) async throws -> PageAnswer {
         let visit = try visit(request, context)
         // The body is read only for a session: without one, nothing of it is parsed.
         guard let session = flow.session(visit) else {
@@ -198,7 +196,7 @@ struct ConsoleRoutes: Sendable {
 
     /// A session whose key was revoked (signed out elsewhere, or by an administrator) is over:
     /// the console says so and forgets the cookie.
-    private func signedOutIfRevoked(_ visit: ConsoleFlow.Visit, _ body: () async throws -> Response) async throws -> Response {
+    private func signedOutIfRevoked(_ visit: ConsoleFlow.Visit, _ body: () async throws -> PageAnswer) async throws -> PageAnswer {
         do {
             return try await body()
         } catch is ConsoleFlow.SessionRevoked {

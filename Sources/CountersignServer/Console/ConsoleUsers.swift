@@ -11,19 +11,19 @@ struct ConsoleUsers: Sendable {
 
     typealias Visit = ConsoleFlow.Visit
 
-    func home(_ session: ConsoleSession, _ visit: Visit) async throws -> Response {
+    func home(_ session: ConsoleSession, _ visit: Visit) async throws -> PageAnswer {
         let page = try await flow.admin(.get, flow.tenantPath(visit) + "/users?limit=200", session: session, visit)
         let count = (page.json?["items"] as? [Any])?.count ?? 0
         let shown = page.json?["next_cursor"] is String ? "200+" : String(count)
         let statistics = try await flow.admin(.get, flow.tenantPath(visit) + "/statistics?hours=24", session: session, visit)
-        return flow.pages.response(
+        return .page(
             "console-home",
             ConsoleHomePage(ConsoleChrome(visit, session, .dashboard), role: session.role, userCount: shown,
                             charts: ConsoleChart.charts(statistics.status == .ok ? statistics.json : nil)))
     }
 
     func list(query: FormParameters?, _ session: ConsoleSession, _ visit: Visit, form: ConsoleUserForm = ConsoleUserForm(),
-              status: HTTPResponse.Status = .ok) async throws -> Response {
+              status: HTTPResponse.Status = .ok) async throws -> PageAnswer {
         let search = query?["q"]?.trimmingCharacters(in: .whitespaces) ?? ""
         var path = flow.tenantPath(visit) + "/users?limit=50"
         if !search.isEmpty { path += "&q=" + AuthorizationRedirect.encoded(search) }
@@ -33,14 +33,14 @@ struct ConsoleUsers: Sendable {
         let next = (answer.json?["next_cursor"] as? String).map { cursor in
             (search.isEmpty ? "" : "q=\(AuthorizationRedirect.encoded(search))&") + "cursor=\(AuthorizationRedirect.encoded(cursor))"
         }
-        return flow.pages.response(
+        return .page(
             "console-users",
             ConsoleUsersPage(ConsoleChrome(visit, session, .users), query: search, items: answer.status == .ok ? items : [],
                              next: next, form: form),
             status: status)
     }
 
-    func create(_ form: FormParameters, _ session: ConsoleSession, _ visit: Visit) async throws -> Response {
+    func create(_ form: FormParameters, _ session: ConsoleSession, _ visit: Visit) async throws -> PageAnswer {
         var typed = ConsoleUserForm(username: form["username"] ?? "", displayName: form["display_name"] ?? "")
         var json: [String: any Sendable] = ["username": typed.username]
         if !typed.displayName.isEmpty { json["display_name"] = typed.displayName }
@@ -54,11 +54,11 @@ struct ConsoleUsers: Sendable {
             }
             return try await list(query: nil, session, visit, form: typed, status: ConsoleText.pageStatus(answer.status))
         }
-        return SignInFlow.redirect(to: "\(visit.base)/console/users/\(id)")
+        return .redirect(to: "\(visit.base)/console/users/\(id)")
     }
 
     func show(userID: String, _ session: ConsoleSession, _ visit: Visit, _ adjust: (inout ConsoleUserPage) -> Void = { _ in },
-              status: HTTPResponse.Status = .ok) async throws -> Response {
+              status: HTTPResponse.Status = .ok) async throws -> PageAnswer {
         let userPath = flow.tenantPath(visit) + "/users/" + AuthorizationRedirect.encoded(userID)
         let found = try await flow.admin(.get, userPath, session: session, visit)
         guard found.status == .ok, let object = found.json else {
@@ -86,10 +86,10 @@ struct ConsoleUsers: Sendable {
             },
             consoleRole: role.status == .ok ? ConsoleRoleFacts(role.json) : nil, defaultTenant: visit.tenant.isDefault)
         adjust(&page)
-        return flow.pages.response("console-user", page, status: status)
+        return .page("console-user", page, status: status)
     }
 
-    func setStatus(userID: String, _ form: FormParameters, _ session: ConsoleSession, _ visit: Visit) async throws -> Response {
+    func setStatus(userID: String, _ form: FormParameters, _ session: ConsoleSession, _ visit: Visit) async throws -> PageAnswer {
         let wanted = form["status"] ?? ""
         let answer = try await flow.admin(
             .patch, flow.tenantPath(visit) + "/users/" + AuthorizationRedirect.encoded(userID), json: ["status": wanted],
@@ -103,7 +103,7 @@ struct ConsoleUsers: Sendable {
         }, status: answer.status == .ok ? .ok : ConsoleText.pageStatus(answer.status))
     }
 
-    func delete(userID: String, _ form: FormParameters, _ session: ConsoleSession, _ visit: Visit) async throws -> Response {
+    func delete(userID: String, _ form: FormParameters, _ session: ConsoleSession, _ visit: Visit) async throws -> PageAnswer {
         guard form["confirm"] == "yes" else {
             return try await show(userID: userID, session, visit, { page in
                 page.confirmError = "Tick the box to confirm: deleting a user cannot be undone."
@@ -116,11 +116,11 @@ struct ConsoleUsers: Sendable {
                 page.error = ConsoleText.sentence(answer.errorDescription ?? "the user could not be deleted")
             }, status: ConsoleText.pageStatus(answer.status))
         }
-        return SignInFlow.redirect(to: "\(visit.base)/console/users")
+        return .redirect(to: "\(visit.base)/console/users")
     }
 
     /// Every device deregistered and every passkey removed, so the person enrolls again.
-    func resetFactors(userID: String, _ form: FormParameters, _ session: ConsoleSession, _ visit: Visit) async throws -> Response {
+    func resetFactors(userID: String, _ form: FormParameters, _ session: ConsoleSession, _ visit: Visit) async throws -> PageAnswer {
         guard form["confirm"] == "yes" else {
             return try await show(userID: userID, session, visit, { page in
                 page.resetConfirmError = "Tick the box to confirm: the user's devices and passkeys stop working at once."
@@ -140,7 +140,7 @@ struct ConsoleUsers: Sendable {
         }, status: answer.status == .ok ? .ok : ConsoleText.pageStatus(answer.status))
     }
 
-    func liftSuppression(userID: String, _ session: ConsoleSession, _ visit: Visit) async throws -> Response {
+    func liftSuppression(userID: String, _ session: ConsoleSession, _ visit: Visit) async throws -> PageAnswer {
         let answer = try await flow.admin(.delete, userPath(visit, userID) + "/request-suppression", session: session, visit)
         return try await show(userID: userID, session, visit, { page in
             if answer.status == .noContent { page.notice = "Requests reach the user again." }
@@ -149,7 +149,7 @@ struct ConsoleUsers: Sendable {
     }
 
     /// Sets the user's code as typed, or removes it (`remove=yes`).
-    func setUserCode(userID: String, _ form: FormParameters, _ session: ConsoleSession, _ visit: Visit) async throws -> Response {
+    func setUserCode(userID: String, _ form: FormParameters, _ session: ConsoleSession, _ visit: Visit) async throws -> PageAnswer {
         let removing = form["remove"] == "yes"
         let code = removing ? "" : form["user_code"] ?? ""
         guard removing || !code.isEmpty else {
@@ -172,7 +172,7 @@ struct ConsoleUsers: Sendable {
     /// Grants the chosen console role (`PUT …/console-role`), or takes the user's away (`DELETE`)
     /// for "No console access". The session's key must hold the role's rights to grant it; a
     /// refusal is shown beside the field, the choice kept.
-    func setConsoleRole(userID: String, _ form: FormParameters, _ session: ConsoleSession, _ visit: Visit) async throws -> Response {
+    func setConsoleRole(userID: String, _ form: FormParameters, _ session: ConsoleSession, _ visit: Visit) async throws -> PageAnswer {
         let role = form["role"] ?? ""
         let path = userPath(visit, userID) + "/console-role"
         let answer = role.isEmpty
@@ -198,7 +198,7 @@ struct ConsoleUsers: Sendable {
 
     private static func count(_ number: Int, _ noun: String) -> String { "\(number) \(noun)\(number == 1 ? "" : "s")" }
 
-    func invite(userID: String, _ session: ConsoleSession, _ visit: Visit) async throws -> Response {
+    func invite(userID: String, _ session: ConsoleSession, _ visit: Visit) async throws -> PageAnswer {
         let answer = try await flow.admin(
             .post, flow.tenantPath(visit) + "/users/" + AuthorizationRedirect.encoded(userID) + "/enrollment-tickets",
             session: session, visit)
@@ -214,7 +214,7 @@ struct ConsoleUsers: Sendable {
         }, status: answer.status == .created ? .ok : ConsoleText.pageStatus(answer.status))
     }
 
-    func removeDevice(userID: String, deviceID: String, _ session: ConsoleSession, _ visit: Visit) async throws -> Response {
+    func removeDevice(userID: String, deviceID: String, _ session: ConsoleSession, _ visit: Visit) async throws -> PageAnswer {
         let answer = try await flow.admin(
             .delete, flow.tenantPath(visit) + "/devices/" + AuthorizationRedirect.encoded(deviceID), session: session, visit)
         return try await show(userID: userID, session, visit, { page in
@@ -223,7 +223,7 @@ struct ConsoleUsers: Sendable {
         }, status: answer.status == .noContent ? .ok : ConsoleText.pageStatus(answer.status))
     }
 
-    func removePasskey(userID: String, passkeyID: String, _ session: ConsoleSession, _ visit: Visit) async throws -> Response {
+    func removePasskey(userID: String, passkeyID: String, _ session: ConsoleSession, _ visit: Visit) async throws -> PageAnswer {
         let answer = try await flow.admin(
             .delete, flow.tenantPath(visit) + "/users/" + AuthorizationRedirect.encoded(userID) + "/passkeys/"
                 + AuthorizationRedirect.encoded(passkeyID), session: session, visit)

@@ -30,7 +30,7 @@ struct PasskeyAccountFlow: Sendable {
     }
 
     /// `POST /account/passkeys/options` (form: `csrf`, `name`): creation options for the user.
-    func options(_ form: FormParameters, _ visit: Visit) async throws -> Response {
+    func options(_ form: FormParameters, _ visit: Visit) async throws -> PageAnswer {
         let signedIn = try await freshlySignedIn(csrf: form["csrf"], visit)
         var name: String?
         if let typed = form["name"], !typed.trimmingCharacters(in: .whitespaces).isEmpty {
@@ -41,27 +41,27 @@ struct PasskeyAccountFlow: Sendable {
         }
         let (ceremony, options) = try await passkeys.registrationOptions(
             for: signedIn.user, tenant: visit.tenant, binding: binding(signedIn), name: name)
-        return try JSON.response(Options(ceremony: ceremony, publicKey: options))
+        return try .json(Options(ceremony: ceremony, publicKey: options))
     }
 
     /// `POST /account/passkeys` (JSON): verifies the registration and stores the passkey.
-    func add(_ registration: Registration, _ visit: Visit) async throws -> Response {
+    func add(_ registration: Registration, _ visit: Visit) async throws -> PageAnswer {
         let signedIn = try await freshlySignedIn(csrf: registration.csrf, visit)
         _ = try await passkeys.register(
             ceremony: registration.ceremony, response: registration.credential, tenant: visit.tenant,
             binding: binding(signedIn), actor: "user:\(signedIn.user.id)")
-        return try JSON.response(Done(redirect: account.signIn.base(visit) + "/account"))
+        return try .json(Done(redirect: account.signIn.base(visit) + "/account"))
     }
 
     /// `GET /account/passkeys/sign-in-again`: the sign-in that makes the session fresh enough
     /// to add a passkey, coming back to the account page.
-    func signInAgain(_ visit: Visit) async throws -> Response {
+    func signInAgain(_ visit: Visit) async throws -> PageAnswer {
         let user = try await account.signedIn(visit)?.user
         return try await account.signIn.beginAccountSignIn(visit, loginHint: user?.username)
     }
 
     /// `POST /account/passkeys/{id}/rename`.
-    func rename(passkeyID: String, _ form: FormParameters, _ visit: Visit) async throws -> Response {
+    func rename(passkeyID: String, _ form: FormParameters, _ visit: Visit) async throws -> PageAnswer {
         guard let signedIn = try await account.authorized(form, visit) else { return account.backToAccount(visit) }
         let passkey = try await own(passkeyID, of: signedIn, visit)
         let typed = form["name"] ?? ""
@@ -75,7 +75,7 @@ struct PasskeyAccountFlow: Sendable {
     }
 
     /// `POST /account/passkeys/{id}/remove`.
-    func remove(passkeyID: String, _ form: FormParameters, _ visit: Visit) async throws -> Response {
+    func remove(passkeyID: String, _ form: FormParameters, _ visit: Visit) async throws -> PageAnswer {
         guard let signedIn = try await account.authorized(form, visit) else { return account.backToAccount(visit) }
         let passkey = try await own(passkeyID, of: signedIn, visit)
         guard account.isFresh(signedIn) else {

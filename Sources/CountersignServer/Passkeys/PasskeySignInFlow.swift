@@ -32,7 +32,7 @@ struct PasskeySignInFlow: Sendable {
     /// the passkey class, or needs more than a confirmation) requires user verification,
     /// whatever the tenant prefers, so that the authenticator asks for it up front. A sign-in
     /// whose class the policy lets no passkey reach is refused (403 `access_denied`).
-    func options(_ form: FormParameters, _ visit: SignInFlow.Visit) async throws -> Response {
+    func options(_ form: FormParameters, _ visit: SignInFlow.Visit) async throws -> PageAnswer {
         let (_, attempt) = try await signIn.openAttempt(form, visit)
         guard let client = try await signIn.client(of: attempt, visit) else {
             throw APIError.badRequest("the client of this sign-in no longer exists")
@@ -43,12 +43,12 @@ struct PasskeySignInFlow: Sendable {
         let (ceremony, options) = try await passkeys.authenticationOptions(
             tenant: visit.tenant, binding: binding(attempt), attempt: attempt.handleHash.base64URLEncodedString,
             userVerification: requirement.presenceIsEnough ? nil : .required)
-        return try JSON.response(Options(ceremony: ceremony, publicKey: options))
+        return try .json(Options(ceremony: ceremony, publicKey: options))
     }
 
     /// `POST /authorize/passkey`: verifies the assertion and completes the sign-in, answering
     /// where the browser goes next.
-    func finish(_ assertion: Assertion, _ visit: SignInFlow.Visit) async throws -> Response {
+    func finish(_ assertion: Assertion, _ visit: SignInFlow.Visit) async throws -> PageAnswer {
         let (_, attempt) = try await signIn.openAttempt(handle: assertion.attempt, visit)
         guard let client = try await signIn.client(of: attempt, visit) else {
             throw APIError.badRequest("the client of this sign-in no longer exists")
@@ -66,9 +66,7 @@ struct PasskeySignInFlow: Sendable {
             attempt, client: client, user: user, authTime: signIn.now(), context: result.context,
             authenticator: .passkey(result.passkey.id), visit)
         else { throw SignInError.completed }
-        var response = try JSON.response(Done(redirect: done.location))
-        response.headers.append(contentsOf: SignInFlow.setting(done.cookies))
-        return response
+        return try .json(Done(redirect: done.location), cookies: done.cookies)
     }
 
     /// A sign-in's ceremonies belong to the browser that began it: its mark's hash, as the

@@ -19,12 +19,11 @@ import Hummingbird
 struct InvitationFlow: Sendable {
     let enrollment: EnrollmentService
     let signIn: SignInFlow
-    let pages: Pages
     let events: ApprovalEvents
 
     static let waitingStatus = "Waiting for the phone…"
 
-    func show(_ parameters: FormParameters, _ visit: SignInFlow.Visit, status: String = waitingStatus) async throws -> Response {
+    func show(_ parameters: FormParameters, _ visit: SignInFlow.Visit, status: String = waitingStatus) async throws -> PageAnswer {
         guard let secret = parameters["ticket"] else { throw InvitationRefusal.incompleteLink }
         let (ticket, uri) = try await InvitationRefusal.explaining { try await enrollment.invitation(secret, tenant: visit.tenant) }
         guard let invitee = try await signIn.store.user(id: ticket.userID, tenantID: visit.tenant.id) else {
@@ -35,13 +34,13 @@ struct InvitationFlow: Sendable {
             signedInAs = try await signIn.store.user(id: session.userID, tenantID: visit.tenant.id)?.username
         }
         let png = try QRCode(encoding: uri.description).png(moduleSize: 6)
-        return pages.response("invitation", InvitationPage(
+        return .page("invitation", InvitationPage(
             tenantName: visit.tenant.displayName, base: signIn.base(visit), ticket: secret, username: invitee.username,
             signedInAs: signedInAs, qrImage: "data:image/png;base64," + png.base64EncodedString(),
             enrollmentURI: uri.description, expiresAt: AccountTime.text(ticket.expiresAt), status: status))
     }
 
-    func wait(_ form: FormParameters, _ visit: SignInFlow.Visit) async throws -> Response {
+    func wait(_ form: FormParameters, _ visit: SignInFlow.Visit) async throws -> PageAnswer {
         guard let secret = form["ticket"] else { throw InvitationRefusal.incompleteLink }
         let state = try await InvitationRefusal.explaining {
             try await LongPoll(events: events).wait(while: EnrollmentService.TicketState.pending) {
@@ -49,11 +48,11 @@ struct InvitationFlow: Sendable {
             }
         }
         guard state != .expired else { throw try await refusal(secret, visit) }
-        return try JSON.response(["state": state.rawValue])
+        return try .json(["state": state.rawValue])
     }
 
     /// The sign-in the page goes on to once the phone has enrolled (and its "Done" button).
-    func startSignIn(_ form: FormParameters, _ visit: SignInFlow.Visit) async throws -> Response {
+    func startSignIn(_ form: FormParameters, _ visit: SignInFlow.Visit) async throws -> PageAnswer {
         guard let secret = form["ticket"] else { throw InvitationRefusal.incompleteLink }
         let invitee = try await InvitationRefusal.explaining { try await enrollment.invitee(ofTicket: secret, tenant: visit.tenant) }
         switch invitee.state {

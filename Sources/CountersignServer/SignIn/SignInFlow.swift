@@ -30,7 +30,6 @@ struct SignInFlow: Sendable {
     let throttle: FailedAuthenticationThrottle
     /// What sign-ins from browsers the user never signed in with may spend.
     let pushLimits: SignInPushLimits
-    let pages: Pages
     let cookies: BrowserCookies
     let origin: PublicOrigin
     /// The tenant's token keys, which check an `id_token_hint`.
@@ -51,7 +50,7 @@ struct SignInFlow: Sendable {
 
     // MARK: - 1. The authorization request
 
-    func authorize(_ parameters: FormParameters, _ visit: Visit) async throws -> Response {
+    func authorize(_ parameters: FormParameters, _ visit: Visit) async throws -> PageAnswer {
         let started = now()
         if housekeeping.isDue(at: started) {
             // A day back: a session's row outlives its end by that much, for the audit's sake.
@@ -62,10 +61,10 @@ struct SignInFlow: Sendable {
         do {
             (request, client) = try await authorization.request(parameters, tenant: visit.tenant, issuer: visit.issuer)
         } catch let redirect as AuthorizationRedirect {
-            return Self.redirect(to: redirect.location)
+            return .redirect(to: redirect.location)
         }
-        func refusal(_ code: OAuthError.Code, _ description: String) -> Response {
-            Self.redirect(to: AuthorizationRedirect(
+        func refusal(_ code: OAuthError.Code, _ description: String) -> PageAnswer {
+            .redirect(to: AuthorizationRedirect(
                 redirectURI: request.redirectURI, state: request.state, issuer: visit.issuer.identifier,
                 outcome: .error(.init(code, description))).location)
         }
@@ -91,7 +90,7 @@ struct SignInFlow: Sendable {
                 let redirect = try await authorization.issueCode(
                     for: request, tenant: visit.tenant, issuer: visit.issuer, userID: session.userID,
                     authTime: session.authTime, context: session.context, sessionID: session.id)
-                return Self.redirect(to: redirect.location)
+                return .redirect(to: redirect.location)
             }
             if request.prompt.contains(.none), needsApproval, hinted.map({ $0.id == session.userID }) ?? true {
                 return refusal(.interactionRequired, "this request must be approved on the user's phone or with a passkey")
@@ -104,7 +103,7 @@ struct SignInFlow: Sendable {
     }
 
     /// A new attempt for `request`, bound to this browser, and its username form.
-    private func begin(_ request: AuthorizationRequest, client: Client, loginHint: String?, _ visit: Visit) async throws -> Response {
+    private func begin(_ request: AuthorizationRequest, client: Client, loginHint: String?, _ visit: Visit) async throws -> PageAnswer {
         let date = now()
         let requirement = SignInRequirement(acrValues: request.acrValues, client: client, policy: visit.tenant.policy)
         let handle = Secrets.randomBytes(32).base64URLEncodedString
@@ -112,12 +111,12 @@ struct SignInFlow: Sendable {
         try await store.begin(SignInAttempt(
             handleHash: Secrets.hash(handle), tenantID: visit.tenant.id, clientID: request.clientID, request: request,
             browserHash: Secrets.hash(browser), createdAt: date, expiresAt: date.addingTimeInterval(SignInAttempt.lifetime)))
-        return pages.response(
+        return .page(
             "sign-in",
             SignInPage(tenantName: visit.tenant.displayName, base: base(visit), clientName: client.name, attempt: handle,
                        username: loginHint ?? "", usernameError: nil,
                        passkeys: visit.tenant.policy.passkeys.enabled && requirement.passkey, phone: requirement.phone),
-            headers: newBrowserCookie.map { [.setCookie: $0.description] } ?? [:])
+            cookies: newBrowserCookie.map { [$0] } ?? [])
     }
 
     // MARK: - The account's own sign-in
@@ -127,7 +126,7 @@ struct SignInFlow: Sendable {
     static let accountClientID = "countersign-account"
 
     /// The sign-in that leads to the account page, for a browser without a live session.
-    func beginAccountSignIn(_ visit: Visit, loginHint: String? = nil) async throws -> Response {
+    func beginAccountSignIn(_ visit: Visit, loginHint: String? = nil) async throws -> PageAnswer {
         let request = AuthorizationRequest(
             clientID: Self.accountClientID, redirectURI: visit.issuer.identifier + "/account", scope: [Scope.openID],
             codeChallenge: "", loginHint: loginHint)
@@ -149,7 +148,7 @@ struct SignInFlow: Sendable {
 
     // MARK: - 2. The username, and the request to the phone
 
-    func signIn(_ form: FormParameters, _ visit: Visit) async throws -> Response {
+    func signIn(_ form: FormParameters, _ visit: Visit) async throws -> PageAnswer {
         let (handle, attempt) = try await openAttempt(form, visit)
         guard let client = try await client(of: attempt, visit) else { throw AuthorizationPageError.unknownClient }
         let username = (form["username"] ?? "").trimmingCharacters(in: .whitespaces)
@@ -157,7 +156,7 @@ struct SignInFlow: Sendable {
         // "Try another username": the form again, empty, with nothing to correct.
         let startingOver = form["start_over"] == "yes" && requirement.phone
         guard !startingOver, !username.isEmpty, username.count <= 256, requirement.phone else {
-            return pages.response("sign-in", SignInPage(
+            return .page("sign-in", SignInPage(
                 tenantName: visit.tenant.displayName, base: base(visit), clientName: client.name, attempt: handle,
                 username: startingOver ? "" : username,
                 usernameError: !requirement.phone || startingOver ? nil
@@ -218,10 +217,10 @@ struct SignInFlow: Sendable {
     // MARK: - 3. Waiting
 
     /// The request's state, as soon as it is not pending or after `LongPoll.limit`.
-    func wait(_ form: FormParameters, _ visit: Visit) async throws -> Response {
+    func wait(_ form: FormParameters, _ visit: Visit) async throws -> PageAnswer {
         let (_, attempt) = try await openAttempt(form, visit)
         let answer = try await LongPoll(events: events).wait(while: AttemptState.pending) { try await state(of: attempt) }
-        return try JSON.response(["state": answer.rawValue])
+        return try .json(["state": answer.rawValue])
     }
 
     enum AttemptState: String, Sendable {
@@ -239,7 +238,7 @@ struct SignInFlow: Sendable {
 
     // MARK: - 4. The outcome
 
-    func proceed(_ form: FormParameters, _ visit: Visit) async throws -> Response {
+    func proceed(_ form: FormParameters, _ visit: Visit) async throws -> PageAnswer {
         let (handle, attempt) = try await openAttempt(form, visit)
         guard let client = try await client(of: attempt, visit),
               let id = attempt.transactionID, let userID = attempt.userID,
@@ -264,7 +263,7 @@ struct SignInFlow: Sendable {
             else {
                 throw SignInError.completed
             }
-            return Self.redirect(to: done.location, cookies: done.cookies)
+            return .redirect(to: done.location, cookies: done.cookies)
         }
     }
 
@@ -314,7 +313,7 @@ struct SignInFlow: Sendable {
     /// other request, a link on another site or a cross-site post among them, gets the
     /// confirmation page and ends nothing. The hint's expiry does not matter (§2: an expired ID
     /// token is a valid hint).
-    func logout(_ parameters: FormParameters, posted: Bool, _ visit: Visit) async throws -> Response {
+    func logout(_ parameters: FormParameters, posted: Bool, _ visit: Visit) async throws -> PageAnswer {
         let date = now()
         if let session = try await session(visit), session.revokedAt == nil {
             if session.isLive(at: date, policy: visit.tenant.policy) {
@@ -324,7 +323,7 @@ struct SignInFlow: Sendable {
                 let hinted = confirmed ? false : try await hintNames(session, parameters, visit)
                 guard confirmed || hinted else {
                     let user = try await store.user(id: session.userID, tenantID: visit.tenant.id)
-                    return pages.response("sign-out", SignOutPage(
+                    return .page("sign-out", SignOutPage(
                         tenantName: visit.tenant.displayName, base: base(visit), csrf: session.csrfToken,
                         username: user?.username,
                         fields: Self.logoutParameters.compactMap { name in
@@ -345,12 +344,12 @@ struct SignInFlow: Sendable {
                     headers: Self.setting(clearing), heading: "Signed out")
             }
             let query = parameters["state"].map { "state=" + AuthorizationRedirect.encoded($0) }
-            return Self.redirect(to: target + (query.map { (target.contains("?") ? "&" : "?") + $0 } ?? ""), cookies: clearing)
+            return .redirect(to: target + (query.map { (target.contains("?") ? "&" : "?") + $0 } ?? ""), cookies: clearing)
         }
-        return pages.response(
+        return .page(
             "signed-out",
             SignedOutPage(tenantName: visit.tenant.displayName, base: base(visit), message: "You can close this window."),
-            headers: Self.setting(clearing))
+            cookies: clearing)
     }
 
     /// The parameters of a logout request that its confirmation carries on.
@@ -430,14 +429,14 @@ struct SignInFlow: Sendable {
         visit.issuer.basePath
     }
 
-    private func waitingPage(_ transaction: ApprovalTransaction, _ page: OutcomeContext) -> Response {
+    private func waitingPage(_ transaction: ApprovalTransaction, _ page: OutcomeContext) -> PageAnswer {
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withFullTime, .withColonSeparatorInTime]
         formatter.timeZone = TimeZone(identifier: "UTC")
         let detail = try? JSONValue(parsing: Data(transaction.details.utf8))
         let origin = [detail?["context"]?["ip_address"]?.stringValue, detail?["context"]?["user_agent"]?.stringValue]
             .compactMap { $0 }.joined(separator: ", ")
-        return pages.response("waiting", WaitingPage(
+        return .page("waiting", WaitingPage(
             tenantName: page.visit.tenant.displayName, base: page.base, clientName: page.client.name, attempt: page.handle,
             username: page.username, matchNumber: transaction.matchNumber.map(String.init),
             expiresAt: String(formatter.string(from: transaction.expiresAt).prefix(8)),
@@ -459,7 +458,7 @@ struct SignInFlow: Sendable {
         case rateLimited(retryAfter: Int)
     }
 
-    private func outcome(_ outcome: Outcome, _ page: OutcomeContext) -> Response {
+    private func outcome(_ outcome: Outcome, _ page: OutcomeContext) -> PageAnswer {
         let back = AuthorizationRedirect(
             redirectURI: page.attempt.request.redirectURI, state: page.attempt.request.state,
             issuer: page.visit.issuer.identifier, outcome: .error(.init(.accessDenied, "the user did not sign in"))).location
@@ -485,18 +484,11 @@ struct SignInFlow: Sendable {
             message: message, clientName: page.client.name, retry: retry, attempt: page.handle, username: page.username,
             returnURL: back)
         shown.anotherUsername = kind == .noDevice
-        return pages.response("outcome", shown, status: status)
+        return .page("outcome", shown, status: status)
     }
 
     static func minutes(_ seconds: Int) -> String {
         seconds < 60 ? "\(seconds) seconds" : "\((seconds + 59) / 60) minutes"
-    }
-
-    static func redirect(to location: String, cookies: [Cookie] = []) -> Response {
-        var headers = Pages.headers
-        headers[.location] = location
-        headers.append(contentsOf: setting(cookies))
-        return Response(status: .seeOther, headers: headers)
     }
 
     static func setting(_ cookies: [Cookie]) -> HTTPFields {
