@@ -587,11 +587,11 @@ struct CIBAParameterTests {
     @Test("scope must include openid and only scopes allowed to the client; order and repeats do not matter")
     func scope() throws {
         #expect(try Scope("payments openid payments", allowedFor: Self.client).values == ["payments", "openid"])
-        #expect(throws: BackchannelAuthenticationError.missingScope) { try Scope(nil, allowedFor: Self.client) }
-        #expect(throws: BackchannelAuthenticationError.scopeWithoutOpenID) { try Scope("payments", allowedFor: Self.client) }
-        #expect(throws: BackchannelAuthenticationError.scopeNotAllowed("email")) { try Scope("openid email", allowedFor: Self.client) }
-        #expect(throws: BackchannelAuthenticationError.malformedScope) { try Scope("openid pay\\ments", allowedFor: Self.client) }
-        #expect(throws: BackchannelAuthenticationError.malformedScope) { try Scope(" ", allowedFor: Self.client) }
+        #expect(throws: ScopeError.missing) { try Scope(nil, allowedFor: Self.client) }
+        #expect(throws: ScopeError.withoutOpenID) { try Scope("payments", allowedFor: Self.client) }
+        #expect(throws: ScopeError.notAllowed("email")) { try Scope("openid email", allowedFor: Self.client) }
+        #expect(throws: ScopeError.malformed) { try Scope("openid pay\\ments", allowedFor: Self.client) }
+        #expect(throws: ScopeError.malformed) { try Scope(" ", allowedFor: Self.client) }
     }
 
     @Test("form parameters: + and %XX decode, empty values count as omitted, repeats and other bodies are refused")

@@ -166,9 +166,9 @@ extension CountersignServer {
         let signInFlow = SignInFlow(
             store: SQLSignInStore(
                 database: database, users: users, approvals: approvals, devices: devices, passkeys: passkeyStore, audit: audit),
-            authorization: authorization, approvals: approvalService, events: approvalEvents, throttle: throttle,
-            pushLimits: SignInPushLimits(now: now),
-            cookies: BrowserCookies(origin: origin), origin: origin, signingKeys: tokenSigningKeys, now: now)
+            interaction: AuthorizationInteraction(endpoint: authorization, signingKeys: tokenSigningKeys, origin: origin, now: now),
+            approvals: approvalService, events: approvalEvents, throttle: throttle, pushLimits: SignInPushLimits(now: now),
+            cookies: BrowserCookies(origin: origin), now: now)
         let passkeys = PasskeyService(store: passkeyStore, origin: origin, now: now)
         SignInRoutes(
             flow: signInFlow,

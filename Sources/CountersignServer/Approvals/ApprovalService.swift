@@ -12,9 +12,10 @@ struct NewApproval: Sendable {
     let bindingMessage: BindingMessage?
     /// The requesting IP address and User-Agent, shown on the device.
     let context: TransactionDetails.Context
-    let expiry: RequestedExpiry
+    /// Seconds the request stays open.
+    let lifetime: Int
     /// Seconds the client must wait between token requests.
-    let interval: Int
+    var interval = NewApproval.pollInterval
     /// The class the request requires (from `acr_values` and the policies).
     let required: RequiredClass
     /// For ping and push clients: the bearer token the server presents when it calls the
@@ -25,6 +26,12 @@ struct NewApproval: Sendable {
     /// Whether the request counts against (and is refused by) the user's requests per minute
     /// (`ApprovalTransaction.countsForUser`).
     var countsForUser = true
+
+    /// The longest a request stays open, and how long it stays unless the client asks for less:
+    /// an approval on a phone is a now-or-never decision (decision 5 of the standards checklist).
+    static let longestLifetime = 300
+    /// Seconds a polling client waits between token requests (CIBA §7.3), until `slow_down`.
+    static let pollInterval = 5
 }
 
 /// A request stored and sealed to every device; `authReqID` is shown to the client once.
@@ -101,7 +108,7 @@ public struct ApprovalService: Sendable {
         guard !devices.isEmpty else { throw ApprovalStartError.noActiveDevice }
 
         let created = Date(timeIntervalSince1970: (now.timeIntervalSince1970 * 1000).rounded(.down) / 1000)
-        let expires = created.addingTimeInterval(TimeInterval(request.expiry.seconds))
+        let expires = created.addingTimeInterval(TimeInterval(request.lifetime))
         let id = Identifier.make("txn", at: created)
         let authReqID = Secrets.randomBytes(32).base64URLEncodedString
         let matchNumber = tenant.policy.matchesNumber(request.required.value, client: request.client)

@@ -11,11 +11,6 @@ import Foundation
 /// `request_uri`, which Countersign does not implement but whose silent omission would mislead
 /// the client, is refused, not ignored; every other unknown parameter is ignored (RFC 6749 §3.1).
 struct BackchannelAuthentication: Sendable {
-    /// Seconds a poll client waits between token requests (CIBA §7.3), until `slow_down`.
-    static let pollInterval = 5
-    /// The longest User-Agent kept in the request's details.
-    static let maximumUserAgentLength = 200
-
     let rateLimit: ClientRateLimit
     let jwtIDs: JWTIDLedger
     let userHints: UserHintResolver
@@ -45,21 +40,14 @@ struct BackchannelAuthentication: Sendable {
         try await userCodes.verify(userCode, user: user, client: client)
         let approval = NewApproval(
             client: client, user: user, scope: scope, acrValues: acrValues, bindingMessage: bindingMessage,
-            context: context, expiry: expiry, interval: Self.pollInterval,
+            context: context, lifetime: expiry.seconds,
             required: RequiredClass(requested: acrValues?.values, client: client, policy: issuer.tenant.policy),
             clientNotificationToken: notificationToken, authorizationDetails: authorizationDetails)
         let started = try await approvals.start(approval, tenant: issuer.tenant)
         return BackchannelAuthenticationResponse(
             authReqID: started.authReqID, expiresIn: expiry.seconds,
-            interval: client.deliveryMode == .push ? nil : Self.pollInterval,
+            interval: client.deliveryMode == .push ? nil : approval.interval,
             matchNumber: started.transaction.matchNumber)
-    }
-
-    /// Where the request came from, for the details the user sees: the peer address of the
-    /// connection (a forwarding header is not trusted) and the User-Agent, shortened.
-    static func requestContext(ipAddress: String?, userAgent: String?) -> TransactionDetails.Context {
-        TransactionDetails.Context(
-            ipAddress: ipAddress, userAgent: userAgent.map { String($0.prefix(maximumUserAgentLength)) })
     }
 }
 

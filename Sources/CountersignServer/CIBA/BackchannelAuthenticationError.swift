@@ -2,13 +2,8 @@
 enum BackchannelAuthenticationError: OAuthFailure, Equatable {
     case deliveryModeUnsupported(Client.DeliveryMode)
     case parameterUnsupported(String)
-    case missingScope
-    case malformedScope
-    case scopeWithoutOpenID
-    case scopeNotAllowed(String)
     case invalidRequestedExpiry
     case invalidBindingMessage(String)
-    case malformedAcrValues
     case missingClientNotificationToken(Client.DeliveryMode)
     case malformedClientNotificationToken
     case missingHint
@@ -31,22 +26,11 @@ enum BackchannelAuthenticationError: OAuthFailure, Equatable {
             OAuthError(.unauthorizedClient, "this tenant does not deliver tokens in \(mode.rawValue) mode; register the client for poll or ping")
         case .parameterUnsupported(let name):
             OAuthError(.invalidRequest, "\(name) is not supported")
-        case .missingScope:
-            OAuthError(.invalidRequest, "scope is required")
-        case .malformedScope:
-            OAuthError(.invalidScope, "scope must be space-separated scope tokens")
-        case .scopeWithoutOpenID:
-            OAuthError(.invalidScope, "scope must include openid")
-        case .scopeNotAllowed(let scope):
-            OAuthError(.invalidScope, "the client may not request scope \(scope)")
         case .invalidRequestedExpiry:
             OAuthError(.invalidRequest,
                        "requested_expiry must be a whole number of seconds from \(RequestedExpiry.allowed.lowerBound) to \(RequestedExpiry.allowed.upperBound)")
         case .invalidBindingMessage(let why):
             OAuthError(.invalidBindingMessage, why)
-        case .malformedAcrValues:
-            OAuthError(.invalidRequest,
-                       "acr_values must be at most \(AcrValues.maximumCount) space-separated values of at most \(AcrValues.maximumLength) characters")
         case .missingClientNotificationToken(let mode):
             OAuthError(.invalidRequest, "client_notification_token is required for a client of the \(mode.rawValue) delivery mode")
         case .malformedClientNotificationToken:

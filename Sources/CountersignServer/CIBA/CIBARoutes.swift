@@ -26,7 +26,7 @@ struct CIBARoutes: Sendable {
                 form, client, issuer in
                 try OAuthResponse.json(try await backchannel.start(
                     form, client: client, issuer: issuer,
-                    requestedFrom: BackchannelAuthentication.requestContext(
+                    requestedFrom: TransactionDetails.Context.requestedFrom(
                         ipAddress: context.remoteAddress?.ipAddress, userAgent: request.headers[.userAgent])))
             }
         }

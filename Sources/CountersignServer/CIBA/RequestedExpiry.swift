@@ -6,8 +6,8 @@
 /// `invalid_request`; it is not silently capped, so a client never believes it has more time
 /// than it has.
 struct RequestedExpiry: Sendable, Equatable {
-    static let allowed = 1...300
-    static let standard = RequestedExpiry(checkedSeconds: 300)
+    static let allowed = 1...NewApproval.longestLifetime
+    static let standard = RequestedExpiry(checkedSeconds: NewApproval.longestLifetime)
 
     let seconds: Int
 

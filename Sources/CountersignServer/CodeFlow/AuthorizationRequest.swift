@@ -92,10 +92,8 @@ struct AuthorizationRequest: Sendable, Equatable, Codable {
         }
         do {
             scope = try Scope(parameters["scope"], allowedFor: target.client).values
-        } catch let error as BackchannelAuthenticationError {
-            throw .init(error.oauthError.code, error.oauthError.errorDescription)
         } catch {
-            throw .invalidRequest("scope is malformed")
+            throw .init(error.oauthError.code, error.oauthError.errorDescription)
         }
         do {
             codeChallenge = try CodeChallenge(
@@ -114,9 +112,9 @@ struct AuthorizationRequest: Sendable, Equatable, Codable {
             throw .invalidRequest("login_hint must be at most \(Self.maximumLoginHintLength) characters")
         }
         do {
-            acrValues = try parameters["acr_values"].map { try AcrValues($0).values }
+            acrValues = try parameters["acr_values"].map { raw throws(AcrValuesError) in try AcrValues(raw).values }
         } catch {
-            throw .invalidRequest("acr_values must be at most \(AcrValues.maximumCount) space-separated values")
+            throw .init(error.oauthError.code, error.oauthError.errorDescription)
         }
         idTokenHint = parameters["id_token_hint"]
         if let idTokenHint, idTokenHint.utf8.count > Self.maximumIDTokenHintLength {

@@ -21,9 +21,9 @@ import Hummingbird
 /// repeated tries at one username the same limit (`FailedAuthenticationThrottle`), whether or
 /// not the user exists: the pages reveal nothing about which usernames there are.
 struct SignInFlow: Sendable {
-
     let store: any SignInStore
-    let authorization: AuthorizationEndpoint
+    /// The code flow's side: what a request needs, and the code that resumes it.
+    let interaction: AuthorizationInteraction
     let approvals: ApprovalService
     /// Closed when the server stops, which ends the waits in flight.
     let events: ApprovalEvents
@@ -31,9 +31,6 @@ struct SignInFlow: Sendable {
     /// What sign-ins from browsers the user never signed in with may spend.
     let pushLimits: SignInPushLimits
     let cookies: BrowserCookies
-    let origin: PublicOrigin
-    /// The tenant's token keys, which check an `id_token_hint`.
-    let signingKeys: TokenSigningKeys
     let now: @Sendable () -> Date
     /// Expired attempts, sessions, pushed requests and codes are deleted at most once an hour
     /// per node, from the authorization requests, through the expiry indexes.
@@ -55,51 +52,17 @@ struct SignInFlow: Sendable {
         if housekeeping.isDue(at: started) {
             // A day back: a session's row outlives its end by that much, for the audit's sake.
             try await store.purgeExpired(before: started.addingTimeInterval(-86_400))
-            try await authorization.store.purgeExpired(before: started)
+            try await interaction.endpoint.store.purgeExpired(before: started)
         }
-        let (request, client): (AuthorizationRequest, Client)
-        do {
-            (request, client) = try await authorization.request(parameters, tenant: visit.tenant, issuer: visit.issuer)
-        } catch let redirect as AuthorizationRedirect {
+        let decision = try await interaction.decide(
+            parameters, issuer: visit.issuer, liveSession: { try await liveSession(visit, at: now()) },
+            user: { try await store.user(id: $0, tenantID: visit.tenant.id) })
+        switch decision {
+        case .redirect(let redirect):
             return .redirect(to: redirect.location)
+        case .signIn(let request, let client, let loginHint):
+            return try await begin(request, client: client, loginHint: loginHint, visit)
         }
-        func refusal(_ code: OAuthError.Code, _ description: String) -> PageAnswer {
-            .redirect(to: AuthorizationRedirect(
-                redirectURI: request.redirectURI, state: request.state, issuer: visit.issuer.identifier,
-                outcome: .error(.init(code, description))).location)
-        }
-        // OpenID Connect Core §3.1.2.1: the hint names who the client expects; a session of
-        // anyone else does not answer, and the sign-in starts with the hint's user.
-        var hinted: User?
-        if let token = request.idTokenHint {
-            let keys = try await signingKeys.keySet(for: visit.tenant)
-            guard let hint = try? await IDTokenHint(token, keys: keys, issuer: visit.issuer.identifier, clientID: client.id) else {
-                return refusal(.invalidRequest, "id_token_hint is not an ID token this issuer gave this client")
-            }
-            hinted = try await store.user(id: hint.subject, tenantID: visit.tenant.id)
-            guard hinted != nil else { return refusal(.loginRequired, "the user the id_token_hint names is not signed in") }
-        }
-        let date = now()
-        let needsApproval = request.needsApproval(by: client, base: origin.base)
-        if let session = try await liveSession(visit, at: date) {
-            if hinted.map({ $0.id == session.userID }) ?? true, !needsApproval,
-               request.isAnswered(bySessionAuthenticatedAt: session.authTime, now: date),
-               SignInRequirement(acrValues: request.acrValues, client: client, policy: visit.tenant.policy)
-                   .accepts(session.context),
-               let user = try await store.user(id: session.userID, tenantID: visit.tenant.id), user.status == .active {
-                let redirect = try await authorization.issueCode(
-                    for: request, tenant: visit.tenant, issuer: visit.issuer, userID: session.userID,
-                    authTime: session.authTime, context: session.context, sessionID: session.id)
-                return .redirect(to: redirect.location)
-            }
-            if request.prompt.contains(.none), needsApproval, hinted.map({ $0.id == session.userID }) ?? true {
-                return refusal(.interactionRequired, "this request must be approved on the user's phone or with a passkey")
-            }
-        }
-        if request.prompt.contains(.none) {
-            return refusal(.loginRequired, hinted == nil ? "the user is not signed in" : "the user the id_token_hint names is not signed in")
-        }
-        return try await begin(request, client: client, loginHint: request.loginHint ?? hinted?.username, visit)
     }
 
     /// A new attempt for `request`, bound to this browser, and its username form.
@@ -143,7 +106,7 @@ struct SignInFlow: Sendable {
     /// The client an attempt signs in to.
     func client(of attempt: SignInAttempt, _ visit: Visit) async throws -> Client? {
         attempt.clientID == Self.accountClientID
-            ? accountClient(visit) : try await authorization.store.client(id: attempt.clientID, tenantID: visit.tenant.id)
+            ? accountClient(visit) : try await interaction.endpoint.store.client(id: attempt.clientID, tenantID: visit.tenant.id)
     }
 
     // MARK: - 2. The username, and the request to the phone
@@ -208,9 +171,9 @@ struct SignInFlow: Sendable {
         return NewApproval(
             client: polled, user: user, scope: try Scope(request.scope.joined(separator: " "), allowedFor: client),
             acrValues: try request.acrValues.map { try AcrValues($0.joined(separator: " ")) }, bindingMessage: nil,
-            context: BackchannelAuthentication.requestContext(
+            context: TransactionDetails.Context.requestedFrom(
                 ipAddress: visit.remoteAddress, userAgent: visit.request.headers[.userAgent]),
-            expiry: try RequestedExpiry(nil), interval: BackchannelAuthentication.pollInterval,
+            lifetime: NewApproval.longestLifetime,
             required: required, clientNotificationToken: nil, authorizationDetails: nil)
     }
 
@@ -282,7 +245,7 @@ struct SignInFlow: Sendable {
             id: Identifier.make("ses", at: date), tokenHash: Secrets.hash(token), tenantID: visit.tenant.id,
             userID: user.id, csrfToken: Secrets.randomBytes(24).base64URLEncodedString, authTime: authTime,
             context: context, ipAddress: visit.remoteAddress,
-            userAgent: visit.request.headers[.userAgent].map { String($0.prefix(BackchannelAuthentication.maximumUserAgentLength)) },
+            userAgent: visit.request.headers[.userAgent].map { String($0.prefix(TransactionDetails.Context.maximumUserAgentLength)) },
             createdAt: date, lastSeenAt: date, expiresAt: date.addingTimeInterval(TimeInterval(policy.sessionMaxAgeSeconds)),
             authenticator: authenticator)
         // The browser's earlier session, if any, ends: one browser, one session.
@@ -293,9 +256,8 @@ struct SignInFlow: Sendable {
         if client.id == Self.accountClientID {
             return (attempt.request.redirectURI, [sessionCookie])
         }
-        let redirect = try await authorization.issueCode(
-            for: attempt.request, tenant: visit.tenant, issuer: visit.issuer, userID: user.id, authTime: authTime,
-            context: context, sessionID: session.id)
+        let redirect = try await interaction.resume(
+            attempt.request, issuer: visit.issuer, userID: user.id, authTime: authTime, context: context, sessionID: session.id)
         return (redirect.location, [sessionCookie])
     }
 
@@ -336,7 +298,7 @@ struct SignInFlow: Sendable {
         let clearing = [cookies.endSession(for: visit.tenant)]
         if let target = parameters["post_logout_redirect_uri"] {
             let clientID = parameters["client_id"] ?? parameters["id_token_hint"].flatMap(Self.audience(ofIDToken:))
-            guard let clientID, let client = try await authorization.store.client(id: clientID, tenantID: visit.tenant.id),
+            guard let clientID, let client = try await interaction.endpoint.store.client(id: clientID, tenantID: visit.tenant.id),
                   client.postLogoutRedirectURIs.contains(target) else {
                 throw WireError(
                     .badRequest, code: OAuthError.Code.invalidRequest.rawValue,
@@ -360,7 +322,7 @@ struct SignInFlow: Sendable {
     private func hintNames(_ session: BrowserSession, _ parameters: FormParameters, _ visit: Visit) async throws -> Bool {
         guard let token = parameters["id_token_hint"],
               let clientID = parameters["client_id"] ?? Self.audience(ofIDToken: token) else { return false }
-        let keys = try await signingKeys.keySet(for: visit.tenant)
+        let keys = try await interaction.signingKeys.keySet(for: visit.tenant)
         guard let hint = try? await IDTokenHint(token, keys: keys, issuer: visit.issuer.identifier, clientID: clientID) else {
             return false
         }
