@@ -121,9 +121,9 @@ let package = Package(
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Mustache", package: "swift-mustache"),
             ],
-            // The OpenAPI document and the pages' templates, stylesheets and scripts (Resources/)
-            // are built into the server as strings by the plugin below.
-            exclude: ["OpenAPI/openapi.json", "Resources"],
+            // The OpenAPI document's pieces and the pages' templates, stylesheets and scripts
+            // (Resources/) are built into the server as strings by the plugin below.
+            exclude: ["OpenAPI/document.json", "OpenAPI/Features", "Resources"],
             plugins: ["EmbedFiles"]
         ),
         // Writes text files into a Swift source as string literals (for EmbedFiles).

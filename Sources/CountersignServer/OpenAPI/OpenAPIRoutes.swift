@@ -2,9 +2,9 @@ import Crypto
 import Foundation
 import Hummingbird
 
-/// `GET /openapi.json`: the OpenAPI 3.1 document of every route, the file
-/// `OpenAPI/openapi.json` of this folder as the build embedded it. The tests hold the router and
-/// every answer they receive to it, so a client generated from it speaks to this server.
+/// `GET /openapi.json`: the OpenAPI 3.1 document of every route, as the build assembled it from
+/// this folder's `document.json` and the feature pieces under `Features/`. The tests hold the
+/// router and every answer they receive to it, so a client generated from it speaks to this server.
 struct OpenAPIRoutes: Sendable {
     private let document: ByteBuffer
     /// A strong validator of the document, so a client that keeps it revalidates for free.
