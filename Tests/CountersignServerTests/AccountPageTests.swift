@@ -303,6 +303,18 @@ struct AccountPageTests {
         }
     }
 
+    @Test("The wait answers a browser without a session with the scripts' one error shape, and where to go")
+    func waitWithoutASession() async throws {
+        try await AccountBench.run(.sqlite) { bench in
+            let ticket = try #require(try await bench.post("/account/enroll", []).hidden("ticket"))
+            let stranger = AccountBrowser(server: bench.server, send: { try await bench.server.send($0) })
+            let wait = try await stranger.post("/account/enroll/wait", [("ticket", ticket)])
+            #expect(wait.status == 401 && wait["error"] as? String == "login_required")
+            #expect(wait["redirect"] as? String == "/account" && wait["state"] == nil)
+            #expect(wait["error_description"] as? String == "You are signed out.")
+        }
+    }
+
     // MARK: - "This wasn't me"
 
     @Test("'This wasn't me' on an approval pauses new requests for the user, is audited as theirs, and counts once",
