@@ -28,6 +28,17 @@ struct SQLStatementTests {
         #expect(plain.text == "SELECT 1 AS one" && plain.binds.isEmpty)
     }
 
+    @Test("a condition another repository publishes is spliced with its binds numbered after the statement's")
+    func spliceAnOwnersCondition() {
+        let condition: SQLStatement = "EXISTS (SELECT 1 FROM u WHERE u.id = \("u1") AND u.status = \("active") AND u.n > \(10))"
+        let when = 7
+        let statement: SQLStatement = "UPDATE t SET a = \(when) WHERE id = \("t1") AND \(condition) AND b = \("last")"
+        #expect(statement.text == "UPDATE t SET a = $1 WHERE id = $2 AND EXISTS (SELECT 1 FROM u WHERE u.id = $3 AND u.status = $4 AND u.n > $5) AND b = $6")
+        #expect(statement.binds == [.integer(7), .text("t1"), .text("u1"), .text("active"), .integer(10), .text("last")])
+        let first: SQLStatement = "SELECT \(condition)"
+        #expect(first.text == "SELECT EXISTS (SELECT 1 FROM u WHERE u.id = $1 AND u.status = $2 AND u.n > $3)")
+    }
+
     @Test("a schema statement names the bytes type as each engine spells it")
     func schemaStatement() {
         let statement: SchemaStatement = "CREATE TABLE t (a \(.bytes) NOT NULL, b \(.bytes))"

@@ -4,21 +4,13 @@ import Testing
 /// docs/architecture.md: each table belongs to the folder whose `<Feature>Migrations.swift`
 /// creates it, and no other folder's SQL reads or writes it. This reads every SQL statement in
 /// the server's sources (string literals holding SQL keywords) and fails on a table named
-/// outside its folder, unless the pair is in `pending` below: the reads and writes that still
-/// have to move to their owner's store (issue 38). The list only shrinks: a pair that no longer
-/// occurs fails too, so that it is taken off.
+/// outside its folder. A statement that must check another table in the same statement
+/// interpolates the condition its owner publishes (`SQLUserRepository.isActive`), whose text
+/// stays in the owner's file.
 @Suite("Tables are read and written by the folder that owns them")
 struct TableOwnershipTests {
     static let sources = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appending(path: "Sources/CountersignServer")
-
-    /// `Folder/File.swift` → the tables of other folders its SQL names, not yet moved.
-    static let pending: Set<String> = [
-        // The token exchange marks an approval exchanged only while its user is active, in one
-        // statement (`markExchanged`); apart, it needs the user's row locked in a transaction
-        // on the CIBA token path, which is to be measured before it moves.
-        "Approvals/ApprovalTransactionRepository.swift users",
-    ]
 
     /// Table → the folder whose migrations create it.
     static func owners() throws -> [String: String] {
@@ -89,13 +81,10 @@ struct TableOwnershipTests {
         #expect(owners["audit_events"] == "Audit")
     }
 
-    @Test("no folder's SQL names a table another folder owns, beyond the reads still to move")
-    func noNewCrossings() throws {
+    @Test("no folder's SQL names a table another folder owns")
+    func noCrossings() throws {
         let crossings = try Self.crossings()
-        let new = crossings.subtracting(Self.pending)
-        #expect(new.isEmpty, "SQL naming another folder's table; move it into the owner's store: \(new.sorted())")
-        let moved = Self.pending.subtracting(crossings)
-        #expect(moved.isEmpty, "no longer crossing; take off TableOwnershipTests.pending: \(moved.sorted())")
+        #expect(crossings.isEmpty, "SQL naming another folder's table; move it into the owner's store: \(crossings.sorted())")
     }
 
     /// docs/architecture.md: SQL is written in a table's `<Table>Repository.swift`, in a flow's

@@ -27,6 +27,13 @@ public protocol UserRepository: Sendable {
 }
 
 public struct SQLUserRepository: UserRepository {
+    /// The condition that `userID` is an active user, for a statement of another table that must
+    /// act only while the user is active, in the same statement (no window in which a user
+    /// disabled after a separate check still gets through): interpolated as `\(condition)`.
+    static func isActive(_ userID: String) -> SQLStatement {
+        "EXISTS (SELECT 1 FROM users WHERE users.id = \(userID) AND users.status = \(User.Status.active))"
+    }
+
     public init() {}
 
     private typealias Row = UserRow

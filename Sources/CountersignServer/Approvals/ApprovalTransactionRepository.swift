@@ -241,7 +241,7 @@ public struct SQLApprovalTransactionRepository: ApprovalTransactionRepository {
             """
             UPDATE approval_transactions SET exchanged_at = \(date)
             WHERE id = \(id) AND status = 'approved' AND exchanged_at IS NULL
-                AND EXISTS (SELECT 1 FROM users WHERE users.id = \(userID) AND users.status = \(User.Status.active))
+                AND \(SQLUserRepository.isActive(userID))
             RETURNING id
             """)).isEmpty
     }

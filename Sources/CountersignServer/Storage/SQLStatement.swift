@@ -118,6 +118,24 @@ public struct SQLStatement: Sendable, ExpressibleByStringInterpolation, CustomSt
             }
         }
 
+        /// Splices `part`, a condition another repository publishes on the table it owns (so that
+        /// one statement can check it without naming that table outside its owner's file), its
+        /// placeholders renumbered after this statement's binds.
+        public mutating func appendInterpolation(_ part: SQLStatement) {
+            let offset = binds.count
+            var rest = Substring(part.text)
+            while let dollar = rest.firstIndex(of: "$") {
+                text += rest[..<dollar]
+                let digits = rest[rest.index(after: dollar)...].prefix { $0.isASCII && $0.isNumber }
+                // An interpolated part has a number after every `$`: the owner's text holds no other.
+                precondition(!digits.isEmpty, "a `$` without a number in \(part.text)")
+                text += "$" + String(Int(digits)! + offset)
+                rest = rest[digits.endIndex...]
+            }
+            text += rest
+            binds += part.binds
+        }
+
         /// Splices `fragment` into the text. Only for text the code itself owns (a column list,
         /// a clause chosen by the dialect), never for a value.
         @inlinable
