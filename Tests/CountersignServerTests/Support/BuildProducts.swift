@@ -6,6 +6,8 @@ import Foundation
 enum BuildProducts {
     static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent()
+    /// `Tests/CountersignServerTests`, whose `Fixtures/` the tests read.
+    static let serverTests = packageRoot.appending(path: "Tests/CountersignServerTests")
 
     /// The products directory, or nil when none of the candidates holds a `countersign` executable.
     static let directory: URL? = {

@@ -76,8 +76,7 @@ struct SchemaSnapshot: Equatable {
     var finalDump: String
 
     static func file(_ engine: Engine) -> URL {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("Fixtures").appendingPathComponent("schema-\(engine.rawValue).txt")
+        BuildProducts.serverTests.appendingPathComponent("Fixtures").appendingPathComponent("schema-\(engine.rawValue).txt")
     }
 
     var text: String {

@@ -9,8 +9,7 @@ import Testing
 /// stays in the owner's file.
 @Suite("Tables are read and written by the folder that owns them")
 struct TableOwnershipTests {
-    static let sources = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appending(path: "Sources/CountersignServer")
+    static let sources = BuildProducts.packageRoot.appending(path: "Sources/CountersignServer")
 
     /// Table → the folder whose migrations create it.
     static func owners() throws -> [String: String] {

@@ -120,8 +120,7 @@ struct CodeFlowBrowserTests {
 
     static func screenshot(_ browser: Browser, _ name: String) async throws {
         guard ProcessInfo.processInfo.environment["COUNTERSIGN_SCREENSHOTS"] == "1" else { return }
-        let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("docs/screenshots")
+        let folder = BuildProducts.packageRoot.appendingPathComponent("docs/screenshots")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         try await browser.saveScreenshot(to: folder.appendingPathComponent("\(name).png").path)
     }

@@ -272,7 +272,7 @@ enum PythonPeer {
 
     /// The verifier of docs/ciba.md ("Verifying tokens"), set to `algorithm`.
     static func documentedVerifier(algorithm: String) throws -> String {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let root = BuildProducts.packageRoot
         let guide = try String(contentsOf: root.appendingPathComponent("docs/ciba.md"), encoding: .utf8)
         let section = try #require(guide.range(of: "## Verifying tokens"))
         let start = try #require(guide.range(of: "```python\n", range: section.upperBound..<guide.endIndex))

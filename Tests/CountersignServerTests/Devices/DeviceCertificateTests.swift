@@ -7,8 +7,7 @@ import Testing
 /// `Tests/Peers/verify_receipt.py`: a receipt checked with the tenant's JWKS alone by joserfc,
 /// a JOSE library independent of the server's.
 struct ReceiptVerifierPeer {
-    static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Peers/verify_receipt.py")
+    static let script = BuildProducts.packageRoot.appendingPathComponent("Tests/Peers/verify_receipt.py")
 
     /// python3 able to import joserfc, or nil after saying on stderr why the check is skipped.
     static let python: URL? = {

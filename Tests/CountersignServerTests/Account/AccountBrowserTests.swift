@@ -66,8 +66,7 @@ struct AccountBrowserTests {
     /// Saves `png` to `docs/screenshots/<name>.png` when `COUNTERSIGN_SCREENSHOTS=1`.
     static func saveForDocs(_ png: Data, _ name: String) async throws {
         guard ProcessInfo.processInfo.environment["COUNTERSIGN_SCREENSHOTS"] == "1" else { return }
-        let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("docs/screenshots")
+        let folder = BuildProducts.packageRoot.appendingPathComponent("docs/screenshots")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         try png.write(to: folder.appendingPathComponent("\(name).png"))
     }

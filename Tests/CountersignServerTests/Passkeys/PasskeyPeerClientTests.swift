@@ -8,8 +8,7 @@ import Testing
 /// registers a passkey on the account page and signs in with it on the hosted page.
 @Suite("Passkeys: an independent authenticator (soft-webauthn) against the relying party")
 struct PasskeyPeerClientTests {
-    static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Peers/soft_webauthn_client.py")
+    static let script = BuildProducts.packageRoot.appendingPathComponent("Tests/Peers/soft_webauthn_client.py")
 
     static let python: URL? = {
         let searchPath = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"

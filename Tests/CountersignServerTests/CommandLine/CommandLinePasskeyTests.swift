@@ -146,8 +146,7 @@ struct CommandLinePasskeyTests {
 
 /// `Tests/Peers/py_webauthn_rp.py`, a relying party made of py_webauthn, run with python3.
 struct RelyingPartyPeer {
-    static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Peers/py_webauthn_rp.py")
+    static let script = BuildProducts.packageRoot.appendingPathComponent("Tests/Peers/py_webauthn_rp.py")
 
     /// python3 able to import webauthn, or nil after saying on stderr why the tests are skipped.
     static let python: URL? = {

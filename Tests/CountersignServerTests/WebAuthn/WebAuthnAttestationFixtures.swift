@@ -64,7 +64,7 @@ enum WebAuthnAttestationFixtures {
         var description: String
     }
 
-    static let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appending(path: "Fixtures/webauthn")
+    static let folder = BuildProducts.serverTests.appending(path: "Fixtures/webauthn")
 
     /// The W3C vectors' certificates are valid from 2024 to 3024.
     static let w3cDate = Date(timeIntervalSince1970: 1_767_225_600)  // 2026-01-01
