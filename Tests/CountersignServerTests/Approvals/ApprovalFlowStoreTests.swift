@@ -101,18 +101,18 @@ struct ApprovalFlowStoreTests {
                     createdAt: Date(timeIntervalSince1970: 0), updatedAt: Date(timeIntervalSince1970: 0))
 
     /// A device of `user` with keys of its own; pushed when it has a valid token.
-    private func device(_ id: String, push: Bool = true, tokenValid: Bool = true, status: Device.Status = .active)
-        -> (Device, P256.KeyAgreement.PrivateKey) {
+    func device(_ id: String, userID: String = "usr_one", push: Bool = true, tokenValid: Bool = true,
+                status: Device.Status = .active) -> (Device, P256.KeyAgreement.PrivateKey) {
         let sealing = P256.KeyAgreement.PrivateKey()
         let device = Device(
-            id: id, tenantID: tenant.id, userID: user.id, name: id, platform: .ios,
+            id: id, tenantID: tenant.id, userID: userID, name: id, platform: .ios,
             signingKey: ECPublicJWK(P256.Signing.PrivateKey().publicKey), encryptionKey: ECPublicJWK(sealing.publicKey),
             push: push ? PushRegistration(provider: .apns, token: "token-\(id)") : nil, pushTokenValid: tokenValid,
             status: status, createdAt: start, updatedAt: start, lastSeenAt: nil, deletedAt: nil)
         return (device, sealing)
     }
 
-    private func service(_ store: MemoryStore, clock: TestClock) -> ApprovalService {
+    func service(_ store: MemoryStore, clock: TestClock) -> ApprovalService {
         let events = ApprovalEvents()
         let logger = Logger(label: "test")
         return ApprovalService(
