@@ -1,7 +1,6 @@
 import CountersignCore
 import Foundation
 import HTTPTypes
-import Hummingbird
 
 /// The account pages below each tenant's base, for a person signed in through the hosted
 /// sign-in (`SignInFlow.beginAccountSignIn`):

@@ -1,7 +1,6 @@
 import CountersignCore
 import Foundation
 import HTTPTypes
-import Hummingbird
 
 /// The console's audit log: filtered by user, client, device, action, actor and time, a page at
 /// a time, and exported whole (up to `exportLimit` events) as CSV or JSON lines. Each read is

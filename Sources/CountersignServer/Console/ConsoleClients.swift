@@ -1,5 +1,5 @@
 import Foundation
-import Hummingbird
+import HTTPTypes
 
 /// The console's clients (relying parties): list, register, edit (name, redirect URIs, delivery
 /// mode and endpoint, authentication method, keys, authorization detail types), a new secret

@@ -1,5 +1,5 @@
 import Foundation
-import Hummingbird
+import HTTPTypes
 
 /// The console's devices: every active device of the tenant, filtered by the state of its push
 /// channel, with its user, factors and when it was last seen; and deregistering one. The list is

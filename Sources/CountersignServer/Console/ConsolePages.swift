@@ -1,6 +1,6 @@
 import CountersignCore
 import Foundation
-import Hummingbird
+import HTTPTypes
 
 /// What `console-layout` reads, and every console page's forms and links: each page model
 /// stores it once, as `chrome`, and the templates read `{{chrome.base}}`, `{{chrome.csrf}}`.

@@ -1,5 +1,5 @@
 import Foundation
-import Hummingbird
+import HTTPTypes
 
 /// The console's policies: how the tenant's users approve (the authentication policy: acr
 /// classes, PIN attempts and fallbacks, request limits, suppression after "I did not request

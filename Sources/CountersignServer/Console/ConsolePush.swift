@@ -1,5 +1,5 @@
 import Foundation
-import Hummingbird
+import HTTPTypes
 
 /// The console's push credentials and deliveries: which credentials the tenant has and which it
 /// sends with; setting an APNs token key (the `.p8` file, uploaded or pasted), an APNs certificate

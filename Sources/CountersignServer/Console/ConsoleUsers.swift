@@ -1,5 +1,5 @@
 import Foundation
-import Hummingbird
+import HTTPTypes
 
 /// The console's users: list and search, create, show with devices and passkeys, disable or
 /// enable, delete, invite (an enrollment ticket as a link and QR code), deregister a device,

@@ -1,5 +1,4 @@
 import Foundation
-import Hummingbird
 
 /// A tenant as an OpenID Provider: its issuer identifier and the endpoints below it. The
 /// default tenant's issuer is the public URL itself, every other tenant's `<url>/t/<slug>`.

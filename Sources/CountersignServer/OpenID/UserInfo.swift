@@ -1,5 +1,4 @@
 import Foundation
-import Hummingbird
 
 /// `GET` and `POST /userinfo` (OpenID Connect Core §5.3): the user an access token was issued
 /// for, to the bearer of the token. The token must be valid now (`AccessTokenVerifier`) and its

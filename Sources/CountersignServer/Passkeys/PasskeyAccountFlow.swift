@@ -1,7 +1,6 @@
 import CountersignCore
 import CountersignWebAuthn
 import Foundation
-import Hummingbird
 
 /// The passkeys of the account page: add one (the page's script asks for creation options,
 /// runs `navigator.credentials.create()` and posts the credential), rename and remove.

@@ -1,6 +1,5 @@
 import CountersignCore
 import Foundation
-import Hummingbird
 
 /// An enrollment invitation: the link an administrator sends a person who has no phone enrolled
 /// yet (`invitation_url` of a new enrollment ticket). It opens a page with the ticket's QR code
