@@ -42,6 +42,8 @@ let package = Package(
         .library(name: "CountersignServer", targets: ["CountersignServer"]),
         .library(name: "CountersignCBOR", targets: ["CountersignCBOR"]),
         .executable(name: "countersign", targets: ["countersign"]),
+        // The benchmarks (BENCHMARKS.md), apart from the binary operators run.
+        .executable(name: "countersign-bench", targets: ["countersign-bench"]),
         // The reference authenticator app's logic, for its Xcode project (Examples/AuthenticatorApp).
         .library(name: "AuthenticatorAppModel", targets: ["AuthenticatorAppModel"]),
     ],
@@ -130,7 +132,7 @@ let package = Package(
         .executableTarget(name: "EmbedText"),
         .plugin(name: "EmbedFiles", capability: .buildTool(), dependencies: ["EmbedText"]),
         // Local HTTP/2 endpoints that speak the APNs provider API and FCM HTTP v1 (with its
-        // OAuth token endpoint): the peers of the push tests and of `countersign bench push`.
+        // OAuth token endpoint): the peers of the push tests and of `countersign-bench push`.
         .target(
             name: "CountersignPushEmulator",
             dependencies: [
@@ -144,6 +146,18 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]
         ),
+        // What `countersign` and `countersign-bench` both use: the administration API's and the
+        // relying party's clients, the SwiftNIO transport, and how a failure to reach a server reads.
+        .target(
+            name: "CountersignCommandLine",
+            dependencies: [
+                "CountersignKit",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
         .executableTarget(
             name: "countersign",
             dependencies: [
@@ -151,10 +165,9 @@ let package = Package(
                 "CountersignWebAuthn",
                 "CountersignKit",
                 "CountersignServer",
-                "CountersignPushEmulator",
+                "CountersignCommandLine",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 // The loopback listener of `device enroll --sign-in`.
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -183,6 +196,24 @@ let package = Package(
                         ],
                     .when(platforms: [.linux], configuration: .release)
                 ),
+            ]
+        ),
+        // The benchmarks, with a server of their own in process or against one running. Linked
+        // without `countersign`'s settings above: they keep a server's pages out of memory, and
+        // loops per second do not move with them (BENCHMARKS.md, "Memory: code in the order it runs").
+        .executableTarget(
+            name: "countersign-bench",
+            dependencies: [
+                "CountersignCore",
+                "CountersignWebAuthn",
+                "CountersignKit",
+                "CountersignServer",
+                "CountersignPushEmulator",
+                "CountersignCommandLine",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),
         // The reference authenticator app's logic (view models, messages, state machines),

@@ -10,9 +10,9 @@ order it runs") has the figures.
 
 Which functions run is found by Benchmarks/code-trace.c: a breakpoint on every function entry,
 each removed the first time a thread reaches it. A server is started under it and put under
-load by `countersign bench loop --server … --pending …`, once on SQLite and, with
---database-url, once more on PostgreSQL; the functions that ran in either go into the order,
-sorted by name.
+load by `countersign-bench loop --server … --pending …` (the one built beside the binary), once
+on SQLite and, with --database-url, once more on PostgreSQL; the functions that ran in either go
+into the order, sorted by name.
 
 Build the production binary with function sections (docs/operations.md §1), then:
 
@@ -69,8 +69,9 @@ def wait_for(url, seconds, process):
 
 
 def traced_run(tracer, entries, binary, work, name, port, loops, pending, database_url=None):
-    """Runs a server under the tracer, loads it with the untraced binary, returns the entries that ran."""
+    """Runs a server under the tracer, loads it with countersign-bench, returns the entries that ran."""
     hits = os.path.join(work, f"{name}.hits")
+    bench = os.path.join(os.path.dirname(os.path.abspath(binary)), "countersign-bench")
     log_path = os.path.join(work, f"{name}.log")
     command = [tracer, entries, hits, "--", os.path.abspath(binary), "serve", "--port", str(port),
                "--data-dir", os.path.join(work, f"{name}-data")]
@@ -84,7 +85,7 @@ def traced_run(tracer, entries, binary, work, name, port, loops, pending, databa
             key = re.search(r"COUNTERSIGN_ADMIN_KEY='([^']+)'", log.read())
             if not key:
                 sys.exit(f"the server printed no admin key (see {log_path})")
-            subprocess.run([binary, "bench", "loop", "--server", f"http://127.0.0.1:{port}", "--loops", str(loops),
+            subprocess.run([bench, "loop", "--server", f"http://127.0.0.1:{port}", "--loops", str(loops),
                             "--concurrency", "64", "--pending", str(pending)],
                            env=dict(os.environ, COUNTERSIGN_ADMIN_KEY=key.group(1)), check=True)
         finally:

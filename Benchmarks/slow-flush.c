@@ -1,10 +1,10 @@
-// Makes a fast disk flush like a slow virtual one, for `countersign bench loop` on SQLite:
+// Makes a fast disk flush like a slow virtual one, for `countersign-bench loop` on SQLite:
 // loaded with LD_PRELOAD, fsync and fdatasync do their real work, and then every
 // SLOW_FLUSH_EVERY-th call (default 50) waits SLOW_FLUSH_MS more (default 105: the longest
 // single fdatasync seen on one virtual disk). Nothing else changes.
 //
 //   cc -O2 -shared -fPIC -o slow-flush.so Benchmarks/slow-flush.c -ldl
-//   LD_PRELOAD=$PWD/slow-flush.so .build/release/countersign bench loop --loops 3000 --concurrency 64
+//   LD_PRELOAD=$PWD/slow-flush.so .build/release/countersign-bench loop --loops 3000 --concurrency 64
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdatomic.h>

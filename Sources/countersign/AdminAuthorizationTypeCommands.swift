@@ -1,4 +1,5 @@
 import ArgumentParser
+import CountersignCommandLine
 import Foundation
 
 /// `countersign admin authorization-types …`: the tenant's registry of RFC 9396 authorization

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CountersignCommandLine
 import Foundation
 
 /// `countersign admin push …`: the tenant's APNs and FCM credentials (docs/push.md).

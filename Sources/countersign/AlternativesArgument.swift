@@ -1,3 +1,4 @@
+import CountersignCommandLine
 import Foundation
 
 /// `--alternatives CLASS=ALTERNATIVE/ALTERNATIVE…`, each alternative its factors joined by

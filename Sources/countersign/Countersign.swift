@@ -1,5 +1,4 @@
 import ArgumentParser
-import Foundation
 
 @main
 struct Countersign: AsyncParsableCommand {
@@ -18,11 +17,4 @@ struct Countersign: AsyncParsableCommand {
         }
         await main(nil)
     }
-}
-
-/// A flag's value, else the environment variable's, else nil.
-func setting(_ flag: String?, _ environmentVariable: String) -> String? {
-    if let flag, !flag.isEmpty { return flag }
-    if let value = ProcessInfo.processInfo.environment[environmentVariable], !value.isEmpty { return value }
-    return nil
 }

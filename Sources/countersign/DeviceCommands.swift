@@ -1,4 +1,5 @@
 import ArgumentParser
+import CountersignCommandLine
 import CountersignCore
 import CountersignKit
 import Foundation
@@ -417,14 +418,5 @@ struct RequestSummary {
 
     static func outcome(of outcome: ApprovalOutcome) -> String {
         Self.outcome(of: outcome.acknowledgement)
-    }
-}
-
-/// A failure of a terminal command, as the text shown for it.
-struct TerminalFailure: Error, CustomStringConvertible {
-    let description: String
-
-    init(_ description: String) {
-        self.description = description
     }
 }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CountersignCommandLine
 import CountersignCore
 import CountersignKit
 import CountersignWebAuthn

@@ -1,3 +1,4 @@
+import CountersignCommandLine
 import Foundation
 #if canImport(Glibc)
 import Glibc

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CountersignCommandLine
 import CountersignServer
 import Foundation
 import Logging

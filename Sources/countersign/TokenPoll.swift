@@ -1,3 +1,4 @@
+import CountersignCommandLine
 import CountersignCore
 import Foundation
 

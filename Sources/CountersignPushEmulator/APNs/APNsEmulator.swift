@@ -2,7 +2,7 @@ import Foundation
 import NIOSSL
 
 /// A local peer that speaks Apple's APNs provider API (HTTP/2 over TLS): the other end of the
-/// server's APNs sender in tests, and of `countersign bench push`.
+/// server's APNs sender in tests, and of `countersign-bench push`.
 ///
 /// It runs Apple's checks in Apple's order and answers with Apple's statuses and reasons, so a
 /// sender that passes here is wrong only where Apple's undocumented behaviour differs.

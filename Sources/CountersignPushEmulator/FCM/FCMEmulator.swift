@@ -2,7 +2,7 @@ import Foundation
 
 /// A local peer that speaks FCM HTTP v1 and Google's OAuth 2.0 token endpoint (JWT-bearer
 /// grant), over HTTP/2 and TLS: the other end of the server's FCM sender in tests and in
-/// `countersign bench push`.
+/// `countersign-bench push`.
 ///
 /// A sender signs an assertion with the service account's key, trades it at `tokenURL` for an
 /// access token, and sends with that token; the emulator checks each step as Google does and

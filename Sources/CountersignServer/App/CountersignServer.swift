@@ -24,7 +24,7 @@ public final class CountersignServer: Sendable {
     /// The bootstrap admin key, on the very first start only; shown once, stored as a hash.
     public let bootstrapAdminKey: String?
 
-    // The few shared parts that the CLI (`recover-admin-key`, `bench`) and the tests reach in a
+    // The few shared parts that the CLI (`recover-admin-key`), the benchmarks and the tests reach in a
     // built server. Features never do: `buildApplication` hands each the parts it declares.
     public let sealer: SecretSealer
     public let tenants: TenantService

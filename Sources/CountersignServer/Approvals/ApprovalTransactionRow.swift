@@ -2,7 +2,7 @@ import CountersignCore
 import Foundation
 
 /// A row of `approval_transactions` as stored: decoded by column name, then turned
-/// into an `ApprovalTransaction` (lists of words split, JSON columns parsed). `countersign bench
+/// into an `ApprovalTransaction` (lists of words split, JSON columns parsed). `countersign-bench
 /// sql` reads it both ways, decoded and by hand (`init(row:)`), hence the SPI.
 @_spi(Benchmarks) public struct ApprovalTransactionRow: Decodable {
     /// The columns `CodingKeys` names, for `SELECT` and `RETURNING`.
@@ -68,7 +68,7 @@ import Foundation
         case authorizationDetails = "authorization_details"
     }
 
-    /// The hand-written reading `countersign bench sql` compares with decoding: one look-up per
+    /// The hand-written reading `countersign-bench sql` compares with decoding: one look-up per
     /// column, by a literal name.
     public init(row: SQLRow) throws {
         id = try row.string("id")

@@ -32,7 +32,7 @@ public struct SQLStatement: Sendable, ExpressibleByStringInterpolation, CustomSt
     }
 
     /// A statement whose text and binds were put together by hand (`$n` placeholders, one bind
-    /// each): the baseline `countersign bench sql` measures the layer against. Not for the
+    /// each): the baseline `countersign-bench sql` measures the layer against. Not for the
     /// repositories, which interpolate.
     @_spi(Benchmarks)
     public init(text: String, binds: [SQLValue]) {
@@ -42,7 +42,7 @@ public struct SQLStatement: Sendable, ExpressibleByStringInterpolation, CustomSt
 
     public var description: String { text }
 
-    // Inlinable, so that statements written in other modules (the command line's benchmarks)
+    // Inlinable, so that statements written in other modules (the benchmarks' executable)
     // are built as cheaply as the repositories' own.
     public struct Interpolation: StringInterpolationProtocol, Sendable {
         @usableFromInline var text: String

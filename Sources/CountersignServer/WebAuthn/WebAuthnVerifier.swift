@@ -2,7 +2,7 @@ import CountersignWebAuthn
 import Foundation
 
 /// The relying party's two verifications on their own, without storage or challenges of their
-/// own: for tools outside the server (`countersign bench passkeys`) that want to know what the
+/// own: for tools outside the server (`countersign-bench passkeys`) that want to know what the
 /// server checks, and what that costs. The server itself runs the same ceremonies through
 /// `PasskeyService`.
 ///

@@ -4,11 +4,29 @@ import FoundationXML
 #endif
 import Testing
 
-/// `countersign bench loop` and `bench soak` run against a `countersign serve` of their own, as
-/// BENCHMARKS.md runs them: what they print, and the plot and samples the soak writes.
-@Suite("countersign bench against a server in its own process")
+/// `countersign-bench loop` and `countersign-bench soak` run against a `countersign serve` of
+/// their own, as BENCHMARKS.md runs them: what they print, and the plot and samples the soak
+/// writes; and `countersign bench`, which only says where the benchmarks went.
+@Suite("countersign-bench against a server in its own process")
 struct BenchCommandTests {
-    static let enabled = CommandLineTests.executable != nil || ProcessInfo.processInfo.environment["CI"] == "true"
+    /// The executable the build puts beside `countersign` and the tests.
+    static let executable: URL? = {
+        if let executable = BuildProducts.benchExecutable { return executable }
+        FileHandle.standardError.write(Data("note: the countersign-bench executable is not built beside the tests; its tests are SKIPPED\n".utf8))
+        return nil
+    }()
+
+    static let enabled = (CommandLineTests.executable != nil && executable != nil) || ProcessInfo.processInfo.environment["CI"] == "true"
+
+    /// Runs `countersign-bench` to its end.
+    private static func run(_ arguments: [String], environment: [String: String]) async throws -> CommandLineTests.Run {
+        guard let executable else {
+            throw CommandLineTests.RunFailure(description: "the countersign-bench executable is not built beside the tests")
+        }
+        let finished = try await ChildProcess.result(
+            executable, arguments, environment: ProcessInfo.processInfo.environment.merging(environment) { $1 })
+        return CommandLineTests.Run(status: finished.status, output: finished.output)
+    }
 
     /// A server on a free port in a scratch directory, and the environment that reaches it.
     private static func withServer(
@@ -50,8 +68,8 @@ struct BenchCommandTests {
             try await Self.withServer(serverEnvironment: serverEnvironment) { _, environment, server in
                 // Requests on many threads at once: each thread that allocates takes an arena of
                 // its own while the limit allows.
-                let run = try await CommandLineTests.run(
-                    ["bench", "loop", "--server", environment["COUNTERSIGN_SERVER"]!, "--loops", "64", "--concurrency", "32"],
+                let run = try await Self.run(
+                    ["loop", "--server", environment["COUNTERSIGN_SERVER"]!, "--loops", "64", "--concurrency", "32"],
                     environment: environment)
                 #expect(run.status == 0, "\(run.output)")
                 heaps.append(try Self.mallocArenaHeaps(of: server.processIdentifier))
@@ -79,8 +97,8 @@ struct BenchCommandTests {
         var kept: [Int] = []
         for seconds in [0, 1] {
             try await Self.withServer(serverEnvironment: ["COUNTERSIGN_MEMORY_RETURN_INTERVAL": "\(seconds)"]) { _, environment, server in
-                let run = try await CommandLineTests.run(
-                    ["bench", "loop", "--server", environment["COUNTERSIGN_SERVER"]!, "--loops", "400", "--concurrency", "128"],
+                let run = try await Self.run(
+                    ["loop", "--server", environment["COUNTERSIGN_SERVER"]!, "--loops", "400", "--concurrency", "128"],
                     environment: environment)
                 #expect(run.status == 0, "\(run.output)")
                 try await Task.sleep(for: .seconds(3))
@@ -96,11 +114,11 @@ struct BenchCommandTests {
         #expect(kept[1] + 4096 < kept[0], "never returned: \(kept[0]) KiB; returned every second: \(kept[1]) KiB")
     }
 
-    @Test("bench loop --server runs its loops and reports throughput, latency and the CPU per loop", .enabled(if: enabled))
+    @Test("loop --server runs its loops and reports throughput, latency and the CPU per loop", .enabled(if: enabled))
     func loopAgainstARunningServer() async throws {
         try await Self.withServer { _, environment, _ in
-            let run = try await CommandLineTests.run(
-                ["bench", "loop", "--server", environment["COUNTERSIGN_SERVER"]!, "--loops", "12", "--concurrency", "2"],
+            let run = try await Self.run(
+                ["loop", "--server", environment["COUNTERSIGN_SERVER"]!, "--loops", "12", "--concurrency", "2"],
                 environment: environment)
             #expect(run.status == 0, "\(run.output)")
             #expect(run.output.contains("loops: n=12 concurrency=2 throughput="), "\(run.output)")
@@ -109,13 +127,13 @@ struct BenchCommandTests {
         }
     }
 
-    @Test("bench soak writes its samples as CSV and the memory curves, with seconds on a short run's axis, as well-formed SVG",
+    @Test("soak writes its samples as CSV and the memory curves, with seconds on a short run's axis, as well-formed SVG",
           .enabled(if: enabled))
     func soakWritesItsPlotAndSamples() async throws {
         try await Self.withServer { scratch, environment, _ in
             let plot = scratch.appendingPathComponent("soak.svg")
-            let run = try await CommandLineTests.run(
-                ["bench", "soak", "--server", environment["COUNTERSIGN_SERVER"]!, "--duration", "6", "--rate", "4",
+            let run = try await Self.run(
+                ["soak", "--server", environment["COUNTERSIGN_SERVER"]!, "--duration", "6", "--rate", "4",
                  "--users", "2", "--sample-every", "2", "--plot", plot.path],
                 environment: environment)
             #expect(run.status == 0, "\(run.output)")
@@ -145,12 +163,32 @@ struct BenchCommandTests {
         }
     }
 
-    @Test("bench soak refuses a rate of zero before it starts", .enabled(if: enabled))
+    @Test("soak refuses a rate of zero before it starts", .enabled(if: enabled))
     func soakRefusesAZeroRate() async throws {
-        let run = try await CommandLineTests.run(
-            ["bench", "soak", "--server", "http://127.0.0.1:9", "--rate", "0"], environment: ["COUNTERSIGN_ADMIN_KEY": "key_x.y"])
+        let run = try await Self.run(
+            ["soak", "--server", "http://127.0.0.1:9", "--rate", "0"], environment: ["COUNTERSIGN_ADMIN_KEY": "key_x.y"])
         #expect(run.status != 0)
         #expect(run.output.contains("--duration, --rate, --users and --sample-every must be positive"), "\(run.output)")
+    }
+
+    @Test("countersign bench says the benchmarks are countersign-bench and fails, without echoing what followed it",
+          .enabled(if: CommandLineTests.executable != nil || ProcessInfo.processInfo.environment["CI"] == "true"))
+    func benchInTheCommandLinePointsToCountersignBench() async throws {
+        for arguments in [["bench"], ["bench", "loop", "--loops", "12", "--admin-key", "key_bench.secret"]] {
+            let run = try await CommandLineTests.run(arguments, environment: [:])
+            #expect(run.status != 0, "\(arguments): \(run.output)")
+            #expect(run.output.contains("countersign-bench loop"), "\(arguments): \(run.output)")
+            #expect(!run.output.contains("key_bench.secret"), "\(arguments): \(run.output)")
+        }
+    }
+
+    @Test("countersign's help no longer lists bench",
+          .enabled(if: CommandLineTests.executable != nil || ProcessInfo.processInfo.environment["CI"] == "true"))
+    func commandLineHelpLeavesBenchOut() async throws {
+        let run = try await CommandLineTests.run(["--help"], environment: [:])
+        #expect(run.status == 0, "\(run.output)")
+        #expect(run.output.contains("recover-admin-key"), "\(run.output)")
+        #expect(!run.output.contains("bench"), "\(run.output)")
     }
 }
 

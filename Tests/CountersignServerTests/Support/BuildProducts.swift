@@ -1,7 +1,7 @@
 import Foundation
 
-/// Where the build that made this test bundle put its products: the `countersign` executable
-/// and the compiled modules. That is `.build/debug` under `swift test` and `.build/release`
+/// Where the build that made this test bundle put its products: the `countersign` and
+/// `countersign-bench` executables and the compiled modules. That is `.build/debug` under `swift test` and `.build/release`
 /// under `swift test -c release`, so it is found from the running test bundle, not assumed.
 enum BuildProducts {
     static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -27,4 +27,8 @@ enum BuildProducts {
             FileManager.default.isExecutableFile(atPath: $0.appendingPathComponent("countersign").path)
         }
     }()
+
+    /// The `countersign-bench` executable beside `countersign`, or nil when the build did not make it.
+    static let benchExecutable: URL? = directory.map { $0.appendingPathComponent("countersign-bench") }
+        .flatMap { FileManager.default.isExecutableFile(atPath: $0.path) ? $0 : nil }
 }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CountersignCommandLine
 import CountersignCore
 import CountersignKit
 import CountersignPushEmulator
@@ -8,7 +9,7 @@ import Foundation
 import Logging
 import NIOCore
 
-/// `countersign bench push`: how fast the outbox reaches APNs. A burst of notifications is
+/// `countersign-bench push`: how fast the outbox reaches APNs. A burst of notifications is
 /// queued in the outbox of a stopped server; a server is then started on the same database and
 /// its dispatcher sends them, over HTTP/2 with a provider token, to a local endpoint that speaks
 /// the APNs provider API (in this process, sharing its cores). The figure is notifications per

@@ -2,9 +2,10 @@
 import CountersignCore
 import Foundation
 
-/// The statements `bench sql` times, each written twice: by hand (a constant text with `$n`
-/// placeholders, an array of binds, columns read one by one) and as the repositories write them
-/// (an interpolated `SQLStatement`, rows decoded as `Decodable`). Both read into `ApprovalTransactionRow`.
+/// The statements `countersign-bench sql` times, each written twice: by hand (a constant text
+/// with `$n` placeholders, an array of binds, columns read one by one) and as the repositories
+/// write them (an interpolated `SQLStatement`, rows decoded as `Decodable`). Both read into
+/// `ApprovalTransactionRow`.
 struct SQLBenchFixture: Sendable {
     typealias Statement = @Sendable (any Database, Int) async throws -> Void
 

@@ -4,7 +4,7 @@ import CountersignServer
 import Foundation
 import Logging
 
-/// `countersign bench sql`: what the SQL layer costs a statement. The same SELECT (one
+/// `countersign-bench sql`: what the SQL layer costs a statement. The same SELECT (one
 /// `approval_transactions` row, all 28 columns), INSERT (21 bound values) and conditional
 /// UPDATE … RETURNING run by hand (the statement's text as a constant, the binds as an array,
 /// the columns read one by one by name) and as the repositories write them (an interpolated

@@ -9,13 +9,13 @@ import FoundationNetworking
 #endif
 
 /// An `HTTPTransport` over SwiftNIO (AsyncHTTPClient): keep-alive connections on event loops.
-/// The benchmark drives its simulated devices and its relying party through it, so that the
-/// load generator costs little next to the server it measures (`--http-client urlsession`
+/// `countersign-bench` drives its simulated devices and its relying party through it, so that
+/// the load generator costs little next to the server it measures (`--http-client urlsession`
 /// measures the SDK's default transport instead); `ciba auth` uses it because Linux URLSession
 /// never completes a request answered 401 with a Basic challenge.
 ///
 /// Redirects are not followed (every device request is signed for one exact URL).
-final class NIOTransport: HTTPTransport {
+package final class NIOTransport: HTTPTransport {
     private let client: HTTPClient
 
     /// `connections`: the most connections kept to one host. Every live stream holds one, and
@@ -23,7 +23,7 @@ final class NIOTransport: HTTPTransport {
     /// whose connection fails waits, up to its timeout, for another attempt to connect (a load
     /// generator's requests should); when false it fails at once, for a command that tells the
     /// user the server is unreachable and tries again itself.
-    init(connections: Int, retryingRefusedConnections: Bool = true) {
+    package init(connections: Int, retryingRefusedConnections: Bool = true) {
         var configuration = HTTPClient.Configuration(redirectConfiguration: .disallow)
         configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: connections)
         configuration.connectionPool.retryConnectionEstablishment = retryingRefusedConnections
@@ -32,18 +32,18 @@ final class NIOTransport: HTTPTransport {
         client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }
 
-    func shutdown() async throws {
+    package func shutdown() async throws {
         try await client.shutdown()
     }
 
-    func send(_ request: URLRequest) async throws -> (Data, HTTPURLResponse) {
+    package func send(_ request: URLRequest) async throws -> (Data, HTTPURLResponse) {
         let (url, prepared) = try Self.prepare(request)
         let response = try await client.execute(prepared, timeout: .seconds(30))
         let body = try await response.body.collect(upTo: 16 << 20)
         return (Data(body.readableBytesView), try Self.head(response, url: url))
     }
 
-    func stream(_ request: URLRequest) async throws -> StreamedResponse {
+    package func stream(_ request: URLRequest) async throws -> StreamedResponse {
         let (url, prepared) = try Self.prepare(request)
         let (body, pieces) = AsyncThrowingStream.makeStream(of: Data.self)
         let head = Slot<CheckedContinuation<HTTPURLResponse, any Error>>()

@@ -15,18 +15,18 @@ import Darwin
 /// connection". SwiftNIO's own text for a failed connection reads `connection reset (error set):
 /// Connection refused) (errno: 111)`: the wrong verb and an unmatched parenthesis, so the errors
 /// of a transport are described here instead of printed as they are.
-struct ConnectionFailure: Error, CustomStringConvertible {
+package struct ConnectionFailure: Error, CustomStringConvertible {
     /// The server's URL, as the user gave it.
-    let server: String
+    package let server: String
     /// What went wrong, in a few lowercase words.
-    let reason: String
+    package let reason: String
 
-    init(server: String, error: any Error) {
+    package init(server: String, error: any Error) {
         self.server = server
         self.reason = Self.reason(error)
     }
 
-    var description: String { "cannot reach \(server): \(reason)" }
+    package var description: String { "cannot reach \(server): \(reason)" }
 
     static func reason(_ error: any Error) -> String {
         switch error {

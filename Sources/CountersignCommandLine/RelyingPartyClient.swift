@@ -1,4 +1,3 @@
-import CountersignCore
 import CountersignKit
 import Foundation
 #if canImport(FoundationNetworking)
@@ -7,30 +6,37 @@ import FoundationNetworking
 
 /// Sends form posts to the server as a confidential client, authenticated with
 /// `client_secret_basic`.
-struct RelyingPartyClient {
-    static let cibaGrantType = "urn:openid:params:grant-type:ciba"
+package struct RelyingPartyClient {
+    package static let cibaGrantType = "urn:openid:params:grant-type:ciba"
 
-    let base: String
+    package let base: String
     let clientID: String
     let clientSecret: String
     let transport: any HTTPTransport
 
-    /// An OAuth error answer: `error` and `error_description`. Shown as `error: <code>: <text>`.
-    struct Refusal: Error, CustomStringConvertible {
-        let status: Int
-        let code: String
-        let text: String?
+    package init(base: String, clientID: String, clientSecret: String, transport: any HTTPTransport) {
+        self.base = base
+        self.clientID = clientID
+        self.clientSecret = clientSecret
+        self.transport = transport
+    }
 
-        var description: String { "error: \(code)" + (text.map { ": \($0)" } ?? "") }
+    /// An OAuth error answer: `error` and `error_description`. Shown as `error: <code>: <text>`.
+    package struct Refusal: Error, CustomStringConvertible {
+        package let status: Int
+        package let code: String
+        package let text: String?
+
+        package var description: String { "error: \(code)" + (text.map { ": \($0)" } ?? "") }
 
         /// A 5xx: the server could not answer now (a database outage, a proxy without its
         /// upstream), which says nothing of the request itself.
-        var isServerTrouble: Bool { status >= 500 }
+        package var isServerTrouble: Bool { status >= 500 }
     }
 
     /// Posts `form` to `path` and returns the JSON object of a 2xx answer; any other answer
     /// throws a `Refusal`, and no answer at all a `ConnectionFailure`.
-    func post(_ path: String, _ form: [String: String]) async throws -> [String: Any] {
+    package func post(_ path: String, _ form: [String: String]) async throws -> [String: Any] {
         guard let url = URL(string: base + path) else { throw TerminalFailure("cannot make a URL of \(base + path)") }
         var request = URLRequest(url: url)
         request.httpMethod = "POST"

@@ -3,7 +3,7 @@ import CountersignCore
 import Crypto
 import Foundation
 
-/// `countersign bench sealing`: what sealing request details costs in each HPKE suite — the
+/// `countersign-bench sealing`: what sealing request details costs in each HPKE suite — the
 /// server's seal per device, the device's open, and the bytes an envelope carries.
 struct SealingBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,8 +1,6 @@
 import ArgumentParser
+import CountersignCommandLine
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 
 /// Where the administration API is and which key to use.
 struct AdminOptions: ParsableArguments {
@@ -49,45 +47,7 @@ struct PageOptions: ParsableArguments {
     }
 }
 
-/// A small JSON client for the administration API.
-struct AdminAPIClient {
-    let base: String
-    let key: String
-
-    struct Failure: Error, CustomStringConvertible {
-        let description: String
-    }
-
-    /// Sends a request and returns the parsed JSON answer (nil for 204). Non-2xx answers throw
-    /// with the server's error code and description.
-    @discardableResult
-    func send(_ method: String, _ path: String, body: [String: Any]? = nil) async throws -> Any? {
-        guard let url = URL(string: base + path) else { throw Failure(description: "bad path \(path)") }
-        var request = URLRequest(url: url)
-        request.httpMethod = method
-        request.setValue("Bearer \(key)", forHTTPHeaderField: "Authorization")
-        if let body {
-            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-            request.httpBody = try JSONSerialization.data(withJSONObject: body)
-        }
-        let data: Data
-        let response: URLResponse
-        do {
-            (data, response) = try await URLSession.shared.data(for: request)
-        } catch {
-            throw Failure(description: "cannot reach \(base): \(error.localizedDescription)")
-        }
-        let status = (response as? HTTPURLResponse)?.statusCode ?? 0
-        let json = data.isEmpty ? nil : try? JSONSerialization.jsonObject(with: data)
-        guard (200..<300).contains(status) else {
-            let object = json as? [String: Any]
-            let code = object?["error"] as? String ?? "http_\(status)"
-            let text = object?["error_description"] as? String ?? String(decoding: data, as: UTF8.self)
-            throw Failure(description: "\(status) \(code): \(text)")
-        }
-        return json
-    }
-
+extension AdminAPIClient {
     /// Sends and prints the answer as indented JSON.
     func print(_ method: String, _ path: String, body: [String: Any]? = nil) async throws {
         guard let json = try await send(method, path, body: body) else { return }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CountersignCommandLine
 import CountersignCore
 import CountersignKit
 import CountersignServer
@@ -6,7 +7,7 @@ import Foundation
 import Logging
 import Synchronization
 
-/// `countersign bench soak`: approval loops at a steady rate for a long time against a server
+/// `countersign-bench soak`: approval loops at a steady rate for a long time against a server
 /// in its own process, sampling the server's resident memory and CPU time from its `/metrics`.
 /// It writes the samples as CSV and the resident and anonymous memory curves (with SQLite's page
 /// cache on SQLite) as an SVG plot, and reports the growth between the first and the last
