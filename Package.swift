@@ -41,6 +41,8 @@ let package = Package(
         .library(name: "CountersignWebAuthn", targets: ["CountersignWebAuthn"]),
         .library(name: "CountersignServer", targets: ["CountersignServer"]),
         .library(name: "CountersignCBOR", targets: ["CountersignCBOR"]),
+        // RADIUS packets read and written (for the server, and for its fuzz target in Fuzz/).
+        .library(name: "CountersignRADIUS", targets: ["CountersignRADIUS"]),
         .executable(name: "countersign", targets: ["countersign"]),
         // The benchmarks (BENCHMARKS.md), apart from the binary operators run.
         .executable(name: "countersign-bench", targets: ["countersign-bench"]),
@@ -69,6 +71,9 @@ let package = Package(
     targets: [
         // Strict CBOR (RFC 8949) for WebAuthn attestation objects and COSE keys.
         .target(name: "CountersignCBOR"),
+        // RADIUS packets (RFC 2865 §3): framing and attribute lengths only, no dependency, so that
+        // the fuzzer builds it alone; the authenticators and the shared secret are the server's.
+        .target(name: "CountersignRADIUS"),
         .target(
             name: "CountersignCore",
             // CBOR for its UTF-8 check (`String(validUTF8:)`), which the JSON parser shares.
@@ -98,6 +103,7 @@ let package = Package(
             dependencies: [
                 "CountersignCore",
                 "CountersignCBOR",
+                "CountersignRADIUS",
                 "CountersignWebAuthn",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -242,7 +248,7 @@ let package = Package(
             name: "CountersignServerTests",
             dependencies: [
                 "CountersignServer", "CountersignKit", "CountersignCore", "CountersignPushEmulator", "CountersignWebAuthn",
-                "CountersignCBOR", "AuthenticatorAppModel",
+                "CountersignCBOR", "CountersignRADIUS", "AuthenticatorAppModel",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -1,8 +1,9 @@
 // swift-tools-version:6.2
 import PackageDescription
 
-// The CBOR decoder under libFuzzer, as its own package so that fuzzing flags
-// (-sanitize=fuzzer,address) never reach the main package's build. Run with ./run.sh.
+// The CBOR decoder and the RADIUS packet reader under libFuzzer, as a package of their own so
+// that fuzzing flags (-sanitize=fuzzer,address) never reach the main package's build. Run with
+// ./run.sh.
 let package = Package(
     name: "CountersignFuzz",
     dependencies: [.package(name: "Countersign", path: "..")],
@@ -10,6 +11,10 @@ let package = Package(
         .executableTarget(
             name: "FuzzCBOR",
             dependencies: ["LibFuzzerDriver", .product(name: "CountersignCBOR", package: "Countersign")]
+        ),
+        .executableTarget(
+            name: "FuzzRADIUS",
+            dependencies: ["LibFuzzerDriver", .product(name: "CountersignRADIUS", package: "Countersign")]
         ),
         .target(name: "LibFuzzerDriver"),
     ]

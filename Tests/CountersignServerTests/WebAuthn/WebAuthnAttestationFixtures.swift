@@ -106,14 +106,7 @@ enum WebAuthnAttestationFixtures {
     }
 
     static func hex(_ string: String) throws -> [UInt8] {
-        let digits = Array(string.utf8)
-        guard digits.count % 2 == 0 else { throw FixtureError(description: "odd-length hex") }
-        return try stride(from: 0, to: digits.count, by: 2).map { index in
-            guard let byte = UInt8(String(decoding: digits[index...index + 1], as: UTF8.self), radix: 16) else {
-                throw FixtureError(description: "not hex at \(index)")
-            }
-            return byte
-        }
+        try Hex.bytes(string)
     }
 
     private static func decode<T: Decodable>(_ file: String) throws -> T {
