@@ -42,6 +42,9 @@ struct RADIUSPeerTests {
         #expect(request.code == RADIUSPacket.Code.accessRequest.rawValue && request.text(RADIUSAttribute.userName) == "alice")
         #expect(RADIUSAuthenticators.messageAuthenticatorIsValid(request, secret: secret))
         #expect(RADIUSAuthenticators.userPassword(of: request, secret: secret) == Array(password.utf8))
+        let accepted = try RADIUSAccessRequest(request, secret: secret)
+        #expect(accepted.userName == "alice" && accepted.password == Array(password.utf8))
+        #expect(accepted.nasIdentifier == "vpn-gw-1" && accepted.callingStationID == "203.0.113.9")
         // Under another secret, neither holds.
         #expect(!RADIUSAuthenticators.messageAuthenticatorIsValid(request, secret: Array("other".utf8)))
         #expect(RADIUSAuthenticators.userPassword(of: request, secret: Array("other".utf8)) != Array(password.utf8))
@@ -54,6 +57,7 @@ struct RADIUSPeerTests {
         let without = try RADIUSPacket(parsing: try await Self.request(
             secret: "s3cret-shared", username: "alice", password: "pw", messageAuthenticator: false))
         #expect(!RADIUSAuthenticators.messageAuthenticatorIsValid(without, secret: secret))
+        #expect(throws: RADIUSRequestRefusal.drop(.missingMessageAuthenticator)) { try RADIUSAccessRequest(without, secret: secret) }
         let bytes = try await Self.request(secret: "s3cret-shared", username: "alice", password: "pw")
         var twice = try RADIUSPacket(parsing: bytes)
         twice.attributes.append(try #require(twice.attributes.first { $0.type == RADIUSAttribute.messageAuthenticator }))
