@@ -206,6 +206,6 @@ struct ConsoleRefusal: WireFailure, Sendable {
     var cookies: [Cookie] = []
 
     var wireError: WireError {
-        WireError(status, code: nil, description: message, headers: SignInFlow.setting(cookies), heading: heading)
+        WireError(status, code: nil, description: message, headers: PageAnswer.setCookie(cookies), heading: heading)
     }
 }

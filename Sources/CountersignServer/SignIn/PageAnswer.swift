@@ -40,6 +40,14 @@ struct PageAnswer: Sendable {
         PageAnswer(kind: .download(text: text, type: type, filename: filename))
     }
 
+    /// The `Set-Cookie` fields of `cookies`: for an answer, and for a page failure that sets or
+    /// forgets a cookie (`WireError.headers`).
+    static func setCookie(_ cookies: [Cookie]) -> HTTPFields {
+        var fields = HTTPFields()
+        for cookie in cookies { fields.append(HTTPField(name: .setCookie, value: cookie.description)) }
+        return fields
+    }
+
     /// The same answer, setting `more` cookies as well.
     func setting(_ more: [Cookie]) -> PageAnswer {
         PageAnswer(kind: kind, cookies: cookies + more)
@@ -70,7 +78,7 @@ extension PageAnswer: ResponseGenerator {
             headers[.contentDisposition] = "attachment; filename=\"\(filename)\""
             response = Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: text)))
         }
-        for cookie in cookies { response.headers.append(HTTPField(name: .setCookie, value: cookie.description)) }
+        response.headers.append(contentsOf: Self.setCookie(cookies))
         return response
     }
 }

@@ -303,7 +303,7 @@ struct SignInFlow: Sendable {
                 throw WireError(
                     .badRequest, code: OAuthError.Code.invalidRequest.rawValue,
                     description: "You are signed out, but the application asked to return to an address it did not register.",
-                    headers: Self.setting(clearing), heading: "Signed out")
+                    headers: PageAnswer.setCookie(clearing), heading: "Signed out")
             }
             let query = parameters["state"].map { "state=" + AuthorizationRedirect.encoded($0) }
             return .redirect(to: target + (query.map { (target.contains("?") ? "&" : "?") + $0 } ?? ""), cookies: clearing)
@@ -451,12 +451,6 @@ struct SignInFlow: Sendable {
 
     static func minutes(_ seconds: Int) -> String {
         seconds < 60 ? "\(seconds) seconds" : "\((seconds + 59) / 60) minutes"
-    }
-
-    static func setting(_ cookies: [Cookie]) -> HTTPFields {
-        var fields = HTTPFields()
-        for cookie in cookies { fields.append(HTTPField(name: .setCookie, value: cookie.description)) }
-        return fields
     }
 }
 

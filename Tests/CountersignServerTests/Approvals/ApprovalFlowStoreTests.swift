@@ -90,15 +90,10 @@ struct ApprovalFlowStoreTests {
         func target(tenantID: String, purpose: WebhookPurpose) async throws -> WebhookTarget? { nil }
     }
 
-    let start = Date(timeIntervalSince1970: 1_790_000_000)
-    let tenant = Tenant(
-        id: "ten_one", slug: "one", displayName: "One", isDefault: true, signingKey: ECPublicJWK(x: "x", y: "y"),
-        createdAt: Date(timeIntervalSince1970: 0), updatedAt: Date(timeIntervalSince1970: 0))
-    let client = Client(
-        id: "cli_one", tenantID: "ten_one", name: "Bank", scopes: ["openid"], deliveryMode: .poll,
-        notificationEndpoint: nil, createdAt: Date(timeIntervalSince1970: 0), updatedAt: Date(timeIntervalSince1970: 0))
-    let user = User(id: "usr_one", tenantID: "ten_one", username: "alice", displayName: nil, status: .active,
-                    createdAt: Date(timeIntervalSince1970: 0), updatedAt: Date(timeIntervalSince1970: 0))
+    let start = MemoryFixtures.start
+    let tenant = MemoryFixtures.tenant
+    let client = MemoryFixtures.client()
+    let user = MemoryFixtures.user()
 
     /// A device of `user` with keys of its own; pushed when it has a valid token.
     func device(_ id: String, userID: String = "usr_one", push: Bool = true, tokenValid: Bool = true,

@@ -61,13 +61,9 @@ struct CIBAGrantFlowStoreTests {
         }
     }
 
-    let start = Date(timeIntervalSince1970: 1_790_000_000)
-    let tenant = Tenant(
-        id: "ten_one", slug: "one", displayName: "One", isDefault: true, signingKey: ECPublicJWK(x: "x", y: "y"),
-        createdAt: Date(timeIntervalSince1970: 0), updatedAt: Date(timeIntervalSince1970: 0))
-    let client = Client(
-        id: "cli_one", tenantID: "ten_one", name: "Bank", scopes: ["openid"], deliveryMode: .poll,
-        notificationEndpoint: nil, createdAt: Date(timeIntervalSince1970: 0), updatedAt: Date(timeIntervalSince1970: 0))
+    let start = MemoryFixtures.start
+    let tenant = MemoryFixtures.tenant
+    let client = MemoryFixtures.client()
     let authReqID = "the-auth-req-id"
 
     private var issuer: Issuer { Issuer(tenant: tenant, origin: PublicOrigin(URL(string: "https://countersign.test"))) }
@@ -187,8 +183,7 @@ struct CIBAGrantFlowStoreTests {
         let store = store(.approved)
         let grant = try await grant(store, clock: TestClock(start))
         #expect(await refusal(grant, "another-id") == .unknownAuthReqID)
-        let other = Client(id: "cli_two", tenantID: client.tenantID, name: "Other", scopes: client.scopes, deliveryMode: .poll,
-                           notificationEndpoint: nil, createdAt: client.createdAt, updatedAt: client.updatedAt)
+        let other = MemoryFixtures.client(id: "cli_two", name: "Other")
         #expect(await refusal(grant, authReqID, client: other) == .unknownAuthReqID)
         #expect(await refusal(grant, nil) == .missingAuthReqID)
         var push = client

@@ -140,16 +140,12 @@ struct SignInFlowStoreTests {
         }
     }
 
-    let start = Date(timeIntervalSince1970: 1_790_000_000)
-    let tenant = Tenant(
-        id: "ten_one", slug: "one", displayName: "One", isDefault: true, signingKey: ECPublicJWK(x: "x", y: "y"),
-        createdAt: Date(timeIntervalSince1970: 0), updatedAt: Date(timeIntervalSince1970: 0))
+    let start = MemoryFixtures.start
+    let tenant = MemoryFixtures.tenant
     let origin = PublicOrigin(URL(string: "https://countersign.test"))
     var issuer: Issuer { Issuer(tenant: tenant, origin: origin) }
     var client: Client {
-        var client = Client(
-            id: "cli_one", tenantID: "ten_one", name: "Bank", scopes: ["openid"], deliveryMode: .poll,
-            notificationEndpoint: nil, createdAt: Date(timeIntervalSince1970: 0), updatedAt: Date(timeIntervalSince1970: 0))
+        var client = MemoryFixtures.client()
         client.redirectURIs = ["https://bank.test/callback"]
         return client
     }
@@ -167,12 +163,10 @@ struct SignInFlowStoreTests {
         let clock = TestClock(start)
         let approvals = ApprovalFlowStoreTests.MemoryStore()
         let store = MemoryStore(approvals: approvals)
-        let user = { (id: String, name: String, status: User.Status) in
-            User(id: id, tenantID: "ten_one", username: name, displayName: nil, status: status,
-                 createdAt: Date(timeIntervalSince1970: 0), updatedAt: Date(timeIntervalSince1970: 0))
-        }
         store.state.withLock {
-            $0.users = [user("usr_alice", "alice", .active), user("usr_bob", "bob", .disabled), user("usr_carol", "carol", .active)]
+            $0.users = [MemoryFixtures.user(id: "usr_alice", username: "alice"),
+                        MemoryFixtures.user(id: "usr_bob", username: "bob", status: .disabled),
+                        MemoryFixtures.user(id: "usr_carol", username: "carol")]
         }
         let approvalTests = ApprovalFlowStoreTests()
         approvals.state.withLock { $0.devices = [approvalTests.device("dev_alice", userID: "usr_alice").0] }

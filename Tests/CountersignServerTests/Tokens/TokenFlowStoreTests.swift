@@ -65,13 +65,9 @@ struct TokenFlowStoreTests {
         func forgetRevokedAccessTokens(expiredBefore date: Date) async throws {}
     }
 
-    let now = Date(timeIntervalSince1970: 1_790_000_000)
-    let tenant = Tenant(
-        id: "ten_one", slug: "one", displayName: "One", isDefault: true, signingKey: ECPublicJWK(x: "x", y: "y"),
-        createdAt: Date(timeIntervalSince1970: 0), updatedAt: Date(timeIntervalSince1970: 0))
-    let client = Client(
-        id: "cli_one", tenantID: "ten_one", name: "Bank", scopes: ["openid", "offline_access"], deliveryMode: .poll,
-        notificationEndpoint: nil, createdAt: Date(timeIntervalSince1970: 0), updatedAt: Date(timeIntervalSince1970: 0))
+    let now = MemoryFixtures.start
+    let tenant = MemoryFixtures.tenant
+    let client = MemoryFixtures.client(scopes: ["openid", "offline_access"])
     let value = "csr_presented-refresh-token"
 
     private var family: RefreshTokenFamily {
