@@ -158,6 +158,9 @@ struct ServerOptions: ParsableArguments {
     @Option(name: .customLong("memory-return-interval"), help: "Seconds between returns of the allocator's free memory to the system, 0 to 3600; 0 never returns it (COUNTERSIGN_MEMORY_RETURN_INTERVAL). Default 30.")
     var memoryReturnInterval: Int?
 
+    @Option(name: .customLong("radius-port"), help: "UDP port to answer RADIUS on, at the same address, 1812 by convention; 0 picks a free one (COUNTERSIGN_RADIUS_PORT). Default: no RADIUS.")
+    var radiusPort: Int?
+
     @Flag(name: .customLong("no-push-dispatch"), help: "Queue push notifications and webhook events but leave sending them to other nodes (COUNTERSIGN_PUSH_DISPATCH=false).")
     var noPushDispatch = false
 
@@ -181,6 +184,12 @@ struct ServerOptions: ParsableArguments {
         if let text = setting(port.map(String.init), "COUNTERSIGN_PORT") {
             guard let value = Int(text), (0...65535).contains(value) else { throw ValidationError("port \(text) is not a port") }
             configuration.port = value
+        }
+        if let text = setting(radiusPort.map(String.init), "COUNTERSIGN_RADIUS_PORT") {
+            guard let value = Int(text), (0...65535).contains(value) else {
+                throw ValidationError("RADIUS port \(text) is not a port")
+            }
+            configuration.radiusPort = value
         }
         if let text = setting(publicURL, "COUNTERSIGN_PUBLIC_URL") {
             guard let url = URL(string: text), ["http", "https"].contains(url.scheme?.lowercased() ?? ""), url.host != nil,

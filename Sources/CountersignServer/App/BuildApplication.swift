@@ -34,6 +34,7 @@ extension CountersignServer {
         let webhookOutbox: any WebhookOutboxRepository = SQLWebhookOutboxRepository()
         let clientNotifications: any ClientNotificationRepository = SQLClientNotificationRepository()
         let clientRequestWindows: any ClientRequestWindowRepository = SQLClientRequestWindowRepository()
+        let radiusClients: any RADIUSClientRepository = SQLRADIUSClientRepository()
 
         // The node's shared parts.
         let audit = AuditLog(repository: auditRepository)
@@ -155,12 +156,10 @@ extension CountersignServer {
         CIBARoutes(
             endpoint: oauthEndpoint, backchannel: backchannel, requests: cibaGrant.store, certificates: certificates, now: now
         ).register(on: tenantRoutes)
-        TOTPRoutes(
-            endpoint: oauthEndpoint,
-            verification: TOTPVerification(
-                store: SQLTOTPVerificationStore(database: database, devices: devices, users: users, audit: audit),
-                sealer: sealer, userHints: userHints, now: now)
-        ).register(on: tenantRoutes)
+        let totp = TOTPVerification(
+            store: SQLTOTPVerificationStore(database: database, devices: devices, users: users, audit: audit),
+            sealer: sealer, userHints: userHints, now: now)
+        TOTPRoutes(endpoint: oauthEndpoint, verification: totp).register(on: tenantRoutes)
         UserInfoRoutes(metrics: metrics, accessTokens: accessTokens).register(on: tenantRoutes.group(surface: .oauth))
         let passkeyStore = SQLPasskeyStore(database: database, users: users, audit: audit)
         let signInFlow = SignInFlow(
@@ -251,6 +250,10 @@ extension CountersignServer {
             store: SQLTrustedIssuerAdminStore(database: database, issuers: trustedIssuers, audit: audit),
             guardian: guardian, origin: origin, maximumBodySize: bodyLimit, now: now
         ).register(on: admin)
+        RADIUSClientAdminRoutes(
+            store: SQLRADIUSClientAdminStore(database: database, clients: radiusClients, relay: clusterRelay, audit: audit),
+            guardian: guardian, sealer: sealer, maximumBodySize: bodyLimit, now: now
+        ).register(on: admin)
         PasskeyAdminRoutes(store: passkeyStore, guardian: guardian, now: now).register(on: admin)
         StatisticsAdminRoutes(store: SQLStatisticsStore(database: database), guardian: guardian, now: now).register(on: admin)
         ConsoleRoleAdminRoutes(
@@ -282,6 +285,19 @@ extension CountersignServer {
                 timeout: configuration.clientNotifications.timeout, now: now),
             configuration: configuration.clientNotifications, wakeup: clientNotificationWakeup, logger: logger, now: now)
 
+        // RADIUS, when a port is given: the same approvals, answered over UDP.
+        let radius = configuration.radiusPort.map { port in
+            RADIUSAuthentication(
+                directory: RADIUSClientDirectory(
+                    database: database, clients: radiusClients, caches: clusterRelay.caches, sealer: sealer),
+                store: SQLRADIUSStore(
+                    database: database, tenants: tenantRepository, users: users, devices: devices, approvals: approvals,
+                    logins: SQLRADIUSLoginRepository(), audit: audit),
+                approvals: approvalService, totp: totp, duplicates: RADIUSDuplicateCache(), drops: RADIUSDropLog(),
+                metrics: metrics, events: approvalEvents, logger: logger, now: now)
+            .listening(host: configuration.host, port: port)
+        }
+
         return CountersignServer(
             router: router, configuration: configuration, origin: origin, database: database, logger: logger,
             connectionCap: connectionCap, bootstrapper: bootstrapper, bootstrap: bootstrap,
@@ -289,6 +305,6 @@ extension CountersignServer {
             clusterListener: ClusterRelayListener(relay: clusterRelay, approvals: approvals),
             liveStreamCloser: LiveStreamCloser(events: approvalEvents), webhookClient: webhookClient,
             sealer: sealer, tenants: tenants, tokenSigningKeys: tokenSigningKeys, adminAuthenticator: adminAuthenticator,
-            approvalEvents: approvalEvents, tenantEvents: tenantEvents, customVerifier: customVerifier)
+            approvalEvents: approvalEvents, tenantEvents: tenantEvents, customVerifier: customVerifier, radius: radius)
     }
 }

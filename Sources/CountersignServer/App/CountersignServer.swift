@@ -58,6 +58,8 @@ public final class CountersignServer: Sendable {
     private let listeningContinuation: AsyncStream<Int>.Continuation
     /// Whether the HTTP server has bound its socket, at this start.
     private let listened = ListeningFlag()
+    /// The RADIUS listener, when `radiusPort` is set.
+    let radius: RADIUSListener?
 
     /// Opens the data directory and database, checks the master key, migrates, and on the first
     /// start creates the default tenant and the bootstrap admin key.
@@ -126,8 +128,9 @@ public final class CountersignServer: Sendable {
         dispatchers: [any Service], clusterListener: ClusterRelayListener, liveStreamCloser: LiveStreamCloser,
         webhookClient: WebhookHTTPClient, sealer: SecretSealer, tenants: TenantService, tokenSigningKeys: TokenSigningKeys,
         adminAuthenticator: AdminAuthenticator, approvalEvents: ApprovalEvents, tenantEvents: TenantEvents,
-        customVerifier: CustomVerifier
+        customVerifier: CustomVerifier, radius: RADIUSListener?
     ) {
+        self.radius = radius
         self.configuration = configuration
         self.origin = origin
         self.database = database
@@ -170,7 +173,7 @@ public final class CountersignServer: Sendable {
     /// listener, and (shut down first) the closer of live streams. Shut down in reverse order:
     /// the dispatchers last, so that what the final requests queued is still sent.
     private var serviceList: [any Service] {
-        dispatchers + [application, clusterListener, liveStreamCloser]
+        dispatchers + (radius.map { [$0] } ?? []) + [application, clusterListener, liveStreamCloser]
     }
 
     /// Serves until `signals` arrive (SIGINT and SIGTERM by default) or the task is cancelled;
@@ -203,6 +206,11 @@ public final class CountersignServer: Sendable {
     func close() async {
         await webhookClient.shutdown()
         await database.close()
+    }
+
+    /// The UDP port RADIUS is answered on, once it is; nil without RADIUS.
+    public func radiusPort() async -> Int? {
+        await radius?.bound.value()
     }
 
     /// The port the server listens on, once it does.

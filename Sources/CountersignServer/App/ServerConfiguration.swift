@@ -44,6 +44,9 @@ public struct ServerConfiguration: Sendable {
     public var push = PushConfiguration()
     /// How tenants' webhooks are called.
     public var webhooks = WebhookConfiguration()
+    /// The UDP port RADIUS is answered on, at `host` (1812 by convention; 0 picks a free port, for
+    /// tests); nil: no RADIUS.
+    public var radiusPort: Int?
     /// How long a token-signing key signs before a new one replaces it (`KeyRotationSchedule`).
     public var tokenSigningKeyRotation: TimeInterval = KeyRotationSchedule.defaultRotationAge
 

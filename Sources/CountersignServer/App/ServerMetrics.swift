@@ -74,6 +74,26 @@ public struct ServerMetrics: Sendable {
     }
 
     /// `bc-authorize` requests refused by a rate limit, by limit (`client` or `user`).
+    /// A RADIUS request answered: `accept`, `reject` or `challenge`, and by which mode's path.
+    func radiusAnswered(_ code: String, path: String) {
+        registry.makeCounter(descriptor: Self.name("radius_answers", unit: "total", "RADIUS requests answered"),
+                             labels: [("code", code), ("path", path)]).increment()
+    }
+
+    /// A RADIUS packet dropped unanswered, and why (`unknown_source`, `malformed`,
+    /// `missing_message_authenticator`, `invalid_message_authenticator`, …).
+    func radiusDropped(_ reason: String) {
+        registry.makeCounter(descriptor: Self.name("radius_dropped", unit: "total", "RADIUS packets dropped unanswered"),
+                             labels: [("reason", reason)]).increment()
+    }
+
+    /// A retransmitted RADIUS request answered from the duplicate cache, or dropped while the
+    /// first copy is still being answered.
+    func radiusDuplicate(_ outcome: String) {
+        registry.makeCounter(descriptor: Self.name("radius_duplicates", unit: "total", "retransmitted RADIUS requests"),
+                             labels: [("outcome", outcome)]).increment()
+    }
+
     func bcAuthorizeRateLimited(limit: String) {
         registry.makeCounter(descriptor: Self.name("bc_authorize_rate_limited", unit: "total",
                                                    "bc-authorize requests refused by a rate limit, by limit"),

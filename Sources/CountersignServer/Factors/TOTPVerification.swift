@@ -21,10 +21,14 @@ struct TOTPVerification: Sendable {
 
     func verify(_ form: FormParameters, client: Client, issuer: Issuer) async throws -> TOTPVerified {
         guard let code = form["code"] else { throw TOTPError.missingCode }
-        guard code.utf8.count == Self.digits, code.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else {
-            throw TOTPError.malformedCode
-        }
+        guard Self.isCode(code) else { throw TOTPError.malformedCode }
         let user = try await userHints.user(for: try UserHint(form), client: client, issuer: issuer)
+        return try await check(code, of: user, clientID: client.id, tenantID: issuer.tenant.id)
+    }
+
+    /// Checks a code of the right form against every seed of `user`'s devices, counting a wrong
+    /// one against the user: `/totp/verify` and the RADIUS passcode modes.
+    func check(_ code: String, of user: User, clientID: String, tenantID: String) async throws -> TOTPVerified {
         let now = now()
         guard user.status == .active else { throw ApprovalStartError.userDisabled }
         if let until = user.totpLockedUntil, until > now {
@@ -38,14 +42,19 @@ struct TOTPVerification: Sendable {
             guard let step = totp.matchingStep(of: code, at: now),
                   try await store.acceptStep(deviceID: seed.deviceID, step: step) else { continue }
             try await store.recordVerified(
-                userID: user.id, deviceID: seed.deviceID, clientID: client.id, tenantID: issuer.tenant.id, at: now)
+                userID: user.id, deviceID: seed.deviceID, clientID: clientID, tenantID: tenantID, at: now)
             return TOTPVerified(sub: user.id, deviceID: seed.deviceID)
         }
         let lockedUntil = try await store.recordWrongCode(
-            userID: user.id, clientID: client.id, tenantID: issuer.tenant.id, limit: Self.failureLimit,
+            userID: user.id, clientID: clientID, tenantID: tenantID, limit: Self.failureLimit,
             lockUntil: now.addingTimeInterval(Self.lockout), at: now)
         if lockedUntil != nil { throw TOTPError.locked(retryAfter: Int(Self.lockout)) }
         throw TOTPError.wrongCode
+    }
+
+    /// Whether `code` has the form of a code: exactly `digits` ASCII digits.
+    static func isCode(_ code: String) -> Bool {
+        code.utf8.count == digits && code.utf8.allSatisfy({ (0x30...0x39).contains($0) })
     }
 }
 

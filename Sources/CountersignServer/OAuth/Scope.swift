@@ -8,6 +8,13 @@ struct Scope: Sendable, Equatable {
 
     let values: [String]
 
+    /// `openid` alone: what a login that is not an OpenID Connect request (RADIUS, say) asks for.
+    static let openIDOnly = Scope(values: [openID])
+
+    private init(values: [String]) {
+        self.values = values
+    }
+
     init(_ raw: String?, allowedFor client: Client) throws(ScopeError) {
         guard let raw else { throw .missing }
         guard let values = ScopeToken.list(raw) else { throw .malformed }

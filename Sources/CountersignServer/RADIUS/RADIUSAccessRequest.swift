@@ -29,11 +29,22 @@ struct RADIUSAccessRequest: Sendable, Equatable {
     let nasIdentifier: String?
     let nasIPAddress: [UInt8]?
     let callingStationID: String?
+    let calledStationID: String?
+    /// Service-Type (RFC 2865 §5.6) by its name, `Framed-User` for a VPN, say.
+    let serviceType: String?
 
     static let chapPassword: UInt8 = 3
     static let onceOnly: [UInt8] = [
         RADIUSAttribute.userName, RADIUSAttribute.userPassword, RADIUSAttribute.state, RADIUSAttribute.nasIPAddress,
-        RADIUSAttribute.nasIdentifier, RADIUSAttribute.callingStationID,
+        RADIUSAttribute.nasIdentifier, RADIUSAttribute.callingStationID, RADIUSAttribute.calledStationID,
+        RADIUSAttribute.serviceType,
+    ]
+
+    /// The Service-Type values of RFC 2865 §5.6 by number.
+    static let serviceTypes: [UInt32: String] = [
+        1: "Login-User", 2: "Framed-User", 3: "Callback-Login-User", 4: "Callback-Framed-User", 5: "Outbound-User",
+        6: "Administrative-User", 7: "NAS-Prompt-User", 8: "Authenticate-Only", 9: "Callback-NAS-Prompt",
+        10: "Call-Check", 11: "Callback-Administrative",
     ]
 
     init(_ packet: RADIUSPacket, secret: [UInt8]) throws(RADIUSRequestRefusal) {
@@ -59,6 +70,11 @@ struct RADIUSAccessRequest: Sendable, Equatable {
         identifier = packet.identifier
         requestAuthenticator = packet.authenticator
         callingStationID = packet.text(RADIUSAttribute.callingStationID)
+        calledStationID = packet.text(RADIUSAttribute.calledStationID)
+        serviceType = packet.first(RADIUSAttribute.serviceType).map { octets in
+            let number = octets.reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+            return Self.serviceTypes[number] ?? String(number)
+        }
     }
 }
 

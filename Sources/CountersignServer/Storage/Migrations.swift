@@ -24,6 +24,7 @@ public enum SchemaVersion: Int64, CaseIterable, Sendable {
     case hybridSealing
     case deviceCertificates
     case signInSecurity
+    case radius
 
     /// The name recorded beside the number.
     public var name: String {
@@ -48,6 +49,7 @@ public enum SchemaVersion: Int64, CaseIterable, Sendable {
         case .hybridSealing: "hybrid-sealing"
         case .deviceCertificates: "device-certificates"
         case .signInSecurity: "sign-in-security"
+        case .radius: "radius"
         }
     }
 }
@@ -85,6 +87,7 @@ public enum Migrations {
     public static let features: [FeatureMigrations] = [
         .security, .tenants, .admin, .enrollment, .devices, .audit, .openID, .approvals, .push, .webhooks, .tokens,
         .oauth, .ciba, .notifications, .codeFlow, .signIn, .trustedIssuers, .passkeys, .console,
+        .radius,
     ]
 
     /// The versions in order, each with every feature's changes of that version.

@@ -5,6 +5,8 @@ import Synchronization
 enum ChangedRecord: Codable, Sendable, Equatable {
     /// A relying party's client, by its id.
     case client(String)
+    /// The RADIUS clients, any of them (`RADIUSClientDirectory`).
+    case radiusClients
 }
 
 /// The node's caches of rows read on every request, each forgotten by the announcements of
@@ -14,6 +16,9 @@ final class RecordCaches: Sendable {
     /// backchannel request and the token request). A change elsewhere is bounded by the
     /// lifetime even if its announcement is lost.
     let clients = RecordCache<String, ClientRecord>(lifetime: .seconds(30), capacity: 10_000)
+    /// Every RADIUS client with its opened secret, read as one: the RADIUS listener matches each
+    /// packet's source against all of them.
+    let radiusClients = RecordCache<String, RADIUSClientDirectory.Snapshot>(lifetime: .seconds(30), capacity: 1)
 
     /// Whether this node hears the announcements of changes made through the other nodes: on
     /// PostgreSQL once its notification channel is listened to.
@@ -35,11 +40,13 @@ final class RecordCaches: Sendable {
     func forget(_ record: ChangedRecord) {
         switch record {
         case .client(let id): clients.forget(id)
+        case .radiusClients: radiusClients.forgetAll()
         }
     }
 
     func forgetAll() {
         clients.forgetAll()
+        radiusClients.forgetAll()
     }
 }
 
