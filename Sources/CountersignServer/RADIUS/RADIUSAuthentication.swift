@@ -205,7 +205,10 @@ struct RADIUSAuthentication: Sendable {
 
     private func push(_ origin: Origin, challenge asked: Bool) async throws -> Outcome {
         let client = origin.approvalClient
-        let required = RequiredClass(requested: nil, client: client, policy: origin.tenant.policy)
+        // push-number asks for the number-matching class, as a relying party's acr_values would:
+        // never below the tenant's floor, and only if the tenant allows the factor.
+        let required = RequiredClass(
+            requested: asked ? [AuthenticationClass.numberMatch.urn] : nil, client: client, policy: origin.tenant.policy)
         // A policy that asks for number matching is kept whatever the gateway's mode.
         let challenge = asked || origin.tenant.policy.matchesNumber(required.value, client: client)
         let joined: (login: RADIUSLogin, transaction: ApprovalTransaction)
@@ -312,17 +315,20 @@ struct RADIUSAuthentication: Sendable {
     static let detailType = "network_access"
     private static let scope = Scope.openIDOnly
 
-    /// The decision on `transaction`, waited for until the client's wait runs out.
+    /// The decision on `transaction`, waited for until the client's wait runs out. Every request
+    /// that joined the login while its approval was pending is accepted with it (the gateway's
+    /// retries and failovers of one login); one that comes after the approval is accepted only if
+    /// no other request was: an approval lets in one login, not whoever asks next.
     private func wait(for transaction: ApprovalTransaction, login: RADIUSLogin, _ origin: Origin) async throws -> Outcome {
         let deadline = ContinuousClock.now + .seconds(origin.client.waitSeconds)
+        let joinedPending = transaction.status == .pending
         var current = transaction
         var round = 0
         while true {
             switch current.status {
             case .approved:
-                guard try await store.accept(login: login.login, request: Data(origin.request.requestAuthenticator)) else {
-                    return .reject(Message.alreadyAnswered)
-                }
+                let recorded = try await store.accept(login: login.login, request: Data(origin.request.requestAuthenticator))
+                guard recorded || joinedPending else { return .reject(Message.alreadyAnswered) }
                 return .accept(class: "countersign:\(current.id)")
             case .denied:
                 return .reject(current.denyReason == .wrongNumber ? Message.wrongNumber : Message.denied)

@@ -25,6 +25,17 @@ struct FactorDevice: Sendable {
     }
 
     /// The newest pending request, opened.
+    /// The device's TOTP generator, from the seed sealed to it at enrollment.
+    func totpGenerator() throws -> TOTP {
+        let enrollment = try #require(totp)
+        let (enc, ciphertext) = try enrollment.sealedSeed.parts()
+        var recipient = try HPKE.Recipient(
+            privateKey: agreement, ciphersuite: HPKESuite.countersign, info: SealedDetails.totpSeedInfo(deviceID: deviceID),
+            encapsulatedKey: enc)
+        let seed = try recipient.open(ciphertext, authenticating: Data(deviceID.utf8))
+        return TOTP(secret: seed, digits: Int(enrollment.digits), period: Int(enrollment.period))
+    }
+
     func newest() async throws -> (envelope: PendingRequestEnvelope, details: TransactionDetails, plaintext: Data) {
         let answer = try await call("GET", "/device/v1/requests")
         #expect(answer.status == 200, "inbox: \(answer.errorDescription ?? "")")
