@@ -51,10 +51,16 @@ struct Serve: AsyncParsableCommand {
                 logger.notice("plain http on loopback: for local development only")
             }
         }
+        let ports = ["\(configuration.port) (HTTP)"] + [configuration.radiusPort.map { "\($0) (RADIUS, UDP)" },
+                                                     configuration.radsec.map { "\($0.port) (RadSec, TCP)" }].compactMap { $0 }
         do {
             try await server.run()
         } catch let error as IOError where error.errnoCode == EADDRINUSE {
-            logger.critical("Countersign cannot start: \(configuration.host):\(configuration.port) is already in use")
+            if ports.count == 1 {
+                logger.critical("Countersign cannot start: \(configuration.host):\(configuration.port) is already in use")
+            } else {
+                logger.critical("Countersign cannot start: a port it listens on at \(configuration.host) is already in use, one of \(ports.joined(separator: ", "))")
+            }
             throw ExitCode.failure
         } catch let error as IOError where error.errnoCode == EACCES {
             logger.critical("Countersign cannot start: no permission to listen on \(configuration.host):\(configuration.port)")
@@ -161,6 +167,18 @@ struct ServerOptions: ParsableArguments {
     @Option(name: .customLong("radius-port"), help: "UDP port to answer RADIUS on, at the same address, 1812 by convention; 0 picks a free one (COUNTERSIGN_RADIUS_PORT). Default: no RADIUS.")
     var radiusPort: Int?
 
+    @Option(name: .customLong("radsec-port"), help: "TCP port to answer RADIUS over TLS (RadSec) on, 2083 by convention; needs the three --radsec files (COUNTERSIGN_RADSEC_PORT). Default: no RadSec.")
+    var radsecPort: Int?
+
+    @Option(name: .customLong("radsec-certificate"), help: "PEM file of RadSec's server certificate chain (COUNTERSIGN_RADSEC_CERTIFICATE).")
+    var radsecCertificate: String?
+
+    @Option(name: .customLong("radsec-key"), help: "PEM file of RadSec's server private key (COUNTERSIGN_RADSEC_KEY).")
+    var radsecKey: String?
+
+    @Option(name: .customLong("radsec-client-ca"), help: "PEM file of the CAs RadSec clients' certificates must chain to (COUNTERSIGN_RADSEC_CLIENT_CA).")
+    var radsecClientCA: String?
+
     @Flag(name: .customLong("no-push-dispatch"), help: "Queue push notifications and webhook events but leave sending them to other nodes (COUNTERSIGN_PUSH_DISPATCH=false).")
     var noPushDispatch = false
 
@@ -190,6 +208,18 @@ struct ServerOptions: ParsableArguments {
                 throw ValidationError("RADIUS port \(text) is not a port")
             }
             configuration.radiusPort = value
+        }
+        if let text = setting(radsecPort.map(String.init), "COUNTERSIGN_RADSEC_PORT") {
+            guard let value = Int(text), (0...65535).contains(value) else {
+                throw ValidationError("RadSec port \(text) is not a port")
+            }
+            guard let certificate = setting(radsecCertificate, "COUNTERSIGN_RADSEC_CERTIFICATE"),
+                  let key = setting(radsecKey, "COUNTERSIGN_RADSEC_KEY"),
+                  let clientCA = setting(radsecClientCA, "COUNTERSIGN_RADSEC_CLIENT_CA") else {
+                throw ValidationError("RadSec needs --radsec-certificate, --radsec-key and --radsec-client-ca")
+            }
+            configuration.radsec = RadSecConfiguration(
+                port: value, certificateChainFile: certificate, privateKeyFile: key, clientCAFile: clientCA)
         }
         if let text = setting(publicURL, "COUNTERSIGN_PUBLIC_URL") {
             guard let url = URL(string: text), ["http", "https"].contains(url.scheme?.lowercased() ?? ""), url.host != nil,

@@ -285,9 +285,9 @@ extension CountersignServer {
                 timeout: configuration.clientNotifications.timeout, now: now),
             configuration: configuration.clientNotifications, wakeup: clientNotificationWakeup, logger: logger, now: now)
 
-        // RADIUS, when a port is given: the same approvals, answered over UDP.
-        let radius = configuration.radiusPort.map { port in
-            RADIUSAuthentication(
+        // RADIUS, over UDP and over TLS (RadSec), when a port is given: the same approvals.
+        let radius = configuration.radiusPort != nil || configuration.radsec != nil
+            ? RADIUSAuthentication(
                 directory: RADIUSClientDirectory(
                     database: database, clients: radiusClients, caches: clusterRelay.caches, sealer: sealer),
                 store: SQLRADIUSStore(
@@ -295,8 +295,16 @@ extension CountersignServer {
                     logins: SQLRADIUSLoginRepository(), audit: audit),
                 approvals: approvalService, totp: totp, duplicates: RADIUSDuplicateCache(), drops: RADIUSDropLog(),
                 metrics: metrics, events: approvalEvents, logger: logger, now: now)
-            .listening(host: configuration.host, port: port)
-        }
+            : nil
+        let radiusListeners = RADIUSListeners(
+            udp: configuration.radiusPort.flatMap { port in radius?.listening(host: configuration.host, port: port) },
+            tls: try configuration.radsec.flatMap { radsec in
+                try radius.map {
+                    RadSecListener(
+                        host: configuration.host, port: radsec.port, context: try radsec.tlsContext(), authentication: $0,
+                        logger: logger)
+                }
+            })
 
         return CountersignServer(
             router: router, configuration: configuration, origin: origin, database: database, logger: logger,
@@ -305,6 +313,6 @@ extension CountersignServer {
             clusterListener: ClusterRelayListener(relay: clusterRelay, approvals: approvals),
             liveStreamCloser: LiveStreamCloser(events: approvalEvents), webhookClient: webhookClient,
             sealer: sealer, tenants: tenants, tokenSigningKeys: tokenSigningKeys, adminAuthenticator: adminAuthenticator,
-            approvalEvents: approvalEvents, tenantEvents: tenantEvents, customVerifier: customVerifier, radius: radius)
+            approvalEvents: approvalEvents, tenantEvents: tenantEvents, customVerifier: customVerifier, radius: radiusListeners)
     }
 }

@@ -58,8 +58,8 @@ public final class CountersignServer: Sendable {
     private let listeningContinuation: AsyncStream<Int>.Continuation
     /// Whether the HTTP server has bound its socket, at this start.
     private let listened = ListeningFlag()
-    /// The RADIUS listener, when `radiusPort` is set.
-    let radius: RADIUSListener?
+    /// The RADIUS listeners, UDP and TLS, each when configured.
+    let radius: RADIUSListeners
 
     /// Opens the data directory and database, checks the master key, migrates, and on the first
     /// start creates the default tenant and the bootstrap admin key.
@@ -128,7 +128,7 @@ public final class CountersignServer: Sendable {
         dispatchers: [any Service], clusterListener: ClusterRelayListener, liveStreamCloser: LiveStreamCloser,
         webhookClient: WebhookHTTPClient, sealer: SecretSealer, tenants: TenantService, tokenSigningKeys: TokenSigningKeys,
         adminAuthenticator: AdminAuthenticator, approvalEvents: ApprovalEvents, tenantEvents: TenantEvents,
-        customVerifier: CustomVerifier, radius: RADIUSListener?
+        customVerifier: CustomVerifier, radius: RADIUSListeners
     ) {
         self.radius = radius
         self.configuration = configuration
@@ -173,7 +173,7 @@ public final class CountersignServer: Sendable {
     /// listener, and (shut down first) the closer of live streams. Shut down in reverse order:
     /// the dispatchers last, so that what the final requests queued is still sent.
     private var serviceList: [any Service] {
-        dispatchers + (radius.map { [$0] } ?? []) + [application, clusterListener, liveStreamCloser]
+        dispatchers + radius.services + [application, clusterListener, liveStreamCloser]
     }
 
     /// Serves until `signals` arrive (SIGINT and SIGTERM by default) or the task is cancelled;
@@ -210,7 +210,12 @@ public final class CountersignServer: Sendable {
 
     /// The UDP port RADIUS is answered on, once it is; nil without RADIUS.
     public func radiusPort() async -> Int? {
-        await radius?.bound.value()
+        await radius.udp?.bound.value()
+    }
+
+    /// The TCP port RadSec is answered on, once it is; nil without RadSec.
+    public func radsecPort() async -> Int? {
+        await radius.tls?.bound.value()
     }
 
     /// The port the server listens on, once it does.

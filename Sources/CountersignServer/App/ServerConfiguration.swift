@@ -47,6 +47,8 @@ public struct ServerConfiguration: Sendable {
     /// The UDP port RADIUS is answered on, at `host` (1812 by convention; 0 picks a free port, for
     /// tests); nil: no RADIUS.
     public var radiusPort: Int?
+    /// RADIUS over TLS (RFC 6614) at `host`; nil: none.
+    public var radsec: RadSecConfiguration?
     /// How long a token-signing key signs before a new one replaces it (`KeyRotationSchedule`).
     public var tokenSigningKeyRotation: TimeInterval = KeyRotationSchedule.defaultRotationAge
 

@@ -48,8 +48,9 @@ struct RADIUSAuthentication: Sendable {
     /// The Access-Request code is Status-Server (RFC 5997 §3).
     static let statusServer = RADIUSPacket.Code.statusServer.rawValue
 
-    /// The answer to `datagram` from `source`; nil drops it.
-    func answer(_ datagram: [UInt8], from source: RADIUSSource) async -> [UInt8]? {
+    /// The answer to `datagram` from `source`; nil drops it. `secret` replaces the client's shared
+    /// secret where the transport fixes it (RadSec's `radsec`).
+    func answer(_ datagram: [UInt8], from source: RADIUSSource, secret fixedSecret: [UInt8]? = nil) async -> [UInt8]? {
         let packet: RADIUSPacket
         do {
             packet = try RADIUSPacket(parsing: datagram)
@@ -64,10 +65,11 @@ struct RADIUSAuthentication: Sendable {
             logger.error("the RADIUS clients could not be read", metadata: ["error": "\(ErrorMiddleware.describe(error))"])
             return nil
         }
-        guard let (client, secret) = found else {
+        guard let (client, clientSecret) = found else {
             await drop("unknown_source", source, nil)
             return nil
         }
+        let secret = fixedSecret ?? clientSecret
         if packet.code == Self.statusServer { return await statusServer(packet, client, secret, source) }
         let key = RADIUSDuplicateCache.Key(source: source.text, identifier: packet.identifier, authenticator: packet.authenticator)
         let keep = Duration.seconds(2 * client.waitSeconds + Int(Self.retransmissionWindow))

@@ -20,6 +20,8 @@ struct RADIUSListener: Service {
     static let maximumInFlight = 10_000
 
     func run() async throws {
+        // Whoever waits for the port learns that there is none if binding fails.
+        defer { bound.finish() }
         let channel = try await DatagramBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .channelOption(.socketOption(.so_reuseaddr), value: 1)
             .bind(host: host, port: port) { channel in
@@ -110,5 +112,15 @@ private final class InFlightCount: Sendable {
 
     func leave() {
         count.subtract(1, ordering: .relaxed)
+    }
+}
+
+/// The RADIUS listeners a node runs, each when configured.
+struct RADIUSListeners: Sendable {
+    let udp: RADIUSListener?
+    let tls: RadSecListener?
+
+    var services: [any Service] {
+        [udp as (any Service)?, tls].compactMap { $0 }
     }
 }

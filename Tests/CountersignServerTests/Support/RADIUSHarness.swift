@@ -89,3 +89,128 @@ extension TestServer {
             "SELECT COUNT(*) AS n FROM approval_transactions WHERE user_id = \(userID)", column: "n", as: Int.self) ?? 0
     }
 }
+
+/// radsecproxy, an independent RadSec implementation, in front of the server's RadSec port: it
+/// takes radclient's UDP requests and speaks RADIUS over TLS to Countersign with a client
+/// certificate, as a site's proxy does. Made and started per test; stopped by `stop()`.
+final class RadSecProxy: @unchecked Sendable {
+    static let executable: URL? = {
+        guard let found = ChildProcess.find("radsecproxy") ?? ["/usr/sbin/radsecproxy"].map(URL.init(fileURLWithPath:))
+            .first(where: { FileManager.default.isExecutableFile(atPath: $0.path) }) else {
+            FileHandle.standardError.write(Data("RadSec end-to-end tests: SKIPPED: radsecproxy is not installed\n".utf8))
+            return nil
+        }
+        return found
+    }()
+
+    let udpPort: Int
+    private let process: Process
+    let log: URL
+
+    /// Starts radsecproxy listening for `secret` on a free UDP port and forwarding to `radsecPort`
+    /// with `certificate` and `key`, trusting `serverCA` for the server's certificate.
+    init(radsecPort: Int, secret: String, certificate: String, key: String, serverCA: String, in directory: URL) throws {
+        udpPort = try freeUDPPort()
+        log = directory.appendingPathComponent("radsecproxy-\(UUID().uuidString).log")
+        let configuration = directory.appendingPathComponent("radsecproxy-\(UUID().uuidString).conf")
+        try """
+        ListenUDP 127.0.0.1:\(udpPort)
+        LogLevel 5
+        LogDestination file://\(log.path)
+        tls countersign {
+            CACertificateFile \(serverCA)
+            CertificateFile \(certificate)
+            CertificateKeyFile \(key)
+        }
+        client radclient {
+            host 127.0.0.1
+            type udp
+            secret \(secret)
+        }
+        server countersign {
+            host 127.0.0.1
+            port \(radsecPort)
+            type tls
+            tls countersign
+            CertificateNameCheck off
+            secret radsec
+        }
+        realm * {
+            server countersign
+        }
+        """.write(to: configuration, atomically: true, encoding: .utf8)
+        process = Process()
+        process.executableURL = try #require(Self.executable)
+        process.arguments = ["-f", "-c", configuration.path]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+    }
+
+    /// radsecproxy does not stop on SIGTERM while a connection is open: it is killed.
+    func stop() {
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
+    var logText: String { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
+}
+
+/// A UDP port that was free a moment ago.
+func freeUDPPort() throws -> Int {
+    let descriptor = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+    guard descriptor >= 0 else { throw POSIXError(.EMFILE) }
+    defer { close(descriptor) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    let bound = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+    }
+    guard bound == 0 else { throw POSIXError(.EADDRINUSE) }
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    _ = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+    }
+    return Int(UInt16(bigEndian: address.sin_port))
+}
+
+/// Two certificate authorities made with openssl: one that signs Countersign's RadSec server
+/// certificate and the clients it trusts, and another whose client is not trusted.
+struct RadSecPKI: Sendable {
+    let directory: URL
+    var path: (String) -> String { { directory.appendingPathComponent($0).path } }
+
+    static func make() throws -> RadSecPKI {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("radsec-pki-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let pki = RadSecPKI(directory: directory)
+        let openssl = try #require(ChildProcess.find("openssl"))
+        func run(_ arguments: [String]) throws {
+            let finished = try ChildProcess.resultBlocking(openssl, arguments)
+            guard finished.status == 0 else { throw ChildProcess.Failure(status: finished.status, standardError: finished.output) }
+        }
+        for ca in ["ca", "other-ca"] {
+            try run(["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "2",
+                     "-subj", "/CN=RadSec test \(ca)", "-keyout", pki.path("\(ca).key"), "-out", pki.path("\(ca).pem"),
+                     "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign"])
+        }
+        for (leaf, ca, usage) in [("server", "ca", "serverAuth"), ("client", "ca", "clientAuth"),
+                                  ("stranger", "other-ca", "clientAuth")] {
+            try run(["req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-subj", "/CN=\(leaf)",
+                     "-keyout", pki.path("\(leaf).key"), "-out", pki.path("\(leaf).csr")])
+            try "extendedKeyUsage=\(usage)\nsubjectAltName=IP:127.0.0.1,DNS:localhost\n"
+                .write(toFile: pki.path("\(leaf).ext"), atomically: true, encoding: .utf8)
+            try run(["x509", "-req", "-in", pki.path("\(leaf).csr"), "-CA", pki.path("\(ca).pem"), "-CAkey", pki.path("\(ca).key"),
+                     "-CAcreateserial", "-days", "2", "-extfile", pki.path("\(leaf).ext"), "-out", pki.path("\(leaf).pem")])
+        }
+        return pki
+    }
+
+    /// The server's RadSec configuration on `port`, trusting this PKI's `ca` for clients.
+    func configuration(port: Int = 0) -> RadSecConfiguration {
+        RadSecConfiguration(
+            port: port, certificateChainFile: path("server.pem"), privateKeyFile: path("server.key"),
+            clientCAFile: path("ca.pem"))
+    }
+}
