@@ -31,7 +31,9 @@ struct RADIUSClientAdminRoutes: Sendable {
         let base = "/admin/v1/tenants/{tenant}/radius-clients"
         router.get(RouterPath(base)) { request, context in
             let (_, tenant) = try await guardian.tenant(request, context, holding: .clientsRead)
-            return try JSON.response(["radius_clients": try await store.list(tenantID: tenant.id)])
+            // Every client in one page, in the shape of every list (docs/api.md §5), as trusted
+            // issuers and webhooks are listed.
+            return try JSON.response(Page(items: try await store.list(tenantID: tenant.id), nextCursor: nil))
         }
         router.post(RouterPath(base)) { request, context in
             let (key, tenant) = try await guardian.tenant(request, context, holding: .clientsManage)
