@@ -145,7 +145,7 @@ struct RADIUSClientAdminTests {
     }
 
     static let changes: [(String, any Sendable, @Sendable (inout Shown) -> Void)] = [
-        ("name", "  Branch firewall\t", { $0.name = "Branch firewall" }),
+        ("name", "  Branch firewall\n", { $0.name = "Branch firewall" }),
         ("networks", ["198.51.100.7", "2001:DB8:2::/48"], { $0.networks = ["198.51.100.7/32", "2001:db8:2::/48"] }),
         ("mode", "passcode", { $0.mode = "passcode" }),
         ("wait_seconds", 120, { $0.waitSeconds = 120 }),
@@ -209,16 +209,18 @@ struct RADIUSClientAdminTests {
         return body
     }
 
+    static let nameRule = "field name is invalid: 1 to 100 characters without control or format characters (such as bidirectional overrides)"
     static let offered = "Acct-Interim-Interval, Class, Filter-Id, Framed-Pool, Framed-Route, Idle-Timeout, Service-Type, Session-Timeout"
 
     static let badBodies: [(String, [String: any Sendable], String)] = [
         ("no name", body([:], removing: ["name"]), "field name is required"),
         ("no networks", body([:], removing: ["networks"]), "field networks is required"),
-        ("a blank name", body(["name": "  "]), "field name is invalid: 1 to 100 characters without control characters"),
-        ("a name with a control character", body(["name": "VPN\u{7}"]),
-         "field name is invalid: 1 to 100 characters without control characters"),
-        ("a name of 101 characters", body(["name": String(repeating: "n", count: 101)]),
-         "field name is invalid: 1 to 100 characters without control characters"),
+        ("a blank name", body(["name": " \n "]), nameRule),
+        ("a name with a control character", body(["name": "VPN\u{7}"]), nameRule),
+        // What the phone shows the user approving a login: "Bank VPN" must not be made to read
+        // as another name.
+        ("a name with a bidirectional override", body(["name": "Bank \u{202E}NPV"]), nameRule),
+        ("a name of 101 characters", body(["name": String(repeating: "n", count: 101)]), nameRule),
         ("no network", body(["networks": [String]()]), "field networks is invalid: give 1 to 64 networks"),
         ("65 networks", body(["networks": (0..<65).map { "10.0.\($0).0/24" }]), "field networks is invalid: give 1 to 64 networks"),
         ("a host name", body(["networks": ["vpn.example.com"]]),
