@@ -9,7 +9,8 @@ struct Admin: AsyncParsableCommand {
         subcommands: [TenantCommands.self, KeyCommands.self, ClientCommands.self, UserCommands.self,
                       EnrollCommand.self, TicketCommands.self, DeviceAdminCommands.self, AuditCommand.self,
                       PushCommands.self, PolicyCommands.self, AuthorizationTypeCommands.self,
-                      WebhookCommands.self, TrustedIssuerCommands.self, PasskeyAdminCommands.self])
+                      WebhookCommands.self, TrustedIssuerCommands.self, PasskeyAdminCommands.self,
+                      RADIUSClientCommands.self])
 }
 
 struct TenantCommands: AsyncParsableCommand {

@@ -82,8 +82,8 @@ struct RADIUSClient: Sendable, Equatable, Encodable {
         try container.encode(stripDomain, forKey: .stripDomain)
         try container.encode(unenrolledUsers, forKey: .unenrolledUsers)
         try container.encode(replyAttributes, forKey: .replyAttributes)
-        try container.encode(Int64(createdAt.timeIntervalSince1970), forKey: .createdAt)
-        try container.encode(Int64(updatedAt.timeIntervalSince1970), forKey: .updatedAt)
+        try container.encode(createdAt, forKey: .createdAt)
+        try container.encode(updatedAt, forKey: .updatedAt)
     }
 
     /// The context its secret is sealed under: a sealed secret copied into another row does not open.

@@ -31,12 +31,14 @@ struct RADIUSClientAdminRoutes: Sendable {
         let base = "/admin/v1/tenants/{tenant}/radius-clients"
         router.get(RouterPath(base)) { request, context in
             let (_, tenant) = try await guardian.tenant(request, context, holding: .clientsRead)
-            return try JSON.response(["radius_clients": try await store.list(tenantID: tenant.id)])
+            // Every client in one page, in the shape of every list (docs/api.md §5), as trusted
+            // issuers and webhooks are listed.
+            return try JSON.response(Page(items: try await store.list(tenantID: tenant.id), nextCursor: nil))
         }
         router.post(RouterPath(base)) { request, context in
             let (key, tenant) = try await guardian.tenant(request, context, holding: .clientsManage)
             let fields = try await request.decodeJSON(RADIUSClientFields.self, limit: maximumBodySize)
-            let date = now()
+            let date = stamp()
             let client = try fields.created(id: Identifier.make("rdc", at: date), tenantID: tenant.id, at: date)
             let secret = fields.secret ?? RADIUSClientFields.generatedSecret()
             try Self.stored(try await store.create(
@@ -55,7 +57,7 @@ struct RADIUSClientAdminRoutes: Sendable {
             guard fields.secret == nil else {
                 throw AdminError.invalidField("secret", "is changed with POST \(base)/{id}/secret")
             }
-            let client = try fields.applied(to: existing, at: now())
+            let client = try fields.applied(to: existing, at: stamp())
             try Self.stored(try await store.update(client, sealedSecret: nil, actor: "admin-key:\(key.id)"))
             return try JSON.response(client)
         }
@@ -72,12 +74,18 @@ struct RADIUSClientAdminRoutes: Sendable {
             var client = try await find(context, tenant: tenant)
             let given = try await Self.rotation(request, limit: maximumBodySize).secret
             try RADIUSClientFields.checkSecret(given)
-            client.updatedAt = now()
+            client.updatedAt = stamp()
             let secret = given ?? RADIUSClientFields.generatedSecret()
             try Self.stored(try await store.update(
                 client, sealedSecret: try seal(secret, for: client), actor: "admin-key:\(key.id)"))
             return try JSON.response(ClientWithSecret(radiusClient: client, secret: given == nil ? secret : nil))
         }
+    }
+
+    /// Now, to the millisecond the database keeps: the answer to a write shows the times a later
+    /// read does.
+    private func stamp() -> Date {
+        Date(timeIntervalSince1970: (now().timeIntervalSince1970 * 1000).rounded(.down) / 1000)
     }
 
     /// The rotation's body; an empty body asks for a generated secret.

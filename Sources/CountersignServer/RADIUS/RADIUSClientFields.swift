@@ -65,12 +65,9 @@ struct RADIUSClientFields: Decodable, Sendable {
     /// `existing` with the fields given applied and checked.
     func applied(to existing: RADIUSClient, at date: Date) throws(AdminError) -> RADIUSClient {
         var client = existing
-        if let name {
-            let trimmed = name.trimmingCharacters(in: .whitespaces)
-            guard (1...100).contains(trimmed.count), !trimmed.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
-            else { throw .invalidField("name", "1 to 100 characters without control characters") }
-            client.name = trimmed
-        }
+        // The name is what the phone shows the user approving a login: the rule of every name
+        // shown, which refuses the format characters that could make it read as another.
+        if let name { client.name = try AdminFields.name(name) }
         if let networks {
             guard (1...RADIUSClient.maximumNetworks).contains(networks.count) else {
                 throw .invalidField("networks", "give 1 to \(RADIUSClient.maximumNetworks) networks")
