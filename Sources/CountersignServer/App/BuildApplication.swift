@@ -289,7 +289,8 @@ extension CountersignServer {
         let radius = configuration.radiusPort != nil || configuration.radsec != nil
             ? RADIUSAuthentication(
                 directory: RADIUSClientDirectory(
-                    database: database, clients: radiusClients, caches: clusterRelay.caches, sealer: sealer),
+                    database: database, clients: radiusClients, caches: clusterRelay.caches, sealer: sealer,
+                    logger: logger),
                 store: SQLRADIUSStore(
                     database: database, tenants: tenantRepository, users: users, devices: devices, approvals: approvals,
                     logins: SQLRADIUSLoginRepository(), audit: audit),

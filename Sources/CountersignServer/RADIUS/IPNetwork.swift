@@ -16,12 +16,17 @@ struct IPNetwork: Sendable, Hashable, CustomStringConvertible {
     init(_ text: String) throws(IPNetworkError) {
         let parts = text.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false)
         guard let address = Self.address(String(parts[0])) else { throw .notAnAddress(text) }
-        let bits = address.count * 8
-        var prefixLength = bits
+        // An IPv4-mapped IPv6 network (`::ffff:192.0.2.0/120`) is its IPv4 network.
+        let mapped = address.count == 4 && parts[0].contains(":")
+        let bits = mapped ? 128 : address.count * 8
+        var prefixLength = address.count * 8
         if parts.count == 2 {
-            guard let length = Int(parts[1]), parts[1].allSatisfy(\.isASCII), parts[1].count <= 3, (0...bits).contains(length)
+            let digits = parts[1]
+            guard (1...3).contains(digits.count), digits.allSatisfy({ ("0"..."9").contains($0) }),
+                  digits == "0" || digits.first != "0", let length = Int(digits),
+                  ((mapped ? 96 : 0)...bits).contains(length)
             else { throw .badPrefixLength(text, maximum: bits) }
-            prefixLength = length
+            prefixLength = mapped ? length - 96 : length
         }
         guard Self.masked(address, prefixLength) == address else { throw .hostBitsSet(text) }
         self.address = address

@@ -44,6 +44,9 @@ struct RADIUSClient: Sendable, Equatable, Encodable {
     var createdAt: Date
     var updatedAt: Date
 
+    /// The most RADIUS clients a tenant has: every write checks its networks against every
+    /// client's, and each node keeps all of them in memory.
+    static let maximumPerTenant = 100
     static let defaultWaitSeconds = 20
     static let waitRange = 3...120
     static let maximumNetworks = 64
@@ -140,7 +143,8 @@ struct RADIUSReplyAttribute: Sendable, Equatable, Codable {
                 throw .invalidField("reply_attributes", "the value of \(name) must be 1 to 253 octets of UTF-8")
             }
         case .integer:
-            guard value.allSatisfy(\.isASCII), UInt32(value) != nil else {
+            guard !value.isEmpty, value.allSatisfy({ ("0"..."9").contains($0) }), value == "0" || value.first != "0",
+                  UInt32(value) != nil else {
                 throw .invalidField("reply_attributes", "the value of \(name) must be a whole number from 0 to 4294967295")
             }
         }

@@ -42,7 +42,7 @@ struct RADIUSClientAdminRoutes: Sendable {
             let client = try fields.created(id: Identifier.make("rdc", at: date), tenantID: tenant.id, at: date)
             let secret = fields.secret ?? RADIUSClientFields.generatedSecret()
             try Self.stored(try await store.create(
-                client, sealedSecret: try seal(secret, for: client), actor: "admin-key:\(key.id)"))
+                client, sealedSecret: try seal(secret, for: client), actor: "admin-key:\(key.id)"), id: client.id)
             return try JSON.response(
                 ClientWithSecret(radiusClient: client, secret: fields.secret == nil ? secret : nil), status: .created)
         }
@@ -58,7 +58,7 @@ struct RADIUSClientAdminRoutes: Sendable {
                 throw AdminError.invalidField("secret", "is changed with POST \(base)/{id}/secret")
             }
             let client = try fields.applied(to: existing, at: stamp())
-            try Self.stored(try await store.update(client, sealedSecret: nil, actor: "admin-key:\(key.id)"))
+            try Self.stored(try await store.update(client, sealedSecret: nil, actor: "admin-key:\(key.id)"), id: client.id)
             return try JSON.response(client)
         }
         router.delete(RouterPath(base + "/{id}")) { request, context in
@@ -77,7 +77,7 @@ struct RADIUSClientAdminRoutes: Sendable {
             client.updatedAt = stamp()
             let secret = given ?? RADIUSClientFields.generatedSecret()
             try Self.stored(try await store.update(
-                client, sealedSecret: try seal(secret, for: client), actor: "admin-key:\(key.id)"))
+                client, sealedSecret: try seal(secret, for: client), actor: "admin-key:\(key.id)"), id: client.id)
             return try JSON.response(ClientWithSecret(radiusClient: client, secret: given == nil ? secret : nil))
         }
     }
@@ -99,9 +99,12 @@ struct RADIUSClientAdminRoutes: Sendable {
         try sealer.seal(Data(secret.utf8), context: RADIUSClient.secretContext(client.id))
     }
 
-    private static func stored(_ write: RADIUSClientWrite) throws {
+    private static func stored(_ write: RADIUSClientWrite, id: String) throws {
         switch write {
         case .stored: return
+        case .notFound: throw AdminError.notFound("RADIUS client \(id)")
+        case .limitReached:
+            throw AdminError.conflict("the tenant has \(RADIUSClient.maximumPerTenant) RADIUS clients, the most allowed")
         case .networkTaken(let network, let clientID?):
             throw AdminError.conflict("network \(network) overlaps a network of RADIUS client \(clientID)")
         case .networkTaken(let network, nil):

@@ -18,6 +18,10 @@ protocol RADIUSClientAdminStore: Sendable {
 /// What a write did.
 enum RADIUSClientWrite: Sendable, Equatable {
     case stored
+    /// The client was deleted meanwhile.
+    case notFound
+    /// The tenant has `RADIUSClient.maximumPerTenant` already.
+    case limitReached
     /// `network` overlaps a network of another RADIUS client: `clientID` when it is the same
     /// tenant's, nil when another tenant's (whose clients this tenant may not see).
     case networkTaken(network: String, clientID: String?)
@@ -41,6 +45,9 @@ struct SQLRADIUSClientAdminStore: RADIUSClientAdminStore {
         try await database.transaction { executor in
             try await clients.lockForNetworks(on: executor)
             if let taken = try await overlap(client, on: executor) { return taken }
+            guard try await clients.count(tenantID: client.tenantID, on: executor) < RADIUSClient.maximumPerTenant else {
+                return .limitReached
+            }
             try await clients.insert(client, sealedSecret: sealedSecret, on: executor)
             try await audit.record(
                 "radius_client.created", actor: actor, tenantID: client.tenantID, target: ("radius_client", client.id),
@@ -54,7 +61,7 @@ struct SQLRADIUSClientAdminStore: RADIUSClientAdminStore {
         try await database.transaction { executor in
             try await clients.lockForNetworks(on: executor)
             if let taken = try await overlap(client, on: executor) { return taken }
-            try await clients.update(client, on: executor)
+            guard try await clients.update(client, on: executor) else { return .notFound }
             var details = Self.details(client)
             if let sealedSecret {
                 try await clients.replaceSecret(of: client, with: sealedSecret, on: executor)

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 
 /// Which RADIUS client a packet comes from: the one whose networks hold its source address, of
 /// any tenant (networks never overlap, so there is at most one). All clients are read at once,
@@ -18,6 +19,7 @@ struct RADIUSClientDirectory: Sendable {
     let clients: any RADIUSClientRepository
     let caches: RecordCaches
     let sealer: SecretSealer
+    let logger: Logger
 
     /// The client `address` (4 or 16 octets) belongs to, with its secret; nil for none.
     func client(for address: [UInt8]) async throws -> (client: RADIUSClient, secret: [UInt8])? {
@@ -28,8 +30,14 @@ struct RADIUSClientDirectory: Sendable {
         let cache = caches.radiusClients
         if let kept = cache.value(for: "") { return kept }
         let generation = cache.generation
-        let entries = try await clients.all(on: database).map { row in
-            (row.client, Array(try sealer.open(row.sealedSecret, context: RADIUSClient.secretContext(row.client.id))))
+        // A secret that does not open (a row altered by hand) loses its own client, not all of them.
+        let entries = try await clients.all(on: database).compactMap { row -> (RADIUSClient, [UInt8])? in
+            guard let secret = try? sealer.open(row.sealedSecret, context: RADIUSClient.secretContext(row.client.id)) else {
+                logger.error("the shared secret of a RADIUS client cannot be opened; its requests are dropped",
+                             metadata: ["radius_client": "\(row.client.id)"])
+                return nil
+            }
+            return (row.client, Array(secret))
         }
         let snapshot = Snapshot(entries: entries)
         cache.remember(snapshot, for: "", readAt: generation)

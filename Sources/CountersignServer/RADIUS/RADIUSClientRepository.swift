@@ -8,9 +8,10 @@ protocol RADIUSClientRepository: Sendable {
     /// Every RADIUS client of every tenant with its sealed secret: what the listener matches a
     /// packet's source against.
     func all(on executor: any SQLExecutor) async throws -> [(client: RADIUSClient, sealedSecret: Data)]
+    func count(tenantID: String, on executor: any SQLExecutor) async throws -> Int
     func insert(_ client: RADIUSClient, sealedSecret: Data, on executor: any SQLExecutor) async throws
-    /// Stores the changed client as of its `updatedAt`.
-    func update(_ client: RADIUSClient, on executor: any SQLExecutor) async throws
+    /// Stores the changed client as of its `updatedAt`; false when it is gone.
+    func update(_ client: RADIUSClient, on executor: any SQLExecutor) async throws -> Bool
     /// Replaces the client's sealed secret.
     func replaceSecret(of client: RADIUSClient, with sealedSecret: Data, on executor: any SQLExecutor) async throws
     /// Deletes the client and returns it; nil when the tenant has none of that id.
@@ -40,6 +41,12 @@ struct SQLRADIUSClientRepository: RADIUSClientRepository {
             .map { (try $0.radiusClient(), $0.secretSealed) }
     }
 
+    func count(tenantID: String, on executor: any SQLExecutor) async throws -> Int {
+        try await executor.first(
+            "SELECT COUNT(*) AS clients FROM radius_clients WHERE tenant_id = \(tenantID)", column: "clients", as: Int.self
+        ) ?? 0
+    }
+
     func insert(_ client: RADIUSClient, sealedSecret: Data, on executor: any SQLExecutor) async throws {
         let row = try Row(client, sealedSecret: sealedSecret)
         try await executor.run(
@@ -52,16 +59,17 @@ struct SQLRADIUSClientRepository: RADIUSClientRepository {
             """)
     }
 
-    func update(_ client: RADIUSClient, on executor: any SQLExecutor) async throws {
+    func update(_ client: RADIUSClient, on executor: any SQLExecutor) async throws -> Bool {
         let row = try Row(client, sealedSecret: Data())
-        try await executor.run(
+        return try await !executor.run(
             """
             UPDATE radius_clients SET name = \(row.name), networks = \(row.networks), mode = \(row.mode),
                 wait_seconds = \(row.waitSeconds), strip_realm = \(row.stripRealm), strip_domain = \(row.stripDomain),
                 unenrolled_users = \(row.unenrolledUsers), reply_attributes = \(row.replyAttributes),
                 updated_at = \(row.updatedAt)
             WHERE id = \(row.id) AND tenant_id = \(row.tenantID)
-            """)
+            RETURNING id
+            """).isEmpty
     }
 
     func replaceSecret(of client: RADIUSClient, with sealedSecret: Data, on executor: any SQLExecutor) async throws {
