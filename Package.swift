@@ -74,6 +74,11 @@ let package = Package(
         // RADIUS packets (RFC 2865 §3): framing and attribute lengths only, no dependency, so that
         // the fuzzer builds it alone; the authenticators and the shared secret are the server's.
         .target(name: "CountersignRADIUS"),
+        // The PAM module's C code: the PAM ABI and the lines of the helper it runs. Scripts/build-pam
+        // compiles pam_countersign.so from it with the C compiler alone, so that the module needs
+        // no Swift runtime in sshd or sudo; this target is for its tests and fuzzing. Needs
+        // Linux-PAM's headers and library (Debian's libpam0g-dev).
+        .target(name: "CountersignPAM", linkerSettings: [.linkedLibrary("pam")]),
         .target(
             name: "CountersignCore",
             // CBOR for its UTF-8 check (`String(validUTF8:)`), which the JSON parser shares.
@@ -158,6 +163,8 @@ let package = Package(
             name: "CountersignCommandLine",
             dependencies: [
                 "CountersignKit",
+                "CountersignCore",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -248,7 +255,7 @@ let package = Package(
             name: "CountersignServerTests",
             dependencies: [
                 "CountersignServer", "CountersignKit", "CountersignCore", "CountersignPushEmulator", "CountersignWebAuthn",
-                "CountersignCBOR", "CountersignRADIUS", "AuthenticatorAppModel",
+                "CountersignCBOR", "CountersignRADIUS", "CountersignPAM", "AuthenticatorAppModel",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -1,23 +1,38 @@
+import CountersignCore
 import CountersignKit
+import Crypto
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
 
 /// Sends form posts to the server as a confidential client, authenticated with
-/// `client_secret_basic`.
-package struct RelyingPartyClient {
+/// `client_secret_basic`, or with `private_key_jwt` (a JWT signed with the client's key for each
+/// request, RFC 7523 §2.2).
+package struct RelyingPartyClient: Sendable {
     package static let cibaGrantType = "urn:openid:params:grant-type:ciba"
+    package static let assertionType = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
+
+    /// How the client proves who it is.
+    package enum Credentials: Sendable {
+        case secret(String)
+        /// Its P-256 key (raw representation) and the `kid` of its public half.
+        case privateKey(Data, keyID: String)
+    }
 
     package let base: String
     let clientID: String
-    let clientSecret: String
+    let credentials: Credentials
     let transport: any HTTPTransport
 
     package init(base: String, clientID: String, clientSecret: String, transport: any HTTPTransport) {
+        self.init(base: base, clientID: clientID, credentials: .secret(clientSecret), transport: transport)
+    }
+
+    package init(base: String, clientID: String, credentials: Credentials, transport: any HTTPTransport) {
         self.base = base
         self.clientID = clientID
-        self.clientSecret = clientSecret
+        self.credentials = credentials
         self.transport = transport
     }
 
@@ -42,7 +57,15 @@ package struct RelyingPartyClient {
         request.httpMethod = "POST"
         request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
         request.setValue("application/json", forHTTPHeaderField: "Accept")
-        request.setValue(authorization, forHTTPHeaderField: "Authorization")
+        var form = form
+        switch credentials {
+        case .secret(let secret):
+            request.setValue(Self.basic(clientID, secret), forHTTPHeaderField: "Authorization")
+        case .privateKey(let key, let keyID):
+            form["client_id"] = clientID
+            form["client_assertion_type"] = Self.assertionType
+            form["client_assertion"] = try assertion(key: key, keyID: keyID)
+        }
         request.httpBody = Data(Self.formEncoded(form).utf8)
         let data: Data
         let response: HTTPURLResponse
@@ -63,9 +86,24 @@ package struct RelyingPartyClient {
     }
 
     /// RFC 6749 §2.3.1: the id and the secret are each form-urlencoded before they are joined.
-    private var authorization: String {
-        let credentials = Self.formEncoded(clientID) + ":" + Self.formEncoded(clientSecret)
+    private static func basic(_ clientID: String, _ secret: String) -> String {
+        let credentials = formEncoded(clientID) + ":" + formEncoded(secret)
         return "Basic " + Data(credentials.utf8).base64EncodedString()
+    }
+
+    /// A client assertion (RFC 7523 §3): `iss` and `sub` the client, `aud` the issuer (the
+    /// server's base), a minute's lifetime and a fresh `jti`.
+    private func assertion(key: Data, keyID: String) throws -> String {
+        let signer = try P256.Signing.PrivateKey(rawRepresentation: key)
+        let now = Int64(Date().timeIntervalSince1970)
+        let claims: JSONValue = .object([
+            "iss": .string(clientID), "sub": .string(clientID), "aud": .string(base),
+            "jti": .string(Data((0..<16).map { _ in UInt8.random(in: 0...255) }).base64URLEncodedString),
+            "iat": .integer(now), "exp": .integer(now + 60),
+        ])
+        return try CompactJWS.sign(
+            header: ["typ": .string("JWT"), "kid": .string(keyID)], payload: claims.canonicalData, signer: signer
+        ).serialized
     }
 
     /// `application/x-www-form-urlencoded`, keys sorted so that requests are reproducible.

@@ -5,7 +5,7 @@ struct Countersign: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "countersign",
         abstract: "Countersign: push authentication and transaction approval.",
-        subcommands: [Serve.self, Admin.self, DeviceCommand.self, PasskeyCommand.self, CIBACommand.self, RecoverAdminKey.self, Bench.self])
+        subcommands: [Serve.self, Admin.self, DeviceCommand.self, PasskeyCommand.self, CIBACommand.self, PAMCommand.self, RecoverAdminKey.self, Bench.self])
 
     /// `serve` limits glibc's arenas here, on the main thread before anything has awaited: a
     /// thread that allocates before the limit is set takes an arena of its own that the limit

@@ -1,0 +1,90 @@
+import Foundation
+import Testing
+@testable import CountersignServer
+
+/// The PAM module as a host uses it: compiled by Scripts/build-pam, the host enrolled with
+/// `countersign pam enroll-host`, a PAM service file naming the module, and a real PAM
+/// application (pamtester, or OpenSSH's sshd) calling it. The service file has to be in
+/// /etc/pam.d, which only root may write: the tests run when the process is root and pamtester,
+/// a C compiler and Linux-PAM's headers are installed (CI has all of them), and say so when not.
+enum PAMHarness {
+    static let skipped: String? = {
+        if geteuid() != 0 { return "the tests are not running as root (the PAM service file goes in /etc/pam.d)" }
+        if ChildProcess.find("pamtester") == nil { return "pamtester is not installed" }
+        if !FileManager.default.fileExists(atPath: "/usr/include/security/pam_modules.h") {
+            return "Linux-PAM's headers (libpam0g-dev) are not installed"
+        }
+        if BuildProducts.directory == nil { return "the countersign executable was not built" }
+        return nil
+    }()
+
+    static var available: Bool {
+        if let skipped {
+            FileHandle.standardError.write(Data("PAM tests: SKIPPED: \(skipped)\n".utf8))
+            return false
+        }
+        return true
+    }
+
+    /// pam_countersign.so, compiled once per test run.
+    static let module: Result<URL, any Error> = Result {
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent("pam-\(UUID().uuidString)/pam_countersign.so")
+        _ = try ChildProcess.runBlocking(
+            BuildProducts.packageRoot.appendingPathComponent("Scripts/build-pam"), [output.path])
+        return output
+    }
+
+    static var countersign: URL { BuildProducts.directory!.appendingPathComponent("countersign") }
+}
+
+/// One host enrolled with a server: its configuration and key in a scratch directory, and a PAM
+/// service file in /etc/pam.d that is removed again by `remove()`.
+struct EnrolledHost {
+    let directory: URL
+    let configuration: URL
+    let service: String
+
+    /// Enrolls the host with `countersign pam enroll-host` against `server`, with `extra` options,
+    /// and writes the service file `countersign-test-…` with the module's `arguments`.
+    static func enroll(_ server: TestServer, extra: [String] = [], arguments: [String] = []) async throws -> EnrolledHost {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pam-host-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let configuration = directory.appendingPathComponent("pam.conf")
+        let enrolled = try await ChildProcess.result(
+            PAMHarness.countersign,
+            ["pam", "enroll-host", "--server", server.base, "--name", "build-host-7", "--config", configuration.path,
+             "--key-file", directory.appendingPathComponent("pam.key").path] + extra,
+            environment: ["COUNTERSIGN_ADMIN_KEY": server.adminKey, "PATH": "/usr/bin:/bin"])
+        #expect(enrolled.status == 0, "enroll-host: \(enrolled.output)")
+        let module = try PAMHarness.module.get()
+        let service = "countersign-test-\(UUID().uuidString.prefix(8).lowercased())"
+        try """
+        auth required \(module.path) config=\(configuration.path) helper=\(PAMHarness.countersign.path) timeout=60 \(arguments.joined(separator: " "))
+        account required pam_permit.so
+        session required pam_permit.so
+
+        """.write(toFile: "/etc/pam.d/\(service)", atomically: true, encoding: .utf8)
+        return EnrolledHost(directory: directory, configuration: configuration, service: service)
+    }
+
+    func remove() {
+        try? FileManager.default.removeItem(atPath: "/etc/pam.d/\(service)")
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// Replaces `name`'s value in the configuration.
+    func set(_ name: String, _ value: String) throws {
+        let text = try String(contentsOf: configuration, encoding: .utf8)
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map { line in
+            line.hasPrefix("\(name) =") ? "\(name) = \(value)" : String(line)
+        }
+        try lines.joined(separator: "\n").write(to: configuration, atomically: true, encoding: .utf8)
+        chmod(configuration.path, 0o600)
+    }
+
+    /// pamtester authenticating `user` through the service, Enter typed at the prompt.
+    func pamtester(_ user: String) async throws -> ChildProcess.Finished {
+        try await ChildProcess.result(
+            try #require(ChildProcess.find("pamtester")), ["-v", service, user, "authenticate"], input: "\n")
+    }
+}
