@@ -93,3 +93,45 @@ enum PAMCommandTestSupport {
         return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }()
 }
+
+/// sshd with keyboard-interactive logins through the module, paramiko as the client.
+@Suite("PAM module in sshd", .serialized)
+struct PAMSSHTests {
+    @Test("an SSH login waits for the phone, whose number is in the prompt itself; approved, the session runs; denied, it does not")
+    func sshLogin() async throws {
+        guard PAMHarness.available else { return }
+        if let skipped = TestSSHD.skipped {
+            FileHandle.standardError.write(Data("PAM sshd tests: SKIPPED: \(skipped)\n".utf8))
+            return
+        }
+        try await TestServer.with(.sqlite) { server in
+            try await server.setPolicy(["default_acr": "urn:countersign:acr:number-match"])
+            let host = try await EnrolledHost.enroll(server)
+            defer { host.remove() }
+            let sshd = try TestSSHD(host: host)
+            defer { sshd.stop() }
+            let device = try await server.enrollFactorDevice(for: try await server.createUser(sshd.user))
+
+            async let approved = sshd.login()
+            let (_, details, _) = try await device.waitForNewest()
+            #expect(details.client.name == "build-host-7")
+            let detail = try #require(details.authorizationDetails?.first)
+            #expect(detail["type"]?.stringValue == "ssh_login" && detail["remote_address"]?.stringValue == "127.0.0.1")
+            #expect(detail["service"]?.stringValue?.hasPrefix("cs-sshd-") == true)
+            let match = try #require(try await server.database.first(
+                "SELECT match_number FROM approval_transactions WHERE id = \(details.requestID)", column: "match_number",
+                as: Int64.self))
+            let answered = try await device.answer(factors: ["number_match"], number: match)
+            #expect(answered["status"] as? String == "approved", "\(answered.errorDescription ?? "")")
+            let login = try await approved
+            #expect(login.ok && login.output == "logged-in\n", "\(login)")
+            #expect(login.prompts.contains("Approve on your phone and choose \(match), then press Enter: "), "\(login.prompts)")
+
+            async let refused = sshd.login()
+            _ = try await device.waitForNewest()
+            _ = try await device.answer(.deny, factors: [], reason: .declined)
+            let denied = try await refused
+            #expect(!denied.ok && denied.output == nil, "\(denied)")
+        }
+    }
+}

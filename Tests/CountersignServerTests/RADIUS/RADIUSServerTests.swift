@@ -175,7 +175,7 @@ struct RADIUSServerTests {
             let malformed = try #require(try await radius.send(RADClient.login("gina", password: "hunter2")))
             #expect(malformed.code == "Access-Reject" && malformed.replyMessage == RADIUSAuthentication.Message.autoPassword)
             async let pushed = radius.send(RADClient.login("gina", password: "push"), timeout: 40)
-            let (_, details, _) = try await waitForNewest(device)
+            let (_, details, _) = try await device.waitForNewest()
             #expect(details.client.name == "Office VPN")
             _ = try await device.answer(factors: ["confirm"])
             #expect(try await pushed?.code == "Access-Accept")
@@ -238,16 +238,5 @@ struct RADIUSServerTests {
             try await Task.sleep(for: .milliseconds(50))
         }
         Issue.record("\(prefix) did not appear in /metrics")
-    }
-
-    func waitForNewest(_ device: FactorDevice) async throws -> (PendingRequestEnvelope, TransactionDetails, Data) {
-        for _ in 0..<200 {
-            let answer = try await device.call("GET", "/device/v1/requests")
-            if answer.status == 200, (try? Timestamps.decoder().decode(PendingRequestList.self, from: answer.data))?.requests.isEmpty == false {
-                return try await device.newest()
-            }
-            try await Task.sleep(for: .milliseconds(50))
-        }
-        return try await device.newest()
     }
 }

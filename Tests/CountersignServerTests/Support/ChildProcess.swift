@@ -100,3 +100,32 @@ enum ChildProcess {
         return Finished(status: process.terminationStatus, output: String(decoding: data, as: UTF8.self))
     }
 }
+
+/// A long-running peer (sshd, radsecproxy) started with posix_spawn, not Foundation's Process:
+/// Foundation's child monitor makes a blocking wait on every process it started when any child
+/// ends, so a peer that forks children of its own (sshd does, per connection) would stall the
+/// next `ChildProcess.run` until the peer stopped. Output goes to /dev/null; stopped by SIGKILL.
+final class SpawnedPeer: Sendable {
+    let pid: pid_t
+
+    init(_ executable: String, _ arguments: [String], argv0: String? = nil) throws {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        let argv = ([argv0 ?? executable] + arguments).map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var pid: pid_t = 0
+        let status = posix_spawn(&pid, executable, &actions, nil, argv, environ)
+        guard status == 0 else { throw POSIXError(POSIXErrorCode(rawValue: status) ?? .EINVAL) }
+        self.pid = pid
+    }
+
+    func stop() {
+        kill(pid, SIGKILL)
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+    }
+}

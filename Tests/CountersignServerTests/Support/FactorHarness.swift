@@ -36,6 +36,19 @@ struct FactorDevice: Sendable {
         return TOTP(secret: seed, digits: Int(enrollment.digits), period: Int(enrollment.period))
     }
 
+    /// The newest request, once one is in the inbox (for up to 10 s).
+    func waitForNewest() async throws -> (envelope: PendingRequestEnvelope, details: TransactionDetails, plaintext: Data) {
+        for _ in 0..<200 {
+            let answer = try await call("GET", "/device/v1/requests")
+            if answer.status == 200,
+               (try? Timestamps.decoder().decode(PendingRequestList.self, from: answer.data))?.requests.isEmpty == false {
+                break
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        return try await newest()
+    }
+
     func newest() async throws -> (envelope: PendingRequestEnvelope, details: TransactionDetails, plaintext: Data) {
         let answer = try await call("GET", "/device/v1/requests")
         #expect(answer.status == 200, "inbox: \(answer.errorDescription ?? "")")

@@ -88,3 +88,91 @@ struct EnrolledHost {
             try #require(ChildProcess.find("pamtester")), ["-v", service, user, "authenticate"], input: "\n")
     }
 }
+
+/// OpenSSH's sshd on a loopback port with a configuration of its own: keyboard-interactive
+/// logins through PAM only, under a PAM service named after the link it is started through
+/// (sshd's PAM service is its program name), and a throw-away local user.
+final class TestSSHD: @unchecked Sendable {
+    let port: Int
+    let user: String
+    private let process: SpawnedPeer
+    private let directory: URL
+    private let service: String
+
+    static var skipped: String? {
+        if ChildProcess.find("python3").map({ (try? ChildProcess.runBlocking($0, ["-c", "import paramiko"])) != nil }) != true {
+            return "python3 with paramiko is not installed"
+        }
+        if !FileManager.default.isExecutableFile(atPath: "/usr/sbin/sshd") { return "sshd (openssh-server) is not installed" }
+        return nil
+    }
+
+    /// Starts sshd whose PAM stack runs the module with `moduleLine`'s arguments.
+    init(host: EnrolledHost) throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("sshd-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        user = "cs-\(UUID().uuidString.prefix(8).lowercased())"
+        let useradd = try ChildProcess.resultBlocking(
+            try #require(ChildProcess.find("useradd") ?? URL(fileURLWithPath: "/usr/sbin/useradd")),
+            ["-M", "-d", "/nonexistent", "-s", "/bin/sh", user])
+        guard useradd.status == 0 else { throw ChildProcess.Failure(status: useradd.status, standardError: useradd.output) }
+        // sshd's PAM service is the name it is started by.
+        service = "cs-sshd-\(UUID().uuidString.prefix(8).lowercased())"
+        let link = directory.appendingPathComponent(service)
+        try FileManager.default.createSymbolicLink(atPath: link.path, withDestinationPath: "/usr/sbin/sshd")
+        let stack = try String(contentsOfFile: "/etc/pam.d/\(host.service)", encoding: .utf8)
+        try stack.write(toFile: "/etc/pam.d/\(service)", atomically: true, encoding: .utf8)
+        let key = directory.appendingPathComponent("host_key")
+        _ = try ChildProcess.runBlocking(try #require(ChildProcess.find("ssh-keygen")), ["-q", "-t", "ed25519", "-N", "", "-f", key.path])
+        try FileManager.default.createDirectory(atPath: "/run/sshd", withIntermediateDirectories: true)
+        port = try PortHolder().port
+        let configuration = directory.appendingPathComponent("sshd_config")
+        try """
+        Port \(port)
+        ListenAddress 127.0.0.1
+        HostKey \(key.path)
+        PidFile \(directory.appendingPathComponent("sshd.pid").path)
+        UsePAM yes
+        KbdInteractiveAuthentication yes
+        PasswordAuthentication no
+        PubkeyAuthentication no
+        AuthenticationMethods keyboard-interactive
+        PermitRootLogin no
+        StrictModes no
+        LogLevel VERBOSE
+
+        """.write(to: configuration, atomically: true, encoding: .utf8)
+        process = try SpawnedPeer(link.path, ["-D", "-e", "-f", configuration.path])
+        // Until it listens.
+        for _ in 0..<100 {
+            if (try? ChildProcess.resultBlocking(try #require(ChildProcess.find("ssh-keyscan")), ["-p", String(port), "127.0.0.1"]))?
+                .output.contains("ssh-ed25519") == true { return }
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+    }
+
+    struct Login: Sendable {
+        let ok: Bool
+        let prompts: [String]
+        let output: String?
+    }
+
+    /// A keyboard-interactive login from paramiko that answers every prompt with Enter and runs `command`.
+    func login(command: String = "echo logged-in") async throws -> Login {
+        let script = BuildProducts.packageRoot.appendingPathComponent("Tests/Peers/ssh_keyboard_interactive.py")
+        let output = try await ChildProcess.run(
+            try #require(ChildProcess.find("python3")), [script.path, "127.0.0.1", String(port), user, command])
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: Any])
+        return Login(ok: json["ok"] as? Bool == true, prompts: json["prompts"] as? [String] ?? [],
+                     output: json["output"] as? String)
+    }
+
+    func stop() {
+        process.stop()
+        try? FileManager.default.removeItem(atPath: "/etc/pam.d/\(service)")
+        if let userdel = ChildProcess.find("userdel") ?? Optional(URL(fileURLWithPath: "/usr/sbin/userdel")) {
+            _ = try? ChildProcess.resultBlocking(userdel, [user])
+        }
+        try? FileManager.default.removeItem(at: directory)
+    }
+}

@@ -104,7 +104,7 @@ final class RadSecProxy: @unchecked Sendable {
     }()
 
     let udpPort: Int
-    private let process: Process
+    private let process: SpawnedPeer
     let log: URL
 
     /// Starts radsecproxy listening for `secret` on a free UDP port and forwarding to `radsecPort`
@@ -139,18 +139,12 @@ final class RadSecProxy: @unchecked Sendable {
             server countersign
         }
         """.write(to: configuration, atomically: true, encoding: .utf8)
-        process = Process()
-        process.executableURL = try #require(Self.executable)
-        process.arguments = ["-f", "-c", configuration.path]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        process = try SpawnedPeer(try #require(Self.executable).path, ["-f", "-c", configuration.path])
     }
 
     /// radsecproxy does not stop on SIGTERM while a connection is open: it is killed.
     func stop() {
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        process.stop()
     }
 
     var logText: String { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
