@@ -43,6 +43,9 @@ let package = Package(
         .library(name: "CountersignCBOR", targets: ["CountersignCBOR"]),
         // RADIUS packets read and written (for the server, and for its fuzz target in Fuzz/).
         .library(name: "CountersignRADIUS", targets: ["CountersignRADIUS"]),
+        // The PAM module's C code (for its fuzz target in Fuzz/; the module itself is built by
+        // Scripts/build-pam).
+        .library(name: "CountersignPAM", targets: ["CountersignPAM"]),
         .executable(name: "countersign", targets: ["countersign"]),
         // The benchmarks (BENCHMARKS.md), apart from the binary operators run.
         .executable(name: "countersign-bench", targets: ["countersign-bench"]),

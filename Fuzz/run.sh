@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Fuzzes each target for the given number of seconds (default 60): the CBOR decoder (FuzzCBOR)
-# and the RADIUS packet reader (FuzzRADIUS), or only the targets named.
+# Fuzzes each target for the given number of seconds (default 60): the CBOR decoder (FuzzCBOR),
+# the RADIUS packet reader (FuzzRADIUS) and the PAM module's reader of its helper's lines
+# (FuzzPAMLines, C), or only the targets named.
 #
-#   Fuzz/run.sh [seconds] [FuzzCBOR|FuzzRADIUS ...]
+#   Fuzz/run.sh [seconds] [FuzzCBOR|FuzzRADIUS|FuzzPAMLines ...]
 #
 # Exits non-zero if the fuzzer finds a crash; the crashing input is saved under
 # Fuzz/.build/artifacts/ and listed at the end.
@@ -11,12 +12,14 @@ set -euo pipefail
 seconds="${1:-60}"
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(FuzzCBOR FuzzRADIUS)
+[ ${#targets[@]} -gt 0 ] || targets=(FuzzCBOR FuzzRADIUS FuzzPAMLines)
 fuzz_dir="$(cd "$(dirname "$0")" && pwd)"
 
 # The fuzz package has its own .build under Fuzz/, so these flags never touch the main build.
 # lld rather than the default gold: gold warns once per AddressSanitizer check symbol.
-flags=(-c debug --package-path "$fuzz_dir" -Xswiftc -sanitize=fuzzer,address -Xswiftc -use-ld=lld)
+# The C targets (the PAM module's code) are instrumented too, with -Xcc.
+flags=(-c debug --package-path "$fuzz_dir" -Xswiftc -sanitize=fuzzer,address -Xswiftc -use-ld=lld
+       -Xcc -fsanitize=fuzzer-no-link,address)
 swift build "${flags[@]}"
 bin="$(swift build "${flags[@]}" --show-bin-path)"
 artifacts="$fuzz_dir/.build/artifacts"
@@ -31,6 +34,7 @@ for target in "${targets[@]}"; do
     case "$target" in
         FuzzCBOR) corpus="$fuzz_dir/Corpus/CBOR" ;;
         FuzzRADIUS) corpus="$fuzz_dir/Corpus/RADIUS" ;;
+        FuzzPAMLines) corpus="$fuzz_dir/Corpus/PAMLines" ;;
         *) echo "unknown fuzz target $target" >&2; exit 64 ;;
     esac
     # The fuzzer adds inputs to its corpus as it runs; work on a copy so the seeds stay as committed.

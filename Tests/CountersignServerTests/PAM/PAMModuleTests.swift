@@ -135,3 +135,58 @@ struct PAMSSHTests {
         }
     }
 }
+
+/// The module's own behaviour when its helper misbehaves, with small shell scripts in the
+/// helper's place: the module is what is tested, and it must refuse the login, never hang past
+/// its timeout, and leave no process behind.
+@Suite("PAM module with a helper that misbehaves", .serialized)
+struct PAMHelperFailureTests {
+    static func withHelper(_ script: String, _ body: (String) async throws -> Void) async throws {
+        guard PAMHarness.available else { return }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pam-helper-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let helper = directory.appendingPathComponent("helper")
+        try "#!/bin/sh\n\(script)\n".write(to: helper, atomically: true, encoding: .utf8)
+        chmod(helper.path, 0o755)
+        let service = "countersign-test-\(UUID().uuidString.prefix(8).lowercased())"
+        try "auth required \(try PAMHarness.module.get().path) helper=\(helper.path) timeout=10\n"
+            .write(toFile: "/etc/pam.d/\(service)", atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: "/etc/pam.d/\(service)") }
+        try await body(service)
+    }
+
+    static func pamtester(_ service: String) async throws -> ChildProcess.Finished {
+        try await ChildProcess.result(try #require(ChildProcess.find("pamtester")), [service, "olga", "authenticate"], input: "\n")
+    }
+
+    @Test("a helper that says nothing and never ends: refused at the timeout, and killed")
+    func hangs() async throws {
+        try await Self.withHelper("exec sleep 1000") { service in
+            let started = ContinuousClock.now
+            let finished = try await Self.pamtester(service)
+            #expect(finished.status != 0)
+            #expect(ContinuousClock.now - started < .seconds(20))
+            let left = try await ChildProcess.result(try #require(ChildProcess.find("pgrep")), ["-f", "sleep 1000"])
+            #expect(left.output.isEmpty, "a helper outlived the module: \(left.output)")
+        }
+    }
+
+    @Test("a helper that sends what is not a line of the protocol, or ends without a verdict: refused",
+          arguments: ["echo 'RESULT SUCCESS please'", "printf 'INFO \\033[2J\\nRESULT SUCCESS\\n'", "exit 0",
+                      "head -c 5000 /dev/zero | tr '\\\\0' a"])
+    func garbage(script: String) async throws {
+        try await Self.withHelper(script) { service in
+            let finished = try await Self.pamtester(service)
+            #expect(finished.status != 0, "\(finished.output)")
+        }
+    }
+
+    @Test("its verdict is the module's: RESULT SUCCESS after a prompt answered lets the user in")
+    func verdict() async throws {
+        try await Self.withHelper("echo 'PROMPT Press Enter: '; read line; echo 'RESULT SUCCESS'") { service in
+            let finished = try await Self.pamtester(service)
+            #expect(finished.status == 0, "\(finished.output)")
+        }
+    }
+}
