@@ -308,6 +308,9 @@ struct PAMLogin: Sendable {
                     return refused(refusal)
                 }
             } catch {
+                // The wait ran out during a poll: the phone did not answer in time, which is no
+                // outage of Countersign's (and never let in by fail_mode safe).
+                if ContinuousClock.now >= deadline { break }
                 return unreachable(error)
             }
             try? await Task.sleep(for: .seconds(interval))
