@@ -1,3 +1,4 @@
+import CountersignRADIUS
 import Foundation
 import Logging
 import NIOCore
@@ -24,6 +25,9 @@ struct RADIUSListener: Service {
         defer { bound.finish() }
         let channel = try await DatagramBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .channelOption(.socketOption(.so_reuseaddr), value: 1)
+            // NIO reads at most 2,048 octets of a datagram by default; a RADIUS packet may have
+            // 4,096 (RFC 2865 §3), and what comes past that is padding the reader ignores.
+            .channelOption(.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: RADIUSPacket.maximumLength))
             .bind(host: host, port: port) { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try NIOAsyncChannel<AddressedEnvelope<ByteBuffer>, AddressedEnvelope<ByteBuffer>>(

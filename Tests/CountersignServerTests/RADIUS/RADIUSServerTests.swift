@@ -1,5 +1,7 @@
 import CountersignCore
 import CountersignKit
+import CountersignRADIUS
+import Crypto
 import Foundation
 import Testing
 @testable import CountersignServer
@@ -145,6 +147,13 @@ struct RADIUSServerTests {
             let forged = try #require(try await radius.send(
                 RADClient.login("erin", password: "push", extra: ["State = 0x00112233445566778899aabbccddeeff"])))
             #expect(forged.code == "Access-Reject" && forged.replyMessage == RADIUSAuthentication.Message.unknownChallenge)
+            // A challenge answered after its login expired.
+            let late = try #require(try await radius.send(RADClient.login("erin", password: "push", station: "198.51.100.4")))
+            let lateState = try #require(late.first("State"))
+            server.clock.advance(by: 600)
+            let expired = try #require(try await radius.send(
+                RADClient.login("erin", password: "push", station: "198.51.100.4", extra: ["State = \(lateState)"])))
+            #expect(expired.code == "Access-Reject" && expired.replyMessage == RADIUSAuthentication.Message.unknownChallenge)
         }
     }
 
@@ -216,7 +225,30 @@ struct RADIUSServerTests {
             let proxied = try #require(try await radius.send(
                 RADClient.login("ivy", password: "push", extra: ["Proxy-State = 0x6869", "Proxy-State = 0x7468657265"])))
             #expect(proxied.code == "Access-Reject" && proxied.all("Proxy-State") == ["0x6869", "0x7468657265"])
+            // A truncated packet, one whose Length claims more than came, and one over 4,096 octets.
+            let header: [UInt8] = [1, 7, 0, 60] + [UInt8](repeating: 9, count: 16)
+            #expect(try sendDatagram(Array(header.prefix(10)), to: radius.port) == nil)
+            #expect(try sendDatagram(header + [1, 7, 0x61, 0x62, 0x63, 0x64, 0x65], to: radius.port) == nil)
+            #expect(try sendDatagram([1, 8, 0x13, 0x88] + [UInt8](repeating: 0, count: 4996), to: radius.port) == nil)
+            // The largest packet RFC 2865 allows, 4,096 octets (Vendor-Specific attributes fill it), is read whole.
+            var large = RADIUSPacket(.accessRequest, identifier: 9, authenticator: [UInt8](repeating: 3, count: 16), attributes: [
+                RADIUSAttribute(type: RADIUSAttribute.messageAuthenticator, value: [UInt8](repeating: 0, count: 16)),
+                RADIUSAttribute(type: RADIUSAttribute.userName, text: "ivy"),
+                RADIUSAttribute(type: RADIUSAttribute.nasIdentifier, text: "vpn-gw-1"),
+                RADIUSAttribute(type: RADIUSAttribute.state, value: [UInt8](repeating: 7, count: 16)),
+            ])
+            while large.encoded().count + 255 <= RADIUSPacket.maximumLength {
+                large.attributes.append(RADIUSAttribute(type: 26, value: [0, 0, 0x7F, 0xFF] + [UInt8](repeating: 1, count: 249)))
+            }
+            let room = RADIUSPacket.maximumLength - large.encoded().count
+            large.attributes.append(RADIUSAttribute(type: 26, value: [0, 0, 0x7F, 0xFF] + [UInt8](repeating: 1, count: room - 6)))
+            #expect(large.encoded().count == RADIUSPacket.maximumLength)
+            large.attributes[0].value = Array(HMAC<Insecure.MD5>.authenticationCode(
+                for: large.encoded(), using: SymmetricKey(data: Array(Self.secret.utf8))))
+            let answer = try #require(try sendDatagram(large.encoded(), to: radius.port, wait: .seconds(5)))
+            #expect(answer.first == RADIUSPacket.Code.accessReject.rawValue && answer[1] == 9)
             let metrics = String(decoding: try await server.call("GET", "/metrics").data, as: UTF8.self)
+            #expect(metrics.contains("countersign_radius_dropped_total{reason=\"malformed\"} 3"))
             #expect(metrics.contains("countersign_radius_dropped_total{reason=\"invalid_message_authenticator\"} 1"))
             #expect(metrics.contains("countersign_radius_dropped_total{reason=\"missing_message_authenticator\"} 1"))
             let audit = try await server.admin("GET", "/admin/v1/tenants/default/audit?action=radius.dropped")

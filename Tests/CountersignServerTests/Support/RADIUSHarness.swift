@@ -208,3 +208,28 @@ struct RadSecPKI: Sendable {
             clientCAFile: path("ca.pem"))
     }
 }
+
+/// Sends one raw datagram to 127.0.0.1:`port` and waits up to `wait` for an answer: for packets
+/// no RADIUS client would send (truncated, oversized).
+func sendDatagram(_ bytes: [UInt8], to port: Int, wait: Duration = .seconds(1)) throws -> [UInt8]? {
+    let descriptor = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+    guard descriptor >= 0 else { throw POSIXError(.EMFILE) }
+    defer { close(descriptor) }
+    var timeout = timeval(tv_sec: Int(wait.components.seconds), tv_usec: 0)
+    setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    address.sin_port = UInt16(port).bigEndian
+    let sent = bytes.withUnsafeBytes { buffer in
+        withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                sendto(descriptor, buffer.baseAddress, buffer.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+    }
+    guard sent == bytes.count else { throw POSIXError(.EMSGSIZE) }
+    var answer = [UInt8](repeating: 0, count: 4096)
+    let received = recv(descriptor, &answer, answer.count, 0)
+    return received > 0 ? Array(answer.prefix(received)) : nil
+}
