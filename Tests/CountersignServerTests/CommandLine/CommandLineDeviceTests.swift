@@ -15,11 +15,13 @@ struct CommandLineDeviceTests {
         var environment: [String: String]
         let userID: String
 
-        static func make() async throws -> Scene {
+        /// `serveArguments` are added to `countersign serve`'s.
+        static func make(serveArguments: [String] = []) async throws -> Scene {
             let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("countersign-device-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
             let (server, serverURL, stdout, _) = try await CommandLineTests.serve(
-                dataDirectory: scratch.appendingPathComponent("data").path, in: scratch, name: "server")
+                dataDirectory: scratch.appendingPathComponent("data").path, in: scratch, name: "server",
+                arguments: serveArguments)
             let environment = ["COUNTERSIGN_SERVER": serverURL, "COUNTERSIGN_ADMIN_KEY": try CommandLineTests.adminKey(printedTo: stdout),
                                "COUNTERSIGN_DEVICE_STORE": scratch.appendingPathComponent("device").path]
             let user = try await CommandLineTests.run(["admin", "user", "create", "alice"], environment: environment)

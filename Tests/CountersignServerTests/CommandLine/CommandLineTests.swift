@@ -263,7 +263,8 @@ struct CommandLineTests {
     /// where its clients know it) and returns it once it names its public URL.
     /// `environment` is added to this process's own.
     static func serve(
-        dataDirectory: String, in scratch: URL, name: String, environment: [String: String] = [:], port: Int = 0
+        dataDirectory: String, in scratch: URL, name: String, environment: [String: String] = [:], port: Int = 0,
+        arguments: [String] = []
     ) async throws -> (Process, String, URL, URL) {
         let stdout = scratch.appendingPathComponent("\(name).out")
         let stderr = scratch.appendingPathComponent("\(name).err")
@@ -271,7 +272,7 @@ struct CommandLineTests {
         _ = FileManager.default.createFile(atPath: stderr.path, contents: nil)
         let server = Process()
         server.executableURL = try Self.requireExecutable()
-        server.arguments = ["serve", "--port", String(port), "--data-dir", dataDirectory]
+        server.arguments = ["serve", "--port", String(port), "--data-dir", dataDirectory] + arguments
         if !environment.isEmpty {
             server.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         }
