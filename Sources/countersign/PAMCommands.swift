@@ -173,7 +173,6 @@ struct PAMCommand: AsyncParsableCommand {
                 return
             }
             let transport = NIOTransport(connections: 1, retryingRefusedConnections: false)
-            defer { Task { try? await transport.shutdown() } }
             let client = RelyingPartyClient(
                 base: configuration.server, clientID: configuration.clientID,
                 credentials: .privateKey(key, keyID: configuration.keyID), transport: transport)

@@ -48,44 +48,62 @@ struct RADIUSAuthentication: Sendable {
     /// The Access-Request code is Status-Server (RFC 5997 §3).
     static let statusServer = RADIUSPacket.Code.statusServer.rawValue
 
-    /// The answer to `datagram` from `source`; nil drops it. `secret` replaces the client's shared
-    /// secret where the transport fixes it (RadSec's `radsec`).
-    func answer(_ datagram: [UInt8], from source: RADIUSSource, secret fixedSecret: [UInt8]? = nil) async -> [UInt8]? {
+    /// What becomes of one packet.
+    enum Disposal: Sendable, Equatable {
+        case send([UInt8])
+        /// Dropped unanswered: it did not authenticate, was malformed, or could not be answered.
+        case drop
+        /// A retransmission of a request still being answered: its answer is on its way.
+        case inProgress
+    }
+
+    /// The answer to `datagram` from `source`; nil drops it.
+    func answer(_ datagram: [UInt8], from source: RADIUSSource) async -> [UInt8]? {
+        if case .send(let answer) = await dispose(datagram, from: source) { return answer }
+        return nil
+    }
+
+    /// What becomes of `datagram` from `source`. `secret` replaces the client's shared secret
+    /// where the transport fixes it (RadSec's `radsec`).
+    func dispose(_ datagram: [UInt8], from source: RADIUSSource, secret fixedSecret: [UInt8]? = nil) async -> Disposal {
         let packet: RADIUSPacket
         do {
             packet = try RADIUSPacket(parsing: datagram)
         } catch {
             await drop("malformed", source, nil)
-            return nil
+            return .drop
         }
         let found: (client: RADIUSClient, secret: [UInt8])?
         do {
             found = try await directory.client(for: source.address)
         } catch {
             logger.error("the RADIUS clients could not be read", metadata: ["error": "\(ErrorMiddleware.describe(error))"])
-            return nil
+            metrics.radiusDropped("server_error")
+            return .drop
         }
         guard let (client, clientSecret) = found else {
             await drop("unknown_source", source, nil)
-            return nil
+            return .drop
         }
         let secret = fixedSecret ?? clientSecret
-        if packet.code == Self.statusServer { return await statusServer(packet, client, secret, source) }
+        if packet.code == Self.statusServer {
+            return await statusServer(packet, client, secret, source).map(Disposal.send) ?? .drop
+        }
         let key = RADIUSDuplicateCache.Key(source: source.text, identifier: packet.identifier, authenticator: packet.authenticator)
         let keep = Duration.seconds(2 * client.waitSeconds + Int(Self.retransmissionWindow))
         switch duplicates.see(key, keep: keep) {
         case .inProgress:
             metrics.radiusDuplicate("dropped_in_progress")
-            return nil
+            return .inProgress
         case .answered(let answer):
             metrics.radiusDuplicate("answered_again")
-            return answer
+            return .send(answer)
         case .new:
             break
         }
         let answer = await respond(packet, client: client, secret: secret, source: source)
         duplicates.answered(key, with: answer, keep: keep)
-        return answer
+        return answer.map(Disposal.send) ?? .drop
     }
 
     /// RFC 5997: Status-Server is answered Access-Accept when it authenticates, with

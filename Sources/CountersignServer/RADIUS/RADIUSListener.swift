@@ -102,7 +102,7 @@ final class BoundPort: Sendable {
 }
 
 /// Requests being answered, under a bound.
-private final class InFlightCount: Sendable {
+final class InFlightCount: Sendable {
     private let count = Atomic<Int>(0)
 
     /// Counts one more unless `limit` are in flight.

@@ -113,19 +113,25 @@ struct RadSecListener: Service {
         let authentication = authentication
         do {
             try await connection.executeThenClose { inbound, outbound in
+                let inFlight = InFlightCount()
                 try await withThrowingDiscardingTaskGroup { group in
-                    var inFlight = 0
                     for try await frame in inbound {
-                        inFlight += 1
-                        guard inFlight <= Self.maximumInFlightPerConnection else { break }
+                        // A client that pipelines past the bound is closed; its requests in flight finish.
+                        guard inFlight.enter(limit: Self.maximumInFlightPerConnection) else { break }
                         group.addTask {
+                            defer { inFlight.leave() }
                             let datagram = Array(frame.readableBytesView)
-                            guard let answer = await authentication.answer(datagram, from: source, secret: Self.secret) else {
+                            switch await authentication.dispose(datagram, from: source, secret: Self.secret) {
+                            case .send(let answer):
+                                try? await outbound.write(ByteBuffer(bytes: answer))
+                            case .drop:
                                 // RFC 6613 §2.6.4: what would be discarded ends the connection.
                                 channel.close(promise: nil)
-                                return
+                            case .inProgress:
+                                // A proxy's identifiers wrap around on a busy connection; the first
+                                // copy's answer is on its way.
+                                break
                             }
-                            try? await outbound.write(ByteBuffer(bytes: answer))
                         }
                     }
                 }
