@@ -21,9 +21,10 @@ struct RADIUSServerTests {
         }
     }
 
-    /// The newest request on the phone, once it arrives.
+    /// The newest request on the phone, once it arrives (within a minute: a loaded machine starts
+    /// a PAM helper or a gateway's request slowly).
     static func pending(_ kit: CountersignAuthenticator) async throws -> RequestDetails {
-        for _ in 0..<400 {
+        for _ in 0..<2400 {
             if let request = try await kit.pendingRequests().first { return try await kit.details(for: request) }
             try await Task.sleep(for: .milliseconds(25))
         }

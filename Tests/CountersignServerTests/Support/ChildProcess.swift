@@ -129,3 +129,46 @@ final class SpawnedPeer: Sendable {
         while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
     }
 }
+
+extension ChildProcess {
+    /// `result`, but started with posix_spawn and waited for with waitpid, off the concurrency
+    /// pool: Foundation learns of a child's end through a monitor that can stall behind another
+    /// child of the process (see `SpawnedPeer`), which under a full suite held a PAM login's
+    /// pamtester "running" for minutes after it had ended. Standard input from `input`, standard
+    /// output and error together.
+    static func spawned(_ executable: URL, _ arguments: [String], environment: [String: String]? = nil,
+                        input: String? = nil) async throws -> Finished {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Finished, any Error>) in
+            DispatchQueue.global().async {
+                continuation.resume(with: Result { try spawnedBlocking(executable, arguments, environment: environment, input: input) })
+            }
+        }
+    }
+
+    private static func spawnedBlocking(_ executable: URL, _ arguments: [String], environment: [String: String]?,
+                                        input: String?) throws -> Finished {
+        let workspace = FileManager.default.temporaryDirectory.appendingPathComponent("spawn-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: workspace, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: workspace) }
+        let inputFile = workspace.appendingPathComponent("stdin")
+        let outputFile = workspace.appendingPathComponent("output")
+        try Data((input ?? "").utf8).write(to: inputFile)
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, inputFile.path, O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, outputFile.path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        let argv = ([executable.path] + arguments).map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        let variables = (environment ?? ProcessInfo.processInfo.environment).map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { variables.forEach { free($0) } }
+        var pid: pid_t = 0
+        let status = posix_spawn(&pid, executable.path, &actions, nil, argv, variables)
+        guard status == 0 else { throw POSIXError(POSIXErrorCode(rawValue: status) ?? .EINVAL) }
+        var exit: Int32 = 0
+        while waitpid(pid, &exit, 0) < 0 && errno == EINTR {}
+        let code: Int32 = (exit & 0x7F) == 0 ? (exit >> 8) & 0xFF : 128 + (exit & 0x7F)
+        return Finished(status: code, output: (try? String(contentsOf: outputFile, encoding: .utf8)) ?? "")
+    }
+}

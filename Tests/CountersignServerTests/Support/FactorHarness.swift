@@ -36,9 +36,9 @@ struct FactorDevice: Sendable {
         return TOTP(secret: seed, digits: Int(enrollment.digits), period: Int(enrollment.period))
     }
 
-    /// The newest request, once one is in the inbox (for up to 10 s).
+    /// The newest request, once one is in the inbox (for up to a minute).
     func waitForNewest() async throws -> (envelope: PendingRequestEnvelope, details: TransactionDetails, plaintext: Data) {
-        for _ in 0..<200 {
+        for _ in 0..<1200 {
             let answer = try await call("GET", "/device/v1/requests")
             if answer.status == 200,
                (try? Timestamps.decoder().decode(PendingRequestList.self, from: answer.data))?.requests.isEmpty == false {

@@ -50,7 +50,7 @@ struct EnrolledHost {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pam-host-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let configuration = directory.appendingPathComponent("pam.conf")
-        let enrolled = try await ChildProcess.result(
+        let enrolled = try await ChildProcess.spawned(
             PAMHarness.countersign,
             ["pam", "enroll-host", "--server", server.base, "--name", "build-host-7", "--config", configuration.path,
              "--key-file", directory.appendingPathComponent("pam.key").path] + extra,
@@ -84,7 +84,7 @@ struct EnrolledHost {
 
     /// pamtester authenticating `user` through the service, Enter typed at the prompt.
     func pamtester(_ user: String) async throws -> ChildProcess.Finished {
-        try await ChildProcess.result(
+        try await ChildProcess.spawned(
             try #require(ChildProcess.find("pamtester")), ["-v", service, user, "authenticate"], input: "\n")
     }
 }
@@ -143,11 +143,26 @@ final class TestSSHD: @unchecked Sendable {
 
         """.write(to: configuration, atomically: true, encoding: .utf8)
         process = try SpawnedPeer(link.path, ["-D", "-e", "-f", configuration.path])
-        // Until it listens.
-        for _ in 0..<100 {
-            if (try? ChildProcess.resultBlocking(try #require(ChildProcess.find("ssh-keyscan")), ["-p", String(port), "127.0.0.1"]))?
-                .output.contains("ssh-ed25519") == true { return }
+        // Until it listens (for up to a minute).
+        for _ in 0..<600 {
+            if Self.accepts(port: port) { return }
             Thread.sleep(forTimeInterval: 0.1)
+        }
+    }
+
+    /// Whether a TCP connection to 127.0.0.1:`port` is accepted.
+    static func accepts(port: Int) -> Bool {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { return false }
+        defer { close(descriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = UInt16(port).bigEndian
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+            }
         }
     }
 
@@ -160,9 +175,10 @@ final class TestSSHD: @unchecked Sendable {
     /// A keyboard-interactive login from paramiko that answers every prompt with Enter and runs `command`.
     func login(command: String = "echo logged-in") async throws -> Login {
         let script = BuildProducts.packageRoot.appendingPathComponent("Tests/Peers/ssh_keyboard_interactive.py")
-        let output = try await ChildProcess.run(
+        let finished = try await ChildProcess.spawned(
             try #require(ChildProcess.find("python3")), [script.path, "127.0.0.1", String(port), user, command])
-        let json = try #require(try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: Any])
+        let line = try #require(finished.output.split(separator: "\n").last { $0.hasPrefix("{") }, "\(finished.output)")
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
         return Login(ok: json["ok"] as? Bool == true, prompts: json["prompts"] as? [String] ?? [],
                      output: json["output"] as? String)
     }
