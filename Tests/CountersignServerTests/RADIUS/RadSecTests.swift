@@ -52,7 +52,7 @@ struct RadSecTests {
             // Two runs of 200 (radclient repeats one packet, so past 256 its identifiers would
             // repeat the packet exactly, which radsecproxy answers as a duplicate itself).
             for _ in 0..<2 {
-                let finished = try await ChildProcess.result(
+                let finished = try await ChildProcess.spawned(
                     try #require(RADClient.executable),
                     ["-q", "-s", "-c", "200", "-p", "20", "-r", "3", "-t", "5", "127.0.0.1:\(proxy.udpPort)", "auth",
                      "proxy-udp-secret-1"],

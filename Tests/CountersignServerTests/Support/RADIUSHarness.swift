@@ -23,7 +23,7 @@ struct RADClient: Sendable {
     func send(_ attributes: [String], command: String = "auth", retries: Int = 1, timeout: Int = 40,
               secret: String? = nil) async throws -> RADReply? {
         let executable = try #require(Self.executable)
-        let finished = try await ChildProcess.result(
+        let finished = try await ChildProcess.spawned(
             executable, ["-x", "-r", String(retries), "-t", String(timeout), "127.0.0.1:\(port)", command, secret ?? self.secret],
             environment: nil, input: attributes.joined(separator: "\n") + "\n")
         return RADReply(parsing: finished.output)
