@@ -97,8 +97,8 @@ final class BoundPort: Sendable {
     }
 }
 
-/// Requests being answered, under a bound.
-private final class InFlightCount: Sendable {
+/// Requests being answered, under a bound (the UDP listener's, and each RadSec connection's).
+final class InFlightCount: Sendable {
     private let count = Atomic<Int>(0)
 
     /// Counts one more unless `limit` are in flight.

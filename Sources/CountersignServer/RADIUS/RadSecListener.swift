@@ -114,11 +114,13 @@ struct RadSecListener: Service {
         do {
             try await connection.executeThenClose { inbound, outbound in
                 try await withThrowingDiscardingTaskGroup { group in
-                    var inFlight = 0
+                    // Packets being answered, not packets ever received: a proxy keeps one
+                    // connection open for all its requests.
+                    let inFlight = InFlightCount()
                     for try await frame in inbound {
-                        inFlight += 1
-                        guard inFlight <= Self.maximumInFlightPerConnection else { break }
+                        guard inFlight.enter(limit: Self.maximumInFlightPerConnection) else { break }
                         group.addTask {
+                            defer { inFlight.leave() }
                             let datagram = Array(frame.readableBytesView)
                             guard let answer = await authentication.answer(datagram, from: source, secret: Self.secret) else {
                                 // RFC 6613 §2.6.4: what would be discarded ends the connection.

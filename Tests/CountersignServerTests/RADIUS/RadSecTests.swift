@@ -41,6 +41,26 @@ struct RadSecTests {
         }
     }
 
+    @Test("one connection answers more than 256 packets in its life: 300 logins through radsecproxy's one connection are all answered")
+    func manyPacketsOnOneConnection() async throws {
+        try await Self.withRadSec { server, pki, port in
+            _ = try await server.createRADIUSClient()
+            let proxy = try RadSecProxy(
+                radsecPort: port, secret: "proxy-udp-secret-1", certificate: pki.path("client.pem"),
+                key: pki.path("client.key"), serverCA: pki.path("ca.pem"), in: pki.directory)
+            defer { proxy.stop() }
+            // Unknown users: each request is answered at once, Access-Reject.
+            let packets = (0..<300).map { RADClient.login("nobody-\($0)", password: "push").joined(separator: "\n") }
+            let finished = try await ChildProcess.result(
+                try #require(RADClient.executable),
+                ["-s", "-t", "5", "-r", "1", "-p", "10", "127.0.0.1:\(proxy.udpPort)", "auth", "proxy-udp-secret-1"],
+                input: packets.joined(separator: "\n\n") + "\n")
+            let rejected = finished.output.split(separator: "\n").first { $0.contains("Rejected") }
+            #expect(rejected?.split(separator: ":").last?.trimmingCharacters(in: .whitespaces) == "300",
+                    "radclient: \(finished.output.suffix(300)) radsecproxy: \(proxy.logText.suffix(600))")
+        }
+    }
+
     @Test("a client whose certificate another CA issued gets no TLS connection, and no answer")
     func untrustedClient() async throws {
         try await Self.withRadSec { server, pki, port in
