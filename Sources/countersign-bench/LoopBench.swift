@@ -134,9 +134,10 @@ struct BenchPolicy {
     /// The policy as it was before the bench.
     let saved: [String: Any]
 
-    static func lift(_ admin: AdminAPIClient) async throws -> BenchPolicy {
+    /// `also`: further members to set for the bench (`totp`, say).
+    static func lift(_ admin: AdminAPIClient, also: [String: Any] = [:]) async throws -> BenchPolicy {
         let policy = try await admin.send("GET", path) as? [String: Any] ?? [:]
-        var lifted = policy
+        var lifted = policy.merging(also) { $1 }
         lifted["user_requests_per_minute"] = 0
         lifted["client_requests_per_minute"] = 1_000_000
         _ = try await admin.send("PUT", path, body: lifted)
@@ -169,7 +170,11 @@ struct BenchTarget: Sendable {
     let description: String
     private let running: CountersignServer.Running?
 
-    static func start(server: String?, adminKey: String?, databaseURL: String?, scratch: URL) async throws -> BenchTarget {
+    /// `configure` adjusts the in-process server's configuration (a RADIUS port, say).
+    static func start(
+        server: String?, adminKey: String?, databaseURL: String?, scratch: URL,
+        configure: (inout ServerConfiguration) -> Void = { _ in }
+    ) async throws -> BenchTarget {
         if let server {
             guard let adminKey else { throw ValidationError("--server needs an admin key (COUNTERSIGN_ADMIN_KEY or --admin-key)") }
             return BenchTarget(base: server.hasSuffix("/") ? String(server.dropLast()) : server, adminKey: adminKey,
@@ -179,6 +184,7 @@ struct BenchTarget: Sendable {
         configuration.port = 0
         configuration.databaseURL = databaseURL
         configuration.masterKey = MasterKey.generate().base64
+        configure(&configuration)
         let made = try await CountersignServer.make(configuration: configuration, logger: Logger(label: "bench"))
         let running = try await made.start()
         return BenchTarget(base: running.baseURL, adminKey: made.bootstrapAdminKey ?? "",
@@ -188,6 +194,11 @@ struct BenchTarget: Sendable {
 
     func stop() async throws {
         try await running?.stop()
+    }
+
+    /// The UDP port the in-process server answers RADIUS on, once bound; nil without one.
+    func radiusPort() async -> Int? {
+        await running?.server.radiusPort()
     }
 }
 

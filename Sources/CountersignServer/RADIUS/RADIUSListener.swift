@@ -101,7 +101,7 @@ final class BoundPort: Sendable {
     }
 }
 
-/// Requests being answered, under a bound.
+/// Requests being answered, under a bound (the UDP listener's, and each RadSec connection's).
 final class InFlightCount: Sendable {
     private let count = Atomic<Int>(0)
 

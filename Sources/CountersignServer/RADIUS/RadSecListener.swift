@@ -115,8 +115,9 @@ struct RadSecListener: Service {
             try await connection.executeThenClose { inbound, outbound in
                 let inFlight = InFlightCount()
                 try await withThrowingDiscardingTaskGroup { group in
+                    // Packets being answered, not packets ever received: a proxy keeps one
+                    // connection open for all its requests.
                     for try await frame in inbound {
-                        // A client that pipelines past the bound is closed; its requests in flight finish.
                         guard inFlight.enter(limit: Self.maximumInFlightPerConnection) else { break }
                         group.addTask {
                             defer { inFlight.leave() }
