@@ -7,7 +7,7 @@ import Testing
 @Suite("Console RADIUS clients in a browser", .serialized,
        .enabled(if: Browser.isAvailable, "Chromium and chromedriver are not installed (apt-get install chromium chromium-driver)"))
 struct ConsoleRADIUSBrowserTests {
-    @Test("An administrator opens RADIUS clients from the navigation, is told beside the field that a network is not one, adds the VPN gateway with a generated secret shown once, and sees it listed")
+    @Test("An administrator opens RADIUS clients from the navigation, is told beside the field that a network is not one, adds the VPN gateway with a generated secret shown once, and sees it listed, also at phone width")
     func administratorAddsAVPNGatewayAndSeesItListed() async throws {
         try await TestServer.with(.sqlite) { server in
             let admin = try await server.enrolledUser("root")
@@ -51,6 +51,16 @@ struct ConsoleRADIUSBrowserTests {
                 try await CodeFlowBrowserTests.screenshot(browser, "console-radius-clients")
                 let stored = try await server.admin("GET", "/admin/v1/tenants/default/radius-clients/\(id)")
                 #expect(stored["strip_realm"] as? Bool == true)
+
+                // At phone width the list and the page are one column, no wider than the screen.
+                try await browser.windowSize(width: 390, height: 844)
+                for page in ["/console/radius-clients", "/console/radius-clients/\(id)"] {
+                    try await browser.open(server.base + page)
+                    _ = try await browser.waitFor(css: "main.page h1")
+                    let fits: Bool = try await browser.execute(
+                        script: "return document.documentElement.scrollWidth <= window.innerWidth + 1")
+                    #expect(fits, "\(page) is wider than a phone's screen")
+                }
             }
         }
     }
