@@ -40,7 +40,9 @@ extension ConsolePageModel {
 
 /// The console's sections, in the order of its navigation.
 enum ConsoleSection: String, CaseIterable, Sendable {
-    case dashboard, users, devices, clients, push, policies, audit
+    case dashboard, users, devices, clients
+    case radiusClients = "radius-clients"
+    case push, policies, audit
 
     var title: String {
         switch self {
@@ -48,6 +50,7 @@ enum ConsoleSection: String, CaseIterable, Sendable {
         case .users: "Users"
         case .devices: "Devices"
         case .clients: "Clients"
+        case .radiusClients: "RADIUS clients"
         case .push: "Push"
         case .policies: "Policies"
         case .audit: "Audit log"
@@ -297,6 +300,7 @@ struct ConsoleAuditRow: Sendable {
             switch kind {
             case "user": (self.kind, page) = ("user", "users/" + encoded)
             case "client": (self.kind, page) = ("client", "clients/" + encoded)
+            case "radius_client": (self.kind, page) = ("RADIUS client", "radius-clients/" + encoded)
             case "device":
                 self.kind = "device"
                 page = userID.map { "users/" + AuthorizationRedirect.encoded($0) + "#device-" + encoded }

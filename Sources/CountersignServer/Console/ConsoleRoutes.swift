@@ -9,6 +9,8 @@ import Hummingbird
 ///   role among them (`POST /console/users/{id}/console-role`) (`ConsoleUsers`);
 /// - `GET|POST /console/clients`, `GET|POST /console/clients/{id}`, its `/secret` and `/delete`
 ///   (`ConsoleClients`);
+/// - `GET|POST /console/radius-clients`, `GET|POST /console/radius-clients/{id}`, its `/secret` and
+///   `/delete` (`ConsoleRADIUSClients`);
 /// - `GET /console/devices?push=`, `POST /console/devices/{id}/remove` (`ConsoleDevices`);
 /// - `GET|POST /console/policies`, a webhook's `POST /console/policies/webhooks/{purpose}` and its
 ///   `/delete` (`ConsolePolicies`);
@@ -24,6 +26,7 @@ struct ConsoleRoutes: Sendable {
     let users: ConsoleUsers
     let audit: ConsoleAudit
     let clients: ConsoleClients
+    let radiusClients: ConsoleRADIUSClients
     let push: ConsolePush
     let devices: ConsoleDevices
     let policies: ConsolePolicies
@@ -34,6 +37,7 @@ struct ConsoleRoutes: Sendable {
         users = ConsoleUsers(flow: flow)
         audit = ConsoleAudit(flow: flow)
         clients = ConsoleClients(flow: flow)
+        radiusClients = ConsoleRADIUSClients(flow: flow)
         push = ConsolePush(flow: flow)
         devices = ConsoleDevices(flow: flow)
         policies = ConsolePolicies(flow: flow)
@@ -101,6 +105,21 @@ struct ConsoleRoutes: Sendable {
         }
         post(pages, "/clients/{id}/delete") { path, form, session, visit in
             try await clients.delete(clientID: path.require("id"), form, session, visit)
+        }
+
+        get(pages, "/radius-clients") { _, session, visit in try await radiusClients.list(session, visit) }
+        post(pages, "/radius-clients") { _, form, session, visit in try await radiusClients.create(form, session, visit) }
+        get(pages, "/radius-clients/{id}") { path, session, visit in
+            try await radiusClients.show(clientID: path.require("id"), session, visit)
+        }
+        post(pages, "/radius-clients/{id}") { path, form, session, visit in
+            try await radiusClients.update(clientID: path.require("id"), form, session, visit)
+        }
+        post(pages, "/radius-clients/{id}/secret") { path, _, session, visit in
+            try await radiusClients.rotateSecret(clientID: path.require("id"), session, visit)
+        }
+        post(pages, "/radius-clients/{id}/delete") { path, form, session, visit in
+            try await radiusClients.delete(clientID: path.require("id"), form, session, visit)
         }
 
         getWithQuery(pages, "/push") { query, session, visit in try await push.page(session, visit, query: query) }
