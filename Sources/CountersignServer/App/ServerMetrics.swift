@@ -73,7 +73,6 @@ public struct ServerMetrics: Sendable {
                              labels: [("endpoint", endpoint), ("outcome", outcome)]).increment()
     }
 
-    /// `bc-authorize` requests refused by a rate limit, by limit (`client` or `user`).
     /// A RADIUS request answered: `accept`, `reject` or `challenge`, and by which mode's path.
     func radiusAnswered(_ code: String, path: String) {
         registry.makeCounter(descriptor: Self.name("radius_answers", unit: "total", "RADIUS requests answered"),
@@ -94,6 +93,7 @@ public struct ServerMetrics: Sendable {
                              labels: [("outcome", outcome)]).increment()
     }
 
+    /// `bc-authorize` requests refused by a rate limit, by limit (`client` or `user`).
     func bcAuthorizeRateLimited(limit: String) {
         registry.makeCounter(descriptor: Self.name("bc_authorize_rate_limited", unit: "total",
                                                    "bc-authorize requests refused by a rate limit, by limit"),

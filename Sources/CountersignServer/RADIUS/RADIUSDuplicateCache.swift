@@ -26,7 +26,8 @@ final class RADIUSDuplicateCache: Sendable {
         case answered([UInt8])
     }
 
-    /// The most requests remembered; past it, the expired ones go, then the oldest half.
+    /// The most requests remembered; at it, the expired ones go, and the oldest half too when
+    /// that leaves more than three quarters.
     let capacity: Int
     private let state = Mutex<[Key: (entry: Entry, until: ContinuousClock.Instant)]>([:])
 
@@ -45,8 +46,11 @@ final class RADIUSDuplicateCache: Sendable {
                 }
             }
             if entries.count >= capacity {
+                // Expired answers go; if that frees less than a quarter, the newest half stays.
+                // Either way the next clean-up is at least a quarter of the capacity away, so its
+                // cost is spread over as many requests, not paid by each one at the limit.
                 entries = entries.filter { $0.value.until > now }
-                if entries.count >= capacity {
+                if entries.count > capacity * 3 / 4 {
                     let kept = entries.sorted { $0.value.until > $1.value.until }.prefix(capacity / 2)
                     entries = Dictionary(uniqueKeysWithValues: kept.map { ($0.key, $0.value) })
                 }

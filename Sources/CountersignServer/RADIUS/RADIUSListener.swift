@@ -28,6 +28,9 @@ struct RADIUSListener: Service {
             // NIO reads at most 2,048 octets of a datagram by default; a RADIUS packet may have
             // 4,096 (RFC 2865 §3), and what comes past that is padding the reader ignores.
             .channelOption(.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: RADIUSPacket.maximumLength))
+            // The kernel's default buffer holds about 256 datagrams: a burst past it was lost before
+            // the listener saw it (BENCHMARKS.md, RADIUS). 8 MiB, as far as net.core.rmem_max allows.
+            .channelOption(.socketOption(.so_rcvbuf), value: 8 * 1024 * 1024)
             .bind(host: host, port: port) { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try NIOAsyncChannel<AddressedEnvelope<ByteBuffer>, AddressedEnvelope<ByteBuffer>>(
