@@ -15,6 +15,7 @@ struct PAMModuleTests {
     ) async throws {
         guard PAMHarness.available else { return }
         try await TestServer.with(.sqlite) { server in
+            PAMHarness.catchUp(server.clock)
             let host = try await EnrolledHost.enroll(server, extra: extra, arguments: arguments)
             defer { host.remove() }
             try await body(server, host)
@@ -111,6 +112,7 @@ struct PAMSSHTests {
             return
         }
         try await TestServer.with(.sqlite) { server in
+            PAMHarness.catchUp(server.clock)
             try await server.setPolicy(["default_acr": "urn:countersign:acr:number-match"])
             let host = try await EnrolledHost.enroll(server)
             defer { host.remove() }

@@ -228,9 +228,9 @@ struct RADIUSServerTests {
             #expect(proxied.code == "Access-Reject" && proxied.all("Proxy-State") == ["0x6869", "0x7468657265"])
             // A truncated packet, one whose Length claims more than came, and one over 4,096 octets.
             let header: [UInt8] = [1, 7, 0, 60] + [UInt8](repeating: 9, count: 16)
-            #expect(try sendDatagram(Array(header.prefix(10)), to: radius.port) == nil)
-            #expect(try sendDatagram(header + [1, 7, 0x61, 0x62, 0x63, 0x64, 0x65], to: radius.port) == nil)
-            #expect(try sendDatagram([1, 8, 0x13, 0x88] + [UInt8](repeating: 0, count: 4996), to: radius.port) == nil)
+            #expect(try await sendDatagram(Array(header.prefix(10)), to: radius.port) == nil)
+            #expect(try await sendDatagram(header + [1, 7, 0x61, 0x62, 0x63, 0x64, 0x65], to: radius.port) == nil)
+            #expect(try await sendDatagram([1, 8, 0x13, 0x88] + [UInt8](repeating: 0, count: 4996), to: radius.port) == nil)
             // The largest packet RFC 2865 allows, 4,096 octets (Vendor-Specific attributes fill it), is read whole.
             var large = RADIUSPacket(.accessRequest, identifier: 9, authenticator: [UInt8](repeating: 3, count: 16), attributes: [
                 RADIUSAttribute(type: RADIUSAttribute.messageAuthenticator, value: [UInt8](repeating: 0, count: 16)),
@@ -246,7 +246,7 @@ struct RADIUSServerTests {
             #expect(large.encoded().count == RADIUSPacket.maximumLength)
             large.attributes[0].value = Array(HMAC<Insecure.MD5>.authenticationCode(
                 for: large.encoded(), using: SymmetricKey(data: Array(Self.secret.utf8))))
-            let largeAnswer = try sendDatagram(large.encoded(), to: radius.port, wait: .seconds(20))
+            let largeAnswer = try await sendDatagram(large.encoded(), to: radius.port, wait: .seconds(20))
             if largeAnswer == nil {
                 let metrics = String(decoding: try await server.call("GET", "/metrics").data, as: UTF8.self)
                 Issue.record("no answer to 4,096 octets; /metrics: \(metrics.split(separator: "\n").filter { $0.contains("radius") })")

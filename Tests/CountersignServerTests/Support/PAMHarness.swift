@@ -35,6 +35,14 @@ enum PAMHarness {
     }
 
     static var countersign: URL { BuildProducts.directory!.appendingPathComponent("countersign") }
+
+    /// Moves the test clock to the real time: the PAM helper is another process, which dates its
+    /// client assertions by the real clock, and a test clock made when the test began, then kept
+    /// while it waited for a server slot, would find them minutes in the future (invalid_client
+    /// under a full suite). The server and the in-process devices both read the test clock.
+    static func catchUp(_ clock: TestClock) {
+        clock.advance(by: max(0, Date().timeIntervalSince(clock.now)))
+    }
 }
 
 /// One host enrolled with a server: its configuration and key in a scratch directory, and a PAM
