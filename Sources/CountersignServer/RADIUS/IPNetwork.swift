@@ -92,3 +92,11 @@ enum IPNetworkError: Error, Sendable, Equatable, CustomStringConvertible {
         }
     }
 }
+
+/// A network is written as its CIDR text (`192.0.2.0/24`).
+extension IPNetwork: Encodable {
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(description)
+    }
+}

@@ -74,21 +74,6 @@ struct RADIUSClient: Sendable, Equatable, Encodable {
         case updatedAt = "updated_at"
     }
 
-    func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(id, forKey: .id)
-        try container.encode(name, forKey: .name)
-        try container.encode(networks.map(\.description), forKey: .networks)
-        try container.encode(mode, forKey: .mode)
-        try container.encode(waitSeconds, forKey: .waitSeconds)
-        try container.encode(stripRealm, forKey: .stripRealm)
-        try container.encode(stripDomain, forKey: .stripDomain)
-        try container.encode(unenrolledUsers, forKey: .unenrolledUsers)
-        try container.encode(replyAttributes, forKey: .replyAttributes)
-        try container.encode(createdAt, forKey: .createdAt)
-        try container.encode(updatedAt, forKey: .updatedAt)
-    }
-
     /// The context its secret is sealed under: a sealed secret copied into another row does not open.
     static func secretContext(_ id: String) -> String { "radius-client-secret:\(id)" }
 }
