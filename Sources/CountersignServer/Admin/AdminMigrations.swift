@@ -1,6 +1,7 @@
 /// The tables this feature owns: the administration API's `admin_keys` (with the rights that system
-/// keys gained as rights were added), `clients` and `users`. Each change runs in the schema version
-/// it names, in the order `Migrations.features` gives the features.
+/// keys gained as rights were added), `clients`, `users`, and the users' groups (`user_groups`,
+/// `group_members`). Each change runs in the schema version it names, in the order
+/// `Migrations.features` gives the features.
 extension FeatureMigrations {
     static let admin = FeatureMigrations(feature: "Admin", changes: [
         SchemaChange(.foundation, [
@@ -111,6 +112,42 @@ extension FeatureMigrations {
         SchemaChange(.authenticatorPolicies, [
             // A client's own alternatives per class (`AuthenticatorPolicy` as JSON); NULL: the tenant's.
             "ALTER TABLE clients ADD COLUMN authenticators TEXT",
+        ]),
+        SchemaChange(.directory, [
+            // Users from a directory or a provisioning client: an e-mail address, the client's
+            // own id (SCIM `externalId`), who keeps the user (`User.Source`) and the directory's
+            // stable id for the user, unique per tenant and source.
+            "ALTER TABLE users ADD COLUMN email TEXT",
+            "ALTER TABLE users ADD COLUMN external_id TEXT",
+            "ALTER TABLE users ADD COLUMN source TEXT NOT NULL DEFAULT 'local'",
+            "ALTER TABLE users ADD COLUMN source_id TEXT",
+            "CREATE INDEX users_external_id ON users (tenant_id, external_id) WHERE external_id IS NOT NULL",
+            "CREATE INDEX users_email ON users (tenant_id, lower(email)) WHERE email IS NOT NULL",
+            "CREATE UNIQUE INDEX users_source_id ON users (tenant_id, source, source_id) WHERE source_id IS NOT NULL",
+            // Groups of users, by name within a tenant (policies name them), kept like users
+            // by a source; and who is in each.
+            """
+            CREATE TABLE user_groups (
+                id TEXT PRIMARY KEY,
+                tenant_id TEXT NOT NULL REFERENCES tenants(id) ON DELETE CASCADE,
+                name TEXT NOT NULL,
+                external_id TEXT,
+                source TEXT NOT NULL,
+                source_id TEXT,
+                created_at BIGINT NOT NULL,
+                updated_at BIGINT NOT NULL,
+                UNIQUE (tenant_id, name)
+            )
+            """,
+            "CREATE UNIQUE INDEX user_groups_source_id ON user_groups (tenant_id, source, source_id) WHERE source_id IS NOT NULL",
+            """
+            CREATE TABLE group_members (
+                group_id TEXT NOT NULL REFERENCES user_groups(id) ON DELETE CASCADE,
+                user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                PRIMARY KEY (group_id, user_id)
+            )
+            """,
+            "CREATE INDEX group_members_user ON group_members (user_id)",
         ]),
     ])
 }

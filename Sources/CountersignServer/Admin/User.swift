@@ -6,11 +6,26 @@ public struct User: Sendable, Equatable, Codable {
         case active, disabled
     }
 
+    /// Where the user is kept. A `directory` user is the tenant's LDAP directory's: its sync
+    /// creates, renames and disables them and never touches a `local` or `scim` user; a `scim`
+    /// user was created by a SCIM provisioning client. Admins may still change any user.
+    public enum Source: String, Codable, Sendable, CaseIterable {
+        case local, scim, directory
+    }
+
     public var id: String
     public var tenantID: String
     public var username: String
     public var displayName: String?
     public var status: Status
+    /// Where mail to the user goes (invitations, notices), when known.
+    public var email: String? = nil
+    /// The provisioning client's own id for the user (SCIM `externalId`).
+    public var externalID: String? = nil
+    public var source: Source = .local
+    /// The directory's stable id for a `directory` user (`entryUUID`, `objectGUID`), which a
+    /// rename in the directory keeps.
+    public var sourceID: String? = nil
     public var createdAt: Date
     public var updatedAt: Date
     /// After the user answered "I did not request this": no request reaches them before then.
@@ -23,7 +38,9 @@ public struct User: Sendable, Equatable, Codable {
     public var userCodeLockedUntil: Date? = nil
 
     enum CodingKeys: String, CodingKey {
-        case id, username, status
+        case id, username, status, email, source
+        case externalID = "external_id"
+        case sourceID = "source_id"
         case tenantID = "tenant_id"
         case displayName = "display_name"
         case createdAt = "created_at"

@@ -8,11 +8,13 @@ struct UserRegistration: Decodable, Sendable {
     var username: String?
     var displayName: String?
     var status: String?
+    /// Where mail to the user goes; on update an empty string removes it.
+    var email: String?
     /// On update only: sets the user's code (CIBA `user_code`); an empty string removes it.
     var userCode: String?
 
     enum CodingKeys: String, CodingKey {
-        case username, status
+        case username, status, email
         case displayName = "display_name"
         case userCode = "user_code"
     }
@@ -24,7 +26,8 @@ struct UserRegistration: Decodable, Sendable {
         return User(
             id: id, tenantID: tenantID, username: try Self.username(username),
             displayName: try AdminFields.optionalName(displayName, field: "display_name"),
-            status: try Self.status(status) ?? .active, createdAt: date, updatedAt: date)
+            status: try Self.status(status) ?? .active, email: try email.map { raw throws(AdminError) in try Self.email(raw) },
+            createdAt: date, updatedAt: date)
     }
 
     /// `existing` with the fields given applied and checked, updated at `date`, and the user code
@@ -36,6 +39,7 @@ struct UserRegistration: Decodable, Sendable {
             user.displayName = displayName.isEmpty ? nil : try AdminFields.name(displayName, field: "display_name")
         }
         if let status = try Self.status(status) { user.status = status }
+        if let email { user.email = email.isEmpty ? nil : try Self.email(email) }
         user.updatedAt = date
         let code = try userCode.map { raw -> UserCode? in raw.isEmpty ? nil : try UserCode(raw) }
         if let code {
@@ -50,6 +54,20 @@ struct UserRegistration: Decodable, Sendable {
         guard (1...128).contains(raw.count), !raw.unicodeScalars.contains(where: \.properties.isWhitespace),
               !NameCharacters.refuses(raw) else {
             throw .invalidField("username", "1 to 128 characters without white space, control or format characters")
+        }
+        return raw
+    }
+
+    /// E-mail addresses: at most 254 characters (RFC 5321's path limit), one `@` between a local
+    /// part of at most 64 and a domain without empty labels, no white space or control
+    /// characters. Whether mail arrives is the mail server's to say; this keeps out what no mail
+    /// server accepts.
+    static func email(_ raw: String, field: String = "email") throws(AdminError) -> String {
+        let parts = raw.split(separator: "@", omittingEmptySubsequences: false)
+        guard raw.utf8.count <= 254, parts.count == 2, !parts[0].isEmpty, parts[0].utf8.count <= 64, !parts[1].isEmpty,
+              !parts[1].hasPrefix("."), !parts[1].hasSuffix("."), !parts[1].contains(".."),
+              !raw.unicodeScalars.contains(where: \.properties.isWhitespace), !NameCharacters.refuses(raw) else {
+            throw .invalidField(field, "must be an e-mail address such as ada@example.com (at most 254 characters)")
         }
         return raw
     }

@@ -13,6 +13,17 @@ public protocol UserRepository: Sendable {
     /// The usernames of the users with these ids that exist, by id.
     func usernames(ids: [String], on executor: any SQLExecutor) async throws -> [String: String]
     func update(_ user: User, on executor: any SQLExecutor) async throws
+    /// The tenant's users with this SCIM `externalId`, in id order (it need not be unique).
+    func list(tenantID: String, externalID: String, limit: Int, on executor: any SQLExecutor) async throws -> [User]
+    /// The tenant's users whose e-mail address is `email`, any case, in id order.
+    func list(tenantID: String, email: String, limit: Int, on executor: any SQLExecutor) async throws -> [User]
+    /// The tenant's users kept by `source` after `cursor`, by id.
+    func list(tenantID: String, source: User.Source, after cursor: String?, limit: Int,
+              on executor: any SQLExecutor) async throws -> [User]
+    /// The user of `source` with that stable id (a directory's `entryUUID` or `objectGUID`).
+    func find(sourceID: String, source: User.Source, tenantID: String, on executor: any SQLExecutor) async throws -> User?
+    /// How many users the tenant has, and how many of them are active.
+    func count(tenantID: String, on executor: any SQLExecutor) async throws -> (all: Int, active: Int)
     func delete(id: String, on executor: any SQLExecutor) async throws
     /// Refuses new requests for the user until `date`.
     func suppressRequests(userID: String, until date: Date, on executor: any SQLExecutor) async throws
@@ -41,9 +52,10 @@ public struct SQLUserRepository: UserRepository {
     public func insert(_ user: User, on executor: any SQLExecutor) async throws {
         try await executor.run(
             """
-            INSERT INTO users (id, tenant_id, username, display_name, status, created_at, updated_at)
-            VALUES (\(user.id), \(user.tenantID), \(user.username), \(user.displayName), \(user.status), \(user.createdAt),
-                \(user.updatedAt))
+            INSERT INTO users (id, tenant_id, username, display_name, status, email, external_id, source, source_id,
+                created_at, updated_at)
+            VALUES (\(user.id), \(user.tenantID), \(user.username), \(user.displayName), \(user.status), \(user.email),
+                \(user.externalID), \(user.source), \(user.sourceID), \(user.createdAt), \(user.updatedAt))
             """)
     }
 
@@ -106,9 +118,58 @@ public struct SQLUserRepository: UserRepository {
         try await executor.run(
             """
             UPDATE users SET username = \(user.username), display_name = \(user.displayName), status = \(user.status),
-                updated_at = \(user.updatedAt)
+                email = \(user.email), external_id = \(user.externalID), source = \(user.source),
+                source_id = \(user.sourceID), updated_at = \(user.updatedAt)
             WHERE id = \(user.id)
             """)
+    }
+
+    public func list(tenantID: String, externalID: String, limit: Int, on executor: any SQLExecutor) async throws -> [User] {
+        try await executor.all(
+            """
+            SELECT \(raw: Row.columns) FROM users
+            WHERE tenant_id = \(tenantID) AND external_id = \(externalID) ORDER BY id LIMIT \(limit)
+            """, as: Row.self
+        ).map { $0.user() }
+    }
+
+    public func list(tenantID: String, email: String, limit: Int, on executor: any SQLExecutor) async throws -> [User] {
+        try await executor.all(
+            """
+            SELECT \(raw: Row.columns) FROM users
+            WHERE tenant_id = \(tenantID) AND lower(email) = \(email.lowercased()) ORDER BY id LIMIT \(limit)
+            """, as: Row.self
+        ).map { $0.user() }
+    }
+
+    public func list(tenantID: String, source: User.Source, after cursor: String?, limit: Int,
+                     on executor: any SQLExecutor) async throws -> [User] {
+        try await executor.all(
+            """
+            SELECT \(raw: Row.columns) FROM users
+            WHERE tenant_id = \(tenantID) AND source = \(source) AND id > \(cursor ?? "") ORDER BY id LIMIT \(limit)
+            """, as: Row.self
+        ).map { $0.user() }
+    }
+
+    public func find(sourceID: String, source: User.Source, tenantID: String,
+                     on executor: any SQLExecutor) async throws -> User? {
+        try await executor.first(
+            """
+            SELECT \(raw: Row.columns) FROM users
+            WHERE tenant_id = \(tenantID) AND source = \(source) AND source_id = \(sourceID)
+            """, as: Row.self
+        )?.user()
+    }
+
+    public func count(tenantID: String, on executor: any SQLExecutor) async throws -> (all: Int, active: Int) {
+        struct Counts: Decodable { var users: Int; var active: Int }
+        let counts = try await executor.first(
+            """
+            SELECT COUNT(*) AS users, COALESCE(SUM(CASE WHEN status = \(User.Status.active) THEN 1 ELSE 0 END), 0) AS active
+            FROM users WHERE tenant_id = \(tenantID)
+            """, as: Counts.self)
+        return (counts?.users ?? 0, counts?.active ?? 0)
     }
 
     public func delete(id: String, on executor: any SQLExecutor) async throws {
@@ -173,6 +234,10 @@ struct UserRow: Decodable {
     var username: String
     var displayName: String?
     var status: User.Status
+    var email: String?
+    var externalID: String?
+    var source: User.Source
+    var sourceID: String?
     var createdAt: Date
     var updatedAt: Date
     var requestsSuppressedUntil: Date?
@@ -186,6 +251,10 @@ struct UserRow: Decodable {
         case username
         case displayName = "display_name"
         case status
+        case email
+        case externalID = "external_id"
+        case source
+        case sourceID = "source_id"
         case createdAt = "created_at"
         case updatedAt = "updated_at"
         case requestsSuppressedUntil = "requests_suppressed_until"
@@ -197,7 +266,7 @@ struct UserRow: Decodable {
     func user() -> User {
         User(
             id: id, tenantID: tenantID, username: username, displayName: displayName, status: status,
-            createdAt: createdAt, updatedAt: updatedAt, requestsSuppressedUntil: requestsSuppressedUntil,
+            email: email, externalID: externalID, source: source, sourceID: sourceID, createdAt: createdAt, updatedAt: updatedAt, requestsSuppressedUntil: requestsSuppressedUntil,
             totpLockedUntil: totpLockedUntil, hasUserCode: hasUserCode, userCodeLockedUntil: userCodeLockedUntil)
     }
 }

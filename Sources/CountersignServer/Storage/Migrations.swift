@@ -25,6 +25,7 @@ public enum SchemaVersion: Int64, CaseIterable, Sendable {
     case deviceCertificates
     case signInSecurity
     case radius
+    case directory
 
     /// The name recorded beside the number.
     public var name: String {
@@ -50,6 +51,7 @@ public enum SchemaVersion: Int64, CaseIterable, Sendable {
         case .deviceCertificates: "device-certificates"
         case .signInSecurity: "sign-in-security"
         case .radius: "radius"
+        case .directory: "directory"
         }
     }
 }

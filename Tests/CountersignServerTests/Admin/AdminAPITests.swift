@@ -76,6 +76,29 @@ struct AdminAPITests {
         }
     }
 
+    @Test("a user's e-mail address is kept, changed and removed; a user made here is local")
+    func userEmail() async throws {
+        try await TestServer.routed { server in
+            let created = try await server.admin(
+                "POST", "/admin/v1/tenants/default/users", json: ["username": "ada", "email": "ada@example.com"])
+            #expect(created.status == 201)
+            #expect(created["email"] as? String == "ada@example.com")
+            #expect(created["source"] as? String == "local")
+            #expect(created["source_id"] == nil && created["external_id"] == nil)
+            let id = try #require(created["id"] as? String)
+            let changed = try await server.admin(
+                "PATCH", "/admin/v1/tenants/default/users/\(id)", json: ["email": "ada.lovelace@example.com"])
+            #expect(changed["email"] as? String == "ada.lovelace@example.com")
+            let refused = try await server.admin("PATCH", "/admin/v1/tenants/default/users/\(id)", json: ["email": "ada"])
+            #expect(refused.status == 400)
+            #expect(try await server.admin("GET", "/admin/v1/tenants/default/users/\(id)")["email"] as? String
+                    == "ada.lovelace@example.com")
+            let removed = try await server.admin("PATCH", "/admin/v1/tenants/default/users/\(id)", json: ["email": ""])
+            #expect(removed.status == 200)
+            #expect(removed["email"] == nil)
+        }
+    }
+
     @Test("bad user input gets a precise 400 and creates nothing")
     func badUserInput() async throws {
         try await TestServer.routed { server in
@@ -87,6 +110,11 @@ struct AdminAPITests {
                 (["username": String(repeating: "u", count: 129)], "username"),
                 (["username": "ok", "status": "banished"], "status"),
                 (["username": "ok", "display_name": String(repeating: "d", count: 101)], "display_name"),
+                (["username": "ok", "email": "no-at-sign"], "email"),
+                (["username": "ok", "email": "two@@example.com"], "email"),
+                (["username": "ok", "email": "ada@example..com"], "email"),
+                (["username": "ok", "email": "ada @example.com"], "email"),
+                (["username": "ok", "email": String(repeating: "a", count: 65) + "@example.com"], "email"),
             ]
             for (body, field) in cases {
                 let answer = try await server.admin("POST", "/admin/v1/tenants/default/users", json: body)

@@ -1,0 +1,159 @@
+import Foundation
+
+/// A tenant's groups and who is in them (`user_groups`, `group_members`).
+public protocol GroupRepository: Sendable {
+    func insert(_ group: UserGroup, on executor: any SQLExecutor) async throws
+    /// Stores the group's name, external id and source.
+    func update(_ group: UserGroup, on executor: any SQLExecutor) async throws
+    /// Deletes the group and its memberships (never its users).
+    func delete(id: String, on executor: any SQLExecutor) async throws
+    func find(id: String, tenantID: String, on executor: any SQLExecutor) async throws -> UserGroup?
+    func find(name: String, tenantID: String, on executor: any SQLExecutor) async throws -> UserGroup?
+    func find(sourceID: String, source: User.Source, tenantID: String, on executor: any SQLExecutor) async throws -> UserGroup?
+    /// The tenant's groups after `cursor`, by id; only those kept by `source` when it is given,
+    /// only the one named `name` (any case) when that is.
+    func list(tenantID: String, source: User.Source?, name: String?, after cursor: String?, limit: Int,
+              on executor: any SQLExecutor) async throws -> [UserGroup]
+    /// How many groups the tenant has.
+    func count(tenantID: String, on executor: any SQLExecutor) async throws -> Int
+
+    /// Adds the users of the group's tenant among `userIDs` to the group; returns those who were
+    /// not members before. Ids of other tenants' users or of no user are ignored.
+    func addMembers(groupID: String, tenantID: String, userIDs: [String], on executor: any SQLExecutor) async throws -> [String]
+    /// Removes these users from the group; returns those who were members.
+    func removeMembers(groupID: String, userIDs: [String], on executor: any SQLExecutor) async throws -> [String]
+    /// The group's members after `cursor` (a user id), by user id.
+    func members(groupID: String, after cursor: String?, limit: Int, on executor: any SQLExecutor) async throws -> [GroupMember]
+    /// The ids of every member of the group.
+    func memberIDs(groupID: String, on executor: any SQLExecutor) async throws -> Set<String>
+    /// The groups the user is in, by name.
+    func groups(userID: String, on executor: any SQLExecutor) async throws -> [UserGroup]
+    /// The names of the groups each of these users is in, by user id (users in none are absent).
+    func groupNames(userIDs: [String], on executor: any SQLExecutor) async throws -> [String: [String]]
+}
+
+public struct SQLGroupRepository: GroupRepository {
+    public init() {}
+
+    private static let columns = UserGroup.CodingKeys.allCases.map(\.rawValue).joined(separator: ", ")
+    private static let prefixedColumns = UserGroup.CodingKeys.allCases.map { "user_groups.\($0.rawValue)" }
+        .joined(separator: ", ")
+
+    public func insert(_ group: UserGroup, on executor: any SQLExecutor) async throws {
+        try await executor.run(
+            """
+            INSERT INTO user_groups (id, tenant_id, name, external_id, source, source_id, created_at, updated_at)
+            VALUES (\(group.id), \(group.tenantID), \(group.name), \(group.externalID), \(group.source), \(group.sourceID),
+                \(group.createdAt), \(group.updatedAt))
+            """)
+    }
+
+    public func update(_ group: UserGroup, on executor: any SQLExecutor) async throws {
+        try await executor.run(
+            """
+            UPDATE user_groups SET name = \(group.name), external_id = \(group.externalID), source = \(group.source),
+                source_id = \(group.sourceID), updated_at = \(group.updatedAt)
+            WHERE id = \(group.id)
+            """)
+    }
+
+    public func delete(id: String, on executor: any SQLExecutor) async throws {
+        try await executor.run("DELETE FROM user_groups WHERE id = \(id)")
+    }
+
+    public func find(id: String, tenantID: String, on executor: any SQLExecutor) async throws -> UserGroup? {
+        try await executor.first(
+            "SELECT \(raw: Self.columns) FROM user_groups WHERE id = \(id) AND tenant_id = \(tenantID)", as: UserGroup.self)
+    }
+
+    public func find(name: String, tenantID: String, on executor: any SQLExecutor) async throws -> UserGroup? {
+        try await executor.first(
+            "SELECT \(raw: Self.columns) FROM user_groups WHERE name = \(name) AND tenant_id = \(tenantID)", as: UserGroup.self)
+    }
+
+    public func find(sourceID: String, source: User.Source, tenantID: String,
+                     on executor: any SQLExecutor) async throws -> UserGroup? {
+        try await executor.first(
+            """
+            SELECT \(raw: Self.columns) FROM user_groups
+            WHERE tenant_id = \(tenantID) AND source = \(source) AND source_id = \(sourceID)
+            """, as: UserGroup.self)
+    }
+
+    public func list(tenantID: String, source: User.Source?, name: String?, after cursor: String?, limit: Int,
+                     on executor: any SQLExecutor) async throws -> [UserGroup] {
+        let sourceName = source?.rawValue ?? ""
+        let lowered = name?.lowercased() ?? ""
+        return try await executor.all(
+            """
+            SELECT \(raw: Self.columns) FROM user_groups
+            WHERE tenant_id = \(tenantID) AND (\(sourceName) = '' OR source = \(sourceName))
+                AND (\(lowered) = '' OR lower(name) = \(lowered)) AND id > \(cursor ?? "")
+            ORDER BY id LIMIT \(limit)
+            """, as: UserGroup.self)
+    }
+
+    public func count(tenantID: String, on executor: any SQLExecutor) async throws -> Int {
+        try await executor.first(
+            "SELECT COUNT(*) AS groups_count FROM user_groups WHERE tenant_id = \(tenantID)", column: "groups_count",
+            as: Int.self) ?? 0
+    }
+
+    public func addMembers(groupID: String, tenantID: String, userIDs: [String],
+                           on executor: any SQLExecutor) async throws -> [String] {
+        // One statement per part: only the tenant's users go in, and a member already there is
+        // left as is (the SELECT's WHERE also tells SQLite that ON CONFLICT is not a join's).
+        try await executor.run(chunking: Array(Set(userIDs)).sorted()) { part in
+            """
+            INSERT INTO group_members (group_id, user_id)
+            SELECT \(groupID), id FROM users WHERE id IN (\(list: part)) AND tenant_id = \(tenantID)
+            ON CONFLICT DO NOTHING RETURNING user_id
+            """
+        }.map { try $0.decode(column: "user_id", as: String.self) }
+    }
+
+    public func removeMembers(groupID: String, userIDs: [String], on executor: any SQLExecutor) async throws -> [String] {
+        try await executor.run(chunking: Array(Set(userIDs)).sorted()) { part in
+            "DELETE FROM group_members WHERE group_id = \(groupID) AND user_id IN (\(list: part)) RETURNING user_id"
+        }.map { try $0.decode(column: "user_id", as: String.self) }
+    }
+
+    public func members(groupID: String, after cursor: String?, limit: Int,
+                        on executor: any SQLExecutor) async throws -> [GroupMember] {
+        try await executor.all(
+            """
+            SELECT users.id AS user_id, users.username AS username
+            FROM group_members JOIN users ON users.id = group_members.user_id
+            WHERE group_members.group_id = \(groupID) AND group_members.user_id > \(cursor ?? "")
+            ORDER BY group_members.user_id LIMIT \(limit)
+            """, as: GroupMember.self)
+    }
+
+    public func memberIDs(groupID: String, on executor: any SQLExecutor) async throws -> Set<String> {
+        Set(try await executor.all(
+            "SELECT user_id FROM group_members WHERE group_id = \(groupID)", column: "user_id", as: String.self))
+    }
+
+    public func groups(userID: String, on executor: any SQLExecutor) async throws -> [UserGroup] {
+        try await executor.all(
+            """
+            SELECT \(raw: Self.prefixedColumns) FROM group_members JOIN user_groups ON user_groups.id = group_members.group_id
+            WHERE group_members.user_id = \(userID) ORDER BY user_groups.name
+            """, as: UserGroup.self)
+    }
+
+    public func groupNames(userIDs: [String], on executor: any SQLExecutor) async throws -> [String: [String]] {
+        var names: [String: [String]] = [:]
+        for row in try await executor.run(chunking: userIDs, { part in
+            """
+            SELECT group_members.user_id AS user_id, user_groups.name AS name
+            FROM group_members JOIN user_groups ON user_groups.id = group_members.group_id
+            WHERE group_members.user_id IN (\(list: part)) ORDER BY user_groups.name
+            """
+        }) {
+            names[try row.decode(column: "user_id", as: String.self), default: []].append(
+                try row.decode(column: "name", as: String.self))
+        }
+        return names
+    }
+}
