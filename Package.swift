@@ -46,6 +46,9 @@ let package = Package(
         // The PAM module's C code (for its fuzz target in Fuzz/; the module itself is built by
         // Scripts/build-pam).
         .library(name: "CountersignPAM", targets: ["CountersignPAM"]),
+        // What directories send, read without libldap (for the LDAP client, and for its fuzz
+        // target in Fuzz/): distinguished names, object ids, filter values.
+        .library(name: "CountersignLDAPNames", targets: ["CountersignLDAPNames"]),
         .executable(name: "countersign", targets: ["countersign"]),
         // The benchmarks (BENCHMARKS.md), apart from the binary operators run.
         .executable(name: "countersign-bench", targets: ["countersign-bench"]),
@@ -82,6 +85,21 @@ let package = Package(
         // no Swift runtime in sshd or sudo; this target is for its tests and fuzzing. Needs
         // Linux-PAM's headers and library (Debian's libpam0g-dev).
         .target(name: "CountersignPAM", linkerSettings: [.linkedLibrary("pam")]),
+        // OpenLDAP's client library (Debian's libldap2-dev), for the directory user source.
+        .systemLibrary(name: "CLDAP", providers: [.apt(["libldap2-dev"])]),
+        // Distinguished names (RFC 4514), objectGUID and entryUUID as ids, filter values
+        // (RFC 4515): pure Swift and no dependency, so that the fuzzer builds it without libldap.
+        .target(name: "CountersignLDAPNames"),
+        // An LDAP client for the directory user source (issue 40): libldap's blocking calls on
+        // threads of their own, paged searches, service and user binds, failover between servers.
+        .target(
+            name: "CountersignLDAP",
+            dependencies: [
+                "CLDAP",
+                "CountersignLDAPNames",
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
         .target(
             name: "CountersignCore",
             // CBOR for its UTF-8 check (`String(validUTF8:)`), which the JSON parser shares.
@@ -258,7 +276,7 @@ let package = Package(
             name: "CountersignServerTests",
             dependencies: [
                 "CountersignServer", "CountersignKit", "CountersignCore", "CountersignPushEmulator", "CountersignWebAuthn",
-                "CountersignCBOR", "CountersignRADIUS", "CountersignPAM", "AuthenticatorAppModel",
+                "CountersignCBOR", "CountersignRADIUS", "CountersignPAM", "AuthenticatorAppModel", "CountersignLDAP",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOCore", package: "swift-nio"),

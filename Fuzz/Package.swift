@@ -1,7 +1,8 @@
 // swift-tools-version:6.2
 import PackageDescription
 
-// The CBOR decoder, the RADIUS packet reader and the PAM module's line parser under libFuzzer, as a package of their own so
+// The CBOR decoder, the RADIUS packet reader, the PAM module's line parser and the readers of
+// what directories send (DNs, object ids, filter values) under libFuzzer, as a package of their own so
 // that fuzzing flags (-sanitize=fuzzer,address) never reach the main package's build. Run with
 // ./run.sh.
 let package = Package(
@@ -19,6 +20,10 @@ let package = Package(
         .executableTarget(
             name: "FuzzPAMLines",
             dependencies: ["LibFuzzerDriver", .product(name: "CountersignPAM", package: "Countersign")]
+        ),
+        .executableTarget(
+            name: "FuzzLDAPNames",
+            dependencies: ["LibFuzzerDriver", .product(name: "CountersignLDAPNames", package: "Countersign")]
         ),
         .target(name: "LibFuzzerDriver"),
     ]
