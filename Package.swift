@@ -130,6 +130,7 @@ let package = Package(
                 "CountersignCore",
                 "CountersignCBOR",
                 "CountersignRADIUS",
+                "CountersignLDAP",
                 "CountersignWebAuthn",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),

@@ -70,6 +70,13 @@ public enum AdminRight: String, Codable, Sendable, CaseIterable, Comparable {
     /// Set, show and delete a tenant's webhooks, and list its queued events. Apart from
     /// `tenants:manage` because a custom verifier decides whether the tenant's approvals pass.
     case webhooksManage = "webhooks:manage"
+    /// Set, show and delete a tenant's LDAP directory and run its sync. Apart from
+    /// `tenants:manage` because the directory's service account reads the organisation's
+    /// people, and its sync creates and disables the tenant's users.
+    case directoryManage = "directory:manage"
+    /// Provision the tenant's users and groups over SCIM 2.0 (`/scim/v2/…`): the right of the
+    /// key an identity provider (Entra ID, Okta) is given, and nothing else.
+    case scim
 
     public static func < (lhs: AdminRight, rhs: AdminRight) -> Bool { lhs.rawValue < rhs.rawValue }
 }

@@ -115,12 +115,14 @@ extension FeatureMigrations {
         ]),
         SchemaChange(.directory, [
             // Users from a directory or a provisioning client: an e-mail address, the client's
-            // own id (SCIM `externalId`), who keeps the user (`User.Source`) and the directory's
-            // stable id for the user, unique per tenant and source.
+            // own id (SCIM `externalId`), who keeps the user (`User.Source`), the directory's
+            // stable id for the user (unique per tenant and source), and whether the source
+            // disabled the user (and so may enable them again).
             "ALTER TABLE users ADD COLUMN email TEXT",
             "ALTER TABLE users ADD COLUMN external_id TEXT",
             "ALTER TABLE users ADD COLUMN source TEXT NOT NULL DEFAULT 'local'",
             "ALTER TABLE users ADD COLUMN source_id TEXT",
+            "ALTER TABLE users ADD COLUMN disabled_by_source BIGINT NOT NULL DEFAULT 0",
             "CREATE INDEX users_external_id ON users (tenant_id, external_id) WHERE external_id IS NOT NULL",
             "CREATE INDEX users_email ON users (tenant_id, lower(email)) WHERE email IS NOT NULL",
             "CREATE UNIQUE INDEX users_source_id ON users (tenant_id, source, source_id) WHERE source_id IS NOT NULL",
@@ -148,6 +150,11 @@ extension FeatureMigrations {
             )
             """,
             "CREATE INDEX group_members_user ON group_members (user_id)",
+            // System keys that manage tenants hold every right that existed when they were made.
+            """
+            UPDATE admin_keys SET rights = rights || ' directory:manage scim'
+            WHERE tenant_id IS NULL AND revoked_at IS NULL AND (' ' || rights || ' ') LIKE '% tenants:manage %'
+            """,
         ]),
     ])
 }

@@ -26,6 +26,9 @@ public struct User: Sendable, Equatable, Codable {
     /// The directory's stable id for a `directory` user (`entryUUID`, `objectGUID`), which a
     /// rename in the directory keeps.
     public var sourceID: String? = nil
+    /// Whether the user's source disabled them (gone from the directory, or disabled there):
+    /// the source may enable them again. A user an admin disabled stays disabled.
+    public var disabledBySource = false
     public var createdAt: Date
     public var updatedAt: Date
     /// After the user answered "I did not request this": no request reaches them before then.
@@ -41,6 +44,7 @@ public struct User: Sendable, Equatable, Codable {
         case id, username, status, email, source
         case externalID = "external_id"
         case sourceID = "source_id"
+        case disabledBySource = "disabled_by_source"
         case tenantID = "tenant_id"
         case displayName = "display_name"
         case createdAt = "created_at"

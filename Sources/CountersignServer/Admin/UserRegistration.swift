@@ -38,7 +38,11 @@ struct UserRegistration: Decodable, Sendable {
         if let displayName {
             user.displayName = displayName.isEmpty ? nil : try AdminFields.name(displayName, field: "display_name")
         }
-        if let status = try Self.status(status) { user.status = status }
+        if let status = try Self.status(status) {
+            user.status = status
+            // An admin's choice: the source no longer enables a user an admin disabled.
+            user.disabledBySource = false
+        }
         if let email { user.email = email.isEmpty ? nil : try Self.email(email) }
         user.updatedAt = date
         let code = try userCode.map { raw -> UserCode? in raw.isEmpty ? nil : try UserCode(raw) }

@@ -53,9 +53,10 @@ public struct SQLUserRepository: UserRepository {
         try await executor.run(
             """
             INSERT INTO users (id, tenant_id, username, display_name, status, email, external_id, source, source_id,
-                created_at, updated_at)
+                disabled_by_source, created_at, updated_at)
             VALUES (\(user.id), \(user.tenantID), \(user.username), \(user.displayName), \(user.status), \(user.email),
-                \(user.externalID), \(user.source), \(user.sourceID), \(user.createdAt), \(user.updatedAt))
+                \(user.externalID), \(user.source), \(user.sourceID), \(user.disabledBySource), \(user.createdAt),
+                \(user.updatedAt))
             """)
     }
 
@@ -119,7 +120,7 @@ public struct SQLUserRepository: UserRepository {
             """
             UPDATE users SET username = \(user.username), display_name = \(user.displayName), status = \(user.status),
                 email = \(user.email), external_id = \(user.externalID), source = \(user.source),
-                source_id = \(user.sourceID), updated_at = \(user.updatedAt)
+                source_id = \(user.sourceID), disabled_by_source = \(user.disabledBySource), updated_at = \(user.updatedAt)
             WHERE id = \(user.id)
             """)
     }
@@ -238,6 +239,7 @@ struct UserRow: Decodable {
     var externalID: String?
     var source: User.Source
     var sourceID: String?
+    var disabledBySource: Bool
     var createdAt: Date
     var updatedAt: Date
     var requestsSuppressedUntil: Date?
@@ -255,6 +257,7 @@ struct UserRow: Decodable {
         case externalID = "external_id"
         case source
         case sourceID = "source_id"
+        case disabledBySource = "disabled_by_source"
         case createdAt = "created_at"
         case updatedAt = "updated_at"
         case requestsSuppressedUntil = "requests_suppressed_until"
@@ -266,7 +269,8 @@ struct UserRow: Decodable {
     func user() -> User {
         User(
             id: id, tenantID: tenantID, username: username, displayName: displayName, status: status,
-            email: email, externalID: externalID, source: source, sourceID: sourceID, createdAt: createdAt, updatedAt: updatedAt, requestsSuppressedUntil: requestsSuppressedUntil,
+            email: email, externalID: externalID, source: source, sourceID: sourceID,
+            disabledBySource: disabledBySource, createdAt: createdAt, updatedAt: updatedAt, requestsSuppressedUntil: requestsSuppressedUntil,
             totpLockedUntil: totpLockedUntil, hasUserCode: hasUserCode, userCodeLockedUntil: userCodeLockedUntil)
     }
 }

@@ -35,6 +35,8 @@ extension CountersignServer {
         let clientNotifications: any ClientNotificationRepository = SQLClientNotificationRepository()
         let clientRequestWindows: any ClientRequestWindowRepository = SQLClientRequestWindowRepository()
         let radiusClients: any RADIUSClientRepository = SQLRADIUSClientRepository()
+        let groups: any GroupRepository = SQLGroupRepository()
+        let directories: any DirectoryRepository = SQLDirectoryRepository()
 
         // The node's shared parts.
         let audit = AuditLog(repository: auditRepository)
@@ -55,6 +57,9 @@ extension CountersignServer {
         let customVerifier = CustomVerifier(
             targets: webhookTargets, client: webhookClient, timeout: configuration.webhooks.verifierTimeout, logger: logger,
             now: now)
+
+        let directorySync = DirectorySync(
+            database: database, directories: directories, users: users, groups: groups, audit: audit, sealer: sealer, now: now)
 
         let bootstrapper = Bootstrap(
             database: database, tenants: tenantRepository, adminKeys: adminKeys, tenantService: tenants,
@@ -253,6 +258,10 @@ extension CountersignServer {
         RADIUSClientAdminRoutes(
             store: SQLRADIUSClientAdminStore(database: database, clients: radiusClients, relay: clusterRelay, audit: audit),
             guardian: guardian, sealer: sealer, maximumBodySize: bodyLimit, now: now
+        ).register(on: admin)
+        DirectoryAdminRoutes(
+            database: database, directories: directories, sync: directorySync, guardian: guardian, sealer: sealer,
+            audit: audit, maximumBodySize: bodyLimit, now: now
         ).register(on: admin)
         PasskeyAdminRoutes(store: passkeyStore, guardian: guardian, now: now).register(on: admin)
         StatisticsAdminRoutes(store: SQLStatisticsStore(database: database), guardian: guardian, now: now).register(on: admin)

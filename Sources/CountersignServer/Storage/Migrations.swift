@@ -89,7 +89,7 @@ public enum Migrations {
     public static let features: [FeatureMigrations] = [
         .security, .tenants, .admin, .enrollment, .devices, .audit, .openID, .approvals, .push, .webhooks, .tokens,
         .oauth, .ciba, .notifications, .codeFlow, .signIn, .trustedIssuers, .passkeys, .console,
-        .radius,
+        .radius, .directory,
     ]
 
     /// The versions in order, each with every feature's changes of that version.
