@@ -61,6 +61,10 @@ extension CountersignServer {
         let directorySync = DirectorySync(
             database: database, directories: directories, users: users, groups: groups, audit: audit, sealer: sealer, now: now)
 
+        let directoryLookup = DirectoryLookup(
+            database: database, directories: directories, users: users, groups: groups, sync: directorySync, audit: audit,
+            logger: logger, now: now)
+
         let bootstrapper = Bootstrap(
             database: database, tenants: tenantRepository, adminKeys: adminKeys, tenantService: tenants,
             authenticator: adminAuthenticator, audit: audit, now: now)
@@ -82,7 +86,7 @@ extension CountersignServer {
             sealer: sealer, metrics: metrics, logger: logger, now: now)
         let jwtIDs = JWTIDLedger(store: SQLJWTIDLedgerStore(database: database), now: now)
         let userHints = UserHintResolver(
-            store: SQLUserHintStore(database: database, users: users), signingKeys: tokenSigningKeys, now: now)
+            store: SQLUserHintStore(database: database, users: users, directory: directoryLookup), signingKeys: tokenSigningKeys, now: now)
         let tokens = TokenIssuer(keys: tokenSigningKeys, records: SQLIssuedTokenStore(database: database))
         let housekeeping = TokenHousekeeping(store: SQLTokenHousekeepingStore(database: database), logger: logger)
         let codeFlow = SQLCodeFlowStore(database: database, clients: clients, users: users, audit: audit)
@@ -95,7 +99,8 @@ extension CountersignServer {
             store: SQLEnrollmentStore(database: database, tickets: tickets, users: users, devices: devices, audit: audit),
             accessTokens: accessTokens,
             trustedIssuers: TrustedIssuerTokenVerifier(
-                store: SQLTrustedIssuerTokenStore(database: database, issuers: trustedIssuers, users: users),
+                store: SQLTrustedIssuerTokenStore(
+                    database: database, issuers: trustedIssuers, users: users, directory: directoryLookup),
                 keys: TrustedIssuerKeyCache(fetcher: HTTPJWKSFetcher(), logger: logger, now: now), now: now),
             jwtIDs: jwtIDs, sealer: sealer, certificates: certificates,
             tenants: tenants, origin: origin, ticketLifetime: configuration.enrollmentTicketLifetime,
@@ -169,7 +174,8 @@ extension CountersignServer {
         let passkeyStore = SQLPasskeyStore(database: database, users: users, audit: audit)
         let signInFlow = SignInFlow(
             store: SQLSignInStore(
-                database: database, users: users, approvals: approvals, devices: devices, passkeys: passkeyStore, audit: audit),
+                database: database, users: users, approvals: approvals, devices: devices, passkeys: passkeyStore, audit: audit,
+                directory: directoryLookup),
             interaction: AuthorizationInteraction(endpoint: authorization, signingKeys: tokenSigningKeys, origin: origin, now: now),
             approvals: approvalService, events: approvalEvents, throttle: throttle, pushLimits: SignInPushLimits(now: now),
             cookies: BrowserCookies(origin: origin), now: now)
@@ -302,7 +308,7 @@ extension CountersignServer {
                     logger: logger),
                 store: SQLRADIUSStore(
                     database: database, tenants: tenantRepository, users: users, devices: devices, approvals: approvals,
-                    logins: SQLRADIUSLoginRepository(), audit: audit),
+                    logins: SQLRADIUSLoginRepository(), audit: audit, directory: directoryLookup),
                 approvals: approvalService, totp: totp, duplicates: RADIUSDuplicateCache(), drops: RADIUSDropLog(),
                 metrics: metrics, events: approvalEvents, logger: logger, now: now)
             : nil
@@ -319,7 +325,8 @@ extension CountersignServer {
         return CountersignServer(
             router: router, configuration: configuration, origin: origin, database: database, logger: logger,
             connectionCap: connectionCap, bootstrapper: bootstrapper, bootstrap: bootstrap,
-            dispatchers: configuration.push.dispatch ? [push, webhookDispatcher, notifications] : [],
+            dispatchers: (configuration.push.dispatch ? [push, webhookDispatcher, notifications] : [])
+                + [DirectoryScheduler(database: database, directories: directories, sync: directorySync, logger: logger, now: now)],
             clusterListener: ClusterRelayListener(relay: clusterRelay, approvals: approvals),
             liveStreamCloser: LiveStreamCloser(events: approvalEvents), webhookClient: webhookClient,
             sealer: sealer, tenants: tenants, tokenSigningKeys: tokenSigningKeys, adminAuthenticator: adminAuthenticator,

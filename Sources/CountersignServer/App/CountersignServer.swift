@@ -44,7 +44,8 @@ public final class CountersignServer: Sendable {
     let application: Application<RouterResponder<CountersignRequestContext>>
     /// Every route the router answers, by method and path (the OpenAPI document names each).
     let routes: [Route]
-    /// The push, webhook and client-notification dispatchers (none when dispatch is off).
+    /// The push, webhook and client-notification dispatchers (none when dispatch is off), and the
+    /// directory sync schedule.
     private let dispatchers: [any Service]
     private let clusterListener: ClusterRelayListener
     /// The rows this node keeps in memory, forgotten when they change.

@@ -14,12 +14,17 @@ protocol UserHintStore: Sendable {
 struct SQLUserHintStore: UserHintStore {
     let database: any Database
     let users: any UserRepository
+    /// Creates a user the tenant's directory has on first use.
+    var directory: DirectoryLookup? = nil
 
     func user(id: String, tenantID: String) async throws -> User? {
         try await users.find(id: id, tenantID: tenantID, on: database)
     }
 
     func user(idOrUsername hint: String, tenantID: String) async throws -> User? {
-        try await users.find(idOrUsername: hint, tenantID: tenantID, on: database)
+        if let user = try await users.find(idOrUsername: hint, tenantID: tenantID, on: database) { return user }
+        // A user id is Countersign's own: only a username can be the directory's.
+        guard !hint.hasPrefix("usr_") else { return nil }
+        return await directory?.provision(username: hint, tenantID: tenantID)
     }
 }

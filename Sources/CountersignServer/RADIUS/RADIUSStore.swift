@@ -28,13 +28,16 @@ struct SQLRADIUSStore: RADIUSStore {
     let approvals: any ApprovalTransactionRepository
     let logins: any RADIUSLoginRepository
     let audit: AuditLog
+    /// Creates a user the tenant's directory has on first use.
+    var directory: DirectoryLookup? = nil
 
     func tenant(id: String) async throws -> Tenant? {
         try await tenants.find(id: id, on: database)
     }
 
     func user(username: String, tenantID: String) async throws -> User? {
-        try await users.find(username: username, tenantID: tenantID, on: database)
+        if let user = try await users.find(username: username, tenantID: tenantID, on: database) { return user }
+        return await directory?.provision(username: username, tenantID: tenantID)
     }
 
     func hasActiveDevice(userID: String) async throws -> Bool {

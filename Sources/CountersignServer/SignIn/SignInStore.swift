@@ -113,6 +113,8 @@ struct SQLSignInStore: SignInStore {
     let devices: any DeviceRepository
     let passkeys: any PasskeyStore
     let audit: AuditLog
+    /// Creates a user the tenant's directory has on first use.
+    var directory: DirectoryLookup? = nil
 
     func begin(_ attempt: SignInAttempt) async throws {
         try await database.run(
@@ -148,7 +150,8 @@ struct SQLSignInStore: SignInStore {
     }
 
     func user(username: String, tenantID: String) async throws -> User? {
-        try await users.find(username: username, tenantID: tenantID, on: database)
+        if let user = try await users.find(username: username, tenantID: tenantID, on: database) { return user }
+        return await directory?.provision(username: username, tenantID: tenantID)
     }
 
     func user(id: String, tenantID: String) async throws -> User? {

@@ -18,13 +18,16 @@ struct SQLTrustedIssuerTokenStore: TrustedIssuerTokenStore {
     let issuers: any TrustedIssuerRepository
     let users: any UserRepository
     var jwtIDs: any TrustedIssuerJWTIDRepository = SQLTrustedIssuerJWTIDRepository()
+    /// Creates a user the tenant's directory has on first use.
+    var directory: DirectoryLookup? = nil
 
     func trustedIssuer(_ issuer: String, tenantID: String) async throws -> TrustedIssuer? {
         try await issuers.find(issuer: issuer, tenantID: tenantID, on: database)
     }
 
     func user(username: String, tenantID: String) async throws -> User? {
-        try await users.find(username: username, tenantID: tenantID, on: database)
+        if let user = try await users.find(username: username, tenantID: tenantID, on: database) { return user }
+        return await directory?.provision(username: username, tenantID: tenantID)
     }
 
     func spend(jti: String, issuer: String, until: Date, at date: Date) async throws -> Bool {
