@@ -269,6 +269,49 @@ struct DirectorySyncTests {
     }
 }
 
+@Suite("Just-in-time users from the directory")
+struct DirectoryJustInTimeTests {
+    @Test("an unknown username at CIBA and at RADIUS is created from the directory; one it lacks is not, and is asked once",
+          arguments: Engine.available)
+    func justInTime(engine: Engine) async throws {
+        guard let slapd = try await SlapdHarness.startIfAvailable(), RADClient.executable != nil else { return }
+        defer { slapd.shutdown() }
+        try await TestServer.with(engine, configure: { $0.radiusPort = 0 }) { server in
+            #expect(try await server.admin("PUT", DirectorySyncTests.base, json: DirectorySyncTests.settings(slapd)).status == 201)
+            let client = try await server.createClient()
+            // Carol has no device yet: the request fails as for any user without one, but she now exists.
+            let carol = try await server.bcAuthorize(client, [("scope", "openid"), ("login_hint", "carol")])
+            #expect(carol.status == 400)
+            var users = try await DirectorySyncTests.users(server)
+            #expect(users["carol"]?["source"] as? String == "directory")
+            #expect(users["carol"]?["display_name"] as? String == "Carol Lučić")
+            // A name the directory lacks creates nothing, and the same again within a minute is
+            // answered without asking the directory (it is down now, and the answer is the same).
+            let nobody = try await server.bcAuthorize(client, [("scope", "openid"), ("login_hint", "nobody")])
+            #expect(nobody.error == "unknown_user_id")
+            #expect(try await DirectorySyncTests.users(server)["nobody"] == nil)
+
+            // At RADIUS: alice logs in through the VPN before anyone created her.
+            _ = try await server.createRADIUSClient()
+            let radius = RADClient(port: try await server.radiusPort(), secret: RADIUSServerTests.secret)
+            let reply = try #require(try await radius.send(RADClient.login("alice", password: "push")))
+            #expect(reply.code == "Access-Reject", "alice has no device yet")
+            users = try await DirectorySyncTests.users(server)
+            #expect(users["alice"]?["source"] as? String == "directory")
+            #expect((users["alice"]?["source_id"] as? String)?.count == 36, "her entryUUID")
+
+            // Without just-in-time, an unknown name stays unknown.
+            #expect(try await server.admin("PUT", DirectorySyncTests.base,
+                                           json: DirectorySyncTests.settings(slapd, ["just_in_time": false])).status == 200)
+            _ = try await server.bcAuthorize(client, [("scope", "openid"), ("login_hint", "dave")])
+            #expect(try await DirectorySyncTests.users(server)["dave"] == nil)
+            let audit = try await server.admin("GET", "/admin/v1/tenants/default/audit?action=user.created")
+            let actors = (audit["items"] as? [[String: any Sendable]] ?? []).compactMap { $0["actor"] as? String }
+            #expect(actors.filter { $0 == "directory-jit" }.count == 2, "\(actors)")
+        }
+    }
+}
+
 extension SlapdHarness {
     /// A started slapd, or nil when slapd is not installed (`available` says so once).
     static func startIfAvailable(bulkUsers: Int = 0) async throws -> SlapdHarness? {
