@@ -133,7 +133,9 @@ struct SCIMJSONReader {
         if current == UInt8(ascii: "-") { index += 1 }
         guard let first = current, Self.isDigit(first) else { throw failure("a digit was expected") }
         index += 1
-        if first == UInt8(ascii: "0"), let next = current, Self.isDigit(next) { throw failure("a number must not start with 0") }
+        if first == UInt8(ascii: "0"), let next = current, Self.isDigit(next) {
+            throw Failure(offset: start, reason: "a number must not start with 0")
+        }
         while let digit = current, Self.isDigit(digit) { index += 1 }
         var whole = true
         if current == UInt8(ascii: ".") {

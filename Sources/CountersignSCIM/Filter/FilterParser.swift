@@ -98,7 +98,7 @@ struct FilterParser {
     }
 
     private mutating func unary(depth: Int, insideBrackets: Bool) throws(SCIMError) -> SCIMFilter {
-        guard depth < SCIMFilter.maximumDepth else {
+        guard depth <= SCIMFilter.maximumDepth else {
             throw failure("filters may nest at most \(SCIMFilter.maximumDepth) deep")
         }
         // `not` is a keyword only before a parenthesis; otherwise it could be an attribute's name.
@@ -115,6 +115,7 @@ struct FilterParser {
             return inner
         }
         guard case .word(let word)? = peek else { throw failure("an attribute path, 'not' or '(' was expected") }
+        let start = tokens[position].offset
         let path = try attributePath(word)
         position += 1
         if peek == .openBracket {
@@ -127,7 +128,7 @@ struct FilterParser {
         }
         comparisons += 1
         guard comparisons <= SCIMFilter.maximumComparisons else {
-            throw failure("a filter may hold at most \(SCIMFilter.maximumComparisons) comparisons")
+            throw .invalidFilter(offset: start, reason: "a filter may hold at most \(SCIMFilter.maximumComparisons) comparisons")
         }
         guard case .word(let operatorWord)? = peek else {
             throw failure("an operator (eq, ne, co, sw, ew, gt, ge, lt, le or pr) was expected after \(path)")
