@@ -1,7 +1,8 @@
 // swift-tools-version:6.2
 import PackageDescription
 
-// The CBOR decoder, the RADIUS packet reader and the PAM module's line parser under libFuzzer, as a package of their own so
+// The CBOR decoder, the RADIUS packet reader, the PAM module's line parser and SCIM's filter and
+// PATCH readers under libFuzzer, as a package of their own so
 // that fuzzing flags (-sanitize=fuzzer,address) never reach the main package's build. Run with
 // ./run.sh.
 let package = Package(
@@ -15,6 +16,10 @@ let package = Package(
         .executableTarget(
             name: "FuzzRADIUS",
             dependencies: ["LibFuzzerDriver", .product(name: "CountersignRADIUS", package: "Countersign")]
+        ),
+        .executableTarget(
+            name: "FuzzSCIM",
+            dependencies: ["LibFuzzerDriver", .product(name: "CountersignSCIM", package: "Countersign")]
         ),
         .executableTarget(
             name: "FuzzPAMLines",

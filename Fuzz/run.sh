@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Fuzzes each target for the given number of seconds (default 60): the CBOR decoder (FuzzCBOR),
-# the RADIUS packet reader (FuzzRADIUS) and the PAM module's reader of its helper's lines
-# (FuzzPAMLines, C), or only the targets named.
+# the RADIUS packet reader (FuzzRADIUS), the PAM module's reader of its helper's lines
+# (FuzzPAMLines, C) and SCIM's filter, PATCH and resource readers (FuzzSCIM), or only the targets
+# named.
 #
-#   Fuzz/run.sh [seconds] [FuzzCBOR|FuzzRADIUS|FuzzPAMLines ...]
+#   Fuzz/run.sh [seconds] [FuzzCBOR|FuzzRADIUS|FuzzPAMLines|FuzzSCIM ...]
 #
 # Exits non-zero if the fuzzer finds a crash; the crashing input is saved under
 # Fuzz/.build/artifacts/ and listed at the end.
@@ -12,7 +13,7 @@ set -euo pipefail
 seconds="${1:-60}"
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(FuzzCBOR FuzzRADIUS FuzzPAMLines)
+[ ${#targets[@]} -gt 0 ] || targets=(FuzzCBOR FuzzRADIUS FuzzPAMLines FuzzSCIM)
 fuzz_dir="$(cd "$(dirname "$0")" && pwd)"
 
 # The fuzz package has its own .build under Fuzz/, so these flags never touch the main build.
@@ -35,6 +36,7 @@ for target in "${targets[@]}"; do
         FuzzCBOR) corpus="$fuzz_dir/Corpus/CBOR" ;;
         FuzzRADIUS) corpus="$fuzz_dir/Corpus/RADIUS" ;;
         FuzzPAMLines) corpus="$fuzz_dir/Corpus/PAMLines" ;;
+        FuzzSCIM) corpus="$fuzz_dir/Corpus/SCIM" ;;
         *) echo "unknown fuzz target $target" >&2; exit 64 ;;
     esac
     # The fuzzer adds inputs to its corpus as it runs; work on a copy so the seeds stay as committed.

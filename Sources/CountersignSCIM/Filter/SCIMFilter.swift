@@ -34,17 +34,27 @@ public indirect enum SCIMFilter: Sendable, Hashable, CustomStringConvertible {
         switch self {
         case .compare(let path, let op, let value): "\(path) \(op.rawValue) \(value.text)"
         case .present(let path): "\(path) pr"
-        case .and(let left, let right): "\(left.operand(of: "and")) and \(right.operand(of: "and"))"
-        case .or(let left, let right): "\(left) or \(right)"
+        case .and(let left, let right): "\(left.grouped(if: left.isOr)) and \(right.grouped(if: right.isOr || right.isAnd))"
+        case .or(let left, let right): "\(left) or \(right.grouped(if: right.isOr))"
         case .not(let inner): "not (\(inner))"
         case .valuePath(let path, let inner): "\(path)[\(inner)]"
         }
     }
 
-    /// `or` binds less tightly than `and`, so an `or` inside an `and` keeps its parentheses.
-    private func operand(of _: String) -> String {
-        if case .or = self { return "(\(self))" }
-        return description
+    /// In parentheses where precedence or left-to-right reading would group it otherwise: an
+    /// `or` inside an `and`, and a right operand of its own kind (`a or (b or c)`).
+    private func grouped(if needed: Bool) -> String {
+        needed ? "(\(description))" : description
+    }
+
+    private var isOr: Bool {
+        if case .or = self { return true }
+        return false
+    }
+
+    private var isAnd: Bool {
+        if case .and = self { return true }
+        return false
     }
 }
 

@@ -46,8 +46,10 @@ public struct SCIMUser: Sendable, Hashable {
         displayName = try reader.string("displayName")
         active = try reader.bool("active") ?? true
         if let name = try reader.object("name") {
-            self.name = SCIMName(formatted: try name.string("formatted"), familyName: try name.string("familyName"),
-                                 givenName: try name.string("givenName"))
+            let read = SCIMName(formatted: try name.string("formatted"), familyName: try name.string("familyName"),
+                                givenName: try name.string("givenName"))
+            // A name with no part is no name, so that it reads back as it is written (without one).
+            self.name = read == SCIMName() ? nil : read
         }
         emails = []
         for email in try reader.objects("emails") {
