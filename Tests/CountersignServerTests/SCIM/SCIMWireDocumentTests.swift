@@ -78,6 +78,15 @@ struct SCIMWireDocumentTests {
         }
     }
 
+    @Test("If-Match names a version by its weak tag, its strong form, in a list, or as *")
+    func ifMatch() {
+        let meta = SCIMMeta(created: Date(timeIntervalSince1970: 0), lastModified: Date(timeIntervalSince1970: 0), version: "3")
+        #expect(meta.entityTag == #"W/"3""#)
+        #expect(meta.isMatched(byIfMatch: #"W/"3""#) && meta.isMatched(byIfMatch: #""3""#) && meta.isMatched(byIfMatch: "*"))
+        #expect(meta.isMatched(byIfMatch: #"W/"2", W/"3""#))
+        #expect(!meta.isMatched(byIfMatch: #"W/"2""#) && !meta.isMatched(byIfMatch: "3") && !meta.isMatched(byIfMatch: ""))
+    }
+
     @Test("JSON is written with sorted members and escapes, and decimals survive")
     func serialization() throws {
         let value: SCIMJSON = ["b": [1, .decimal(1.5), true, nil], "a": "line\n\"quoted\"\u{01}"]
