@@ -50,7 +50,12 @@ extension SCIMFilter {
     /// Whether one value of the multi-valued attribute `definition` matches, this filter's paths
     /// naming its sub-attributes (a filter inside brackets).
     func matches(value element: SCIMJSON, of definition: SCIMAttributeDefinition?) -> Bool {
-        matches(element) { path in (definition?.subAttribute(path.name), element[caseInsensitive: path.name]) }
+        matches(element) { path in
+            let sub = definition?.subAttribute(path.name)
+            let value = element[caseInsensitive: path.name]
+            guard let deeper = path.subAttribute else { return (sub, value) }
+            return (sub?.subAttribute(deeper), value?[caseInsensitive: deeper])
+        }
     }
 
     /// The values a comparison looks at: each element of an array, and the `value` of an object.

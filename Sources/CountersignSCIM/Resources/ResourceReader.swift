@@ -12,7 +12,8 @@ struct ResourceReader {
             throw path.isEmpty ? .invalidSyntax("The body must be a JSON object.") : .invalidValue("\(path) must be an object.")
         }
         var lowered: [String: SCIMJSON] = [:]
-        for (name, value) in members {
+        // In order, so that the same body is always refused with the same detail.
+        for (name, value) in members.sorted(by: { $0.key < $1.key }) {
             guard lowered.updateValue(value, forKey: name.lowercased()) == nil else {
                 throw .invalidValue("The attribute \(Self.join(path, name)) appears twice, in different case.")
             }
