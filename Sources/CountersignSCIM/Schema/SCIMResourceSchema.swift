@@ -95,6 +95,8 @@ public struct SCIMResourceSchema: Sendable {
             SCIMAttributeDefinition(name: "$ref", type: .reference, description: "The member's URI.", caseExact: true,
                                     mutability: .immutable, referenceTypes: ["User"]),
             SCIMAttributeDefinition(name: "display", type: .string, description: "The member's displayName.", mutability: .readOnly),
+            SCIMAttributeDefinition(name: "type", type: .string, description: "What the member is: always a user.",
+                                    mutability: .immutable, canonicalValues: ["User"]),
         ]),
     ])
 }
