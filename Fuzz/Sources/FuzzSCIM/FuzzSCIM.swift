@@ -20,7 +20,7 @@ let group = SCIMGroup(id: "g1", displayName: "Sales", members: [SCIMMember(value
 
 /// One input, read both ways a client sends SCIM text: as a filter or PATCH path (a query
 /// parameter, so any bytes, repaired to UTF-8 as a URL decoder would), and as a JSON body (a
-/// PatchOp request, a user, a group). Reading never traps; a filter or path that reads prints as
+/// PatchOp request, a search request, a user, a group). Reading never traps; a filter or path that reads prints as
 /// text that reads back to the same one; evaluating and reducing a filter, and applying a patch,
 /// never trap; a user or group that reads writes JSON that reads back to the same resource.
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -45,6 +45,7 @@ func fuzzSCIM(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
         _ = try? user.applying(patch)
         _ = try? group.applying(patch)
     }
+    _ = try? SCIMQuery(searchRequest: bytes, maximumCount: 200)
     if let decoded = try? SCIMUser(decoding: bytes) {
         guard (try? SCIMUser(decoding: decoded.json(baseURL: base).serialized)) == decoded else {
             fatalError("a user's JSON does not read back as the user")

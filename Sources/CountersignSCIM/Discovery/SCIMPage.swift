@@ -17,10 +17,13 @@ public struct SCIMPage: Sendable, Hashable {
     /// let page = try SCIMPage(startIndex: "0", count: "500", maximumCount: 200)  // startIndex 1, count 200
     /// ```
     public init(startIndex: String?, count: String?, maximumCount: Int) throws(SCIMError) {
-        let start = try Self.integer(startIndex, "startIndex") ?? 1
-        let requested = try Self.integer(count, "count") ?? maximumCount
-        self.startIndex = max(1, start)
-        self.count = min(max(0, requested), maximumCount)
+        self.init(startIndex: try Self.integer(startIndex, "startIndex"), count: try Self.integer(count, "count"), maximumCount: maximumCount)
+    }
+
+    /// The same from a search request's integers.
+    init(startIndex: Int?, count: Int?, maximumCount: Int) {
+        self.startIndex = max(1, startIndex ?? 1)
+        self.count = min(max(0, count ?? maximumCount), maximumCount)
     }
 
     private static func integer(_ text: String?, _ name: String) throws(SCIMError) -> Int? {

@@ -15,6 +15,11 @@ public struct SCIMProjection: Sendable, Hashable {
 
     /// The parameters as the query string gives them: comma-separated attribute paths.
     public init(attributes: String?, excludedAttributes: String?) throws(SCIMError) {
+        try self.init(attributes: attributes.map { $0.split(separator: ",") }, excludedAttributes: excludedAttributes.map { $0.split(separator: ",") })
+    }
+
+    /// The same from a search request's arrays.
+    init(attributes: [Substring]?, excludedAttributes: [Substring]?) throws(SCIMError) {
         self.attributes = try attributes.map(Self.paths)
         self.excludedAttributes = try excludedAttributes.map(Self.paths) ?? []
     }
@@ -26,9 +31,9 @@ public struct SCIMProjection: Sendable, Hashable {
         return !attributes.contains { $0.name.caseInsensitiveCompare(name) == .orderedSame }
     }
 
-    private static func paths(_ text: String) throws(SCIMError) -> [SCIMAttributePath] {
+    private static func paths(_ parts: [Substring]) throws(SCIMError) -> [SCIMAttributePath] {
         var paths: [SCIMAttributePath] = []
-        for part in text.split(separator: ",") {
+        for part in parts {
             guard let path = SCIMAttributePath(part.trimmingCharacters(in: .whitespaces)[...]) else {
                 throw .invalidValue("\"\(part)\" is not an attribute path.")
             }

@@ -52,6 +52,30 @@ struct ResourceReader {
         return flag
     }
 
+    /// An integer that fits in `Int`; a larger one is clamped, since it can only mean "past the end".
+    func integer(_ name: String) throws(SCIMError) -> Int? {
+        guard let value = value(name) else { return nil }
+        guard case .integer(let number) = value else {
+            throw .invalidValue("\(Self.join(path, name)) must be an integer, not \(value.typeName).")
+        }
+        return Int(clamping: number)
+    }
+
+    func strings(_ name: String) throws(SCIMError) -> [String]? {
+        guard let value = value(name) else { return nil }
+        guard case .array(let elements) = value else {
+            throw .invalidValue("\(Self.join(path, name)) must be an array of strings, not \(value.typeName).")
+        }
+        var strings: [String] = []
+        for element in elements {
+            guard case .string(let text) = element else {
+                throw .invalidValue("\(Self.join(path, name)) must be an array of strings.")
+            }
+            strings.append(text)
+        }
+        return strings
+    }
+
     func object(_ name: String) throws(SCIMError) -> ResourceReader? {
         guard let value = value(name) else { return nil }
         return try ResourceReader(value, at: Self.join(path, name))

@@ -78,6 +78,28 @@ struct SCIMWireDocumentTests {
         }
     }
 
+    @Test("a GET's parameters and a .search body make the same query; sortBy is ignored")
+    func query() throws {
+        let fromParameters = try SCIMQuery(filter: #"displayName eq "Sales""#, startIndex: "2", count: "5", attributes: nil,
+                                           excludedAttributes: "members", maximumCount: 200)
+        let fromBody = try SCIMQuery(searchRequest: Data(#"""
+            {"schemas": ["urn:ietf:params:scim:api:messages:2.0:SearchRequest"], "filter": "displayName eq \"Sales\"",
+             "startIndex": 2, "count": 5, "excludedAttributes": ["members"], "sortBy": "displayName"}
+            """#.utf8), maximumCount: 200)
+        #expect(fromParameters == fromBody)
+        #expect(try SCIMStoreQuery(groups: fromBody.filter) == .displayName(eq: "Sales") && fromBody.projection.excludes("members"))
+        #expect(throws: SCIMError.invalidFilter(offset: 14, reason: "a value (a quoted string, a number, true, false or null) was expected after eq")) {
+            try SCIMQuery(filter: "displayName eq", startIndex: nil, count: nil, attributes: nil, excludedAttributes: nil, maximumCount: 200)
+        }
+        #expect(throws: SCIMError.invalidSyntax("schemas must list urn:ietf:params:scim:api:messages:2.0:SearchRequest.")) {
+            try SCIMQuery(searchRequest: Data(#"{"filter": "title pr"}"#.utf8), maximumCount: 200)
+        }
+        #expect(throws: SCIMError.invalidValue("count must be an integer, not a string.")) {
+            try SCIMQuery(searchRequest: Data(#"{"schemas": ["urn:ietf:params:scim:api:messages:2.0:SearchRequest"], "count": "5"}"#.utf8),
+                          maximumCount: 200)
+        }
+    }
+
     @Test("If-Match names a version by its weak tag, its strong form, in a list, or as *")
     func ifMatch() {
         let meta = SCIMMeta(created: Date(timeIntervalSince1970: 0), lastModified: Date(timeIntervalSince1970: 0), version: "3")
