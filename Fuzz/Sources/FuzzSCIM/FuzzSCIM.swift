@@ -20,9 +20,10 @@ let group = SCIMGroup(id: "g1", displayName: "Sales", members: [SCIMMember(value
 
 /// One input, read both ways a client sends SCIM text: as a filter or PATCH path (a query
 /// parameter, so any bytes, repaired to UTF-8 as a URL decoder would), and as a JSON body (a
-/// PatchOp request, a search request, a user, a group). Reading never traps; a filter or path that reads prints as
-/// text that reads back to the same one; evaluating and reducing a filter, and applying a patch,
-/// never trap; a user or group that reads writes JSON that reads back to the same resource.
+/// PatchOp request, a search request, a user, a group). Reading never traps; a filter or path
+/// that reads prints as text that reads back to the same one; evaluating and reducing a filter,
+/// and applying a patch, never trap; a user or group that reads writes JSON that reads back to
+/// the same resource.
 @_cdecl("LLVMFuzzerTestOneInput")
 func fuzzSCIM(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     let bytes = Data(UnsafeBufferPointer(start: data, count: size))
