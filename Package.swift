@@ -43,6 +43,8 @@ let package = Package(
         .library(name: "CountersignCBOR", targets: ["CountersignCBOR"]),
         // RADIUS packets read and written (for the server, and for its fuzz target in Fuzz/).
         .library(name: "CountersignRADIUS", targets: ["CountersignRADIUS"]),
+        // SCIM 2.0's wire format and semantics (for the server, and for its fuzz target in Fuzz/).
+        .library(name: "CountersignSCIM", targets: ["CountersignSCIM"]),
         // The PAM module's C code (for its fuzz target in Fuzz/; the module itself is built by
         // Scripts/build-pam).
         .library(name: "CountersignPAM", targets: ["CountersignPAM"]),
@@ -80,6 +82,9 @@ let package = Package(
         // RADIUS packets (RFC 2865 §3): framing and attribute lengths only, no dependency, so that
         // the fuzzer builds it alone; the authenticators and the shared secret are the server's.
         .target(name: "CountersignRADIUS"),
+        // SCIM 2.0 (RFC 7643, RFC 7644) without storage: filters, PATCH, resources and the
+        // discovery documents. Foundation only, so that the fuzzer builds it alone.
+        .target(name: "CountersignSCIM"),
         // The PAM module's C code: the PAM ABI and the lines of the helper it runs. Scripts/build-pam
         // compiles pam_countersign.so from it with the C compiler alone, so that the module needs
         // no Swift runtime in sshd or sudo; this target is for its tests and fuzzing. Needs
@@ -131,6 +136,7 @@ let package = Package(
                 "CountersignCBOR",
                 "CountersignRADIUS",
                 "CountersignLDAP",
+                "CountersignSCIM",
                 "CountersignWebAuthn",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -277,7 +283,8 @@ let package = Package(
             name: "CountersignServerTests",
             dependencies: [
                 "CountersignServer", "CountersignKit", "CountersignCore", "CountersignPushEmulator", "CountersignWebAuthn",
-                "CountersignCBOR", "CountersignRADIUS", "CountersignPAM", "AuthenticatorAppModel", "CountersignLDAP",
+                "CountersignCBOR", "CountersignRADIUS", "CountersignSCIM", "CountersignPAM", "AuthenticatorAppModel",
+                "CountersignLDAP",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOCore", package: "swift-nio"),

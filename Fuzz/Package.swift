@@ -1,8 +1,9 @@
 // swift-tools-version:6.2
 import PackageDescription
 
-// The CBOR decoder, the RADIUS packet reader, the PAM module's line parser and the readers of
-// what directories send (DNs, object ids, filter values) under libFuzzer, as a package of their own so
+// The CBOR decoder, the RADIUS packet reader, the PAM module's line parser, the readers of what
+// directories send (DNs, object ids, filter values) and SCIM's filter and PATCH readers under
+// libFuzzer, as a package of their own so
 // that fuzzing flags (-sanitize=fuzzer,address) never reach the main package's build. Run with
 // ./run.sh.
 let package = Package(
@@ -16,6 +17,10 @@ let package = Package(
         .executableTarget(
             name: "FuzzRADIUS",
             dependencies: ["LibFuzzerDriver", .product(name: "CountersignRADIUS", package: "Countersign")]
+        ),
+        .executableTarget(
+            name: "FuzzSCIM",
+            dependencies: ["LibFuzzerDriver", .product(name: "CountersignSCIM", package: "Countersign")]
         ),
         .executableTarget(
             name: "FuzzPAMLines",

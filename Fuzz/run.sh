@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Fuzzes each target for the given number of seconds (default 60): the CBOR decoder (FuzzCBOR),
 # the RADIUS packet reader (FuzzRADIUS), the PAM module's reader of its helper's lines
-# (FuzzPAMLines, C) and the readers of what directories send (FuzzLDAPNames: DNs, objectGUID and
-# entryUUID, filter values), or only the targets named.
+# (FuzzPAMLines, C), the readers of what directories send (FuzzLDAPNames: DNs, objectGUID and
+# entryUUID, filter values) and SCIM's filter, PATCH and resource readers (FuzzSCIM), or only the
+# targets named.
 #
-#   Fuzz/run.sh [seconds] [FuzzCBOR|FuzzRADIUS|FuzzPAMLines|FuzzLDAPNames ...]
+#   Fuzz/run.sh [seconds] [FuzzCBOR|FuzzRADIUS|FuzzPAMLines|FuzzLDAPNames|FuzzSCIM ...]
 #
 # Exits non-zero if the fuzzer finds a crash; the crashing input is saved under
 # Fuzz/.build/artifacts/ and listed at the end.
@@ -13,7 +14,7 @@ set -euo pipefail
 seconds="${1:-60}"
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(FuzzCBOR FuzzRADIUS FuzzPAMLines FuzzLDAPNames)
+[ ${#targets[@]} -gt 0 ] || targets=(FuzzCBOR FuzzRADIUS FuzzPAMLines FuzzLDAPNames FuzzSCIM)
 fuzz_dir="$(cd "$(dirname "$0")" && pwd)"
 
 # The fuzz package has its own .build under Fuzz/, so these flags never touch the main build.
@@ -37,6 +38,7 @@ for target in "${targets[@]}"; do
         FuzzRADIUS) corpus="$fuzz_dir/Corpus/RADIUS" ;;
         FuzzPAMLines) corpus="$fuzz_dir/Corpus/PAMLines" ;;
         FuzzLDAPNames) corpus="$fuzz_dir/Corpus/LDAPNames" ;;
+        FuzzSCIM) corpus="$fuzz_dir/Corpus/SCIM" ;;
         *) echo "unknown fuzz target $target" >&2; exit 64 ;;
     esac
     # The fuzzer adds inputs to its corpus as it runs; work on a copy so the seeds stay as committed.
