@@ -29,8 +29,11 @@ final class LDAPConnection {
 
     /// Connects to `server` and sets up TLS as `configuration` says; throws why the server
     /// cannot be used.
+    /// The connect timeout covers the TCP connection and the TLS handshake together (StartTLS's
+    /// request included).
     static func open(_ server: LDAPServerAddress, _ configuration: LDAPConfiguration) throws(ConnectionFailure) -> LDAPConnection {
-        let socket = try TCPConnection.connect(host: server.host, port: server.port, timeout: configuration.connectTimeout)
+        let deadline = ContinuousClock.now + configuration.connectTimeout
+        let socket = try TCPConnection.connect(host: server.host, port: server.port, until: deadline)
         var handle: OpaquePointer?
         let status = ldap_init_fd(ber_socket_t(socket), LDAP_PROTO_TCP, server.url, &handle)
         guard status == LDAP_SUCCESS, let handle else {
@@ -40,16 +43,23 @@ final class LDAPConnection {
         // From here the handle owns the socket: unbinding closes it.
         let connection = LDAPConnection(server: server, handle: handle, configuration: configuration)
         try connection.setOptions()
-        switch configuration.security {
-        case .ldaps: try connection.startTLS(upgrading: false)
-        case .startTLS: try connection.startTLS(upgrading: true)
-        case .plain: break
+        guard configuration.security != .plain else { return connection }
+        let watch = SocketDeadline(descriptor: socket, at: deadline)
+        var failure: ConnectionFailure?
+        do {
+            try connection.startTLS(upgrading: configuration.security == .startTLS)
+        } catch {
+            failure = error
         }
+        // The watch ends before `connection` can be released and its socket closed.
+        if watch.end() {
+            throw .unreachable("no TLS handshake within the connect timeout (\(configuration.connectTimeout))")
+        }
+        if let failure { throw failure }
         return connection
     }
 
     private func setOptions() throws(ConnectionFailure) {
-        let connect = configuration.connectTimeout.components
         let operation = configuration.operationTimeout.components
         var failed = false
         failed = cldap_set_int(handle, LDAP_OPT_PROTOCOL_VERSION, LDAP_VERSION3) != LDAP_OPT_SUCCESS || failed
@@ -58,8 +68,10 @@ final class LDAPConnection {
         failed = cldap_set_int(handle, LDAP_OPT_DEREF, LDAP_DEREF_NEVER) != LDAP_OPT_SUCCESS || failed
         failed = cldap_set_int(handle, LDAP_OPT_SIZELIMIT, 0) != LDAP_OPT_SUCCESS || failed
         failed = cldap_set_int(handle, LDAP_OPT_TIMELIMIT, 0) != LDAP_OPT_SUCCESS || failed
-        // The TLS handshake's limit (the TCP connect, made in TCPConnection, has its own).
-        failed = cldap_set_timeval(handle, LDAP_OPT_NETWORK_TIMEOUT, Int(connect.seconds), Int(connect.attoseconds / 1_000_000_000_000)) != LDAP_OPT_SUCCESS || failed
+        // No limit of libldap's on the TLS handshake (-1 is none): with one it makes the socket
+        // non-blocking and, with GnuTLS, spins on a server that never answers. `SocketDeadline`
+        // ends the handshake at the connect timeout instead.
+        failed = cldap_set_timeval(handle, LDAP_OPT_NETWORK_TIMEOUT, -1, 0) != LDAP_OPT_SUCCESS || failed
         // Every synchronous call's wait for its answer: bind, StartTLS, each page of a search.
         failed = cldap_set_timeval(handle, LDAP_OPT_TIMEOUT, Int(operation.seconds), Int(operation.attoseconds / 1_000_000_000_000)) != LDAP_OPT_SUCCESS || failed
         guard !failed else { throw .configuration("libldap refused a connection option") }

@@ -43,14 +43,14 @@ struct LDAPClientTests {
         }
     }
 
-    @Test("a certificate that does not name the host connected to is a TLS error, though its CA is trusted")
+    @Test("a certificate whose subjectAltNames do not name the host is a TLS error, though its CA is trusted and its CN names it")
     func certificateForAnotherHostIsRefused() async throws {
-        guard let client = try Self.client({ [$0.ldapsURLForAnotherName] }) else { return }
+        guard let slapd = SharedSlapd.current, let client = try Self.client({ [$0.ldapsURLForAnotherName] }) else { return }
         await #expect {
             try await client.check()
         } throws: { error in
             guard case LDAPError.tls(let message) = error else { return false }
-            return message.contains("hostname does not match")
+            return message.contains(slapd.ldapsURLForAnotherName)
         }
     }
 
@@ -281,15 +281,19 @@ struct LDAPClientTests {
         withExtendedLifetime(silent) {}
     }
 
-    @Test("a server that never completes the TLS handshake is given up on within the connect timeout")
-    func silentTLSServerTimesOut() async throws {
+    @Test("a server that never completes the TLS handshake is unreachable within the connect timeout")
+    func silentTLSServerIsUnreachable() async throws {
         guard SharedSlapd.current != nil else { return }
         let silent = try PortHolder()
         guard let client = try Self.client({ _ in ["ldaps://127.0.0.1:\(silent.port)"] }, connectTimeout: .seconds(1)) else { return }
         let started = ContinuousClock.now
         let error = await #expect(throws: LDAPError.self) { try await client.check() }
         #expect(ContinuousClock.now - started < .seconds(3))
-        #expect(error == .timeout, "\(String(describing: error))")
+        guard case .unreachable(let failures) = error else {
+            Issue.record("expected unreachable, got \(String(describing: error))")
+            return
+        }
+        #expect(failures.first?.reason.contains("TLS handshake") == true, "\(failures)")
         withExtendedLifetime(silent) {}
     }
 }
