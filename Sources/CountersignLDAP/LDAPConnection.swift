@@ -146,11 +146,22 @@ final class LDAPConnection {
         return text.isEmpty ? nil : text
     }
 
-    /// One page of a search: the entries, the cookie for the next page (empty after the last),
-    /// and the result code.
+    /// One page of a search's answer.
+    struct SearchPage {
+        var entries: [LDAPEntry]
+        /// The paged results cookie for the next page; empty after the last.
+        var cookie: [UInt8]
+        /// The LDAP result code, or libldap's negative local one.
+        var code: Int32
+        /// The directory's (or libldap's) diagnostic message.
+        var message: String?
+    }
+
+    /// One page of a search, `pageSize` entries at most, from where `cookie` left off (the start
+    /// when empty).
     func searchPage(
         base: String, scope: Int32, filter: String, attributes: [String], pageSize: Int32, cookie: [UInt8]
-    ) -> (entries: [LDAPEntry], cookie: [UInt8], code: Int32, message: String?) {
+    ) -> SearchPage {
         var control: UnsafeMutablePointer<LDAPControl>?
         var cookieBytes = cookie.map { CChar(bitPattern: $0) }
         // Not critical: a directory without paging answers the whole search, or its size limit.
@@ -159,7 +170,9 @@ final class LDAPConnection {
             var value = berval(bv_len: ber_len_t(bytes.count), bv_val: bytes.baseAddress)
             return ldap_create_page_control(handle, pageSize, &value, 0, &control)
         }
-        guard created == LDAP_SUCCESS, let control else { return ([], [], created, "the paged results control could not be made") }
+        guard created == LDAP_SUCCESS, let control else {
+            return SearchPage(entries: [], cookie: [], code: created, message: "the paged results control could not be made")
+        }
         defer { ldap_control_free(control) }
         var names = attributes.map { strdup($0) } + [nil]
         defer { names.forEach { free($0) } }
@@ -174,13 +187,13 @@ final class LDAPConnection {
             }
         }
         defer { if let result { ldap_msgfree(result) } }
-        guard let result else { return ([], [], status, diagnostic()) }
+        guard let result else { return SearchPage(entries: [], cookie: [], code: status, message: diagnostic()) }
         let entries = readEntries(result)
         var code: Int32 = status
         var message: UnsafeMutablePointer<CChar>?
         var returned: UnsafeMutablePointer<UnsafeMutablePointer<LDAPControl>?>?
         guard ldap_parse_result(handle, result, &code, nil, &message, nil, &returned, 0) == LDAP_SUCCESS else {
-            return (entries, [], status, diagnostic())
+            return SearchPage(entries: entries, cookie: [], code: status, message: diagnostic())
         }
         defer {
             if let message { ldap_memfree(message) }
@@ -196,7 +209,7 @@ final class LDAPConnection {
             }
         }
         let text = message.map { String(cString: $0) }
-        return (entries, next, code, text?.isEmpty == false ? text : nil)
+        return SearchPage(entries: entries, cookie: next, code: code, message: text?.isEmpty == false ? text : nil)
     }
 
     private func readEntries(_ result: OpaquePointer) -> [LDAPEntry] {

@@ -122,7 +122,9 @@ struct LDAPClientTests {
 
     @Test("a wrong service password is invalidCredentials, and the next server is not tried")
     func wrongServicePassword() async throws {
-        guard let client = try Self.client(password: "not-the-password") else { return }
+        // Were the second server tried, its refused connection would make the error unreachable.
+        let dead = "ldaps://127.0.0.1:\(try freeTCPPort())"
+        guard let client = try Self.client({ [$0.ldapsURL, dead] }, password: "not-the-password") else { return }
         await #expect(throws: LDAPError.invalidCredentials) { try await client.check() }
     }
 
@@ -278,6 +280,22 @@ struct LDAPClientTests {
         let started = ContinuousClock.now
         await #expect(throws: LDAPError.timeout) { try await client.check() }
         #expect(ContinuousClock.now - started < .seconds(3))
+        withExtendedLifetime(silent) {}
+    }
+
+    @Test("calls waiting on a silent directory leave Swift's concurrency pool free for other tasks")
+    func waitsAreOffTheConcurrencyPool() async throws {
+        guard SharedSlapd.current != nil else { return }
+        let silent = try PortHolder()
+        guard let client = try Self.client({ _ in ["ldap://127.0.0.1:\(silent.port)"] }, security: .plain,
+                                           operationTimeout: .seconds(1)) else { return }
+        // More waiting calls than the pool has threads (one per core).
+        let waiting = (0..<4).map { _ in Task { try? await client.check() } }
+        try await Task.sleep(for: .milliseconds(100))
+        let started = ContinuousClock.now
+        try await Task.sleep(for: .milliseconds(10))
+        #expect(ContinuousClock.now - started < .milliseconds(500))
+        for task in waiting { await task.value }
         withExtendedLifetime(silent) {}
     }
 
