@@ -28,9 +28,8 @@ final class LDAPConnection {
     }
 
     /// Connects to `server` and sets up TLS as `configuration` says; throws why the server
-    /// cannot be used.
-    /// The connect timeout covers the TCP connection and the TLS handshake together (StartTLS's
-    /// request included).
+    /// cannot be used. The connect timeout covers the TCP connection and the TLS handshake
+    /// together (StartTLS's request included).
     static func open(_ server: LDAPServerAddress, _ configuration: LDAPConfiguration) throws(ConnectionFailure) -> LDAPConnection {
         let deadline = ContinuousClock.now + configuration.connectTimeout
         let socket = try TCPConnection.connect(host: server.host, port: server.port, until: deadline)
@@ -116,8 +115,9 @@ final class LDAPConnection {
         case LDAP_SERVER_DOWN where upgrading:
             throw .unreachable("the connection closed before StartTLS was answered")
         case LDAP_CONNECT_ERROR, LDAP_SERVER_DOWN:
-            // GnuTLS's verification failures reach libldap's message as "(unknown error code)";
-            // a host name mismatch has a message of its own.
+            // libldap 2.5 with GnuTLS leaves "(unknown error code)" as the message of every
+            // verification failure, an untrusted CA and a host name mismatch alike (the latter's
+            // own message is overwritten), so the message can only list what it may be.
             let message = diagnostic().flatMap { $0 == "(unknown error code)" ? nil : $0 }
             throw .tls(message ?? "the server's certificate was not accepted (not signed by a trusted CA, "
                 + "expired, or not valid for \(server.host)), or the TLS handshake failed")
