@@ -123,6 +123,10 @@ extension FeatureMigrations {
             "ALTER TABLE users ADD COLUMN source TEXT NOT NULL DEFAULT 'local'",
             "ALTER TABLE users ADD COLUMN source_id TEXT",
             "ALTER TABLE users ADD COLUMN disabled_by_source BIGINT NOT NULL DEFAULT 0",
+            // When a SCIM client deleted the user (who stays, disabled), and the SCIM attributes
+            // beyond Countersign's fields that the client sent (JSON: names, every e-mail).
+            "ALTER TABLE users ADD COLUMN deprovisioned_at BIGINT",
+            "ALTER TABLE users ADD COLUMN scim_profile TEXT",
             "CREATE INDEX users_external_id ON users (tenant_id, external_id) WHERE external_id IS NOT NULL",
             "CREATE INDEX users_email ON users (tenant_id, lower(email)) WHERE email IS NOT NULL",
             "CREATE UNIQUE INDEX users_source_id ON users (tenant_id, source, source_id) WHERE source_id IS NOT NULL",

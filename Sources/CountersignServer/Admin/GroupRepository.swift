@@ -14,6 +14,10 @@ public protocol GroupRepository: Sendable {
     /// only the one named `name` (any case) when that is.
     func list(tenantID: String, source: User.Source?, name: String?, after cursor: String?, limit: Int,
               on executor: any SQLExecutor) async throws -> [UserGroup]
+    /// The tenant's groups matching `match` (all when nil), by id, `offset` of them skipped;
+    /// and how many match in all (SCIM's lists).
+    func list(tenantID: String, matching match: GroupMatch?, offset: Int, limit: Int,
+              on executor: any SQLExecutor) async throws -> (total: Int, groups: [UserGroup])
     /// How many groups the tenant has.
     func count(tenantID: String, on executor: any SQLExecutor) async throws -> Int
 
@@ -30,6 +34,14 @@ public protocol GroupRepository: Sendable {
     func groups(userID: String, on executor: any SQLExecutor) async throws -> [UserGroup]
     /// The names of the groups each of these users is in, by user id (users in none are absent).
     func groupNames(userIDs: [String], on executor: any SQLExecutor) async throws -> [String: [String]]
+}
+
+/// What a SCIM filter may ask of groups.
+public enum GroupMatch: Sendable, Equatable {
+    case id(String)
+    /// Any case.
+    case name(String)
+    case externalID(String)
 }
 
 public struct SQLGroupRepository: GroupRepository {
@@ -91,6 +103,25 @@ public struct SQLGroupRepository: GroupRepository {
                 AND (\(lowered) = '' OR lower(name) = \(lowered)) AND id > \(cursor ?? "")
             ORDER BY id LIMIT \(limit)
             """, as: UserGroup.self)
+    }
+
+    public func list(tenantID: String, matching match: GroupMatch?, offset: Int, limit: Int,
+                     on executor: any SQLExecutor) async throws -> (total: Int, groups: [UserGroup]) {
+        let condition: SQLStatement = switch match {
+        case nil: "1 = 1"
+        case .id(let id): "id = \(id)"
+        case .name(let name): "lower(name) = \(name.lowercased())"
+        case .externalID(let id): "external_id = \(id)"
+        }
+        let total = try await executor.first(
+            "SELECT COUNT(*) AS matching FROM user_groups WHERE tenant_id = \(tenantID) AND \(condition)",
+            column: "matching", as: Int.self) ?? 0
+        let groups = try await executor.all(
+            """
+            SELECT \(raw: Self.columns) FROM user_groups WHERE tenant_id = \(tenantID) AND \(condition)
+            ORDER BY id LIMIT \(limit) OFFSET \(offset)
+            """, as: UserGroup.self)
+        return (total, groups)
     }
 
     public func count(tenantID: String, on executor: any SQLExecutor) async throws -> Int {

@@ -29,6 +29,9 @@ public struct User: Sendable, Equatable, Codable {
     /// Whether the user's source disabled them (gone from the directory, or disabled there):
     /// the source may enable them again. A user an admin disabled stays disabled.
     public var disabledBySource = false
+    /// When a SCIM client deleted the user: kept, disabled, with their devices, but no longer
+    /// among SCIM's users; provisioning the same username again brings them back.
+    public var deprovisionedAt: Date? = nil
     public var createdAt: Date
     public var updatedAt: Date
     /// After the user answered "I did not request this": no request reaches them before then.
@@ -45,6 +48,7 @@ public struct User: Sendable, Equatable, Codable {
         case externalID = "external_id"
         case sourceID = "source_id"
         case disabledBySource = "disabled_by_source"
+        case deprovisionedAt = "deprovisioned_at"
         case tenantID = "tenant_id"
         case displayName = "display_name"
         case createdAt = "created_at"

@@ -22,6 +22,14 @@ public protocol UserRepository: Sendable {
               on executor: any SQLExecutor) async throws -> [User]
     /// The user of `source` with that stable id (a directory's `entryUUID` or `objectGUID`).
     func find(sourceID: String, source: User.Source, tenantID: String, on executor: any SQLExecutor) async throws -> User?
+    /// The tenant's users that a SCIM client sees (not deprovisioned) matching `match` (all
+    /// when nil), by id, `offset` of them skipped; and how many match in all.
+    func list(tenantID: String, matching match: UserMatch?, offset: Int, limit: Int,
+              on executor: any SQLExecutor) async throws -> (total: Int, users: [User])
+    /// The user's SCIM attributes beyond Countersign's own fields (names, every e-mail), as the
+    /// client sent them (JSON), if any.
+    func scimProfile(userID: String, on executor: any SQLExecutor) async throws -> String?
+    func setSCIMProfile(userID: String, _ profile: String?, on executor: any SQLExecutor) async throws
     /// How many users the tenant has, and how many of them are active.
     func count(tenantID: String, on executor: any SQLExecutor) async throws -> (all: Int, active: Int)
     func delete(id: String, on executor: any SQLExecutor) async throws
@@ -35,6 +43,18 @@ public protocol UserRepository: Sendable {
     /// the lock's end when this failure set it.
     func recordTOTPFailure(userID: String, limit: Int, lockUntil: Date, on executor: any SQLExecutor) async throws -> Date?
     func resetTOTPFailures(userID: String, on executor: any SQLExecutor) async throws
+}
+
+/// What a SCIM filter may ask of users (`SQLUserRepository.list(tenantID:matching:…)`).
+public enum UserMatch: Sendable, Equatable {
+    case id(String)
+    /// Any case: SCIM's userName is not case-exact.
+    case username(String)
+    case externalID(String)
+    /// Any case.
+    case email(String)
+    /// Any case.
+    case displayName(String)
 }
 
 public struct SQLUserRepository: UserRepository {
@@ -53,10 +73,10 @@ public struct SQLUserRepository: UserRepository {
         try await executor.run(
             """
             INSERT INTO users (id, tenant_id, username, display_name, status, email, external_id, source, source_id,
-                disabled_by_source, created_at, updated_at)
+                disabled_by_source, deprovisioned_at, created_at, updated_at)
             VALUES (\(user.id), \(user.tenantID), \(user.username), \(user.displayName), \(user.status), \(user.email),
-                \(user.externalID), \(user.source), \(user.sourceID), \(user.disabledBySource), \(user.createdAt),
-                \(user.updatedAt))
+                \(user.externalID), \(user.source), \(user.sourceID), \(user.disabledBySource), \(user.deprovisionedAt),
+                \(user.createdAt), \(user.updatedAt))
             """)
     }
 
@@ -120,7 +140,8 @@ public struct SQLUserRepository: UserRepository {
             """
             UPDATE users SET username = \(user.username), display_name = \(user.displayName), status = \(user.status),
                 email = \(user.email), external_id = \(user.externalID), source = \(user.source),
-                source_id = \(user.sourceID), disabled_by_source = \(user.disabledBySource), updated_at = \(user.updatedAt)
+                source_id = \(user.sourceID), disabled_by_source = \(user.disabledBySource),
+                deprovisioned_at = \(user.deprovisionedAt), updated_at = \(user.updatedAt)
             WHERE id = \(user.id)
             """)
     }
@@ -161,6 +182,40 @@ public struct SQLUserRepository: UserRepository {
             WHERE tenant_id = \(tenantID) AND source = \(source) AND source_id = \(sourceID)
             """, as: Row.self
         )?.user()
+    }
+
+    public func list(tenantID: String, matching match: UserMatch?, offset: Int, limit: Int,
+                     on executor: any SQLExecutor) async throws -> (total: Int, users: [User]) {
+        let condition: SQLStatement = switch match {
+        case nil: "1 = 1"
+        case .id(let id): "id = \(id)"
+        case .username(let name): "lower(username) = \(name.lowercased())"
+        case .externalID(let id): "external_id = \(id)"
+        case .email(let address): "lower(email) = \(address.lowercased())"
+        case .displayName(let name): "lower(display_name) = \(name.lowercased())"
+        }
+        let total = try await executor.first(
+            """
+            SELECT COUNT(*) AS matching FROM users
+            WHERE tenant_id = \(tenantID) AND deprovisioned_at IS NULL AND \(condition)
+            """, column: "matching", as: Int.self) ?? 0
+        let users = try await executor.all(
+            """
+            SELECT \(raw: Row.columns) FROM users
+            WHERE tenant_id = \(tenantID) AND deprovisioned_at IS NULL AND \(condition)
+            ORDER BY id LIMIT \(limit) OFFSET \(offset)
+            """, as: Row.self
+        ).map { $0.user() }
+        return (total, users)
+    }
+
+    public func scimProfile(userID: String, on executor: any SQLExecutor) async throws -> String? {
+        try await executor.first(
+            "SELECT scim_profile FROM users WHERE id = \(userID)", column: "scim_profile", as: String?.self) ?? nil
+    }
+
+    public func setSCIMProfile(userID: String, _ profile: String?, on executor: any SQLExecutor) async throws {
+        try await executor.run("UPDATE users SET scim_profile = \(profile) WHERE id = \(userID)")
     }
 
     public func count(tenantID: String, on executor: any SQLExecutor) async throws -> (all: Int, active: Int) {
@@ -240,6 +295,7 @@ struct UserRow: Decodable {
     var source: User.Source
     var sourceID: String?
     var disabledBySource: Bool
+    var deprovisionedAt: Date?
     var createdAt: Date
     var updatedAt: Date
     var requestsSuppressedUntil: Date?
@@ -258,6 +314,7 @@ struct UserRow: Decodable {
         case source
         case sourceID = "source_id"
         case disabledBySource = "disabled_by_source"
+        case deprovisionedAt = "deprovisioned_at"
         case createdAt = "created_at"
         case updatedAt = "updated_at"
         case requestsSuppressedUntil = "requests_suppressed_until"
@@ -270,7 +327,7 @@ struct UserRow: Decodable {
         User(
             id: id, tenantID: tenantID, username: username, displayName: displayName, status: status,
             email: email, externalID: externalID, source: source, sourceID: sourceID,
-            disabledBySource: disabledBySource, createdAt: createdAt, updatedAt: updatedAt, requestsSuppressedUntil: requestsSuppressedUntil,
+            disabledBySource: disabledBySource, deprovisionedAt: deprovisionedAt, createdAt: createdAt, updatedAt: updatedAt, requestsSuppressedUntil: requestsSuppressedUntil,
             totpLockedUntil: totpLockedUntil, hasUserCode: hasUserCode, userCodeLockedUntil: userCodeLockedUntil)
     }
 }

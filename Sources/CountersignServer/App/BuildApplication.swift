@@ -171,6 +171,10 @@ extension CountersignServer {
             sealer: sealer, userHints: userHints, now: now)
         TOTPRoutes(endpoint: oauthEndpoint, verification: totp).register(on: tenantRoutes)
         UserInfoRoutes(metrics: metrics, accessTokens: accessTokens).register(on: tenantRoutes.group(surface: .oauth))
+        SCIMRoutes(
+            store: SCIMStore(database: database, users: users, groups: groups, audit: audit), guardian: guardian,
+            maximumBodySize: bodyLimit, now: now
+        ).register(on: tenantRoutes.group("/scim/v2", surface: .scim, takesSecret: true))
         let passkeyStore = SQLPasskeyStore(database: database, users: users, audit: audit)
         let signInFlow = SignInFlow(
             store: SQLSignInStore(

@@ -1,3 +1,4 @@
+import CountersignSCIM
 import CountersignCore
 import Foundation
 import Hummingbird
@@ -87,6 +88,9 @@ enum ErrorSurface: Sendable {
     /// `{"error", "error_description"}` with `redirect` where the page must go on elsewhere.
     /// Every script of the pages reads this one shape.
     case script
+    /// SCIM (`SCIMRoutes`): RFC 7644 §3.12's error document, `application/scim+json`, with
+    /// `scimType` when the code is one of SCIM's.
+    case scim
 
     func response(for error: WireError) -> Response {
         switch self {
@@ -95,7 +99,25 @@ enum ErrorSurface: Sendable {
         case .mobileEnvelope: CyberArkMobileRoutes.failure(error)
         case .page, .console: Self.pageResponse(error, console: self == .console)
         case .script: Self.scriptResponse(error)
+        case .scim: Self.scimResponse(error)
         }
+    }
+
+    /// SCIM's `scimType` values (RFC 7644 §3.12, Table 9).
+    private static let scimTypes: Set<String> = [
+        "invalidFilter", "tooMany", "uniqueness", "mutability", "invalidSyntax", "invalidPath", "noTarget",
+        "invalidValue", "invalidVers", "sensitive",
+    ]
+
+    private static func scimResponse(_ error: WireError) -> Response {
+        var fields = error.headers
+        fields[.contentType] = SCIMRoutes.mediaType
+        fields[.cacheControl] = "no-store"
+        if let retryAfter = error.retryAfter { fields[.retryAfter] = String(retryAfter) }
+        let document = SCIMErrorDocument(
+            status: Int(error.status.code), scimType: error.code.flatMap { scimTypes.contains($0) ? $0 : nil },
+            detail: error.description)
+        return Response(status: error.status, headers: fields, body: .init(byteBuffer: ByteBuffer(data: document.json.serialized)))
     }
 
     private static func pageResponse(_ error: WireError, console: Bool) -> Response {
