@@ -41,6 +41,11 @@ package struct AdminAPIClient {
             throw Failure(description: "cannot reach \(base): \(error.localizedDescription)")
         }
         let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+        // A change of a record another source keeps (a directory's group) is made, and said to
+        // be undone perhaps by the next sync: the answer on standard output stays JSON alone.
+        if let notice = (response as? HTTPURLResponse)?.value(forHTTPHeaderField: "Countersign-Sync-Notice") {
+            FileHandle.standardError.write(Data("note: \(notice)\n".utf8))
+        }
         let json = data.isEmpty ? nil : try? JSONSerialization.jsonObject(with: data)
         guard (200..<300).contains(status) else {
             let object = json as? [String: Any]

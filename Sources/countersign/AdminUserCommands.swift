@@ -6,7 +6,8 @@ import Foundation
 struct UserCommands: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "user", abstract: "Users of the tenant.",
-        subcommands: [List.self, Create.self, Show.self, Update.self, Delete.self, ResetFactors.self, ConsoleRole.self])
+        subcommands: [List.self, Create.self, Show.self, Update.self, Delete.self, ResetFactors.self, ConsoleRole.self,
+                      Groups.self])
 
     struct List: AsyncParsableCommand {
         @OptionGroup var options: AdminOptions
@@ -75,6 +76,13 @@ struct UserCommands: AsyncParsableCommand {
             if let userCode { body["user_code"] = userCode }
             try await options.client().print("PATCH", options.tenantPath("/users/\(userID)"), body: body)
         }
+    }
+
+    struct Groups: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "The groups the user is in, by name.")
+        @OptionGroup var options: AdminOptions
+        @Argument var userID: String
+        func run() async throws { try await options.client().print("GET", options.tenantPath("/users/\(userID)/groups")) }
     }
 
     struct ResetFactors: AsyncParsableCommand {

@@ -34,6 +34,12 @@ public protocol GroupRepository: Sendable {
     func groups(userID: String, on executor: any SQLExecutor) async throws -> [UserGroup]
     /// The names of the groups each of these users is in, by user id (users in none are absent).
     func groupNames(userIDs: [String], on executor: any SQLExecutor) async throws -> [String: [String]]
+    /// The tenant's groups after `cursor`, by id: only those whose name starts with `namePrefix`
+    /// (any case) and those kept by `source`, when given.
+    func list(tenantID: String, namePrefix: String?, source: User.Source?, after cursor: String?, limit: Int,
+              on executor: any SQLExecutor) async throws -> [UserGroup]
+    /// How many members each of these groups has, by group id (empty groups are absent).
+    func memberCounts(groupIDs: [String], on executor: any SQLExecutor) async throws -> [String: Int]
 }
 
 /// What a SCIM filter may ask of groups.
@@ -184,6 +190,47 @@ public struct SQLGroupRepository: GroupRepository {
         }) {
             names[try row.decode(column: "user_id", as: String.self), default: []].append(
                 try row.decode(column: "name", as: String.self))
+        }
+        return names
+    }
+
+    public func list(tenantID: String, namePrefix: String?, source: User.Source?, after cursor: String?, limit: Int,
+                     on executor: any SQLExecutor) async throws -> [UserGroup] {
+        let sourceName = source?.rawValue ?? ""
+        // LIKE with its wildcards escaped: `_` and `%` in a name are themselves.
+        let pattern = (namePrefix ?? "").lowercased().replacingOccurrences(of: "\\", with: "\\\\")
+            .replacingOccurrences(of: "%", with: "\\%").replacingOccurrences(of: "_", with: "\\_") + "%"
+        return try await executor.all(
+            """
+            SELECT \(raw: Self.columns) FROM user_groups
+            WHERE tenant_id = \(tenantID) AND (\(sourceName) = '' OR source = \(sourceName))
+                AND lower(name) LIKE \(pattern) ESCAPE '\\' AND id > \(cursor ?? "")
+            ORDER BY id LIMIT \(limit)
+            """, as: UserGroup.self)
+    }
+
+    public func memberCounts(groupIDs: [String], on executor: any SQLExecutor) async throws -> [String: Int] {
+        var counts: [String: Int] = [:]
+        for row in try await executor.run(chunking: groupIDs, { part in
+            """
+            SELECT group_id, COUNT(*) AS members_count FROM group_members
+            WHERE group_id IN (\(list: part)) GROUP BY group_id
+            """
+        }) {
+            counts[try row.decode(column: "group_id", as: String.self)] = try row.decode(column: "members_count", as: Int.self)
+        }
+        return counts
+    }
+
+    /// The names of the groups with these ids, within `tenantID` (every tenant's for nil), by id:
+    /// what the audit log calls a group now.
+    func names(ids: [String], tenantID: String?, on executor: any SQLExecutor) async throws -> [String: String] {
+        let tenant = tenantID ?? ""
+        var names: [String: String] = [:]
+        for row in try await executor.run(chunking: ids, { part in
+            "SELECT id, name FROM user_groups WHERE id IN (\(list: part)) AND (\(tenant) = '' OR tenant_id = \(tenant))"
+        }) {
+            names[try row.decode(column: "id", as: String.self)] = try row.decode(column: "name", as: String.self)
         }
         return names
     }

@@ -236,6 +236,10 @@ extension CountersignServer {
             store: userAdminStore,
             guardian: guardian, enrollment: enrollment, maximumBodySize: bodyLimit, now: now
         ).register(on: admin)
+        GroupAdminRoutes(
+            store: SQLGroupAdminStore(database: database, groups: SQLGroupRepository(), users: users, audit: audit),
+            guardian: guardian, maximumBodySize: bodyLimit, now: now
+        ).register(on: admin)
         AuditAdminRoutes(store: SQLAuditAdminStore(database: database, audit: auditRepository), guardian: guardian)
             .register(on: admin)
         PushAdminRoutes(credentials: pushCredentials, guardian: guardian, maximumBodySize: bodyLimit).register(on: admin)

@@ -1,11 +1,11 @@
 import Foundation
 
 /// What the records an audit page names are called now: the username of a user, the name of a
-/// client, a device or an admin key, and the user a device belongs to. Events keep ids (a name
+/// client, a device, an admin key or a group, and the user a device belongs to. Events keep ids (a name
 /// changes, the event does not); a reader is shown names, read for a whole page at once, one
 /// statement per kind of record, never one per event.
 struct AuditNames: Sendable, Equatable {
-    /// A record an event names: a kind (`user`, `client`, `device`, `admin_key`) and its id.
+    /// A record an event names: a kind (`user`, `client`, `device`, `admin_key`, `group`) and its id.
     struct Reference: Hashable, Sendable {
         let kind: String
         let id: String
@@ -31,7 +31,7 @@ struct AuditNames: Sendable, Equatable {
         let userID: String?
     }
 
-    static let kinds: Set<String> = ["user", "client", "device", "admin_key"]
+    static let kinds: Set<String> = ["user", "client", "device", "admin_key", "group"]
 
     var byReference: [Reference: Name] = [:]
 
@@ -62,6 +62,7 @@ struct AuditNames: Sendable, Equatable {
         add("user", try await SQLUserRepository().usernames(ids: wanted["user"] ?? [], tenantID: tenantID, on: database))
         add("client", try await SQLClientRepository().names(ids: wanted["client"] ?? [], tenantID: tenantID, on: database))
         add("admin_key", try await SQLAdminKeyRepository().names(ids: wanted["admin_key"] ?? [], tenantID: tenantID, on: database))
+        add("group", try await SQLGroupRepository().names(ids: wanted["group"] ?? [], tenantID: tenantID, on: database))
         for (id, device) in try await SQLDeviceRepository().names(ids: wanted["device"] ?? [], tenantID: tenantID, on: database) {
             if let reference = Reference(kind: "device", id: id) {
                 names.byReference[reference] = Name(name: device.name, userID: device.userID)

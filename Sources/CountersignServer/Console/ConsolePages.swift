@@ -40,7 +40,7 @@ extension ConsolePageModel {
 
 /// The console's sections, in the order of its navigation.
 enum ConsoleSection: String, CaseIterable, Sendable {
-    case dashboard, users, devices, clients
+    case dashboard, users, groups, devices, clients
     case radiusClients = "radius-clients"
     case push, policies, audit
 
@@ -48,6 +48,7 @@ enum ConsoleSection: String, CaseIterable, Sendable {
         switch self {
         case .dashboard: "Dashboard"
         case .users: "Users"
+        case .groups: "Groups"
         case .devices: "Devices"
         case .clients: "Clients"
         case .radiusClients: "RADIUS clients"
@@ -100,6 +101,11 @@ struct ConsoleUserRow: Sendable {
     /// Only while in force (the API keeps a past time).
     let suppressedUntil: String?, totpLockedUntil: String?, userCodeLockedUntil: String?
     let userCodeSet: Bool
+    let email: String?
+    /// The e-mail address as the page shows it: `—` for none.
+    let emailText: String
+    /// Who keeps the user: `local`, `scim` or `directory`.
+    let source: String
 
     init(_ object: [String: Any], now: Date) {
         func future(_ key: String) -> String? {
@@ -113,6 +119,9 @@ struct ConsoleUserRow: Sendable {
         id = object["id"] as? String ?? ""
         username = object["username"] as? String ?? ""
         displayName = object["display_name"] as? String ?? "—"
+        email = object["email"] as? String
+        emailText = email ?? "—"
+        source = object["source"] as? String ?? "local"
         status = object["status"] as? String ?? ""
         active = status == "active"
         createdAt = ConsoleTime.text(object["created_at"] as? String)
@@ -177,6 +186,11 @@ struct ConsoleUserPage: ConsolePageModel {
     var confirmError: String?
     var resetConfirmError: String?
     var userCodeError: String?
+    /// The groups the user is in, by name, each linked to its page.
+    let groups: [ConsoleUserGroupLink]
+    /// The e-mail form as typed when it was refused, and why.
+    var emailTyped: String
+    var emailError: String?
     /// The user's console role, if they have one.
     let consoleRole: ConsoleRoleFacts?
     /// The role form's choices, the one in force (or the one just refused) selected.
@@ -184,10 +198,11 @@ struct ConsoleUserPage: ConsolePageModel {
     var roleError: String?
 
     init(_ chrome: ConsoleChrome, user: ConsoleUserRow, devices: [ConsoleDeviceRow], passkeys: [ConsolePasskeyRow],
-         consoleRole: ConsoleRoleFacts?, defaultTenant: Bool) {
+         groups: [ConsoleUserGroupLink], consoleRole: ConsoleRoleFacts?, defaultTenant: Bool) {
         self.chrome = chrome
         title = user.username
-        (self.user, self.devices, self.passkeys) = (user, devices, passkeys)
+        (self.user, self.devices, self.passkeys, self.groups) = (user, devices, passkeys, groups)
+        emailTyped = user.email ?? ""
         self.consoleRole = consoleRole
         roleOptions = ConsoleRoleOption.all(defaultTenant: defaultTenant, selected: consoleRole?.role ?? "")
         self.defaultTenant = defaultTenant
@@ -199,6 +214,11 @@ struct ConsoleUserPage: ConsolePageModel {
     mutating func choose(_ role: String) {
         roleOptions = ConsoleRoleOption.all(defaultTenant: defaultTenant, selected: role)
     }
+}
+
+/// A group the user page lists: its name, linked to its page.
+struct ConsoleUserGroupLink: Sendable {
+    let id: String, name: String
 }
 
 /// A user's console role as the user page states it.
@@ -301,6 +321,7 @@ struct ConsoleAuditRow: Sendable {
             case "user": (self.kind, page) = ("user", "users/" + encoded)
             case "client": (self.kind, page) = ("client", "clients/" + encoded)
             case "radius_client": (self.kind, page) = ("RADIUS client", "radius-clients/" + encoded)
+            case "group": (self.kind, page) = ("group", "groups/" + encoded)
             case "device":
                 self.kind = "device"
                 page = userID.map { "users/" + AuthorizationRedirect.encoded($0) + "#device-" + encoded }

@@ -7,6 +7,8 @@ import Hummingbird
 ///   `GET /console/callback` ends the sign-in; `POST /console/sign-out`;
 /// - `GET|POST /console/users`, `GET /console/users/{id}` and the user's actions, their console
 ///   role among them (`POST /console/users/{id}/console-role`) (`ConsoleUsers`);
+/// - `GET|POST /console/groups`, `GET|POST /console/groups/{id}`, its `/delete`, `/members` and
+///   `/members/{user}/remove` (`ConsoleGroups`);
 /// - `GET|POST /console/clients`, `GET|POST /console/clients/{id}`, its `/secret` and `/delete`
 ///   (`ConsoleClients`);
 /// - `GET|POST /console/radius-clients`, `GET|POST /console/radius-clients/{id}`, its `/secret` and
@@ -25,6 +27,7 @@ struct ConsoleRoutes: Sendable {
     let flow: ConsoleFlow
     let users: ConsoleUsers
     let audit: ConsoleAudit
+    let groups: ConsoleGroups
     let clients: ConsoleClients
     let radiusClients: ConsoleRADIUSClients
     let push: ConsolePush
@@ -36,6 +39,7 @@ struct ConsoleRoutes: Sendable {
         self.flow = flow
         users = ConsoleUsers(flow: flow)
         audit = ConsoleAudit(flow: flow)
+        groups = ConsoleGroups(flow: flow)
         clients = ConsoleClients(flow: flow)
         radiusClients = ConsoleRADIUSClients(flow: flow)
         push = ConsolePush(flow: flow)
@@ -76,6 +80,9 @@ struct ConsoleRoutes: Sendable {
         post(pages, "/users/{id}/user-code") { path, form, session, visit in
             try await users.setUserCode(userID: path.require("id"), form, session, visit)
         }
+        post(pages, "/users/{id}/email") { path, form, session, visit in
+            try await users.setEmail(userID: path.require("id"), form, session, visit)
+        }
         post(pages, "/users/{id}/console-role") { path, form, session, visit in
             try await users.setConsoleRole(userID: path.require("id"), form, session, visit)
         }
@@ -87,6 +94,27 @@ struct ConsoleRoutes: Sendable {
         }
         post(pages, "/users/{id}/passkeys/{passkey}/remove") { path, _, session, visit in
             try await users.removePasskey(userID: path.require("id"), passkeyID: path.require("passkey"), session, visit)
+        }
+
+        getWithQuery(pages, "/groups") { query, session, visit in try await groups.list(query: query, session, visit) }
+        post(pages, "/groups") { _, form, session, visit in try await groups.create(form, session, visit) }
+        pages.get("/groups/{id}") { request, context in
+            try await page(request, context) { session, visit in
+                try await groups.show(groupID: context.parameters.require("id"), query: try FormParameters.query(of: request),
+                                      session, visit)
+            }
+        }
+        post(pages, "/groups/{id}") { path, form, session, visit in
+            try await groups.rename(groupID: path.require("id"), form, session, visit)
+        }
+        post(pages, "/groups/{id}/delete") { path, form, session, visit in
+            try await groups.delete(groupID: path.require("id"), form, session, visit)
+        }
+        post(pages, "/groups/{id}/members") { path, form, session, visit in
+            try await groups.addMember(groupID: path.require("id"), form, session, visit)
+        }
+        post(pages, "/groups/{id}/members/{user}/remove") { path, _, session, visit in
+            try await groups.removeMember(groupID: path.require("id"), userID: path.require("user"), session, visit)
         }
 
         getWithQuery(pages, "/devices") { query, session, visit in try await devices.list(query: query, session, visit) }

@@ -68,6 +68,7 @@ struct ConsoleUsers: Sendable {
         let devices = try await flow.admin(.get, userPath + "/devices?limit=200", session: session, visit)
         let passkeys = try await flow.admin(.get, userPath + "/passkeys", session: session, visit)
         let role = try await flow.admin(.get, userPath + "/console-role", session: session, visit)
+        let groups = try await flow.admin(.get, userPath + "/groups", session: session, visit)
         let user = ConsoleUserRow(object, now: flow.now())
         var page = ConsoleUserPage(
             ConsoleChrome(visit, session, .users), user: user,
@@ -83,6 +84,9 @@ struct ConsoleUsers: Sendable {
                     id: passkey["id"] as? String ?? "", userID: user.id, name: passkey["name"] as? String ?? "",
                     createdAt: ConsoleTime.text(passkey["created_at"] as? String),
                     lastUsed: ConsoleTime.text(passkey["last_used_at"] as? String), csrf: session.csrf)
+            },
+            groups: (groups.json?["items"] as? [[String: Any]] ?? []).map { group in
+                ConsoleUserGroupLink(id: group["id"] as? String ?? "", name: group["name"] as? String ?? "")
             },
             consoleRole: role.status == .ok ? ConsoleRoleFacts(role.json) : nil, defaultTenant: visit.tenant.isDefault)
         adjust(&page)
@@ -166,6 +170,22 @@ struct ConsoleUsers: Sendable {
                 return
             }
             page.notice = removing ? "The user code is removed." : "The user code is set."
+        }, status: answer.status == .ok ? .ok : ConsoleText.pageStatus(answer.status))
+    }
+
+    /// Sets the user's e-mail address as typed; an empty one removes it.
+    func setEmail(userID: String, _ form: FormParameters, _ session: ConsoleSession, _ visit: Visit) async throws -> PageAnswer {
+        let email = (form["email"] ?? "").trimmingCharacters(in: .whitespaces)
+        let answer = try await flow.admin(.patch, userPath(visit, userID), json: ["email": email], session: session, visit)
+        return try await show(userID: userID, session, visit, { page in
+            guard answer.status == .ok else {
+                let message = answer.errorDescription ?? "the e-mail address could not be set"
+                page.emailTyped = email
+                if ConsoleText.field(of: message) == "email" { page.emailError = ConsoleText.sentence(message) }
+                else { page.error = ConsoleText.sentence(message) }
+                return
+            }
+            page.notice = email.isEmpty ? "The e-mail address is removed." : "The e-mail address is set."
         }, status: answer.status == .ok ? .ok : ConsoleText.pageStatus(answer.status))
     }
 
