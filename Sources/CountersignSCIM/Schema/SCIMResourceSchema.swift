@@ -70,7 +70,9 @@ public struct SCIMResourceSchema: Sendable {
             SCIMAttributeDefinition(name: "givenName", type: .string, description: "The given name."),
         ]),
         SCIMAttributeDefinition(name: "displayName", type: .string, description: "The name shown to the user and to administrators."),
-        SCIMAttributeDefinition(name: "active", type: .boolean, description: "Whether the user may sign in."),
+        // Required: every user is active or not. A request may leave it out (a new user is then
+        // active), but it cannot be removed.
+        SCIMAttributeDefinition(name: "active", type: .boolean, description: "Whether the user may sign in.", required: true),
         SCIMAttributeDefinition(name: "emails", type: .complex, multiValued: true, description: "The user's e-mail addresses.", subAttributes: [
             SCIMAttributeDefinition(name: "value", type: .string, description: "The address."),
             SCIMAttributeDefinition(name: "type", type: .string, description: "What the address is for.", canonicalValues: ["work", "home", "other"]),

@@ -23,6 +23,8 @@ struct ErrorMiddleware: RouterMiddleware {
         do {
             return try await next(request, context)
         } catch let error as HTTPError where error.status == .notFound {
+            // SCIM's paths answer in SCIM's format even where no route took the request.
+            let surface = Self.isSCIM(request.uri.path) ? .scim : surface
             if let allowed = methods?.allowed(at: request.uri.path), !allowed.isEmpty {
                 var response = surface.response(for: APIError(
                     .methodNotAllowed, DeviceErrorCode(rawValue: "method_not_allowed"),
@@ -53,6 +55,13 @@ struct ErrorMiddleware: RouterMiddleware {
             ])
             return surface.response(for: .serverError)
         }
+    }
+
+    /// Whether `path` is below a tenant's SCIM base (`/scim/v2/…` or `/t/<slug>/scim/v2/…`).
+    static func isSCIM(_ path: String) -> Bool {
+        let segments = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
+        let rest = segments.first == "t" ? segments.dropFirst(2) : segments
+        return rest.prefix(2).elementsEqual(["scim", "v2"])
     }
 
     /// What to log of a fault. A PostgreSQL error is reduced to the server's own message and

@@ -39,8 +39,8 @@ extension Request {
     }
 
     /// The whole body, refused with 413 past `limit` bytes.
-    /// A body that is not empty must be declared `application/json`.
-    func bodyData(limit: Int) async throws -> Data {
+    /// A body that is not empty must be declared `application/json` (or one of `mediaTypes`).
+    func bodyData(limit: Int, mediaTypes: Set<String> = ["application/json"]) async throws -> Data {
         let data: Data
         do {
             data = Data(try await collectBody(upTo: limit).readableBytesView)
@@ -53,8 +53,9 @@ extension Request {
         }
         if !data.isEmpty {
             let type = headers[.contentType]?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()
-            guard type == "application/json" else {
-                throw APIError(.unsupportedMediaType, .unsupportedMediaType, "the request body must be application/json")
+            guard let type, mediaTypes.contains(type) else {
+                throw APIError(.unsupportedMediaType, .unsupportedMediaType,
+                               "the request body must be \(mediaTypes.sorted().joined(separator: " or "))")
             }
         }
         return data

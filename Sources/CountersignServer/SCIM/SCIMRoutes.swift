@@ -38,11 +38,12 @@ struct SCIMRoutes: Sendable {
             else { throw SCIMRefusal.notFound("No schema has the id \(id).") }
             return Self.response(schema)
         }
-        for path in ["/ServiceProviderConfig", "/ResourceTypes", "/Schemas"] {
-            router.post(RouterPath(path)) { _, _ -> Response in throw SCIMRefusal.methodNotAllowed }
-            router.put(RouterPath(path)) { _, _ -> Response in throw SCIMRefusal.methodNotAllowed }
-            router.patch(RouterPath(path)) { _, _ -> Response in throw SCIMRefusal.methodNotAllowed }
-            router.delete(RouterPath(path)) { _, _ -> Response in throw SCIMRefusal.methodNotAllowed }
+
+        // Both at once (RFC 7644 §3.4.3): the users, then the groups, paged as one list.
+        router.post("/.search") { request, context in
+            let tenant = try await authorize(request, context)
+            let query = try SCIMQuery(searchRequest: try await body(request), maximumCount: Self.maximumResults)
+            return try await searchAll(query, tenant: tenant, base: try base(context))
         }
 
         // Users.
@@ -144,7 +145,63 @@ struct SCIMRoutes: Sendable {
     }
 
     private func listUsers(_ query: SCIMQuery, tenant: Tenant, base: String) async throws -> Response {
-        let match: UserMatch? = switch try SCIMStoreQuery(users: query.filter) {
+        let (total, resources) = try await users(query, match: try Self.userMatch(query.filter), offset: query.page.offset,
+                                                 limit: query.page.count, tenant: tenant, base: base)
+        return Self.response(SCIMListResponse(totalResults: total, page: query.page, resources: resources).json)
+    }
+
+    private func listGroups(_ query: SCIMQuery, tenant: Tenant, base: String) async throws -> Response {
+        let (total, resources) = try await groups(query, match: try Self.groupMatch(query.filter), offset: query.page.offset,
+                                                  limit: query.page.count, tenant: tenant, base: base)
+        return Self.response(SCIMListResponse(totalResults: total, page: query.page, resources: resources).json)
+    }
+
+    /// Users and groups in one list: each kind whose attributes the filter names, users first.
+    private func searchAll(_ query: SCIMQuery, tenant: Tenant, base: String) async throws -> Response {
+        // Each kind is asked when the filter is one it can answer (`try?` would flatten the
+        // "every one" nil into "cannot answer").
+        let userMatch = Result { () throws(SCIMError) in try Self.userMatch(query.filter) }
+        let groupMatch = Result { () throws(SCIMError) in try Self.groupMatch(query.filter) }
+        if case .failure(let error) = userMatch, case .failure = groupMatch {
+            throw error  // neither can: the users' refusal says why
+        }
+        var total = 0
+        var resources: [SCIMJSON] = []
+        if case .success(let userMatch) = userMatch {
+            let found = try await users(query, match: userMatch, offset: query.page.offset, limit: query.page.count,
+                                        tenant: tenant, base: base)
+            total += found.total
+            resources += found.resources
+        }
+        if case .success(let groupMatch) = groupMatch {
+            let skipped = max(0, query.page.offset - total)
+            let found = try await groups(query, match: groupMatch, offset: skipped,
+                                         limit: max(0, query.page.count - resources.count), tenant: tenant, base: base)
+            total += found.total
+            resources += found.resources
+        }
+        return Self.response(SCIMListResponse(totalResults: total, page: query.page, resources: resources).json)
+    }
+
+    private func users(_ query: SCIMQuery, match: UserMatch?, offset: Int, limit: Int, tenant: Tenant,
+                       base: String) async throws -> (total: Int, resources: [SCIMJSON]) {
+        let (total, users) = try await store.users(
+            tenantID: tenant.id, matching: match, offset: offset, limit: limit,
+            withGroups: !query.projection.excludes("groups"))
+        return (total, users.map { query.projection.apply(to: $0.json(baseURL: base), schema: .user) })
+    }
+
+    private func groups(_ query: SCIMQuery, match: GroupMatch?, offset: Int, limit: Int, tenant: Tenant,
+                        base: String) async throws -> (total: Int, resources: [SCIMJSON]) {
+        let (total, groups) = try await store.groups(
+            tenantID: tenant.id, matching: match, offset: offset, limit: limit,
+            withMembers: !query.projection.excludes("members"))
+        return (total, groups.map { query.projection.apply(to: $0.json(baseURL: base), schema: .group) })
+    }
+
+    /// What storage is asked for a users' filter (nil: every user).
+    static func userMatch(_ filter: SCIMFilter?) throws(SCIMError) -> UserMatch? {
+        switch try SCIMStoreQuery(users: filter) {
         case .all: nil
         case .id(let id): .id(id)
         case .userName(let name): .username(name)
@@ -152,26 +209,17 @@ struct SCIMRoutes: Sendable {
         case .emailValue(let address): .email(address)
         case .displayName(let name): .displayName(name)
         }
-        let (total, users) = try await store.users(
-            tenantID: tenant.id, matching: match, offset: query.page.offset, limit: query.page.count,
-            withGroups: !query.projection.excludes("groups"))
-        let resources = users.map { query.projection.apply(to: $0.json(baseURL: base), schema: .user) }
-        return Self.response(SCIMListResponse(totalResults: total, page: query.page, resources: resources).json)
     }
 
-    private func listGroups(_ query: SCIMQuery, tenant: Tenant, base: String) async throws -> Response {
-        let match: GroupMatch? = switch try SCIMStoreQuery(groups: query.filter) {
+    /// What storage is asked for a groups' filter (nil: every group).
+    static func groupMatch(_ filter: SCIMFilter?) throws(SCIMError) -> GroupMatch? {
+        switch try SCIMStoreQuery(groups: filter) {
         case .all: nil
         case .id(let id): .id(id)
         case .displayName(let name): .name(name)
         case .externalId(let id): .externalID(id)
-        case .userName, .emailValue: throw SCIMError.invalidFilter(offset: 0, reason: "groups have no userName or emails")
+        case .userName, .emailValue: throw .invalidFilter(offset: 0, reason: "groups have no userName or emails")
         }
-        let (total, groups) = try await store.groups(
-            tenantID: tenant.id, matching: match, offset: query.page.offset, limit: query.page.count,
-            withMembers: !query.projection.excludes("members"))
-        let resources = groups.map { query.projection.apply(to: $0.json(baseURL: base), schema: .group) }
-        return Self.response(SCIMListResponse(totalResults: total, page: query.page, resources: resources).json)
     }
 
     /// The request's tenant, once the key holds `scim` and reaches it.
@@ -195,18 +243,36 @@ struct SCIMRoutes: Sendable {
     }
 
     private func body(_ request: Request) async throws -> Data {
-        try await request.bodyData(limit: maximumBodySize)
+        // SCIM's own media type (RFC 7644 §3.1), and plain JSON, which clients also send.
+        try await request.bodyData(limit: maximumBodySize, mediaTypes: [Self.mediaType, "application/json"])
     }
 
     static func query(_ request: Request) throws -> SCIMQuery {
-        let parameters = request.uri.queryParameters
-        for name in ["filter", "startIndex", "count", "attributes", "excludedAttributes"] where parameters.getAll(name).count > 1 {
-            throw SCIMError.invalidValue("The query parameter \(name) is given more than once.")
-        }
+        let parameters = try queryParameters(request.uri.query ?? "")
         return try SCIMQuery(
-            filter: parameters["filter"].map(String.init), startIndex: parameters["startIndex"].map(String.init),
-            count: parameters["count"].map(String.init), attributes: parameters["attributes"].map(String.init),
-            excludedAttributes: parameters["excludedAttributes"].map(String.init), maximumCount: maximumResults)
+            filter: parameters["filter"], startIndex: parameters["startIndex"], count: parameters["count"],
+            attributes: parameters["attributes"], excludedAttributes: parameters["excludedAttributes"],
+            maximumCount: maximumResults)
+    }
+
+    /// The query string read as a form (a `+` is a space, as clients that encode a filter's
+    /// spaces that way mean it), each of SCIM's parameters at most once.
+    static func queryParameters(_ query: String) throws(SCIMError) -> [String: String] {
+        var parameters: [String: String] = [:]
+        for pair in query.split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            func decoded(_ text: Substring) throws(SCIMError) -> String {
+                guard let value = text.replacingOccurrences(of: "+", with: " ").removingPercentEncoding else {
+                    throw .invalidValue("The query string is not percent-encoded UTF-8.")
+                }
+                return value
+            }
+            let name = try decoded(parts[0])
+            guard ["filter", "startIndex", "count", "attributes", "excludedAttributes"].contains(name) else { continue }
+            guard parameters[name] == nil else { throw .invalidValue("The query parameter \(name) is given more than once.") }
+            parameters[name] = try decoded(parts.count > 1 ? parts[1] : "")
+        }
+        return parameters
     }
 
     static func response(_ json: SCIMJSON, status: HTTPResponse.Status = .ok, version: String? = nil) -> Response {

@@ -1,5 +1,6 @@
 import CountersignCore
 import CountersignSCIM
+import Crypto
 import Foundation
 import HTTPTypes
 
@@ -13,7 +14,6 @@ enum SCIMRefusal: Error, Equatable, WireFailure {
     case keptByDirectory(String)
     /// `If-Match` named another version (412).
     case versionMismatch
-    case methodNotAllowed
 
     var wireError: WireError {
         switch self {
@@ -24,7 +24,6 @@ enum SCIMRefusal: Error, Equatable, WireFailure {
                       description: "\(what) is kept by this tenant's directory, whose sync would undo the change; change it in the directory")
         case .versionMismatch:
             WireError(.preconditionFailed, code: nil, description: "If-Match names another version of the resource")
-        case .methodNotAllowed: WireError(.methodNotAllowed, code: nil, description: "This endpoint answers GET only.")
         }
     }
 }
@@ -104,7 +103,7 @@ struct SCIMStore: Sendable {
             guard var user = try await users.find(id: id, tenantID: tenantID, on: executor), user.deprovisionedAt == nil else {
                 throw SCIMRefusal.notFound("No user has the id \(id).")
             }
-            try Self.check(ifMatch, version: Self.version(user.updatedAt))
+            try Self.check(ifMatch, version: try await self.resource(user, withGroups: true, on: executor).meta?.version)
             guard user.source != .directory else { throw SCIMRefusal.keptByDirectory("User \(user.username)") }
             if fields.username != user.username,
                let holder = try await users.find(username: fields.username, tenantID: tenantID, on: executor),
@@ -134,7 +133,7 @@ struct SCIMStore: Sendable {
             guard var user = try await users.find(id: id, tenantID: tenantID, on: executor), user.deprovisionedAt == nil else {
                 throw SCIMRefusal.notFound("No user has the id \(id).")
             }
-            try Self.check(ifMatch, version: Self.version(user.updatedAt))
+            try Self.check(ifMatch, version: try await self.resource(user, withGroups: true, on: executor).meta?.version)
             guard user.source != .directory else { throw SCIMRefusal.keptByDirectory("User \(user.username)") }
             user.status = .disabled
             user.disabledBySource = true
@@ -162,8 +161,7 @@ struct SCIMStore: Sendable {
     private func resource(_ user: User, withGroups: Bool, on executor: any SQLExecutor) async throws -> SCIMUser {
         var resource = SCIMUser(
             id: user.id, externalId: user.externalID, userName: user.username, displayName: user.displayName,
-            active: user.status == .active,
-            meta: SCIMMeta(created: user.createdAt, lastModified: user.updatedAt, version: Self.version(user.updatedAt)))
+            active: user.status == .active)
         if let text = try await users.scimProfile(userID: user.id, on: executor),
            let profile = try? SCIMUser(json: SCIMJSON(parsing: Data(text.utf8))) {
             resource.name = profile.name
@@ -176,6 +174,8 @@ struct SCIMStore: Sendable {
             resource.groups = try await groups.groups(userID: user.id, on: executor)
                 .map { SCIMGroupReference(value: $0.id, display: $0.name) }
         }
+        resource.meta = SCIMMeta(created: user.createdAt, lastModified: user.updatedAt,
+                                 version: Self.version(of: resource.json(baseURL: "")))
         return resource
     }
 
@@ -225,7 +225,7 @@ struct SCIMStore: Sendable {
             guard var group = try await groups.find(id: id, tenantID: tenantID, on: executor) else {
                 throw SCIMRefusal.notFound("No group has the id \(id).")
             }
-            try Self.check(ifMatch, version: Self.version(group.updatedAt))
+            try Self.check(ifMatch, version: try await self.resource(group, withMembers: true, on: executor).meta?.version)
             guard group.source != .directory else { throw SCIMRefusal.keptByDirectory("Group \(group.name)") }
             let previous = group.name
             group.name = name
@@ -261,7 +261,7 @@ struct SCIMStore: Sendable {
             guard let group = try await groups.find(id: id, tenantID: tenantID, on: executor) else {
                 throw SCIMRefusal.notFound("No group has the id \(id).")
             }
-            try Self.check(ifMatch, version: Self.version(group.updatedAt))
+            try Self.check(ifMatch, version: try await self.resource(group, withMembers: true, on: executor).meta?.version)
             guard group.source != .directory else { throw SCIMRefusal.keptByDirectory("Group \(group.name)") }
             try await groups.delete(id: group.id, on: executor)
             try await audit.record(
@@ -304,21 +304,30 @@ struct SCIMStore: Sendable {
             var page: [GroupMember]
             repeat {
                 page = try await groups.members(groupID: group.id, after: members.last?.value, limit: 1_000, on: executor)
-                members += page.map { SCIMMember(value: $0.userID, display: $0.username) }
+                // Without `display`: it is the client's to give (RFC 7643 §4.2), and a client
+                // compares the members it sent with those it reads back.
+                members += page.map { SCIMMember(value: $0.userID) }
             } while page.count == 1_000
         }
-        return SCIMGroup(
-            id: group.id, externalId: group.externalID, displayName: group.name, members: members,
-            meta: SCIMMeta(created: group.createdAt, lastModified: group.updatedAt, version: Self.version(group.updatedAt)))
+        var resource = SCIMGroup(id: group.id, externalId: group.externalID, displayName: group.name, members: members)
+        // Without its members the version could not tell a membership change: read them for it.
+        let versioned = withMembers ? resource : try await self.resource(group, withMembers: true, on: executor)
+        resource.meta = SCIMMeta(created: group.createdAt, lastModified: group.updatedAt,
+                                 version: versioned.meta?.version ?? Self.version(of: resource.json(baseURL: "")))
+        return resource
     }
 
     // MARK: Rules
 
-    /// A resource's version: its last change, in milliseconds.
-    static func version(_ date: Date) -> String { String(Int64((date.timeIntervalSince1970 * 1000).rounded())) }
+    /// A resource's version: a digest of what it holds (without `meta`), so that any change,
+    /// however soon after the last, gives another version, and none gives the same one.
+    static func version(of json: SCIMJSON) -> String {
+        let digest = SHA256.hash(data: json.serialized)
+        return digest.prefix(12).map { String(format: "%02x", $0) }.joined()
+    }
 
-    static func check(_ ifMatch: String?, version: String) throws(SCIMRefusal) {
-        guard let ifMatch else { return }
+    static func check(_ ifMatch: String?, version: String?) throws(SCIMRefusal) {
+        guard let ifMatch, let version else { return }
         let meta = SCIMMeta(created: Date(), lastModified: Date(), version: version)
         guard meta.isMatched(byIfMatch: ifMatch) else { throw .versionMismatch }
     }
