@@ -20,7 +20,8 @@ struct ConsoleChrome: Sendable {
         signedIn = true
         username = session.username
         csrf = session.csrf
-        nav = ConsoleSection.allCases.map { ConsoleNavItem(section: $0, base: visit.base, current: $0 == section) }
+        nav = ConsoleSection.allCases.filter { $0.right.map(session.role.rights.contains) ?? true }
+            .map { ConsoleNavItem(section: $0, base: visit.base, current: $0 == section) }
     }
 
     /// A page shown without a session: the tenant's name and the way back in only.
@@ -42,7 +43,7 @@ extension ConsolePageModel {
 enum ConsoleSection: String, CaseIterable, Sendable {
     case dashboard, users, devices, clients
     case radiusClients = "radius-clients"
-    case push, policies, audit
+    case directory, push, policies, audit
 
     var title: String {
         switch self {
@@ -51,10 +52,16 @@ enum ConsoleSection: String, CaseIterable, Sendable {
         case .devices: "Devices"
         case .clients: "Clients"
         case .radiusClients: "RADIUS clients"
+        case .directory: "Directory"
         case .push: "Push"
         case .policies: "Policies"
         case .audit: "Audit log"
         }
+    }
+
+    /// The right a role needs to see the section in the navigation; nil for every role.
+    var right: AdminRight? {
+        self == .directory ? .directoryManage : nil
     }
 
     /// Below `/console`.
@@ -301,6 +308,7 @@ struct ConsoleAuditRow: Sendable {
             case "user": (self.kind, page) = ("user", "users/" + encoded)
             case "client": (self.kind, page) = ("client", "clients/" + encoded)
             case "radius_client": (self.kind, page) = ("RADIUS client", "radius-clients/" + encoded)
+            case "directory": (self.kind, page) = ("directory", "directory")
             case "device":
                 self.kind = "device"
                 page = userID.map { "users/" + AuthorizationRedirect.encoded($0) + "#device-" + encoded }
