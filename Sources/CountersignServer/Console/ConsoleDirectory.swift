@@ -132,9 +132,10 @@ struct ConsoleDirectoryOutcome: Sendable {
             ("groups_updated", "Groups to rename", "Groups renamed"),
             ("groups_deleted", "Groups to delete", "Groups deleted"),
         ]
-        var lists = labels.compactMap { key, wouldLabel, didLabel -> Names? in
-            guard let names = summary[key] as? [String], !names.isEmpty else { return nil }
-            return Names(label: dryRun ? wouldLabel : didLabel, names: names)
+        var lists: [Names] = []
+        for (key, wouldLabel, didLabel) in labels {
+            guard let names = summary[key] as? [String], !names.isEmpty else { continue }
+            lists.append(Names(label: dryRun ? wouldLabel : didLabel, names: names))
         }
         let skipped = (summary["skipped"] as? [[String: Any]] ?? []).map {
             "\($0["dn"] as? String ?? "") (\($0["reason"] as? String ?? ""))"

@@ -20,7 +20,7 @@ struct ConsoleChrome: Sendable {
         signedIn = true
         username = session.username
         csrf = session.csrf
-        nav = ConsoleSection.allCases.filter { $0.right.map(session.role.rights.contains) ?? true }
+        nav = ConsoleSection.allCases.filter { section in section.right.map { session.role.rights.contains($0) } ?? true }
             .map { ConsoleNavItem(section: $0, base: visit.base, current: $0 == section) }
     }
 
