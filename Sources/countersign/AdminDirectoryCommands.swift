@@ -21,8 +21,8 @@ struct DirectoryCommands: AsyncParsableCommand {
             """)
         var settingsFile: String?
         @Option(help: "active_directory or openldap: sets the defaults of the filter, attributes and groups.") var kind: String?
-        @Option(name: .customLong("server"),
-                help: "A server, ldaps://host[:port] or ldap://host[:port], tried in the order given (repeat).")
+        @Option(name: .customLong("ldap-server"),
+                help: "A directory server, ldaps://host[:port] or ldap://host[:port], tried in the order given (repeat).")
         var servers: [String] = []
         @Option(help: "ldaps (the default), starttls, or plain (loopback servers only).") var security: String?
         @Option(name: .customLong("ca-certificate-file"),
@@ -116,13 +116,13 @@ struct DirectoryCommands: AsyncParsableCommand {
     struct Replace: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "set",
-            abstract: "Set the whole directory: --kind, --server, --bind-dn and --user-base-dn are required.",
+            abstract: "Set the whole directory: --kind, --ldap-server, --bind-dn and --user-base-dn are required.",
             discussion: """
                 What is not given takes its default, not the value stored before; only the password is kept when \
                 --bind-password-stdin is left out (it is required the first time). Nothing is sent to the directory: \
                 check the settings with `countersign admin directory test`.
                   printf '%s\\n' "$LDAP_PASSWORD" | countersign admin directory set --kind openldap \\
-                    --server ldaps://ldap1.example.com --server ldaps://ldap2.example.com \\
+                    --ldap-server ldaps://ldap1.example.com --ldap-server ldaps://ldap2.example.com \\
                     --bind-dn cn=countersign,ou=services,dc=example,dc=com --user-base-dn ou=people,dc=example,dc=com \\
                     --bind-password-stdin
                 """)

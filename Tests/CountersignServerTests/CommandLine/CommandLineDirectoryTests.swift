@@ -31,7 +31,7 @@ struct CommandLineDirectoryTests {
             }
 
             let set = try await CommandLineTests.run([
-                "admin", "directory", "set", "--kind", "openldap", "--server", slapd.ldapsURL,
+                "admin", "directory", "set", "--kind", "openldap", "--ldap-server", slapd.ldapsURL,
                 "--ca-certificate-file", slapd.directory.appendingPathComponent("ca.pem").path,
                 "--bind-dn", DirectoryFixture.serviceDN, "--user-base-dn", DirectoryFixture.people,
                 "--group-base-dn", DirectoryFixture.groups, "--sync-interval-minutes", "0", "--bind-password-stdin",
@@ -81,7 +81,7 @@ struct CommandLineDirectoryTests {
     func refusals() async throws {
         try await TestServer.with(.sqlite) { server in
             let environment = ["COUNTERSIGN_SERVER": server.base, "COUNTERSIGN_ADMIN_KEY": server.adminKey]
-            let settings = ["--kind", "openldap", "--server", "ldaps://ldap.example.test", "--bind-dn", DirectoryFixture.serviceDN,
+            let settings = ["--kind", "openldap", "--ldap-server", "ldaps://ldap.example.test", "--bind-dn", DirectoryFixture.serviceDN,
                             "--user-base-dn", DirectoryFixture.people]
             let noPassword = try await CommandLineTests.run(["admin", "directory", "set"] + settings, environment: environment)
             #expect(noPassword.status != 0)
