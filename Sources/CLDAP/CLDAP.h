@@ -36,14 +36,8 @@ static inline int cldap_set_off(LDAP *ld, int option) {
     return ldap_set_option(ld, option, LDAP_OPT_OFF);
 }
 
-// The handle's last result code and diagnostic message (the latter owned by the caller, freed
-// with ldap_memfree; NULL when there is none).
-static inline int cldap_result_code(LDAP *ld) {
-    int code = LDAP_OTHER;
-    ldap_get_option(ld, LDAP_OPT_RESULT_CODE, &code);
-    return code;
-}
-
+// The handle's last diagnostic message, owned by the caller (freed with ldap_memfree); NULL
+// when there is none.
 static inline char *cldap_diagnostic_message(LDAP *ld) {
     char *message = NULL;
     ldap_get_option(ld, LDAP_OPT_DIAGNOSTIC_MESSAGE, &message);

@@ -1,6 +1,11 @@
 @_exported import CountersignLDAPNames
 import CLDAP
 import NIOPosix
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 /// How much of the tree under the base a search covers.
 public enum LDAPSearchScope: Sendable {
@@ -173,6 +178,11 @@ public struct LDAPClient: Sendable {
 /// how many directory operations run at once; more wait their turn.
 enum DirectoryThreads {
     static let pool: NIOThreadPool = {
+        // libldap writes to its socket with write(2) (liblber's, under TLS too), which raises
+        // SIGPIPE when the directory has closed its end: that must not end Countersign. SwiftNIO ignores
+        // SIGPIPE the same way, process-wide, once it opens its first socket; this does it for
+        // a process that talks to a directory before that.
+        signal(SIGPIPE, SIG_IGN)
         let pool = NIOThreadPool(numberOfThreads: 8)
         pool.start()
         return pool

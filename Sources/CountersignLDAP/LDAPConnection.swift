@@ -28,9 +28,11 @@ final class LDAPConnection {
     }
 
     /// Connects to `server` and sets up TLS as `configuration` says; throws why the server
-    /// cannot be used.
+    /// cannot be used. The connect timeout covers the TCP connection and the TLS handshake
+    /// together (StartTLS's request included).
     static func open(_ server: LDAPServerAddress, _ configuration: LDAPConfiguration) throws(ConnectionFailure) -> LDAPConnection {
-        let socket = try TCPConnection.connect(host: server.host, port: server.port, timeout: configuration.connectTimeout)
+        let deadline = ContinuousClock.now + configuration.connectTimeout
+        let socket = try TCPConnection.connect(host: server.host, port: server.port, until: deadline)
         var handle: OpaquePointer?
         let status = ldap_init_fd(ber_socket_t(socket), LDAP_PROTO_TCP, server.url, &handle)
         guard status == LDAP_SUCCESS, let handle else {
@@ -40,16 +42,23 @@ final class LDAPConnection {
         // From here the handle owns the socket: unbinding closes it.
         let connection = LDAPConnection(server: server, handle: handle, configuration: configuration)
         try connection.setOptions()
-        switch configuration.security {
-        case .ldaps: try connection.startTLS(upgrading: false)
-        case .startTLS: try connection.startTLS(upgrading: true)
-        case .plain: break
+        guard configuration.security != .plain else { return connection }
+        let watch = SocketDeadline(descriptor: socket, at: deadline)
+        var failure: ConnectionFailure?
+        do {
+            try connection.startTLS(upgrading: configuration.security == .startTLS)
+        } catch {
+            failure = error
         }
+        // The watch ends before `connection` can be released and its socket closed.
+        if watch.end() {
+            throw .unreachable("no TLS handshake within the connect timeout (\(configuration.connectTimeout))")
+        }
+        if let failure { throw failure }
         return connection
     }
 
     private func setOptions() throws(ConnectionFailure) {
-        let connect = configuration.connectTimeout.components
         let operation = configuration.operationTimeout.components
         var failed = false
         failed = cldap_set_int(handle, LDAP_OPT_PROTOCOL_VERSION, LDAP_VERSION3) != LDAP_OPT_SUCCESS || failed
@@ -58,8 +67,10 @@ final class LDAPConnection {
         failed = cldap_set_int(handle, LDAP_OPT_DEREF, LDAP_DEREF_NEVER) != LDAP_OPT_SUCCESS || failed
         failed = cldap_set_int(handle, LDAP_OPT_SIZELIMIT, 0) != LDAP_OPT_SUCCESS || failed
         failed = cldap_set_int(handle, LDAP_OPT_TIMELIMIT, 0) != LDAP_OPT_SUCCESS || failed
-        // The TLS handshake's limit (the TCP connect, made in TCPConnection, has its own).
-        failed = cldap_set_timeval(handle, LDAP_OPT_NETWORK_TIMEOUT, Int(connect.seconds), Int(connect.attoseconds / 1_000_000_000_000)) != LDAP_OPT_SUCCESS || failed
+        // No limit of libldap's on the TLS handshake (-1 is none): with one it makes the socket
+        // non-blocking and, with GnuTLS, spins on a server that never answers. `SocketDeadline`
+        // ends the handshake at the connect timeout instead.
+        failed = cldap_set_timeval(handle, LDAP_OPT_NETWORK_TIMEOUT, -1, 0) != LDAP_OPT_SUCCESS || failed
         // Every synchronous call's wait for its answer: bind, StartTLS, each page of a search.
         failed = cldap_set_timeval(handle, LDAP_OPT_TIMEOUT, Int(operation.seconds), Int(operation.attoseconds / 1_000_000_000_000)) != LDAP_OPT_SUCCESS || failed
         guard !failed else { throw .configuration("libldap refused a connection option") }
@@ -104,8 +115,9 @@ final class LDAPConnection {
         case LDAP_SERVER_DOWN where upgrading:
             throw .unreachable("the connection closed before StartTLS was answered")
         case LDAP_CONNECT_ERROR, LDAP_SERVER_DOWN:
-            // GnuTLS's verification failures reach libldap's message as "(unknown error code)";
-            // a host name mismatch has a message of its own.
+            // libldap 2.5 with GnuTLS leaves "(unknown error code)" as the message of every
+            // verification failure, an untrusted CA and a host name mismatch alike (the latter's
+            // own message is overwritten), so the message can only list what it may be.
             let message = diagnostic().flatMap { $0 == "(unknown error code)" ? nil : $0 }
             throw .tls(message ?? "the server's certificate was not accepted (not signed by a trusted CA, "
                 + "expired, or not valid for \(server.host)), or the TLS handshake failed")
@@ -134,11 +146,22 @@ final class LDAPConnection {
         return text.isEmpty ? nil : text
     }
 
-    /// One page of a search: the entries, the cookie for the next page (empty after the last),
-    /// and the result code.
+    /// One page of a search's answer.
+    struct SearchPage {
+        var entries: [LDAPEntry]
+        /// The paged results cookie for the next page; empty after the last.
+        var cookie: [UInt8]
+        /// The LDAP result code, or libldap's negative local one.
+        var code: Int32
+        /// The directory's (or libldap's) diagnostic message.
+        var message: String?
+    }
+
+    /// One page of a search, `pageSize` entries at most, from where `cookie` left off (the start
+    /// when empty).
     func searchPage(
         base: String, scope: Int32, filter: String, attributes: [String], pageSize: Int32, cookie: [UInt8]
-    ) -> (entries: [LDAPEntry], cookie: [UInt8], code: Int32, message: String?) {
+    ) -> SearchPage {
         var control: UnsafeMutablePointer<LDAPControl>?
         var cookieBytes = cookie.map { CChar(bitPattern: $0) }
         // Not critical: a directory without paging answers the whole search, or its size limit.
@@ -147,7 +170,9 @@ final class LDAPConnection {
             var value = berval(bv_len: ber_len_t(bytes.count), bv_val: bytes.baseAddress)
             return ldap_create_page_control(handle, pageSize, &value, 0, &control)
         }
-        guard created == LDAP_SUCCESS, let control else { return ([], [], created, "the paged results control could not be made") }
+        guard created == LDAP_SUCCESS, let control else {
+            return SearchPage(entries: [], cookie: [], code: created, message: "the paged results control could not be made")
+        }
         defer { ldap_control_free(control) }
         var names = attributes.map { strdup($0) } + [nil]
         defer { names.forEach { free($0) } }
@@ -162,13 +187,13 @@ final class LDAPConnection {
             }
         }
         defer { if let result { ldap_msgfree(result) } }
-        guard let result else { return ([], [], status, diagnostic()) }
+        guard let result else { return SearchPage(entries: [], cookie: [], code: status, message: diagnostic()) }
         let entries = readEntries(result)
         var code: Int32 = status
         var message: UnsafeMutablePointer<CChar>?
         var returned: UnsafeMutablePointer<UnsafeMutablePointer<LDAPControl>?>?
         guard ldap_parse_result(handle, result, &code, nil, &message, nil, &returned, 0) == LDAP_SUCCESS else {
-            return (entries, [], status, diagnostic())
+            return SearchPage(entries: entries, cookie: [], code: status, message: diagnostic())
         }
         defer {
             if let message { ldap_memfree(message) }
@@ -184,7 +209,7 @@ final class LDAPConnection {
             }
         }
         let text = message.map { String(cString: $0) }
-        return (entries, next, code, text?.isEmpty == false ? text : nil)
+        return SearchPage(entries: entries, cookie: next, code: code, message: text?.isEmpty == false ? text : nil)
     }
 
     private func readEntries(_ result: OpaquePointer) -> [LDAPEntry] {

@@ -24,9 +24,9 @@ enum ConnectionFailure: Error {
 /// server" (-1) once its own connect has failed, and the administrator needs to know which.
 enum TCPConnection {
     /// A connected, blocking socket to `host`:`port`, trying each of its addresses until one
-    /// accepts within what remains of `timeout`. The name lookup itself is not bounded (glibc's
-    /// resolver has its own timeouts, from resolv.conf).
-    static func connect(host: String, port: Int, timeout: Duration) throws(ConnectionFailure) -> Int32 {
+    /// accepts before `deadline`. The name lookup itself is not bounded (glibc's resolver has its
+    /// own timeouts, from resolv.conf).
+    static func connect(host: String, port: Int, until deadline: ContinuousClock.Instant) throws(ConnectionFailure) -> Int32 {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
@@ -36,7 +36,6 @@ enum TCPConnection {
             throw .unreachable("cannot resolve \(host): \(String(cString: gai_strerror(lookup)))")
         }
         defer { freeaddrinfo(found) }
-        let deadline = ContinuousClock.now + timeout
         var reason = "no address"
         var cursor: UnsafeMutablePointer<addrinfo>? = found
         while let address = cursor?.pointee {

@@ -18,7 +18,7 @@ struct LDAPNamesTests {
         (#"cn=Smith\2C John,ou=People,dc=example,dc=com"#, "Smith, John"),
         (#"cn=Smith\2c John,ou=People"#, "Smith, John"),
         (#"cn=a\+b\;c\<d\>e\"f\\g\=h"#, #"a+b;c<d>e"f\g=h"#),
-        (#"cn=\#hash"#, "#hash"),
+        (##"cn=\#hash"##, "#hash"),
         (#"cn=\ leading and trailing\ "#, " leading and trailing "),
         (#"cn=Lu\C4\8Di\C4\87"#, "Lučić"),
         ("cn=Lučić,dc=example", "Lučić"),

@@ -81,7 +81,7 @@ enum DirectoryFixture {
 
             dn: \(personDN(uid))
             objectClass: inetOrgPerson
-            uid: \(uid)
+            \(activeDirectory == nil ? "" : "objectClass: activeDirectoryAccount\n")uid: \(uid)
             cn:: \(base64(displayName))
             sn:: \(base64(String(displayName.split(separator: " ").last ?? "")))
             displayName:: \(base64(displayName))
@@ -90,8 +90,9 @@ enum DirectoryFixture {
 
             """
         if let activeDirectory {
+            // The auxiliary class is named beside inetOrgPerson above: slapadd read an entry whose
+            // objectClass lines stood apart as having only the later one.
             ldif += """
-                objectClass: activeDirectoryAccount
                 sAMAccountName: \(uid)
                 userPrincipalName: \(uid)@example.test
                 userAccountControl: \(activeDirectory.control)

@@ -173,7 +173,9 @@ final class SlapdHarness: Sendable {
     }
 
     /// A CA, a server certificate it signs for 127.0.0.1 (not 127.0.0.2), and a CA that signs
-    /// nothing here, made with openssl as the RadSec tests' are.
+    /// nothing here, made with openssl as the RadSec tests' are. The certificate's CN is
+    /// 127.0.0.2, the address it must not be accepted for: a client that matched the CN when no
+    /// subjectAltName matches (libldap's default) would accept it there.
     private func makePKI() async throws {
         let openssl = try #require(ChildProcess.find("openssl"))
         func run(_ arguments: [String]) async throws {
@@ -185,7 +187,7 @@ final class SlapdHarness: Sendable {
                            "-subj", "/CN=Directory test \(ca)", "-keyout", path("\(ca).key"), "-out", path("\(ca).pem"),
                            "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign"])
         }
-        try await run(["req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-subj", "/CN=directory",
+        try await run(["req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-subj", "/CN=127.0.0.2",
                        "-keyout", path("server.key"), "-out", path("server.csr")])
         try "extendedKeyUsage=serverAuth\nsubjectAltName=IP:127.0.0.1\n".write(to: file("server.ext"), atomically: true, encoding: .utf8)
         try await run(["x509", "-req", "-in", path("server.csr"), "-CA", path("ca.pem"), "-CAkey", path("ca.key"),
@@ -208,7 +210,7 @@ final class SlapdHarness: Sendable {
         TLSCACertificateFile \(path("ca.pem"))
         TLSCertificateFile \(path("server.pem"))
         TLSCertificateKeyFile \(path("server.key"))
-        allow bind_anon_cred
+        allow bind_anon_dn
         sizelimit size.soft=\(Self.sizeLimit) size.hard=\(Self.sizeLimit) size.pr=\(Self.sizeLimit) size.prtotal=unlimited
         database mdb
         suffix "\(DirectoryFixture.suffix)"
