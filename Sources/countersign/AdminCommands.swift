@@ -10,7 +10,7 @@ struct Admin: AsyncParsableCommand {
                       EnrollCommand.self, TicketCommands.self, DeviceAdminCommands.self, AuditCommand.self,
                       PushCommands.self, PolicyCommands.self, AuthorizationTypeCommands.self,
                       WebhookCommands.self, TrustedIssuerCommands.self, PasskeyAdminCommands.self,
-                      RADIUSClientCommands.self])
+                      RADIUSClientCommands.self, DirectoryCommands.self])
 }
 
 struct TenantCommands: AsyncParsableCommand {

@@ -20,7 +20,8 @@ struct ConsoleChrome: Sendable {
         signedIn = true
         username = session.username
         csrf = session.csrf
-        nav = ConsoleSection.allCases.map { ConsoleNavItem(section: $0, base: visit.base, current: $0 == section) }
+        nav = ConsoleSection.allCases.filter { section in section.right.map { session.role.rights.contains($0) } ?? true }
+            .map { ConsoleNavItem(section: $0, base: visit.base, current: $0 == section) }
     }
 
     /// A page shown without a session: the tenant's name and the way back in only.
@@ -42,7 +43,7 @@ extension ConsolePageModel {
 enum ConsoleSection: String, CaseIterable, Sendable {
     case dashboard, users, groups, devices, clients
     case radiusClients = "radius-clients"
-    case push, policies, audit
+    case directory, push, policies, audit
 
     var title: String {
         switch self {
@@ -52,10 +53,16 @@ enum ConsoleSection: String, CaseIterable, Sendable {
         case .devices: "Devices"
         case .clients: "Clients"
         case .radiusClients: "RADIUS clients"
+        case .directory: "Directory"
         case .push: "Push"
         case .policies: "Policies"
         case .audit: "Audit log"
         }
+    }
+
+    /// The right a role needs to see the section in the navigation; nil for every role.
+    var right: AdminRight? {
+        self == .directory ? .directoryManage : nil
     }
 
     /// Below `/console`.
@@ -322,6 +329,7 @@ struct ConsoleAuditRow: Sendable {
             case "client": (self.kind, page) = ("client", "clients/" + encoded)
             case "radius_client": (self.kind, page) = ("RADIUS client", "radius-clients/" + encoded)
             case "group": (self.kind, page) = ("group", "groups/" + encoded)
+            case "directory": (self.kind, page) = ("directory", "directory")
             case "device":
                 self.kind = "device"
                 page = userID.map { "users/" + AuthorizationRedirect.encoded($0) + "#device-" + encoded }

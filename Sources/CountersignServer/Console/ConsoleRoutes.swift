@@ -13,6 +13,8 @@ import Hummingbird
 ///   (`ConsoleClients`);
 /// - `GET|POST /console/radius-clients`, `GET|POST /console/radius-clients/{id}`, its `/secret` and
 ///   `/delete` (`ConsoleRADIUSClients`);
+/// - `GET|POST /console/directory`, its `/test`, `/preview`, `/sync` and `/delete`
+///   (`ConsoleDirectory`);
 /// - `GET /console/devices?push=`, `POST /console/devices/{id}/remove` (`ConsoleDevices`);
 /// - `GET|POST /console/policies`, a webhook's `POST /console/policies/webhooks/{purpose}` and its
 ///   `/delete` (`ConsolePolicies`);
@@ -30,6 +32,7 @@ struct ConsoleRoutes: Sendable {
     let groups: ConsoleGroups
     let clients: ConsoleClients
     let radiusClients: ConsoleRADIUSClients
+    let directory: ConsoleDirectory
     let push: ConsolePush
     let devices: ConsoleDevices
     let policies: ConsolePolicies
@@ -42,6 +45,7 @@ struct ConsoleRoutes: Sendable {
         groups = ConsoleGroups(flow: flow)
         clients = ConsoleClients(flow: flow)
         radiusClients = ConsoleRADIUSClients(flow: flow)
+        directory = ConsoleDirectory(flow: flow)
         push = ConsolePush(flow: flow)
         devices = ConsoleDevices(flow: flow)
         policies = ConsolePolicies(flow: flow)
@@ -149,6 +153,13 @@ struct ConsoleRoutes: Sendable {
         post(pages, "/radius-clients/{id}/delete") { path, form, session, visit in
             try await radiusClients.delete(clientID: path.require("id"), form, session, visit)
         }
+
+        get(pages, "/directory") { _, session, visit in try await directory.page(session, visit) }
+        post(pages, "/directory") { _, form, session, visit in try await directory.save(form, session, visit) }
+        post(pages, "/directory/test") { _, _, session, visit in try await directory.test(session, visit) }
+        post(pages, "/directory/preview") { _, _, session, visit in try await directory.sync(dryRun: true, session, visit) }
+        post(pages, "/directory/sync") { _, _, session, visit in try await directory.sync(dryRun: false, session, visit) }
+        post(pages, "/directory/delete") { _, form, session, visit in try await directory.delete(form, session, visit) }
 
         getWithQuery(pages, "/push") { query, session, visit in try await push.page(session, visit, query: query) }
         upload(pages, "/push/apns-token") { upload, session, visit in try await push.setAPNsToken(upload, session, visit) }

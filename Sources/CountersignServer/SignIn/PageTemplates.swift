@@ -38,7 +38,9 @@ enum PageTemplates {
 /// - `passkey.js`: the passkey buttons of the sign-in and account pages (and passkeys in the
 ///   username field's autofill, where the browser can): asks the server for options, runs
 ///   `navigator.credentials.get()` or `create()`, and posts the credential's JSON form back,
-///   with Level 3's JSON helpers where present.
+///   with Level 3's JSON helpers where present;
+/// - `console-directory.js`: the console's directory form fills in a kind's usual filters and
+///   attributes when the kind changes.
 enum PageAssets {
     static let invitationScript = "invitation.js"
     static let enrollScript = "account-enroll.js"
@@ -50,6 +52,7 @@ enum PageAssets {
         invitationScript: (script, resource("SignIn/invitation.js")),
         enrollScript: (script, resource("Account/account-enroll.js")),
         "passkey.js": (script, resource("Passkeys/passkey.js")),
+        "console-directory.js": (script, resource("Console/console-directory.js")),
     ]
 
     private static let css = "text/css; charset=utf-8"
