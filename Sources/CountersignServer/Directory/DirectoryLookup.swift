@@ -7,8 +7,7 @@ import Synchronization
 /// Just-in-time users: a username that sign-in, CIBA, RADIUS, PAM or a trusted issuer names and
 /// the tenant does not have is looked up in the tenant's directory (when it has one with
 /// `just_in_time` on) and, if the directory's user search finds exactly that person, created
-/// as the next sync would create them. Also the directory password check, which finds the
-/// person's entry the same way and binds as them.
+/// as the next sync would create them, with the kept groups they are directly in.
 ///
 /// A username the directory does not have is remembered for a minute, so that a stream of
 /// unknown names (a typo retried, or someone probing) asks the directory once each, not once
@@ -51,7 +50,7 @@ final class DirectoryLookup: Sendable {
         let date = now()
         if let until = misses.withLock({ $0[key] }), until > date { return nil }
         do {
-            guard let (directory, client) = try await enabledClient(tenantID: tenantID, justInTime: true),
+            guard let (directory, client) = try await enabledClient(tenantID: tenantID),
                   let person = try await person(named: username, in: directory, with: client)
             else {
                 remember(miss: key, at: date)
@@ -65,46 +64,11 @@ final class DirectoryLookup: Sendable {
         }
     }
 
-    /// Whether `password` is `user`'s directory password: a bind as the entry the user search
-    /// finds for their username. False for a user the directory does not have (or a local one):
-    /// the caller answers the same as for a wrong password. Throws only when the directory could
-    /// not be asked.
-    func verifyPassword(_ password: String, for user: User) async throws(DirectorySyncError) -> Bool {
-        guard !password.isEmpty else { return false }
-        let found: (Directory, LDAPClient)?
-        do {
-            found = try await enabledClient(tenantID: user.tenantID, justInTime: false)
-        } catch let error as DirectorySyncError {
-            throw error
-        } catch {
-            throw .directory(.protocol(code: -1, message: "the directory's settings could not be read"))
-        }
-        guard let (directory, client) = found else { return false }
-        let person: DirectorySnapshot.Person?
-        do {
-            person = try await self.person(named: user.username, in: directory, with: client)
-        } catch {
-            throw .directory(error)
-        }
-        // The entry must be the user's: a local user who happens to share a directory person's
-        // name is not that person.
-        guard let person, user.source == .directory, user.sourceID == person.sourceID else { return false }
-        do {
-            return try await client.verifyPassword(dn: person.dn, password: password)
-        } catch {
-            throw .directory(error)
-        }
-    }
-
-    /// Whether the tenant has a directory.
-    func hasDirectory(tenantID: String) async throws -> Bool {
-        try await directories.find(tenantID: tenantID, on: database) != nil
-    }
-
-    private func enabledClient(tenantID: String, justInTime: Bool) async throws -> (Directory, LDAPClient)? {
+    /// The tenant's directory and a client for it, when it has one with just-in-time lookup on.
+    private func enabledClient(tenantID: String) async throws -> (Directory, LDAPClient)? {
         guard try await directories.find(tenantID: tenantID, on: database) != nil else { return nil }
         let (directory, client) = try await sync.client(tenantID: tenantID)
-        return !justInTime || directory.justInTime ? (directory, client) : nil
+        return directory.justInTime ? (directory, client) : nil
     }
 
     /// The one person the user search finds with that username; nil for none or several.
