@@ -16,14 +16,25 @@ final class RouteMethods: Sendable {
     }
 
     /// The methods some route at `path` takes, sorted; empty when no route is at that path.
+    /// Where several templates match, the router takes the one with a literal segment earliest
+    /// (`/Users/.search` before `/Users/{id}`), and so does this.
     func allowed(at path: String) -> [String] {
         let segments = path.split(separator: "/", omittingEmptySubsequences: false)
         let found = templates.withLock { table in
-            table.filter { entry in
-                entry.segments.count == segments.count && zip(entry.segments, segments).allSatisfy { pattern, segment in
-                    pattern.hasPrefix("{") && pattern.hasSuffix("}") ? !segment.isEmpty : pattern == segment
+            let matches = table.compactMap { entry -> (literal: [Bool], methods: Set<String>)? in
+                guard entry.segments.count == segments.count else { return nil }
+                var literal: [Bool] = []
+                for (pattern, segment) in zip(entry.segments, segments) {
+                    let parameter = pattern.hasPrefix("{") && pattern.hasSuffix("}")
+                    guard parameter ? !segment.isEmpty : pattern == segment else { return nil }
+                    literal.append(!parameter)
                 }
-            }.reduce(into: Set<String>()) { $0.formUnion($1.methods) }
+                return (literal, entry.methods)
+            }
+            guard let best = matches.map(\.literal).max(by: { $0.lexicographicallyPrecedes($1) { !$0 && $1 } }) else {
+                return Set<String>()
+            }
+            return matches.filter { $0.literal == best }.reduce(into: Set<String>()) { $0.formUnion($1.methods) }
         }
         return found.sorted()
     }

@@ -92,6 +92,13 @@ struct DocumentationExamplesTests {
             let file = checkouts.appendingPathComponent(map)
             flags += ["-Xcc", "-fmodule-map-file=\(file.path)", "-Xcc", "-I\(file.deletingLastPathComponent().path)"]
         }
+        // …this package's system libraries (CLDAP, which the server's directory client imports)…
+        let sources = root.appendingPathComponent("Sources")
+        for target in ((try? manager.contentsOfDirectory(atPath: sources.path)) ?? []).sorted() {
+            let file = sources.appendingPathComponent(target).appendingPathComponent("module.modulemap")
+            guard manager.fileExists(atPath: file.path) else { continue }
+            flags += ["-Xcc", "-fmodule-map-file=\(file.path)", "-Xcc", "-I\(file.deletingLastPathComponent().path)"]
+        }
         // …and those the build wrote for C targets that have none of their own.
         let generated = ((try? manager.contentsOfDirectory(atPath: build.path)) ?? []).filter { $0.hasSuffix(".build") }
             .map { build.appendingPathComponent($0).appendingPathComponent("module.modulemap") }
