@@ -249,7 +249,26 @@ struct DirectorySync: Sendable {
                 on: executor)
         }
 
-        // Groups, and who is in them.
+        // Groups, and who is in them: left as they are when the directory's groups are not synced.
+        if directory.groups.enabled {
+            try await applyGroups(snapshot, userIDs: userIDBySourceID, tenantID: tenantID, dryRun: dryRun, actor: actor,
+                                  at: date, to: &summary, on: executor)
+        }
+
+        summary.finishedAt = now()
+        if !dryRun {
+            try await audit.record(
+                "directory.synced", actor: actor, tenantID: tenantID, target: ("directory", tenantID),
+                details: summary.auditDetails, at: summary.finishedAt, on: executor)
+        }
+        return summary
+    }
+
+    /// Makes the tenant's directory groups match the snapshot's, and their members the people's
+    /// (`userIDs`: Countersign's user of each stable id), adding what it did to `summary`.
+    private func applyGroups(_ snapshot: DirectorySnapshot, userIDs userIDBySourceID: [String: String], tenantID: String,
+                             dryRun: Bool, actor: String, at date: Date, to summary: inout DirectorySyncSummary,
+                             on executor: any SQLExecutor) async throws {
         var keptGroups: [UserGroup] = []
         var groupPage: [UserGroup]
         repeat {
@@ -332,15 +351,8 @@ struct DirectorySync: Sendable {
                 details: ["name": group.name, "source": "directory", "reason": "gone from the directory"], at: date,
                 on: executor)
         }
-
-        summary.finishedAt = now()
-        if !dryRun {
-            try await audit.record(
-                "directory.synced", actor: actor, tenantID: tenantID, target: ("directory", tenantID),
-                details: summary.auditDetails, at: summary.finishedAt, on: executor)
-        }
-        return summary
     }
+
 }
 
 extension DirectorySyncSummary {

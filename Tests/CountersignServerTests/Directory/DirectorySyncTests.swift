@@ -87,6 +87,13 @@ struct DirectorySyncTests {
             #expect(again["memberships_added"] as? Int == 0 && again["memberships_removed"] as? Int == 0)
             let last = try await server.admin("GET", Self.base + "/sync")
             #expect((last["summary"] as? [String: any Sendable])?["users_found"] as? Int == 4)
+
+            // Groups no longer synced are left as they are, members and all.
+            let noGroups = Self.settings(slapd, ["groups": ["enabled": false] as [String: any Sendable]])
+            #expect(try await server.admin("PUT", Self.base, json: noGroups).status == 200)
+            let without = try await server.admin("POST", Self.base + "/sync")
+            #expect((without["groups_deleted"] as? [String])?.isEmpty == true && without["memberships_removed"] as? Int == 0)
+            #expect(try await Self.groups(server)["everyone"] == ["alice", "carol", "dave"])
         }
     }
 
