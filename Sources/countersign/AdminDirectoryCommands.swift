@@ -119,7 +119,8 @@ struct DirectoryCommands: AsyncParsableCommand {
             abstract: "Set the whole directory: --kind, --ldap-server, --bind-dn and --user-base-dn are required.",
             discussion: """
                 What is not given takes its default, not the value stored before; only the password is kept when \
-                --bind-password-stdin is left out (it is required the first time). Nothing is sent to the directory: \
+                --bind-password-stdin is left out (it is required the first time, and again when the servers, security, \
+                CA or bind DN change). Nothing is sent to the directory: \
                 check the settings with `countersign admin directory test`.
                   printf '%s\\n' "$LDAP_PASSWORD" | countersign admin directory set --kind openldap \\
                     --ldap-server ldaps://ldap1.example.com --ldap-server ldaps://ldap2.example.com \\

@@ -191,6 +191,13 @@ struct DirectoryFields: Decodable, Sendable {
         if directory.caCertificate != nil, security == .plain {
             throw .invalidField("ca_certificate", "is used for ldaps and starttls only")
         }
+        // The stored password goes only where it was given for: whoever may change the settings
+        // must not be able to send it to a server of their own by changing the servers alone.
+        if let existing, bindPassword == nil,
+           existing.servers != directory.servers || existing.security != directory.security
+            || existing.bindDN != directory.bindDN || existing.caCertificate != directory.caCertificate {
+            throw .invalidField("bind_password", "is required again when servers, security, ca_certificate or bind_dn change: the stored password is sent only to the servers it was given for")
+        }
         directory.tenantID = tenantID
         return (directory, bindPassword)
     }

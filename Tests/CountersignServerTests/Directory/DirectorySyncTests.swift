@@ -266,6 +266,12 @@ struct DirectorySyncTests {
             kept["bind_password"] = nil
             #expect(try await server.admin("PUT", Self.base, json: kept).status == 200)
             #expect(try await server.admin("POST", Self.base + "/test").status == 200)
+            // …but not for other servers: the stored password is never sent anywhere new.
+            kept["servers"] = [slapd.ldapsURLForAnotherName]
+            let elsewhere = try await server.admin("PUT", Self.base, json: kept)
+            #expect(elsewhere.status == 400)
+            #expect(elsewhere.errorDescription?.contains("bind_password is invalid: is required again") == true,
+                    "\(elsewhere.errorDescription ?? "")")
             #expect(try await server.admin("PUT", Self.base, json: Self.settings(slapd, ["bind_password": "wrong"])).status == 200)
             let refused = try await server.admin("POST", Self.base + "/test")
             #expect(refused.status == 502)
