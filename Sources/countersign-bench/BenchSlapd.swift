@@ -54,7 +54,9 @@ final class BenchSlapd: @unchecked Sendable {
 
     func stop() {
         if let process, process.isRunning {
-            process.terminate()
+            // SIGKILL: slapd started from this process did not end on SIGTERM (seemingly SIGTERM
+            // ignored, inherited from the server's signal handling), and waiting for it hung.
+            kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
         }
         process = nil
