@@ -10,14 +10,14 @@ import FoundationNetworking
 #endif
 
 /// `countersign-bench`: the approval loop (the default), the device-call paths, the costs of
-/// push, factors, SQL, passkeys and sealing, and the RADIUS server. An executable apart from
+/// push, factors, SQL, passkeys and sealing, the RADIUS server, and the directory sync. An executable apart from
 /// `countersign`, so that the binary operators run does not carry them.
 @main
 struct Bench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "countersign-bench",
         abstract: "Benchmark the approval loop and device calls (use a release build).",
-        subcommands: [LoopBench.self, SoakBench.self, DeviceCallBench.self, PushBench.self, FactorBench.self, SQLBench.self, PasskeyBench.self, SealingBench.self, RADIUSBench.self], defaultSubcommand: LoopBench.self)
+        subcommands: [LoopBench.self, SoakBench.self, DeviceCallBench.self, PushBench.self, FactorBench.self, SQLBench.self, PasskeyBench.self, SealingBench.self, RADIUSBench.self, DirectoryBench.self], defaultSubcommand: LoopBench.self)
 
     /// Only errors reach the terminal: the bench prints its own figures.
     static func quietLogging() {
