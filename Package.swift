@@ -102,6 +102,7 @@ let package = Package(
             dependencies: [
                 "CLDAP",
                 "CountersignLDAPNames",
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),

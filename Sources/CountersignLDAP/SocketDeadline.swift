@@ -1,4 +1,5 @@
-import Dispatch
+import NIOCore
+import NIOPosix
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -10,6 +11,8 @@ import Musl
 /// blocked reading it ends at once with an error. libldap's own handshake timeout
 /// (`LDAP_OPT_NETWORK_TIMEOUT`) cannot be relied on: with GnuTLS (OpenLDAP 2.5, Debian) it
 /// spins on a server that accepts the connection and never answers, a core at 100 % and no end.
+/// The timer runs on one of NIO's event loops, not on GCD's global queues: on Linux those are
+/// the threads that run Swift's tasks, and a busy process would fire it late while GnuTLS spins.
 final class SocketDeadline: Sendable {
     private struct State {
         /// The socket while it may be shut down; nil once the watch is over.
@@ -23,7 +26,7 @@ final class SocketDeadline: Sendable {
         state = Mutex(State(descriptor: descriptor))
         let remaining = max(.zero, deadline - ContinuousClock.now)
         let nanoseconds = remaining.components.seconds * 1_000_000_000 + remaining.components.attoseconds / 1_000_000_000
-        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(nanoseconds))) { [self] in
+        MultiThreadedEventLoopGroup.singleton.any().scheduleTask(in: .nanoseconds(nanoseconds)) { [self] in
             state.withLock { state in
                 guard let descriptor = state.descriptor else { return }
                 shutdown(descriptor, Int32(SHUT_RDWR))

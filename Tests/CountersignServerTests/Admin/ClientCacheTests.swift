@@ -17,14 +17,10 @@ struct ClientCacheTests {
             Content-Type: application/x-www-form-urlencoded\r\nContent-Length: \(body.utf8.count)\r\n\
             Authorization: Basic \(credentials)\r\n\r\n\(body)
             """.utf8)
-        let answer = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<String, any Error>) in
-            DispatchQueue.global().async {
-                continuation.resume(with: Result {
-                    let connection = try RawHTTPConnection(port: port)
-                    try connection.send(request)
-                    return try connection.receiveAll()
-                })
-            }
+        let answer = try await onThreadOfItsOwn {
+            let connection = try RawHTTPConnection(port: port)
+            try connection.send(request)
+            return try connection.receiveAll()
         }
         if answer.contains("\"invalid_grant\"") { return true }
         #expect(answer.contains("\"invalid_client\""), "unexpected answer: \(answer.prefix(200))")

@@ -506,14 +506,10 @@ extension TestServer {
         }
         let port = running.port
         let request = Array((head + "\r\n" + body).utf8)
-        let text = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<String, any Error>) in
-            DispatchQueue.global().async {
-                continuation.resume(with: Result {
-                    let connection = try RawHTTPConnection(port: port, source: source)
-                    try connection.send(request)
-                    return try connection.receiveAll()
-                })
-            }
+        let text = try await onThreadOfItsOwn {
+            let connection = try RawHTTPConnection(port: port, source: source)
+            try connection.send(request)
+            return try connection.receiveAll()
         }
         let split = try #require(text.range(of: "\r\n\r\n"), "no complete response")
         let lines = text[..<split.lowerBound].split(separator: "\r\n")

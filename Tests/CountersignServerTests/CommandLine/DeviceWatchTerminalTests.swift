@@ -120,15 +120,12 @@ struct DeviceWatchTerminalTests {
             let pid = process.processIdentifier
             asking.withLock { $0.append(pid) }
             return Task {
-                await withCheckedContinuation { continuation in
-                    // Reading blocks a thread until the process ends: not one of those that run tasks.
-                    DispatchQueue.global().async {
-                        let data = output.fileHandleForReading.readDataToEndOfFile()
-                        process.waitUntilExit()
-                        self.asking.withLock { $0.removeAll { $0 == pid } }
-                        continuation.resume(returning: CommandLineTests.Run(
-                            status: process.terminationStatus, output: String(decoding: data, as: UTF8.self)))
-                    }
+                // Reading blocks a thread until the process ends: not one of those that run tasks.
+                await onThreadOfItsOwn {
+                    let data = output.fileHandleForReading.readDataToEndOfFile()
+                    process.waitUntilExit()
+                    self.asking.withLock { $0.removeAll { $0 == pid } }
+                    return CommandLineTests.Run(status: process.terminationStatus, output: String(decoding: data, as: UTF8.self))
                 }
             }
         }

@@ -116,7 +116,7 @@ struct PAMSSHTests {
             try await server.setPolicy(["default_acr": "urn:countersign:acr:number-match"])
             let host = try await EnrolledHost.enroll(server)
             defer { host.remove() }
-            let sshd = try TestSSHD(host: host)
+            let sshd = try await onThreadOfItsOwn { try TestSSHD(host: host) }
             defer { sshd.stop() }
             let device = try await server.enrollFactorDevice(for: try await server.createUser(sshd.user))
 
@@ -158,7 +158,8 @@ struct PAMHelperFailureTests {
         try "#!/bin/sh\n\(script)\n".write(to: helper, atomically: true, encoding: .utf8)
         chmod(helper.path, 0o755)
         let service = "countersign-test-\(UUID().uuidString.prefix(8).lowercased())"
-        try "auth required \(try PAMHarness.module.get().path) helper=\(helper.path) timeout=10\n"
+        let module = try await PAMHarness.compiledModule()
+        try "auth required \(module.path) helper=\(helper.path) timeout=10\n"
             .write(toFile: "/etc/pam.d/\(service)", atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(atPath: "/etc/pam.d/\(service)") }
         try await body(service)

@@ -15,7 +15,7 @@ struct RadSecTests {
         _ body: (TestServer, RadSecPKI, Int) async throws -> Void
     ) async throws {
         guard available else { return }
-        let pki = try RadSecPKI.make()
+        let pki = try await onThreadOfItsOwn { try RadSecPKI.make() }
         defer { try? FileManager.default.removeItem(at: pki.directory) }
         try await TestServer.with(.sqlite, configure: { $0.radsec = pki.configuration() }) { server in
             try await body(server, pki, try #require(await server.server.radsecPort()))

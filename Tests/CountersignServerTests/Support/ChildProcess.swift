@@ -16,15 +16,13 @@ enum ChildProcess {
             .first { FileManager.default.isExecutableFile(atPath: $0.path) }
     }
 
-    /// Waits for a child on a thread of GCD's, not on one of Swift's: the concurrency pool has
-    /// one thread per core (two here), and a test that blocked one while its child called a
-    /// server of this process, whose handlers run on that pool, could stall every test until a
-    /// timeout. Every test waits for its children this way; `runBlocking` and `resultBlocking`
-    /// are for the few checks made outside a task (whether a peer is installed at all).
+    /// Waits for a child on a thread of its own (`onThreadOfItsOwn`), not on one of the
+    /// concurrency pool's: a test that blocked one while its child called a server of this
+    /// process, whose handlers run on that pool, could stall every test until a timeout. Every
+    /// test waits for its children this way; `runBlocking` and `resultBlocking` are for the few
+    /// checks made outside a task (whether a peer is installed at all).
     private static func offThePool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
-            DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
-        }
+        try await onThreadOfItsOwn(body)
     }
 
     /// `runBlocking`, waited for off the concurrency pool.
@@ -138,11 +136,7 @@ extension ChildProcess {
     /// output and error together.
     static func spawned(_ executable: URL, _ arguments: [String], environment: [String: String]? = nil,
                         input: String? = nil) async throws -> Finished {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Finished, any Error>) in
-            DispatchQueue.global().async {
-                continuation.resume(with: Result { try spawnedBlocking(executable, arguments, environment: environment, input: input) })
-            }
-        }
+        try await onThreadOfItsOwn { try spawnedBlocking(executable, arguments, environment: environment, input: input) }
     }
 
     private static func spawnedBlocking(_ executable: URL, _ arguments: [String], environment: [String: String]?,

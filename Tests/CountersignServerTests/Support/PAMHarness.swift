@@ -34,6 +34,11 @@ enum PAMHarness {
         return output
     }
 
+    /// `module`, compiled (the first time) on a thread of its own, not one of the concurrency pool's.
+    static func compiledModule() async throws -> URL {
+        try await onThreadOfItsOwn { try module.get() }
+    }
+
     static var countersign: URL { BuildProducts.directory!.appendingPathComponent("countersign") }
 
     /// Moves the test clock to the real time: the PAM helper is another process, which dates its
@@ -64,7 +69,7 @@ struct EnrolledHost {
              "--key-file", directory.appendingPathComponent("pam.key").path] + extra,
             environment: ["COUNTERSIGN_ADMIN_KEY": server.adminKey, "PATH": "/usr/bin:/bin"])
         #expect(enrolled.status == 0, "enroll-host: \(enrolled.output)")
-        let module = try PAMHarness.module.get()
+        let module = try await PAMHarness.compiledModule()
         let service = "countersign-test-\(UUID().uuidString.prefix(8).lowercased())"
         try """
         auth required \(module.path) config=\(configuration.path) helper=\(PAMHarness.countersign.path) timeout=60 \(arguments.joined(separator: " "))

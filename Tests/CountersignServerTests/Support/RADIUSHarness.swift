@@ -210,15 +210,11 @@ struct RadSecPKI: Sendable {
 }
 
 /// Sends one raw datagram to 127.0.0.1:`port` and waits up to `wait` for an answer: for packets
-/// no RADIUS client would send (truncated, oversized). The wait blocks a thread of GCD's, never
+/// no RADIUS client would send (truncated, oversized). The wait blocks a thread of its own, never
 /// one of the concurrency pool's: the server under test answers on that pool, in this process,
 /// and two tests blocked in `recv` on its two threads starved it until their timeouts.
 func sendDatagram(_ bytes: [UInt8], to port: Int, wait: Duration = .seconds(1)) async throws -> [UInt8]? {
-    try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<[UInt8]?, any Error>) in
-        DispatchQueue.global().async {
-            continuation.resume(with: Result { try sendDatagramBlocking(bytes, to: port, wait: wait) })
-        }
-    }
+    try await onThreadOfItsOwn { try sendDatagramBlocking(bytes, to: port, wait: wait) }
 }
 
 private func sendDatagramBlocking(_ bytes: [UInt8], to port: Int, wait: Duration) throws -> [UInt8]? {

@@ -79,21 +79,20 @@ final class RawHTTPConnection: Sendable {
 
     /// What the server did with the connection within `timeout` of this call: whether it closed
     /// it, how long after this call, and what it sent before. Reads on a thread of its own, like
-    /// `response()`; the time counts from the call, however late that thread starts.
-    func closure(within timeout: Duration) async -> (closed: Bool, after: Duration, received: String) {
+    /// `response()`; the time counts from the call, however late that thread starts. With
+    /// `fromLastByte`, the time (and the `timeout`) count from the last byte the server sent
+    /// instead: for a timeout that starts when a response has gone, however long it took.
+    func closure(within timeout: Duration, fromLastByte: Bool = false) async -> (closed: Bool, after: Duration, received: String) {
         let start = ContinuousClock.now
-        return await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
-                continuation.resume(returning: self.waitForClose(from: start, within: timeout))
-            }
-        }
+        return await onThreadOfItsOwn { self.waitForClose(from: start, within: timeout, fromLastByte: fromLastByte) }
     }
 
     private func waitForClose(
-        from start: ContinuousClock.Instant, within timeout: Duration
+        from start: ContinuousClock.Instant, within timeout: Duration, fromLastByte: Bool
     ) -> (closed: Bool, after: Duration, received: String) {
         let clock = ContinuousClock()
-        let deadline = start + timeout
+        var start = start
+        var deadline = start + timeout
         var received: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
         while clock.now < deadline {
@@ -105,6 +104,10 @@ final class RawHTTPConnection: Sendable {
             let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
             if count > 0 {
                 received += buffer.prefix(count)
+                if fromLastByte {
+                    start = clock.now
+                    deadline = start + timeout
+                }
                 continue
             }
             if count == 0 || errno == ECONNRESET {
@@ -120,11 +123,7 @@ final class RawHTTPConnection: Sendable {
     /// `receiveAll()` on a thread of its own: a blocking read on one of the few threads that run
     /// Swift tasks would hold up the server under test, which runs on them too.
     func response() async throws -> String {
-        try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async {
-                continuation.resume(with: Result { try self.receiveAll() })
-            }
-        }
+        try await onThreadOfItsOwn { try self.receiveAll() }
     }
 
     /// Everything the server sends until it closes the connection (at most 30 s). Blocks.
