@@ -66,6 +66,9 @@ public struct Client: Sendable, Equatable, Codable {
     /// The client's own alternatives for some classes, taking precedence over the tenant's
     /// (`AuthenticationPolicy.alternatives(for:client:)`); nil: the tenant's for every class.
     public var authenticators: AuthenticatorPolicy? = nil
+    /// The hosted sign-in asks for the user's password in the tenant's directory, checked by an
+    /// LDAP bind, before it sends the request to the phone (`DirectoryPasswords`).
+    public var directoryPassword = false
 
     /// The most redirect URIs of either kind a client registers.
     static let maximumRedirectURIs = 20
@@ -88,6 +91,7 @@ public struct Client: Sendable, Equatable, Codable {
         case postLogoutRedirectURIs = "post_logout_redirect_uris"
         case requirePushedAuthorizationRequests = "require_pushed_authorization_requests"
         case authenticators
+        case directoryPassword = "directory_password"
         case id = "client_id"
         case tenantID = "tenant_id"
         case deliveryMode = "token_delivery_mode"

@@ -14,6 +14,8 @@ protocol ClientAdminStore: Sendable {
     /// Replaces the client's secret, as of its `updatedAt`.
     func rotateSecret(of client: Client, to secretHash: Data, actor: String) async throws
     func delete(_ client: Client, actor: String, at date: Date) async throws
+    /// Whether the tenant has a directory, which `directory_password` needs.
+    func hasDirectory(tenantID: String) async throws -> Bool
 }
 
 /// The client routes' store on the server's database (SQLite or PostgreSQL).
@@ -28,6 +30,10 @@ struct SQLClientAdminStore: ClientAdminStore {
 
     func client(id: String, tenantID: String) async throws -> Client? {
         try await clients.find(id: id, tenantID: tenantID, on: database)
+    }
+
+    func hasDirectory(tenantID: String) async throws -> Bool {
+        try await DirectoryPresence.configured(tenantID: tenantID, on: database)
     }
 
     func create(_ client: Client, secretHash: Data, actor: String) async throws {

@@ -30,6 +30,7 @@ struct ClientRegistration: Decodable, Sendable {
     var requirePushedAuthorizationRequests: Bool?
     /// `.some(nil)` for JSON `null`, which removes the client's own policy.
     var authenticators: AuthenticatorPolicy??
+    var directoryPassword: Bool?
 
     /// The API's member names, as `Client` writes them.
     typealias CodingKeys = Client.CodingKeys
@@ -60,6 +61,7 @@ struct ClientRegistration: Decodable, Sendable {
         postLogoutRedirectURIs = try container.decodeIfPresent([String].self, forKey: .postLogoutRedirectURIs)
         requirePushedAuthorizationRequests = try container.decodeIfPresent(
             Bool.self, forKey: .requirePushedAuthorizationRequests)
+        directoryPassword = try container.decodeIfPresent(Bool.self, forKey: .directoryPassword)
         if container.contains(.authenticators) {
             authenticators = .some(try container.decodeNil(forKey: .authenticators)
                 ? nil : try container.decode(AuthenticatorPolicy.self, forKey: .authenticators))
@@ -154,6 +156,7 @@ struct ClientRegistration: Decodable, Sendable {
             client[keyPath: keyPath] = value
         }
         if let required = requirePushedAuthorizationRequests { client.requirePushedAuthorizationRequests = required }
+        if let required = directoryPassword { client.directoryPassword = required }
         return client
     }
 

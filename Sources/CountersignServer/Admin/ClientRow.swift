@@ -35,6 +35,7 @@ struct ClientRow: Decodable {
     var requirePushedAuthorizationRequests: Bool
     /// `AuthenticatorPolicy` as JSON; NULL for none.
     var authenticators: String?
+    var directoryPassword: Bool
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case id
@@ -57,6 +58,7 @@ struct ClientRow: Decodable {
         case postLogoutRedirectURIs = "post_logout_redirect_uris"
         case requirePushedAuthorizationRequests = "require_pushed_authorization_requests"
         case authenticators
+        case directoryPassword = "directory_password"
     }
 
     func client() throws(StorageError) -> Client {
@@ -72,7 +74,7 @@ struct ClientRow: Decodable {
             idTokenSignedResponseAlg: idTokenSignedResponseAlg, redirectURIs: redirectURIs.map(words) ?? [],
             postLogoutRedirectURIs: postLogoutRedirectURIs.map(words) ?? [],
             requirePushedAuthorizationRequests: requirePushedAuthorizationRequests,
-            authenticators: try authenticators.map(Self.authenticatorPolicy))
+            authenticators: try authenticators.map(Self.authenticatorPolicy), directoryPassword: directoryPassword)
     }
 
     /// The policy was checked when it was set; one that no longer parses means the row was altered.

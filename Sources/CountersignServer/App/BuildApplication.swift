@@ -65,6 +65,9 @@ extension CountersignServer {
             database: database, directories: directories, users: users, groups: groups, sync: directorySync, audit: audit,
             logger: logger, now: now)
 
+        let directoryPasswords = DirectoryPasswords(
+            database: database, directories: directories, sync: directorySync, metrics: metrics, logger: logger, now: now)
+
         let bootstrapper = Bootstrap(
             database: database, tenants: tenantRepository, adminKeys: adminKeys, tenantService: tenants,
             authenticator: adminAuthenticator, audit: audit, now: now)
@@ -182,7 +185,7 @@ extension CountersignServer {
                 directory: directoryLookup),
             interaction: AuthorizationInteraction(endpoint: authorization, signingKeys: tokenSigningKeys, origin: origin, now: now),
             approvals: approvalService, events: approvalEvents, throttle: throttle, pushLimits: SignInPushLimits(now: now),
-            cookies: BrowserCookies(origin: origin), now: now)
+            cookies: BrowserCookies(origin: origin), now: now, passwords: directoryPasswords)
         let passkeys = PasskeyService(store: passkeyStore, origin: origin, now: now)
         SignInRoutes(
             flow: signInFlow,
@@ -318,7 +321,7 @@ extension CountersignServer {
                     database: database, tenants: tenantRepository, users: users, devices: devices, approvals: approvals,
                     logins: SQLRADIUSLoginRepository(), audit: audit, directory: directoryLookup),
                 approvals: approvalService, totp: totp, duplicates: RADIUSDuplicateCache(), drops: RADIUSDropLog(),
-                metrics: metrics, events: approvalEvents, logger: logger, now: now)
+                metrics: metrics, events: approvalEvents, logger: logger, now: now, passwords: directoryPasswords)
             : nil
         let radiusListeners = RADIUSListeners(
             udp: configuration.radiusPort.flatMap { port in radius?.listening(host: configuration.host, port: port) },

@@ -73,6 +73,14 @@ public struct ServerMetrics: Sendable {
                              labels: [("endpoint", endpoint), ("outcome", outcome)]).increment()
     }
 
+    /// A directory password checked before a push (`DirectoryPasswords`): `verified`, `refused`,
+    /// `throttled` or `unavailable`.
+    func directoryPasswordChecked(_ outcome: String) {
+        registry.makeCounter(
+            descriptor: Self.name("directory_password_checks", unit: "total", "directory passwords checked before a push"),
+            labels: [("outcome", outcome)]).increment()
+    }
+
     /// A RADIUS request answered: `accept`, `reject` or `challenge`, and by which mode's path.
     func radiusAnswered(_ code: String, path: String) {
         registry.makeCounter(descriptor: Self.name("radius_answers", unit: "total", "RADIUS requests answered"),

@@ -62,6 +62,16 @@ struct AuthenticationContext: Sendable, Equatable {
         self.init(factors: factors, verification: required.map { .init(factor: $0) }, biometry: biometry)
     }
 
+    /// This context after the user's directory password was checked first: `pwd` (RFC 8176
+    /// §2) leads the methods, and a password beside the device key is a second factor of
+    /// another kind (`mfa`). The class stays the device's: the password adds to no class.
+    func afterPassword() -> AuthenticationContext {
+        var methods = amr.filter { $0 != "pwd" }
+        methods.insert("pwd", at: 0)
+        if !methods.contains("mfa") { methods.append("mfa") }
+        return AuthenticationContext(acr: acr, amr: methods)
+    }
+
     /// A context recorded earlier, restated as it was (the tokens of a refresh).
     init(acr: String, amr: [String]) {
         self.acr = acr

@@ -37,6 +37,9 @@ struct RADIUSAuthentication: Sendable {
     let events: ApprovalEvents
     let logger: Logger
     let now: @Sendable () -> Date
+    /// Checks User-Password against the tenant's directory for a client with `directory_password`;
+    /// without it such a client's logins are rejected.
+    var passwords: DirectoryPasswords? = nil
     /// Finished logins are swept at most once a minute per node.
     let sweep = PeriodicSchedule(every: 60)
 
@@ -162,12 +165,26 @@ struct RADIUSAuthentication: Sendable {
     private func decide(_ request: RADIUSAccessRequest, client: RADIUSClient) async throws -> (Outcome, String) {
         guard let tenant = try await store.tenant(id: client.tenantID) else { return (.reject(Message.unknownUser), "user") }
         let username = client.username(from: request.userName)
-        guard let user = try await store.user(username: username, tenantID: tenant.id), user.status == .active else {
+        let found = try await store.user(username: username, tenantID: tenant.id)
+        let password = String(decoding: request.password ?? [], as: UTF8.self)
+        // The directory password comes first, on the request that starts a login (the one that
+        // answers a challenge carries the user's Enter): an unknown user and a wrong password
+        // get the same Reject.
+        if client.directoryPassword, request.state == nil {
+            switch await passwords?.verify(
+                password, username: username, user: found, tenantID: tenant.id, address: request.callingStationID
+            ) ?? .unavailable {
+            case .verified: break
+            case .refused: return (.reject(Message.wrongPassword), "password")
+            case .throttled(let wait): return (.reject(Message.passwordThrottled(wait)), "password")
+            case .unavailable: return (.reject(Message.passwordUnavailable), "password")
+            }
+        }
+        guard let user = found, user.status == .active else {
             return (.reject(Message.unknownUser), "user")
         }
         let origin = Origin(request: request, client: client, tenant: tenant, user: user)
         if let state = request.state { return (try await continueChallenge(state, origin), "challenge") }
-        let password = String(decoding: request.password ?? [], as: UTF8.self)
         switch client.mode {
         case .passcode:
             return (try await passcode(password, origin), "passcode")
@@ -445,6 +462,12 @@ struct RADIUSAuthentication: Sendable {
         static let wrongNumber = "The number picked on your phone was not the one shown here."
         static let expired = "The request on your phone expired; log in again."
         static let noAnswer = "No answer from your phone in time; log in again."
+        static let wrongPassword = "The username or password is not right."
+        static let passwordUnavailable = "Your password cannot be checked just now; try again in a few minutes."
+
+        static func passwordThrottled(_ seconds: Int) -> String {
+            "Too many wrong passwords; try again in \(max(1, (seconds + 59) / 60)) minutes."
+        }
 
         static func locked(_ seconds: Int) -> String {
             "Too many wrong codes; codes are not checked for \(max(1, (seconds + 59) / 60)) minutes."

@@ -41,6 +41,9 @@ struct RADIUSClient: Sendable, Equatable, Encodable {
     var unenrolledUsers: UnenrolledUsers
     /// What an Access-Accept carries besides Countersign's own Class.
     var replyAttributes: [RADIUSReplyAttribute]
+    /// User-Password is the user's password in the tenant's directory, checked by an LDAP bind
+    /// before the push (`DirectoryPasswords`); push and push-number modes only.
+    var directoryPassword = false
     var createdAt: Date
     var updatedAt: Date
 
@@ -70,6 +73,7 @@ struct RADIUSClient: Sendable, Equatable, Encodable {
         case stripDomain = "strip_domain"
         case unenrolledUsers = "unenrolled_users"
         case replyAttributes = "reply_attributes"
+        case directoryPassword = "directory_password"
         case createdAt = "created_at"
         case updatedAt = "updated_at"
     }

@@ -6,6 +6,8 @@ import Foundation
 protocol RADIUSClientAdminStore: Sendable {
     func list(tenantID: String) async throws -> [RADIUSClient]
     func find(id: String, tenantID: String) async throws -> RADIUSClient?
+    /// Whether the tenant has a directory, which `directory_password` needs.
+    func hasDirectory(tenantID: String) async throws -> Bool
     /// Stores the new client unless one of its networks overlaps another client's, of any tenant.
     func create(_ client: RADIUSClient, sealedSecret: Data, actor: String) async throws -> RADIUSClientWrite
     /// Stores the changed client (and its new sealed secret, if given) unless one of its networks
@@ -32,6 +34,10 @@ struct SQLRADIUSClientAdminStore: RADIUSClientAdminStore {
     let clients: any RADIUSClientRepository
     let relay: ClusterRelay
     let audit: AuditLog
+
+    func hasDirectory(tenantID: String) async throws -> Bool {
+        try await DirectoryPresence.configured(tenantID: tenantID, on: database)
+    }
 
     func list(tenantID: String) async throws -> [RADIUSClient] {
         try await clients.list(tenantID: tenantID, on: database)

@@ -11,6 +11,7 @@ struct RADIUSClientFields: Decodable, Sendable {
     var stripDomain: Bool?
     var unenrolledUsers: String?
     var replyAttributes: [RADIUSReplyAttribute]?
+    var directoryPassword: Bool?
     /// A shared secret the gateway already has; without one, Countersign generates one and shows it once.
     var secret: String?
 
@@ -21,6 +22,7 @@ struct RADIUSClientFields: Decodable, Sendable {
         case stripDomain = "strip_domain"
         case unenrolledUsers = "unenrolled_users"
         case replyAttributes = "reply_attributes"
+        case directoryPassword = "directory_password"
     }
 
     init(from decoder: any Decoder) throws {
@@ -38,6 +40,7 @@ struct RADIUSClientFields: Decodable, Sendable {
         stripDomain = try container.decodeIfPresent(Bool.self, forKey: .stripDomain)
         unenrolledUsers = try container.decodeIfPresent(String.self, forKey: .unenrolledUsers)
         replyAttributes = try container.decodeIfPresent([RADIUSReplyAttribute].self, forKey: .replyAttributes)
+        directoryPassword = try container.decodeIfPresent(Bool.self, forKey: .directoryPassword)
         secret = try container.decodeIfPresent(String.self, forKey: .secret)
     }
 
@@ -100,6 +103,12 @@ struct RADIUSClientFields: Decodable, Sendable {
                 throw .invalidField("reply_attributes", "give at most \(RADIUSClient.maximumReplyAttributes)")
             }
             client.replyAttributes = try replyAttributes.map { attribute throws(AdminError) in try attribute.checked() }
+        }
+        if let directoryPassword { client.directoryPassword = directoryPassword }
+        if client.directoryPassword && !(client.mode == .push || client.mode == .pushNumber) {
+            throw .invalidField(
+                "directory_password",
+                "works with the push and push-number modes only: in \(client.mode.rawValue) mode User-Password holds a one-time code")
         }
         try Self.checkSecret(secret)
         client.updatedAt = date

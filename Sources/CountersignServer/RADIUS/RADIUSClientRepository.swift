@@ -52,10 +52,10 @@ struct SQLRADIUSClientRepository: RADIUSClientRepository {
         try await executor.run(
             """
             INSERT INTO radius_clients (id, tenant_id, name, networks, secret_sealed, mode, wait_seconds, strip_realm,
-                strip_domain, unenrolled_users, reply_attributes, created_at, updated_at)
+                strip_domain, unenrolled_users, reply_attributes, directory_password, created_at, updated_at)
             VALUES (\(row.id), \(row.tenantID), \(row.name), \(row.networks), \(row.secretSealed), \(row.mode),
                 \(row.waitSeconds), \(row.stripRealm), \(row.stripDomain), \(row.unenrolledUsers), \(row.replyAttributes),
-                \(row.createdAt), \(row.updatedAt))
+                \(row.directoryPassword), \(row.createdAt), \(row.updatedAt))
             """)
     }
 
@@ -66,7 +66,7 @@ struct SQLRADIUSClientRepository: RADIUSClientRepository {
             UPDATE radius_clients SET name = \(row.name), networks = \(row.networks), mode = \(row.mode),
                 wait_seconds = \(row.waitSeconds), strip_realm = \(row.stripRealm), strip_domain = \(row.stripDomain),
                 unenrolled_users = \(row.unenrolledUsers), reply_attributes = \(row.replyAttributes),
-                updated_at = \(row.updatedAt)
+                directory_password = \(row.directoryPassword), updated_at = \(row.updatedAt)
             WHERE id = \(row.id) AND tenant_id = \(row.tenantID)
             RETURNING id
             """).isEmpty
@@ -113,6 +113,7 @@ struct RADIUSClientRow: Decodable {
     var unenrolledUsers: String
     /// JSON array of `{name, value}`.
     var replyAttributes: String
+    var directoryPassword: Bool
     var createdAt: Date
     var updatedAt: Date
 
@@ -127,6 +128,7 @@ struct RADIUSClientRow: Decodable {
         case stripDomain = "strip_domain"
         case unenrolledUsers = "unenrolled_users"
         case replyAttributes = "reply_attributes"
+        case directoryPassword = "directory_password"
         case createdAt = "created_at"
         case updatedAt = "updated_at"
     }
@@ -143,6 +145,7 @@ struct RADIUSClientRow: Decodable {
         stripDomain = client.stripDomain
         unenrolledUsers = client.unenrolledUsers.rawValue
         replyAttributes = String(decoding: try JSONEncoder().encode(client.replyAttributes), as: UTF8.self)
+        directoryPassword = client.directoryPassword
         createdAt = client.createdAt
         updatedAt = client.updatedAt
     }
@@ -158,6 +161,6 @@ struct RADIUSClientRow: Decodable {
         return RADIUSClient(
             id: id, tenantID: tenantID, name: name, networks: networks, mode: mode, waitSeconds: waitSeconds,
             stripRealm: stripRealm, stripDomain: stripDomain, unenrolledUsers: unenrolled, replyAttributes: attributes,
-            createdAt: createdAt, updatedAt: updatedAt)
+            directoryPassword: directoryPassword, createdAt: createdAt, updatedAt: updatedAt)
     }
 }

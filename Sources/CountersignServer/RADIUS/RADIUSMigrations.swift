@@ -52,5 +52,9 @@ extension FeatureMigrations {
             "CREATE UNIQUE INDEX radius_logins_state ON radius_logins (state)",
             "CREATE INDEX radius_logins_expiry ON radius_logins (expires_at)",
         ]),
+        SchemaChange(.directory, [
+            // User-Password is the directory password, checked before the push.
+            "ALTER TABLE radius_clients ADD COLUMN directory_password BIGINT NOT NULL DEFAULT 0",
+        ]),
     ])
 }

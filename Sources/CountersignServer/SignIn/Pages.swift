@@ -82,12 +82,17 @@ struct SignInPage: PageModel {
     /// Whether a request to the phone can answer this sign-in (not when it asks for a passkey).
     let phone: Bool
     var passkeyError: String?
+    /// Whether the form asks for the directory password beside the username.
+    let password: Bool
+    let passwordError: String?
+    /// The password field takes the focus: the username is filled in.
+    let focusPassword: Bool
     /// The script that runs WebAuthn, where the tenant offers passkeys. Stored, not computed:
     /// Mustache reads stored properties only.
     let script: String?
 
     init(tenantName: String, base: String, clientName: String, attempt: String, username: String, usernameError: String?,
-         passkeys: Bool, phone: Bool, passkeyError: String? = nil) {
+         passkeys: Bool, phone: Bool, passkeyError: String? = nil, password: Bool = false, passwordError: String? = nil) {
         self.tenantName = tenantName
         self.base = base
         self.clientName = clientName
@@ -97,6 +102,9 @@ struct SignInPage: PageModel {
         self.passkeys = passkeys
         self.phone = phone
         self.passkeyError = passkeyError
+        self.password = password
+        self.passwordError = passwordError
+        focusPassword = password && !username.isEmpty
         script = passkeys ? "passkey.js" : nil
     }
 }

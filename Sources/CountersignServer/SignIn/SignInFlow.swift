@@ -32,6 +32,9 @@ struct SignInFlow: Sendable {
     let pushLimits: SignInPushLimits
     let cookies: BrowserCookies
     let now: @Sendable () -> Date
+    /// Checks the directory password where a client asks for it first; without it such a
+    /// client's sign-ins cannot proceed.
+    var passwords: DirectoryPasswords? = nil
     /// Expired attempts, sessions, pushed requests and codes are deleted at most once an hour
     /// per node, from the authorization requests, through the expiry indexes.
     let housekeeping = PeriodicSchedule(every: 3600)
@@ -78,7 +81,8 @@ struct SignInFlow: Sendable {
             "sign-in",
             SignInPage(tenantName: visit.tenant.displayName, base: base(visit), clientName: client.name, attempt: handle,
                        username: loginHint ?? "", usernameError: nil,
-                       passkeys: visit.tenant.policy.passkeys.enabled && requirement.passkey, phone: requirement.phone),
+                       passkeys: visit.tenant.policy.passkeys.enabled && requirement.passkey, phone: requirement.phone,
+                       password: requirement.password),
             cookies: newBrowserCookie.map { [$0] } ?? [])
     }
 
@@ -118,21 +122,53 @@ struct SignInFlow: Sendable {
         let requirement = SignInRequirement(acrValues: attempt.request.acrValues, client: client, policy: visit.tenant.policy)
         // "Try another username": the form again, empty, with nothing to correct.
         let startingOver = form["start_over"] == "yes" && requirement.phone
-        guard !startingOver, !username.isEmpty, username.count <= 256, requirement.phone else {
-            return .page("sign-in", SignInPage(
+        func signInForm(username: String, usernameError: String? = nil, passwordError: String? = nil,
+                  status: HTTPResponse.Status = .badRequest) -> PageAnswer {
+            .page("sign-in", SignInPage(
                 tenantName: visit.tenant.displayName, base: base(visit), clientName: client.name, attempt: handle,
+                username: username, usernameError: usernameError,
+                passkeys: visit.tenant.policy.passkeys.enabled && requirement.passkey, phone: requirement.phone,
+                passkeyError: requirement.phone ? nil : "This application asks you to sign in with a passkey.",
+                password: requirement.password, passwordError: passwordError),
+                status: status)
+        }
+        guard !startingOver, !username.isEmpty, username.count <= 256, requirement.phone else {
+            return signInForm(
                 username: startingOver ? "" : username,
                 usernameError: !requirement.phone || startingOver ? nil
                     : username.isEmpty ? "Enter your username." : "A username is at most 256 characters.",
-                passkeys: visit.tenant.policy.passkeys.enabled && requirement.passkey, phone: requirement.phone,
-                passkeyError: requirement.phone ? nil : "This application asks you to sign in with a passkey."),
                 status: startingOver ? .ok : .badRequest)
+        }
+        // The password is asked for each request sent: "Send a new request" posts the username
+        // alone, and gets the form with it filled in. (An empty field is an absent one.)
+        let password = form["password"]
+        if requirement.password, password == nil {
+            guard form["password_asked"] == "yes" else { return signInForm(username: username, status: .ok) }
+            return signInForm(username: username, passwordError: "Enter your password.")
         }
         let page = OutcomeContext(visit: visit, base: base(visit), client: client, attempt: attempt, handle: handle,
                                   username: username)
         let throttleKey = "sign-in:\(visit.tenant.id):\(username.lowercased())"
         if let wait = throttle.retryAfter(throttleKey) { return outcome(.rateLimited(retryAfter: wait), page) }
-        guard let user = try await store.user(username: username, tenantID: visit.tenant.id), user.status == .active else {
+        let found = try await store.user(username: username, tenantID: visit.tenant.id)
+        if requirement.password {
+            // An unknown username and a wrong password get the same answer (`DirectoryPasswords`).
+            switch await passwords?.verify(
+                password ?? "", username: username, user: found, tenantID: visit.tenant.id, address: visit.remoteAddress
+            ) ?? .unavailable {
+            case .verified:
+                break
+            case .refused:
+                return signInForm(username: username, passwordError: "The username or password is not right.")
+            case .throttled(let wait):
+                return outcome(.rateLimited(retryAfter: wait), page)
+            case .unavailable:
+                return signInForm(username: username,
+                            passwordError: "Your password cannot be checked just now. Try again in a few minutes.",
+                            status: .serviceUnavailable)
+            }
+        }
+        guard let user = found, user.status == .active else {
             throttle.recordFailure(throttleKey)
             return outcome(.noDevice, page)
         }
@@ -156,7 +192,8 @@ struct SignInFlow: Sendable {
         } catch ApprovalStartError.rateLimited(_, let retryAfter), ApprovalStartError.suppressed(let retryAfter) {
             return outcome(.rateLimited(retryAfter: retryAfter), page)
         }
-        try await store.sent(started.transaction.id, to: user.id, forAttempt: attempt.handleHash)
+        try await store.sent(
+            started.transaction.id, to: user.id, passwordVerified: requirement.password, forAttempt: attempt.handleHash)
         return waitingPage(started.transaction, page)
     }
 
@@ -219,9 +256,12 @@ struct SignInFlow: Sendable {
             return transaction.isExpired(at: date) ? outcome(.expired, page) : waitingPage(transaction, page)
         case .approved:
             guard user.status == .active else { return outcome(.noDevice, page) }
+            // A client that began asking for the password after this request was sent.
+            guard !client.directoryPassword || attempt.passwordVerified else { throw SignInError.unusable }
+            let approved = AuthenticationContext(of: transaction)
             guard let done = try await complete(
                 attempt, client: client, user: user, authTime: transaction.decidedAt ?? date,
-                context: AuthenticationContext(of: transaction),
+                context: attempt.passwordVerified ? approved.afterPassword() : approved,
                 authenticator: transaction.decidedByDevice.map(SessionAuthenticator.device), visit)
             else {
                 throw SignInError.completed

@@ -59,5 +59,9 @@ extension FeatureMigrations {
             """,
             "CREATE INDEX sign_in_browsers_last_used ON sign_in_browsers (last_used_at)",
         ]),
+        // Whether the request an attempt sent followed the user's directory password.
+        SchemaChange(.directory, [
+            "ALTER TABLE sign_in_attempts ADD COLUMN password_verified BIGINT NOT NULL DEFAULT 0",
+        ]),
     ])
 }

@@ -10,12 +10,15 @@ struct SignInRequirement: Sendable {
     let phone: Bool
     /// Whether a passkey sign-in that verifies its user can answer.
     let passkey: Bool
+    /// Whether the phone is asked only after the user's directory password (`Client.directoryPassword`).
+    let password: Bool
 
     init(acrValues: [String]?, client: Client, policy: AuthenticationPolicy) {
         required = RequiredClass(requested: acrValues, client: client, policy: policy, browser: true)
         passkeyAsked = PasskeyClass.isRequired(by: acrValues)
         phone = !passkeyAsked && !policy.alternatives(for: required.value, client: client).isEmpty
         passkey = policy.passkeys.enabled && (passkeyAsked || policy.passkeyReaches(required.value, client: client))
+        password = client.directoryPassword
     }
 
     /// Whether a passkey that only tests presence is enough: the request needs a confirmation.
@@ -31,12 +34,15 @@ struct SignInRequirement: Sendable {
     /// as above (its `amr` names where the key lives, `hwk` or `swk`), a phone's when the phone
     /// may answer and its class is as strong as the one required; so a session of a
     /// confirmation does not answer a request for a PIN (OpenID Connect Core §3.1.2.1:
-    /// `acr_values`, and the client's and tenant's floors, as for CIBA).
+    /// `acr_values`, and the client's and tenant's floors, as for CIBA). For a client that asks
+    /// for the directory password first, a phone's session answers only if it began with the
+    /// password (`pwd`); a passkey's stands on its own.
     func accepts(_ context: AuthenticationContext) -> Bool {
         if context.acr == PasskeyClass.urn || context.amr.contains("hwk") || context.amr.contains("swk") {
             return accepts(passkeyClass: context.acr)
         }
-        guard phone, let signedIn = AuthenticationClass(urn: context.acr) else { return false }
+        guard phone, !password || context.amr.contains("pwd"),
+              let signedIn = AuthenticationClass(urn: context.acr) else { return false }
         return signedIn.satisfies(required.value)
     }
 }

@@ -19,6 +19,9 @@ struct SignInAttempt: Sendable, Equatable {
     let createdAt: Date
     let expiresAt: Date
     var completedAt: Date? = nil
+    /// The user's directory password was checked before that request was sent: the sign-in's
+    /// `amr` then says `pwd` (`DirectoryPasswords`).
+    var passwordVerified = false
 }
 
 /// Who is signed in in a browser, kept on the server so that it can be ended (sign-out, an
@@ -80,7 +83,7 @@ protocol SignInStore: Sendable {
     func begin(_ attempt: SignInAttempt) async throws
     func attempt(handleHash: Data, tenantID: String) async throws -> SignInAttempt?
     /// Records the approval request sent for the attempt.
-    func sent(_ transactionID: String, to userID: String, forAttempt handleHash: Data) async throws
+    func sent(_ transactionID: String, to userID: String, passwordVerified: Bool, forAttempt handleHash: Data) async throws
     /// Completes the attempt once; false when it was completed already.
     func complete(attemptHash: Data, at date: Date) async throws -> Bool
     func user(username: String, tenantID: String) async throws -> User?
@@ -133,10 +136,11 @@ struct SQLSignInStore: SignInStore {
             """, as: SignInAttemptRow.self)?.attempt()
     }
 
-    func sent(_ transactionID: String, to userID: String, forAttempt handleHash: Data) async throws {
+    func sent(_ transactionID: String, to userID: String, passwordVerified: Bool, forAttempt handleHash: Data) async throws {
         try await database.run(
             """
-            UPDATE sign_in_attempts SET user_id = \(userID), transaction_id = \(transactionID)
+            UPDATE sign_in_attempts SET user_id = \(userID), transaction_id = \(transactionID),
+                password_verified = \(passwordVerified)
             WHERE handle_hash = \(handleHash) AND completed_at IS NULL
             """)
     }
@@ -263,6 +267,7 @@ struct SignInAttemptRow: Decodable {
     var createdAt: Date
     var expiresAt: Date
     var completedAt: Date?
+    var passwordVerified: Bool
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case parameters
@@ -275,6 +280,7 @@ struct SignInAttemptRow: Decodable {
         case createdAt = "created_at"
         case expiresAt = "expires_at"
         case completedAt = "completed_at"
+        case passwordVerified = "password_verified"
     }
 
     func attempt() throws -> SignInAttempt {
@@ -282,7 +288,7 @@ struct SignInAttemptRow: Decodable {
             handleHash: handleHash, tenantID: tenantID, clientID: clientID,
             request: try SQLCodeFlowStore.request(fromJSON: parameters, column: "sign_in_attempts.parameters"),
             browserHash: browserHash, userID: userID, transactionID: transactionID, createdAt: createdAt,
-            expiresAt: expiresAt, completedAt: completedAt)
+            expiresAt: expiresAt, completedAt: completedAt, passwordVerified: passwordVerified)
     }
 }
 

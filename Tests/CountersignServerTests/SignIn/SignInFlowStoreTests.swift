@@ -36,10 +36,11 @@ struct SignInFlowStoreTests {
             state.withLock { $0.attempts[handleHash].flatMap { $0.tenantID == tenantID ? $0 : nil } }
         }
 
-        func sent(_ transactionID: String, to userID: String, forAttempt handleHash: Data) async throws {
+        func sent(_ transactionID: String, to userID: String, passwordVerified: Bool, forAttempt handleHash: Data) async throws {
             state.withLock { state in
                 state.attempts[handleHash]?.transactionID = transactionID
                 state.attempts[handleHash]?.userID = userID
+                state.attempts[handleHash]?.passwordVerified = passwordVerified
             }
         }
 
