@@ -118,6 +118,12 @@ struct ClientCommands: AsyncParsableCommand {
         @Flag(name: .customLong("require-pushed-requests"), inversion: .prefixedNo,
               help: "Whether authorization requests must be pushed first (RFC 9126).")
         var requirePushedRequests: Bool?
+        @Flag(name: .customLong("directory-password"), inversion: .prefixedNo,
+              help: "Whether the hosted sign-in asks for the user's directory password before the push (needs the tenant's directory).")
+        var directoryPassword: Bool?
+        @Option(name: .customLong("allowed-group"),
+                help: "Only members of this group (name or id) may sign in to the client (repeat; replaces them all; \"\" allows everyone).")
+        var allowedGroups: [String] = []
         @Option(name: .customLong("jwks-file"), help: "A JSON Web Key Set file of the client's public keys ({\"keys\": []} removes them).")
         var jwksFile: String?
         @Flag(name: .customLong("require-signed-requests"), inversion: .prefixedNo,
@@ -155,6 +161,8 @@ struct ClientCommands: AsyncParsableCommand {
             if !redirectURI.isEmpty { body["redirect_uris"] = redirectURI.filter { !$0.isEmpty } }
             if !postLogoutRedirectURI.isEmpty { body["post_logout_redirect_uris"] = postLogoutRedirectURI.filter { !$0.isEmpty } }
             if let requirePushedRequests { body["require_pushed_authorization_requests"] = requirePushedRequests }
+            if let directoryPassword { body["directory_password"] = directoryPassword }
+            if !allowedGroups.isEmpty { body["allowed_groups"] = allowedGroups.filter { !$0.isEmpty } }
             if let jwksFile { body["jwks"] = try Self.keySet(at: jwksFile) }
             if let requireSignedRequests { body["require_signed_request_object"] = requireSignedRequests }
             if let userCodeParameter { body["backchannel_user_code_parameter"] = userCodeParameter }

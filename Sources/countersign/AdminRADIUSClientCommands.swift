@@ -26,6 +26,19 @@ struct RADIUSClientCommands: AsyncParsableCommand {
         @Option(name: .customLong("unenrolled-users"),
                 help: "What a user without a device gets: reject (the default) or accept.")
         var unenrolledUsers: String?
+        @Flag(name: .customLong("directory-password"), inversion: .prefixedNo, help: """
+            Whether User-Password is the user's directory password, checked before the push (push and push-number \
+            modes; needs the tenant's directory).
+            """)
+        var directoryPassword: Bool?
+        @Option(name: .customLong("allowed-group"),
+                help: "Only members of this group (name or id) may log in through it (repeat; replaces them all; \"\" allows everyone).")
+        var allowedGroups: [String] = []
+        @Option(name: .customLong("group-reply-attribute"), help: """
+            GROUP:NAME=VALUE an Access-Accept carries for members of GROUP (name or id), after the client's own, \
+            e.g. staff:Filter-Id=vpn-staff (repeat; replaces them all; "" removes them).
+            """)
+        var groupReplyAttributes: [String] = []
         @Option(name: .customLong("reply-attribute"),
                 help: "NAME=VALUE an Access-Accept carries, e.g. Filter-Id=vpn-users (repeat; replaces them all; \"\" removes them).")
         var replyAttributes: [String] = []
@@ -39,6 +52,27 @@ struct RADIUSClientCommands: AsyncParsableCommand {
             if let stripRealm { body["strip_realm"] = stripRealm }
             if let stripDomain { body["strip_domain"] = stripDomain }
             if let unenrolledUsers { body["unenrolled_users"] = unenrolledUsers }
+            if let directoryPassword { body["directory_password"] = directoryPassword }
+            if !allowedGroups.isEmpty { body["allowed_groups"] = allowedGroups.filter { !$0.isEmpty } }
+            if !groupReplyAttributes.isEmpty {
+                // Grouped by group, in the order given.
+                var groups: [(group: String, attributes: [[String: String]])] = []
+                for entry in groupReplyAttributes where !entry.isEmpty {
+                    guard let colon = entry.firstIndex(of: ":"), let equals = entry[colon...].firstIndex(of: "=") else {
+                        throw ValidationError(
+                            "--group-reply-attribute takes GROUP:NAME=VALUE, e.g. staff:Filter-Id=vpn-staff, not \(entry)")
+                    }
+                    let group = String(entry[..<colon])
+                    let attribute = ["name": String(entry[entry.index(after: colon)..<equals]),
+                                     "value": String(entry[entry.index(after: equals)...])]
+                    if let index = groups.firstIndex(where: { $0.group == group }) {
+                        groups[index].attributes.append(attribute)
+                    } else {
+                        groups.append((group, [attribute]))
+                    }
+                }
+                body["group_reply_attributes"] = groups.map { ["group": $0.group, "attributes": $0.attributes] as [String: Any] }
+            }
             if !replyAttributes.isEmpty {
                 body["reply_attributes"] = try replyAttributes.filter { !$0.isEmpty }.map { pair -> [String: String] in
                     guard let equals = pair.firstIndex(of: "=") else {

@@ -114,8 +114,10 @@ extension FeatureMigrations {
             "ALTER TABLE clients ADD COLUMN authenticators TEXT",
         ]),
         SchemaChange(.directory, [
-            // The hosted sign-in of this client asks for the directory password before the push.
+            // The hosted sign-in of this client asks for the directory password before the push;
+            // only members of these groups (ids separated by spaces; NULL: everyone) may use it.
             "ALTER TABLE clients ADD COLUMN directory_password BIGINT NOT NULL DEFAULT 0",
+            "ALTER TABLE clients ADD COLUMN allowed_groups TEXT",
             // Users from a directory or a provisioning client: an e-mail address, the client's
             // own id (SCIM `externalId`), who keeps the user (`User.Source`), the directory's
             // stable id for the user (unique per tenant and source), and whether the source

@@ -69,6 +69,12 @@ public struct Client: Sendable, Equatable, Codable {
     /// The hosted sign-in asks for the user's password in the tenant's directory, checked by an
     /// LDAP bind, before it sends the request to the phone (`DirectoryPasswords`).
     public var directoryPassword = false
+    /// Only members of one of these groups (ids) may sign in to it or be asked for by it (the
+    /// hosted sign-in, CIBA and the PAM module through it); empty: every user (`GroupReferences`).
+    public var allowedGroups: [String] = []
+
+    /// The most groups `allowed_groups` names.
+    static let maximumAllowedGroups = 50
 
     /// The most redirect URIs of either kind a client registers.
     static let maximumRedirectURIs = 20
@@ -92,6 +98,7 @@ public struct Client: Sendable, Equatable, Codable {
         case requirePushedAuthorizationRequests = "require_pushed_authorization_requests"
         case authenticators
         case directoryPassword = "directory_password"
+        case allowedGroups = "allowed_groups"
         case id = "client_id"
         case tenantID = "tenant_id"
         case deliveryMode = "token_delivery_mode"

@@ -31,7 +31,8 @@ struct ClientAdminRoutes: Sendable {
             let (key, tenant) = try await guardian.tenant(request, context, holding: .clientsManage)
             let registration = try await request.decodeJSON(ClientRegistration.self, limit: maximumBodySize)
             let date = now()
-            let client = try registration.registered(id: Identifier.make("cli", at: date), tenant: tenant, at: date)
+            let client = try await groups(
+                registration, in: try registration.registered(id: Identifier.make("cli", at: date), tenant: tenant, at: date))
             try await checkDirectory(registration.directoryPassword, tenant: tenant)
             // A private_key_jwt or public client gets a secret nobody is shown: the column holds a hash, and
             // switching the client to a secret method later takes a rotation.
@@ -71,13 +72,24 @@ struct ClientAdminRoutes: Sendable {
         let (key, tenant) = try await guardian.tenant(request, context, holding: .clientsManage)
         let existing = try await find(context, tenant: tenant)
         let registration = try await request.decodeJSON(ClientRegistration.self, limit: maximumBodySize)
-        let client = try registration.applied(to: existing, tenant: tenant, at: now())
+        let client = try await groups(registration, in: try registration.applied(to: existing, tenant: tenant, at: now()))
         try await checkDirectory(registration.directoryPassword, tenant: tenant)
         // The old secret must not come back to life if the client is switched back later.
         let forgottenSecret = existing.authenticationMethod.usesSecret && !client.authenticationMethod.usesSecret
             ? Secrets.hash(Secrets.generate(prefix: "css_")) : nil
         try await store.update(client, replacingSecretWith: forgottenSecret, actor: "admin-key:\(key.id)")
         return try JSON.response(client)
+    }
+
+    /// `client` with the groups `registration` names, by name or id, kept by id.
+    private func groups(_ registration: ClientRegistration, in client: Client) async throws -> Client {
+        guard let references = registration.allowedGroups else { return client }
+        guard references.count <= Client.maximumAllowedGroups else {
+            throw AdminError.invalidField("allowed_groups", "name at most \(Client.maximumAllowedGroups) groups")
+        }
+        var client = client
+        client.allowedGroups = try await store.resolveGroups(references, tenantID: client.tenantID, field: "allowed_groups")
+        return client
     }
 
     /// `directory_password: true` needs a directory to check passwords against. (A directory

@@ -16,6 +16,8 @@ protocol ClientAdminStore: Sendable {
     func delete(_ client: Client, actor: String, at date: Date) async throws
     /// Whether the tenant has a directory, which `directory_password` needs.
     func hasDirectory(tenantID: String) async throws -> Bool
+    /// The ids of the groups `references` name (`GroupReferences`).
+    func resolveGroups(_ references: [String], tenantID: String, field: String) async throws -> [String]
 }
 
 /// The client routes' store on the server's database (SQLite or PostgreSQL).
@@ -34,6 +36,10 @@ struct SQLClientAdminStore: ClientAdminStore {
 
     func hasDirectory(tenantID: String) async throws -> Bool {
         try await DirectoryPresence.configured(tenantID: tenantID, on: database)
+    }
+
+    func resolveGroups(_ references: [String], tenantID: String, field: String) async throws -> [String] {
+        try await GroupReferences.resolve(references, tenantID: tenantID, field: field, on: database)
     }
 
     func create(_ client: Client, secretHash: Data, actor: String) async throws {

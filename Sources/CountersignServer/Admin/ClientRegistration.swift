@@ -31,6 +31,8 @@ struct ClientRegistration: Decodable, Sendable {
     /// `.some(nil)` for JSON `null`, which removes the client's own policy.
     var authenticators: AuthenticatorPolicy??
     var directoryPassword: Bool?
+    /// Groups by name or id, resolved to ids by the routes (`GroupReferences`); empty: everyone.
+    var allowedGroups: [String]?
 
     /// The API's member names, as `Client` writes them.
     typealias CodingKeys = Client.CodingKeys
@@ -62,6 +64,7 @@ struct ClientRegistration: Decodable, Sendable {
         requirePushedAuthorizationRequests = try container.decodeIfPresent(
             Bool.self, forKey: .requirePushedAuthorizationRequests)
         directoryPassword = try container.decodeIfPresent(Bool.self, forKey: .directoryPassword)
+        allowedGroups = try container.decodeIfPresent([String].self, forKey: .allowedGroups)
         if container.contains(.authenticators) {
             authenticators = .some(try container.decodeNil(forKey: .authenticators)
                 ? nil : try container.decode(AuthenticatorPolicy.self, forKey: .authenticators))

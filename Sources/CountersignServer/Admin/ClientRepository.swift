@@ -27,7 +27,7 @@ public struct SQLClientRepository: ClientRepository {
                 created_at, updated_at, default_acr, minimum_acr, token_endpoint_auth_method, jwks,
                 require_signed_request_object, backchannel_user_code_parameter, backchannel_requests_per_minute,
                 authorization_details_types, id_token_signed_response_alg, redirect_uris, post_logout_redirect_uris,
-                require_pushed_authorization_requests, authenticators, directory_password)
+                require_pushed_authorization_requests, authenticators, directory_password, allowed_groups)
             VALUES (\(client.id), \(client.tenantID), \(client.name), \(secretHash),
                 \(client.scopes.joined(separator: " ")), \(client.deliveryMode), \(client.notificationEndpoint),
                 \(client.createdAt), \(client.updatedAt), \(client.defaultAcr), \(client.minimumAcr),
@@ -36,7 +36,7 @@ public struct SQLClientRepository: ClientRepository {
                 \(client.backchannelRequestsPerMinute), \(Self.typesColumn(client)), \(client.idTokenSignedResponseAlg),
                 \(Self.words(client.redirectURIs)), \(Self.words(client.postLogoutRedirectURIs)),
                 \(client.requirePushedAuthorizationRequests), \(try Self.json(client.authenticators)),
-                \(client.directoryPassword))
+                \(client.directoryPassword), \(Self.words(client.allowedGroups)))
             """)
     }
 
@@ -72,7 +72,8 @@ public struct SQLClientRepository: ClientRepository {
                 post_logout_redirect_uris = \(Self.words(client.postLogoutRedirectURIs)),
                 require_pushed_authorization_requests = \(client.requirePushedAuthorizationRequests),
                 authenticators = \(try Self.json(client.authenticators)),
-                directory_password = \(client.directoryPassword)
+                directory_password = \(client.directoryPassword),
+                allowed_groups = \(Self.words(client.allowedGroups))
             WHERE id = \(client.id)
             """)
     }

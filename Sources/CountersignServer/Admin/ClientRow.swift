@@ -36,6 +36,8 @@ struct ClientRow: Decodable {
     /// `AuthenticatorPolicy` as JSON; NULL for none.
     var authenticators: String?
     var directoryPassword: Bool
+    /// Group ids, separated by spaces; NULL for none.
+    var allowedGroups: String?
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case id
@@ -59,6 +61,7 @@ struct ClientRow: Decodable {
         case requirePushedAuthorizationRequests = "require_pushed_authorization_requests"
         case authenticators
         case directoryPassword = "directory_password"
+        case allowedGroups = "allowed_groups"
     }
 
     func client() throws(StorageError) -> Client {
@@ -74,7 +77,8 @@ struct ClientRow: Decodable {
             idTokenSignedResponseAlg: idTokenSignedResponseAlg, redirectURIs: redirectURIs.map(words) ?? [],
             postLogoutRedirectURIs: postLogoutRedirectURIs.map(words) ?? [],
             requirePushedAuthorizationRequests: requirePushedAuthorizationRequests,
-            authenticators: try authenticators.map(Self.authenticatorPolicy), directoryPassword: directoryPassword)
+            authenticators: try authenticators.map(Self.authenticatorPolicy), directoryPassword: directoryPassword,
+            allowedGroups: allowedGroups.map(words) ?? [])
     }
 
     /// The policy was checked when it was set; one that no longer parses means the row was altered.

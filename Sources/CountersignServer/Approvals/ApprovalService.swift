@@ -17,7 +17,7 @@ struct NewApproval: Sendable {
     /// Seconds the client must wait between token requests.
     var interval = NewApproval.pollInterval
     /// The class the request requires (from `acr_values` and the policies).
-    let required: RequiredClass
+    var required: RequiredClass
     /// For ping and push clients: the bearer token the server presents when it calls the
     /// client's notification endpoint about this request (CIBA §7.1).
     let clientNotificationToken: ClientNotificationToken?
@@ -106,6 +106,12 @@ public struct ApprovalService: Sendable {
         }
         let devices = try await store.devices(userID: request.user.id, limit: Self.maximumDevicesPerUser)
         guard !devices.isEmpty else { throw ApprovalStartError.noActiveDevice }
+        // The floor of the user's groups, whatever the path that asks (CIBA, sign-in, RADIUS).
+        var request = request
+        if !tenant.policy.groupMinimums.isEmpty {
+            let floor = tenant.policy.groupFloor(for: try await store.groupIDs(userID: request.user.id))
+            request.required = request.required.raised(to: floor, client: request.client, policy: tenant.policy)
+        }
 
         let created = Date(timeIntervalSince1970: (now.timeIntervalSince1970 * 1000).rounded(.down) / 1000)
         let expires = created.addingTimeInterval(TimeInterval(request.lifetime))

@@ -8,6 +8,8 @@ import Foundation
 protocol ApprovalStore: Sendable {
     /// The user's active devices, at most `limit`.
     func devices(userID: String, limit: Int) async throws -> [Device]
+    /// The ids of the groups the user is in.
+    func groupIDs(userID: String) async throws -> Set<String>
     /// Stores the request, its deliveries and its pushes in one transaction, if `limit` admits
     /// it: the user's requests of its window are counted under a lock on the user, so that two
     /// nodes counting at once cannot both let a request over the limit through.
@@ -139,6 +141,10 @@ struct SQLApprovalStore: ApprovalStore {
     let notRequested: NotRequestedReport
     /// Tells the other nodes, on the same transaction.
     let cluster: ClusterRelay
+
+    func groupIDs(userID: String) async throws -> Set<String> {
+        try await GroupReferences.groupIDs(of: userID, on: database)
+    }
 
     func devices(userID: String, limit: Int) async throws -> [Device] {
         try await devices.list(userID: userID, after: nil, limit: limit, on: database)

@@ -12,6 +12,8 @@ enum BackchannelAuthenticationError: OAuthFailure, Equatable {
     case expiredLoginHintToken
     case invalidIDTokenHint(String)
     case unknownUser
+    /// The user is in none of the client's `allowed_groups`.
+    case userNotAllowed
     case userCodeNotRegistered
     case malformedUserCode
     case userCodeNotSet
@@ -48,6 +50,8 @@ enum BackchannelAuthenticationError: OAuthFailure, Equatable {
             OAuthError(.invalidRequest, why)
         case .unknownUser:
             OAuthError(.unknownUserID, "the hint does not identify a user of this tenant")
+        case .userNotAllowed:
+            OAuthError(.accessDenied, "the user is in none of the groups that may use this client (allowed_groups)")
         case .userCodeNotRegistered:
             OAuthError(.invalidRequest, "user_code is accepted only from clients registered with backchannel_user_code_parameter")
         case .malformedUserCode:

@@ -50,6 +50,11 @@ struct UserHintResolver: Sendable {
             }
         }
         guard let found else { throw BackchannelAuthenticationError.unknownUser }
+        // A client for some groups only (`allowed_groups`) asks for their members alone.
+        if !client.allowedGroups.isEmpty,
+           try await store.groupIDs(userID: found.id).isDisjoint(with: client.allowedGroups) {
+            throw BackchannelAuthenticationError.userNotAllowed
+        }
         return found
     }
 

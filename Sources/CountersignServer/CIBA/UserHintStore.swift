@@ -8,6 +8,8 @@ protocol UserHintStore: Sendable {
     func user(id: String, tenantID: String) async throws -> User?
     /// The user of that id in the tenant, or failing that of that username.
     func user(idOrUsername hint: String, tenantID: String) async throws -> User?
+    /// The ids of the groups the user is in.
+    func groupIDs(userID: String) async throws -> Set<String>
 }
 
 /// The hint resolver's store on the server's database (SQLite or PostgreSQL).
@@ -19,6 +21,10 @@ struct SQLUserHintStore: UserHintStore {
 
     func user(id: String, tenantID: String) async throws -> User? {
         try await users.find(id: id, tenantID: tenantID, on: database)
+    }
+
+    func groupIDs(userID: String) async throws -> Set<String> {
+        try await GroupReferences.groupIDs(of: userID, on: database)
     }
 
     func user(idOrUsername hint: String, tenantID: String) async throws -> User? {

@@ -37,7 +37,8 @@ struct AuthorizationInteraction: Sendable {
     /// by id.
     func decide(
         _ parameters: FormParameters, issuer: Issuer,
-        liveSession: () async throws -> BrowserSession?, user: (String) async throws -> User?
+        liveSession: () async throws -> BrowserSession?, user: (String) async throws -> User?,
+        admits: (User, Client, AuthenticationContext) async throws -> Bool = { _, _, _ in true }
     ) async throws -> Decision {
         let tenant = issuer.tenant
         let (request, client): (AuthorizationRequest, Client)
@@ -67,7 +68,8 @@ struct AuthorizationInteraction: Sendable {
             if hintAgrees, !needsApproval,
                request.isAnswered(bySessionAuthenticatedAt: session.authTime, now: date),
                SignInRequirement(acrValues: request.acrValues, client: client, policy: tenant.policy).accepts(session.context),
-               let signedIn = try await user(session.userID), signedIn.status == .active {
+               let signedIn = try await user(session.userID), signedIn.status == .active,
+               try await admits(signedIn, client, session.context) {
                 return .redirect(try await resume(
                     request, issuer: issuer, userID: session.userID, authTime: session.authTime, context: session.context,
                     sessionID: session.id))

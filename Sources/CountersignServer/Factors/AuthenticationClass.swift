@@ -71,4 +71,18 @@ struct RequiredClass: Sendable, Equatable {
             : AuthenticationClass.all.filter { $0.satisfies(raised) && reachable($0) }
                 .min { $0.factor.strength < $1.factor.strength } ?? raised
     }
+
+    private init(value: AuthenticationClass) {
+        self.value = value
+    }
+
+    /// This class, or if it is weaker than `floor` (a group's, `AuthenticationPolicy.groupFloor`)
+    /// the floor, or failing a way to reach the floor the weakest reachable class that meets it.
+    func raised(to floor: AuthenticationClass?, client: Client, policy: AuthenticationPolicy) -> RequiredClass {
+        guard let floor, !value.satisfies(floor) else { return self }
+        if !policy.alternatives(for: floor, client: client).isEmpty { return RequiredClass(value: floor) }
+        return RequiredClass(value: AuthenticationClass.all
+            .filter { $0.satisfies(floor) && !policy.alternatives(for: $0, client: client).isEmpty }
+            .min { $0.factor.strength < $1.factor.strength } ?? floor)
+    }
 }

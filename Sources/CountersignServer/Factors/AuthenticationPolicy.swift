@@ -56,6 +56,11 @@ public struct AuthenticationPolicy: Codable, Sendable, Equatable {
     public var clientAssertionMaximumLifetime: Int = 300
     /// What `clientAssertionMaximumLifetime` may be: a minute (the clocks' skew is 30 s) to a day.
     static let clientAssertionLifetimes = 60...86400
+    /// Floors for the members of some groups: no request to a member requires less than the
+    /// strongest floor of the groups they are in, whatever the client asks (`GroupMinimum`).
+    public var groupMinimums: [GroupMinimum] = []
+    /// The most groups `group_minimum_acr` names.
+    static let maximumGroupMinimums = 50
 
     public init() {}
 
@@ -78,6 +83,7 @@ public struct AuthenticationPolicy: Codable, Sendable, Equatable {
         case postQuantumSealing = "post_quantum_sealing"
         case minimumFactors = "minimum_factors"
         case clientAssertionMaximumLifetime = "client_assertion_max_lifetime_seconds"
+        case groupMinimums = "group_minimum_acr"
     }
 
     public init(from decoder: any Decoder) throws {
@@ -111,6 +117,7 @@ public struct AuthenticationPolicy: Codable, Sendable, Equatable {
         minimumFactors = try container.decodeIfPresent(Int.self, forKey: .minimumFactors) ?? defaults.minimumFactors
         clientAssertionMaximumLifetime = try container.decodeIfPresent(Int.self, forKey: .clientAssertionMaximumLifetime)
             ?? defaults.clientAssertionMaximumLifetime
+        groupMinimums = try container.decodeIfPresent([GroupMinimum].self, forKey: .groupMinimums) ?? defaults.groupMinimums
     }
 
     /// The factors the tenant has switched off; names that are no factor are left out (only a
@@ -160,6 +167,18 @@ public struct AuthenticationPolicy: Codable, Sendable, Equatable {
         for (field, value) in [("default_acr", defaultAcr), ("minimum_acr", minimumAcr)] {
             if let value, let named = AuthenticationClass(urn: value), policy.alternatives(for: named, client: nil).isEmpty {
                 throw .invalidField(field, "\(value) cannot be reached from a phone: every alternative of it uses a factor in disabled_factors or is a passkey")
+            }
+        }
+        guard groupMinimums.count <= Self.maximumGroupMinimums else {
+            throw .invalidField("group_minimum_acr", "name at most \(Self.maximumGroupMinimums) groups")
+        }
+        for floor in groupMinimums {
+            guard let named = AuthenticationClass(urn: floor.minimumAcr) else {
+                throw .invalidField(
+                    "group_minimum_acr", "the class of \(floor.group) must be one of \(AuthenticationClass.all.map(\.urn).joined(separator: ", "))")
+            }
+            guard !policy.alternatives(for: named, client: nil).isEmpty else {
+                throw .invalidField("group_minimum_acr", "\(floor.minimumAcr) cannot be reached from a phone")
             }
         }
         guard AuthenticationClass.all.contains(where: { !policy.alternatives(for: $0, client: nil).isEmpty }) else {
@@ -239,5 +258,26 @@ public struct AuthenticationPolicy: Codable, Sendable, Equatable {
         case .biometric, .custom:
             return .init(factor: required.factor, pinFallback: fallback)
         }
+    }
+}
+
+/// A floor for the members of one group: `{"group": "<id>", "minimum_acr": "<class>"}`. The
+/// admin API takes the group by name or id and keeps the id (`GroupReferences`); the floor of a
+/// group deleted since applies to nobody.
+public struct GroupMinimum: Codable, Sendable, Equatable {
+    public var group: String
+    public var minimumAcr: String
+
+    enum CodingKeys: String, CodingKey {
+        case group
+        case minimumAcr = "minimum_acr"
+    }
+}
+
+extension AuthenticationPolicy {
+    /// The strongest floor of the groups `groupIDs`, if any names one of them.
+    func groupFloor(for groupIDs: Set<String>) -> AuthenticationClass? {
+        groupMinimums.filter { groupIDs.contains($0.group) }.compactMap { AuthenticationClass(urn: $0.minimumAcr) }
+            .max { $0.factor.strength < $1.factor.strength }
     }
 }

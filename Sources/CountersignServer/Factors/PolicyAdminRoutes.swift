@@ -20,7 +20,17 @@ struct PolicyAdminRoutes: Sendable {
         }
         router.put(RouterPath(base)) { request, context in
             let (key, tenant) = try await guardian.tenant(request, context, holding: .authenticationPolicyManage)
-            let policy = try await request.decodeJSON(AuthenticationPolicy.self, limit: maximumBodySize).validated(publicOrigin: origin.base)
+            var policy = try await request.decodeJSON(AuthenticationPolicy.self, limit: maximumBodySize).validated(publicOrigin: origin.base)
+            // Groups named by name or id, kept by id, each once.
+            var floors: [GroupMinimum] = []
+            for floor in policy.groupMinimums {
+                let id = try await store.resolveGroups([floor.group], tenantID: tenant.id, field: "group_minimum_acr")[0]
+                guard !floors.contains(where: { $0.group == id }) else {
+                    throw AdminError.invalidField("group_minimum_acr", "names the group \(floor.group) twice")
+                }
+                floors.append(GroupMinimum(group: id, minimumAcr: floor.minimumAcr))
+            }
+            policy.groupMinimums = floors
             try await store.setPolicy(policy, tenantID: tenant.id, actor: "admin-key:\(key.id)", at: now())
             return try JSON.response(policy)
         }

@@ -11,6 +11,8 @@ protocol PolicyAdminStore: Sendable {
     func userExists(id: String, tenantID: String) async throws -> Bool
     /// Lets the user's requests through again.
     func liftSuppression(userID: String, tenantID: String, actor: String, at date: Date) async throws
+    /// The ids of the groups `references` name (`GroupReferences`).
+    func resolveGroups(_ references: [String], tenantID: String, field: String) async throws -> [String]
 }
 
 /// The policy routes' store on the server's database (SQLite or PostgreSQL).
@@ -19,6 +21,10 @@ struct SQLPolicyAdminStore: PolicyAdminStore {
     let tenants: any TenantRepository
     let users: any UserRepository
     let audit: AuditLog
+
+    func resolveGroups(_ references: [String], tenantID: String, field: String) async throws -> [String] {
+        try await GroupReferences.resolve(references, tenantID: tenantID, field: field, on: database)
+    }
     /// Holds the cache a changed policy must clear.
     let tenantService: TenantService
 

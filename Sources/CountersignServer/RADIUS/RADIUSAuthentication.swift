@@ -157,7 +157,9 @@ struct RADIUSAuthentication: Sendable {
 
     /// What an Access-Request gets, and the path it took (a metric label).
     enum Outcome: Sendable, Equatable {
-        case accept(class: String)
+        /// Access-Accept with Countersign's Class (unless the client sets its own), the client's
+        /// reply attributes, then those of the user's groups (`group_reply_attributes`).
+        case accept(class: String, groupAttributes: [RADIUSReplyAttribute] = [])
         case reject(String)
         case challenge(state: [UInt8], message: String)
     }
@@ -183,7 +185,23 @@ struct RADIUSAuthentication: Sendable {
         guard let user = found, user.status == .active else {
             return (.reject(Message.unknownUser), "user")
         }
+        // The client's groups, and what their members' Access-Accept carries.
+        let groups = client.allowedGroups.isEmpty && client.groupReplyAttributes.isEmpty
+            ? [] : try await store.groupIDs(userID: user.id)
+        guard client.allowedGroups.isEmpty || !groups.isDisjoint(with: client.allowedGroups) else {
+            return (.reject(Message.unknownUser), "group")
+        }
         let origin = Origin(request: request, client: client, tenant: tenant, user: user)
+        let (outcome, path) = try await decide(request, origin: origin)
+        guard case .accept(let classValue, _) = outcome else { return (outcome, path) }
+        let extra = client.groupReplyAttributes.filter { groups.contains($0.group) }.flatMap(\.attributes)
+        return (.accept(class: classValue, groupAttributes: extra), path)
+    }
+
+    /// What a request of a known, active user who may use the client gets.
+    private func decide(_ request: RADIUSAccessRequest, origin: Origin) async throws -> (Outcome, String) {
+        let client = origin.client
+        let password = String(decoding: request.password ?? [], as: UTF8.self)
         if let state = request.state { return (try await continueChallenge(state, origin), "challenge") }
         switch client.mode {
         case .passcode:
@@ -388,9 +406,9 @@ struct RADIUSAuthentication: Sendable {
         var attributes: [RADIUSAttribute] = []
         let code: RADIUSPacket.Code
         switch outcome {
-        case .accept(let classValue):
+        case .accept(let classValue, let groupAttributes):
             code = .accessAccept
-            let own = client.replyAttributes.compactMap(\.attribute)
+            let own = (client.replyAttributes + groupAttributes).compactMap(\.attribute)
             if !own.contains(where: { $0.type == RADIUSAttribute.class }) {
                 attributes.append(RADIUSAttribute(type: RADIUSAttribute.class, text: classValue))
             }

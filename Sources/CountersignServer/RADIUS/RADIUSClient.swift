@@ -44,6 +44,10 @@ struct RADIUSClient: Sendable, Equatable, Encodable {
     /// User-Password is the user's password in the tenant's directory, checked by an LDAP bind
     /// before the push (`DirectoryPasswords`); push and push-number modes only.
     var directoryPassword = false
+    /// Only members of one of these groups (ids) may log in through it; empty: every user.
+    var allowedGroups: [String] = []
+    /// What an Access-Accept carries besides, for members of each group, in this order.
+    var groupReplyAttributes: [RADIUSGroupReply] = []
     var createdAt: Date
     var updatedAt: Date
 
@@ -54,6 +58,8 @@ struct RADIUSClient: Sendable, Equatable, Encodable {
     static let waitRange = 3...120
     static let maximumNetworks = 64
     static let maximumReplyAttributes = 16
+    /// The most groups `allowed_groups` and `group_reply_attributes` each name.
+    static let maximumGroups = 50
     /// The longest shared secret accepted, and the shortest: RFC 2865 §3 asks for at least 16
     /// octets, and a guessable secret lets anyone who sees one packet read every password.
     static let secretLengths = 16...128
@@ -74,12 +80,21 @@ struct RADIUSClient: Sendable, Equatable, Encodable {
         case unenrolledUsers = "unenrolled_users"
         case replyAttributes = "reply_attributes"
         case directoryPassword = "directory_password"
+        case allowedGroups = "allowed_groups"
+        case groupReplyAttributes = "group_reply_attributes"
         case createdAt = "created_at"
         case updatedAt = "updated_at"
     }
 
     /// The context its secret is sealed under: a sealed secret copied into another row does not open.
     static func secretContext(_ id: String) -> String { "radius-client-secret:\(id)" }
+}
+
+/// Attributes an Access-Accept carries for the members of a group (by the group's id): a Filter-Id
+/// or Class that puts VPN users of one group in their own network, say.
+struct RADIUSGroupReply: Sendable, Equatable, Codable {
+    var group: String
+    var attributes: [RADIUSReplyAttribute]
 }
 
 /// One attribute an Access-Accept carries for a RADIUS client, by its RFC 2865 name: what a

@@ -27,6 +27,26 @@ struct RADIUSClientAdminRoutes: Sendable {
         var secret: String?
     }
 
+    /// `client` with the groups `fields` name, by name or id, kept by id.
+    private func groups(_ fields: RADIUSClientFields, in client: RADIUSClient) async throws -> RADIUSClient {
+        var client = client
+        if let references = fields.allowedGroups {
+            client.allowedGroups = try await store.resolveGroups(references, tenantID: client.tenantID, field: "allowed_groups")
+        }
+        if let replies = fields.groupReplyAttributes {
+            var resolved: [RADIUSGroupReply] = []
+            for reply in replies {
+                let id = try await store.resolveGroups([reply.group], tenantID: client.tenantID, field: "group_reply_attributes")[0]
+                guard !resolved.contains(where: { $0.group == id }) else {
+                    throw AdminError.invalidField("group_reply_attributes", "names the group \(reply.group) twice")
+                }
+                resolved.append(RADIUSGroupReply(group: id, attributes: reply.attributes))
+            }
+            client.groupReplyAttributes = resolved
+        }
+        return client
+    }
+
     /// `directory_password: true` needs a directory to check passwords against. (A directory
     /// removed later leaves such a client's logins rejected, not open.)
     private func checkDirectory(_ directoryPassword: Bool?, tenant: Tenant) async throws {
@@ -47,7 +67,7 @@ struct RADIUSClientAdminRoutes: Sendable {
             let (key, tenant) = try await guardian.tenant(request, context, holding: .clientsManage)
             let fields = try await request.decodeJSON(RADIUSClientFields.self, limit: maximumBodySize)
             let date = stamp()
-            let client = try fields.created(id: Identifier.make("rdc", at: date), tenantID: tenant.id, at: date)
+            let client = try await groups(fields, in: try fields.created(id: Identifier.make("rdc", at: date), tenantID: tenant.id, at: date))
             try await checkDirectory(fields.directoryPassword, tenant: tenant)
             let secret = fields.secret ?? RADIUSClientFields.generatedSecret()
             try Self.stored(try await store.create(
@@ -66,7 +86,7 @@ struct RADIUSClientAdminRoutes: Sendable {
             guard fields.secret == nil else {
                 throw AdminError.invalidField("secret", "is changed with POST \(base)/{id}/secret")
             }
-            let client = try fields.applied(to: existing, at: stamp())
+            let client = try await groups(fields, in: try fields.applied(to: existing, at: stamp()))
             try await checkDirectory(fields.directoryPassword, tenant: tenant)
             try Self.stored(try await store.update(client, sealedSecret: nil, actor: "admin-key:\(key.id)"), id: client.id)
             return try JSON.response(client)

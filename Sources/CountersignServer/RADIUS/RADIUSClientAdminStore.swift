@@ -8,6 +8,8 @@ protocol RADIUSClientAdminStore: Sendable {
     func find(id: String, tenantID: String) async throws -> RADIUSClient?
     /// Whether the tenant has a directory, which `directory_password` needs.
     func hasDirectory(tenantID: String) async throws -> Bool
+    /// The ids of the groups `references` name (`GroupReferences`).
+    func resolveGroups(_ references: [String], tenantID: String, field: String) async throws -> [String]
     /// Stores the new client unless one of its networks overlaps another client's, of any tenant.
     func create(_ client: RADIUSClient, sealedSecret: Data, actor: String) async throws -> RADIUSClientWrite
     /// Stores the changed client (and its new sealed secret, if given) unless one of its networks
@@ -37,6 +39,10 @@ struct SQLRADIUSClientAdminStore: RADIUSClientAdminStore {
 
     func hasDirectory(tenantID: String) async throws -> Bool {
         try await DirectoryPresence.configured(tenantID: tenantID, on: database)
+    }
+
+    func resolveGroups(_ references: [String], tenantID: String, field: String) async throws -> [String] {
+        try await GroupReferences.resolve(references, tenantID: tenantID, field: field, on: database)
     }
 
     func list(tenantID: String) async throws -> [RADIUSClient] {

@@ -12,6 +12,9 @@ struct RADIUSClientFields: Decodable, Sendable {
     var unenrolledUsers: String?
     var replyAttributes: [RADIUSReplyAttribute]?
     var directoryPassword: Bool?
+    /// Groups by name or id, resolved to ids by the routes (`GroupReferences`).
+    var allowedGroups: [String]?
+    var groupReplyAttributes: [RADIUSGroupReply]?
     /// A shared secret the gateway already has; without one, Countersign generates one and shows it once.
     var secret: String?
 
@@ -23,6 +26,8 @@ struct RADIUSClientFields: Decodable, Sendable {
         case unenrolledUsers = "unenrolled_users"
         case replyAttributes = "reply_attributes"
         case directoryPassword = "directory_password"
+        case allowedGroups = "allowed_groups"
+        case groupReplyAttributes = "group_reply_attributes"
     }
 
     init(from decoder: any Decoder) throws {
@@ -41,6 +46,8 @@ struct RADIUSClientFields: Decodable, Sendable {
         unenrolledUsers = try container.decodeIfPresent(String.self, forKey: .unenrolledUsers)
         replyAttributes = try container.decodeIfPresent([RADIUSReplyAttribute].self, forKey: .replyAttributes)
         directoryPassword = try container.decodeIfPresent(Bool.self, forKey: .directoryPassword)
+        allowedGroups = try container.decodeIfPresent([String].self, forKey: .allowedGroups)
+        groupReplyAttributes = try container.decodeIfPresent([RADIUSGroupReply].self, forKey: .groupReplyAttributes)
         secret = try container.decodeIfPresent(String.self, forKey: .secret)
     }
 
@@ -105,6 +112,27 @@ struct RADIUSClientFields: Decodable, Sendable {
             client.replyAttributes = try replyAttributes.map { attribute throws(AdminError) in try attribute.checked() }
         }
         if let directoryPassword { client.directoryPassword = directoryPassword }
+        if let allowedGroups {
+            guard allowedGroups.count <= RADIUSClient.maximumGroups else {
+                throw .invalidField("allowed_groups", "name at most \(RADIUSClient.maximumGroups) groups")
+            }
+        }
+        if let groupReplyAttributes {
+            guard groupReplyAttributes.count <= RADIUSClient.maximumGroups else {
+                throw .invalidField("group_reply_attributes", "name at most \(RADIUSClient.maximumGroups) groups")
+            }
+            for reply in groupReplyAttributes {
+                guard (1...RADIUSClient.maximumReplyAttributes).contains(reply.attributes.count) else {
+                    throw .invalidField(
+                        "group_reply_attributes", "give 1 to \(RADIUSClient.maximumReplyAttributes) attributes for \(reply.group)")
+                }
+                for attribute in reply.attributes {
+                    do { _ = try attribute.checked() } catch .invalidField(_, let why) {
+                        throw .invalidField("group_reply_attributes", why)
+                    } catch { throw error }
+                }
+            }
+        }
         if client.directoryPassword && !(client.mode == .push || client.mode == .pushNumber) {
             throw .invalidField(
                 "directory_password",

@@ -52,10 +52,11 @@ struct SQLRADIUSClientRepository: RADIUSClientRepository {
         try await executor.run(
             """
             INSERT INTO radius_clients (id, tenant_id, name, networks, secret_sealed, mode, wait_seconds, strip_realm,
-                strip_domain, unenrolled_users, reply_attributes, directory_password, created_at, updated_at)
+                strip_domain, unenrolled_users, reply_attributes, directory_password, allowed_groups, group_reply_attributes,
+                created_at, updated_at)
             VALUES (\(row.id), \(row.tenantID), \(row.name), \(row.networks), \(row.secretSealed), \(row.mode),
                 \(row.waitSeconds), \(row.stripRealm), \(row.stripDomain), \(row.unenrolledUsers), \(row.replyAttributes),
-                \(row.directoryPassword), \(row.createdAt), \(row.updatedAt))
+                \(row.directoryPassword), \(row.allowedGroups), \(row.groupReplyAttributes), \(row.createdAt), \(row.updatedAt))
             """)
     }
 
@@ -66,7 +67,8 @@ struct SQLRADIUSClientRepository: RADIUSClientRepository {
             UPDATE radius_clients SET name = \(row.name), networks = \(row.networks), mode = \(row.mode),
                 wait_seconds = \(row.waitSeconds), strip_realm = \(row.stripRealm), strip_domain = \(row.stripDomain),
                 unenrolled_users = \(row.unenrolledUsers), reply_attributes = \(row.replyAttributes),
-                directory_password = \(row.directoryPassword), updated_at = \(row.updatedAt)
+                directory_password = \(row.directoryPassword), allowed_groups = \(row.allowedGroups),
+                group_reply_attributes = \(row.groupReplyAttributes), updated_at = \(row.updatedAt)
             WHERE id = \(row.id) AND tenant_id = \(row.tenantID)
             RETURNING id
             """).isEmpty
@@ -114,6 +116,10 @@ struct RADIUSClientRow: Decodable {
     /// JSON array of `{name, value}`.
     var replyAttributes: String
     var directoryPassword: Bool
+    /// Space-separated group ids.
+    var allowedGroups: String
+    /// JSON array of `{group, attributes}`.
+    var groupReplyAttributes: String
     var createdAt: Date
     var updatedAt: Date
 
@@ -129,6 +135,8 @@ struct RADIUSClientRow: Decodable {
         case unenrolledUsers = "unenrolled_users"
         case replyAttributes = "reply_attributes"
         case directoryPassword = "directory_password"
+        case allowedGroups = "allowed_groups"
+        case groupReplyAttributes = "group_reply_attributes"
         case createdAt = "created_at"
         case updatedAt = "updated_at"
     }
@@ -146,6 +154,8 @@ struct RADIUSClientRow: Decodable {
         unenrolledUsers = client.unenrolledUsers.rawValue
         replyAttributes = String(decoding: try JSONEncoder().encode(client.replyAttributes), as: UTF8.self)
         directoryPassword = client.directoryPassword
+        allowedGroups = client.allowedGroups.joined(separator: " ")
+        groupReplyAttributes = String(decoding: try JSONEncoder().encode(client.groupReplyAttributes), as: UTF8.self)
         createdAt = client.createdAt
         updatedAt = client.updatedAt
     }
@@ -154,13 +164,15 @@ struct RADIUSClientRow: Decodable {
         guard let mode = RADIUSClient.Mode(rawValue: mode),
               let unenrolled = RADIUSClient.UnenrolledUsers(rawValue: unenrolledUsers),
               let networks = try? networks.split(separator: " ").map({ try IPNetwork(String($0)) }),
-              let attributes = try? JSONDecoder().decode([RADIUSReplyAttribute].self, from: Data(replyAttributes.utf8))
+              let attributes = try? JSONDecoder().decode([RADIUSReplyAttribute].self, from: Data(replyAttributes.utf8)),
+              let groupReplies = try? JSONDecoder().decode([RADIUSGroupReply].self, from: Data(groupReplyAttributes.utf8))
         else {
             throw StorageError.corrupt("radius_clients \(id)")
         }
         return RADIUSClient(
             id: id, tenantID: tenantID, name: name, networks: networks, mode: mode, waitSeconds: waitSeconds,
             stripRealm: stripRealm, stripDomain: stripDomain, unenrolledUsers: unenrolled, replyAttributes: attributes,
-            directoryPassword: directoryPassword, createdAt: createdAt, updatedAt: updatedAt)
+            directoryPassword: directoryPassword, allowedGroups: allowedGroups.split(separator: " ").map(String.init),
+            groupReplyAttributes: groupReplies, createdAt: createdAt, updatedAt: updatedAt)
     }
 }

@@ -53,8 +53,12 @@ extension FeatureMigrations {
             "CREATE INDEX radius_logins_expiry ON radius_logins (expires_at)",
         ]),
         SchemaChange(.directory, [
-            // User-Password is the directory password, checked before the push.
+            // User-Password is the directory password, checked before the push; the groups
+            // whose members may log in (space-separated ids, empty for everyone); what an
+            // Access-Accept carries for the members of a group (JSON `[{group, attributes}]`).
             "ALTER TABLE radius_clients ADD COLUMN directory_password BIGINT NOT NULL DEFAULT 0",
+            "ALTER TABLE radius_clients ADD COLUMN allowed_groups TEXT NOT NULL DEFAULT ''",
+            "ALTER TABLE radius_clients ADD COLUMN group_reply_attributes TEXT NOT NULL DEFAULT '[]'",
         ]),
     ])
 }

@@ -5,6 +5,8 @@ protocol RADIUSStore: Sendable {
     func tenant(id: String) async throws -> Tenant?
     func user(username: String, tenantID: String) async throws -> User?
     func hasActiveDevice(userID: String) async throws -> Bool
+    /// The ids of the groups the user is in.
+    func groupIDs(userID: String) async throws -> Set<String>
     func transaction(id: String) async throws -> ApprovalTransaction?
     func login(radiusClientID: String, userID: String, callingStation: String) async throws -> RADIUSLogin?
     func login(radiusClientID: String, state: Data) async throws -> RADIUSLogin?
@@ -38,6 +40,10 @@ struct SQLRADIUSStore: RADIUSStore {
     func user(username: String, tenantID: String) async throws -> User? {
         if let user = try await users.find(username: username, tenantID: tenantID, on: database) { return user }
         return await directory?.provision(username: username, tenantID: tenantID)
+    }
+
+    func groupIDs(userID: String) async throws -> Set<String> {
+        try await GroupReferences.groupIDs(of: userID, on: database)
     }
 
     func hasActiveDevice(userID: String) async throws -> Bool {

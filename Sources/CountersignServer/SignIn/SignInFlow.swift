@@ -59,7 +59,8 @@ struct SignInFlow: Sendable {
         }
         let decision = try await interaction.decide(
             parameters, issuer: visit.issuer, liveSession: { try await liveSession(visit, at: now()) },
-            user: { try await store.user(id: $0, tenantID: visit.tenant.id) })
+            user: { try await store.user(id: $0, tenantID: visit.tenant.id) },
+            admits: { try await admits($0, to: $1, signedInWith: $2, policy: visit.tenant.policy) })
         switch decision {
         case .redirect(let redirect):
             return .redirect(to: redirect.location)
@@ -172,6 +173,13 @@ struct SignInFlow: Sendable {
             throttle.recordFailure(throttleKey)
             return outcome(.noDevice, page)
         }
+        // A client for some groups only: to anyone who has not given the password, a user
+        // outside them looks like an unknown one.
+        guard try await admits(user, to: client) else {
+            if requirement.password { throw SignInError.notAllowed }
+            throttle.recordFailure(throttleKey)
+            return outcome(.noDevice, page)
+        }
         // A browser the user never signed in with may be anyone's: its pushes are limited on
         // their own and leave the user's requests per minute to the user and their clients.
         let known = try await store.knowsBrowser(
@@ -278,6 +286,12 @@ struct SignInFlow: Sendable {
         authenticator: SessionAuthenticator?, _ visit: Visit
     ) async throws -> (location: String, cookies: [Cookie])? {
         let date = now()
+        // Whatever the user signed in with, a client for some groups only takes their members,
+        // and the floor of the user's groups holds (a passkey that does not reach it, say).
+        guard try await admits(user, to: client) else { throw SignInError.notAllowed }
+        guard try await admits(user, to: client, signedInWith: context, policy: visit.tenant.policy) else {
+            throw SignInError.belowGroupFloor
+        }
         guard try await store.complete(attemptHash: attempt.handleHash, at: date) else { return nil }
         let token = Secrets.randomBytes(32).base64URLEncodedString
         let policy = visit.tenant.policy
@@ -376,6 +390,27 @@ struct SignInFlow: Sendable {
     }
 
     // MARK: - Parts
+
+    /// Whether `user` may sign in to `client`: every user may, unless the client names groups
+    /// (`allowed_groups`), which the user must be in one of.
+    func admits(_ user: User, to client: Client) async throws -> Bool {
+        guard !client.allowedGroups.isEmpty else { return true }
+        return !(try await store.groupIDs(userID: user.id)).isDisjoint(with: client.allowedGroups)
+    }
+
+    /// Whether a live session of `user`, signed in with `context`, answers a request of
+    /// `client`: the user may sign in to it, and the session meets the floor of the user's
+    /// groups (`group_minimum_acr`), which a session begun before the floor was set may not.
+    func admits(_ user: User, to client: Client, signedInWith context: AuthenticationContext,
+                policy: AuthenticationPolicy) async throws -> Bool {
+        guard try await admits(user, to: client) else { return false }
+        guard !policy.groupMinimums.isEmpty,
+              let floor = policy.groupFloor(for: try await store.groupIDs(userID: user.id)) else { return true }
+        if context.acr == PasskeyClass.urn || context.amr.contains("hwk") || context.amr.contains("swk") {
+            return policy.passkeyReaches(floor, client: client)
+        }
+        return AuthenticationClass(urn: context.acr)?.satisfies(floor) ?? false
+    }
 
     /// The browser's session, if it has one in this tenant.
     func session(_ visit: Visit) async throws -> BrowserSession? {
@@ -500,9 +535,15 @@ enum SignInError: WireFailure, Sendable, Equatable {
     case unknownAttempt, otherBrowser, completed, expired
     /// The attempt's client, request or user is gone.
     case unusable
+    /// The user is in none of the client's `allowed_groups`.
+    case notAllowed
+    /// What the user signed in with does not reach the floor of their groups (`group_minimum_acr`).
+    case belowGroupFloor
 
     var wireError: WireError {
-        WireError(.badRequest, code: OAuthError.Code.invalidRequest.rawValue, description: message, heading: Self.heading)
+        self == .notAllowed || self == .belowGroupFloor
+            ? WireError(.forbidden, code: OAuthError.Code.accessDenied.rawValue, description: message, heading: "Not allowed")
+            : WireError(.badRequest, code: OAuthError.Code.invalidRequest.rawValue, description: message, heading: Self.heading)
     }
 
     static let heading = "This sign-in cannot continue"
@@ -514,6 +555,8 @@ enum SignInError: WireFailure, Sendable, Equatable {
         case .completed: "This sign-in was already completed. Go back to the application."
         case .expired: "This sign-in took too long and has expired. Go back to the application and start again."
         case .unusable: "This sign-in cannot continue. Go back to the application and start again."
+        case .notAllowed: "Your account may not sign in to this application. Ask your administrator if you need it."
+        case .belowGroupFloor: "Your account needs a stronger sign-in than this one. Start again and approve on your phone."
         }
     }
 }

@@ -88,6 +88,8 @@ protocol SignInStore: Sendable {
     func complete(attemptHash: Data, at date: Date) async throws -> Bool
     func user(username: String, tenantID: String) async throws -> User?
     func user(id: String, tenantID: String) async throws -> User?
+    /// The ids of the groups the user is in.
+    func groupIDs(userID: String) async throws -> Set<String>
     func transaction(id: String) async throws -> ApprovalTransaction?
     /// Stores a new session, with its audit record naming the client signed in to.
     func create(_ session: BrowserSession, clientID: String) async throws
@@ -156,6 +158,10 @@ struct SQLSignInStore: SignInStore {
     func user(username: String, tenantID: String) async throws -> User? {
         if let user = try await users.find(username: username, tenantID: tenantID, on: database) { return user }
         return await directory?.provision(username: username, tenantID: tenantID)
+    }
+
+    func groupIDs(userID: String) async throws -> Set<String> {
+        try await GroupReferences.groupIDs(of: userID, on: database)
     }
 
     func user(id: String, tenantID: String) async throws -> User? {

@@ -25,6 +25,8 @@ struct ApprovalFlowStoreTests {
 
         let state = Mutex(State())
 
+        func groupIDs(userID: String) async throws -> Set<String> { [] }
+
         func devices(userID: String, limit: Int) async throws -> [Device] {
             state.withLock { Array($0.devices.filter { $0.userID == userID && $0.status == .active }.prefix(limit)) }
         }

@@ -36,6 +36,8 @@ struct SignInFlowStoreTests {
             state.withLock { $0.attempts[handleHash].flatMap { $0.tenantID == tenantID ? $0 : nil } }
         }
 
+        func groupIDs(userID: String) async throws -> Set<String> { [] }
+
         func sent(_ transactionID: String, to userID: String, passwordVerified: Bool, forAttempt handleHash: Data) async throws {
             state.withLock { state in
                 state.attempts[handleHash]?.transactionID = transactionID
