@@ -104,4 +104,51 @@ struct CommandLineRADIUSClientTests {
             #expect(items?.isEmpty == true, "nothing was stored: \(list.output)")
         }
     }
+
+    @Test("--allowed-group, --group-reply-attribute and --directory-password, on RADIUS clients and clients",
+          .enabled(if: CommandLineTests.executable != nil || ProcessInfo.processInfo.environment["CI"] == "true"))
+    func groupsAndPassword() async throws {
+        try await TestServer.with(.sqlite) { server in
+            let environment = ["COUNTERSIGN_SERVER": server.base, "COUNTERSIGN_ADMIN_KEY": server.adminKey]
+            let staff = try await GroupPolicyTests.group(server, "staff", members: [])
+            let created = try await CommandLineTests.run([
+                "admin", "radius-client", "create", "--name", "VPN", "--network", "192.0.2.0/24", "--allowed-group", "staff",
+                "--group-reply-attribute", "staff:Filter-Id=vpn-staff", "--group-reply-attribute", "staff:Session-Timeout=3600",
+            ], environment: environment)
+            #expect(created.status == 0, "\(created.output)")
+            let object = try JSONSerialization.jsonObject(with: Data(created.output.utf8)) as? [String: Any]
+            let client = try #require(object?["radius_client"] as? [String: Any])
+            #expect(client["allowed_groups"] as? [String] == [staff])
+            #expect(client["group_reply_attributes"] as? [[String: Any]] != nil)
+            let replies = try #require(client["group_reply_attributes"] as? [[String: Any]])
+            #expect(replies.count == 1 && replies[0]["group"] as? String == staff)
+            #expect(replies[0]["attributes"] as? [[String: String]] == [
+                ["name": "Filter-Id", "value": "vpn-staff"], ["name": "Session-Timeout", "value": "3600"]])
+            let id = try #require(client["id"] as? String)
+            let cleared = try await CommandLineTests.run(
+                ["admin", "radius-client", "update", id, "--allowed-group", "", "--group-reply-attribute", ""], environment: environment)
+            #expect(cleared.status == 0, "\(cleared.output)")
+            let after = try JSONSerialization.jsonObject(with: Data(cleared.output.utf8)) as? [String: Any]
+            #expect((after?["allowed_groups"] as? [Any])?.isEmpty == true && (after?["group_reply_attributes"] as? [Any])?.isEmpty == true)
+
+            let malformed = try await CommandLineTests.run(
+                ["admin", "radius-client", "update", id, "--group-reply-attribute", "Filter-Id=x"], environment: environment)
+            #expect(malformed.status != 0)
+            #expect(malformed.output.contains("--group-reply-attribute takes GROUP:NAME=VALUE"), "\(malformed.output)")
+            let password = try await CommandLineTests.run(
+                ["admin", "radius-client", "update", id, "--directory-password"], environment: environment)
+            #expect(password.status != 0)
+            #expect(password.output.contains("field directory_password is invalid: needs the tenant's directory"), "\(password.output)")
+
+            let portal = try await CommandLineTests.run(
+                ["admin", "client", "create", "--name", "Portal", "--allowed-group", "staff"], environment: environment)
+            #expect(portal.status == 0, "\(portal.output)")
+            let portalObject = try JSONSerialization.jsonObject(with: Data(portal.output.utf8)) as? [String: Any]
+            #expect((portalObject?["client"] as? [String: Any])?["allowed_groups"] as? [String] == [staff])
+            let unknown = try await CommandLineTests.run(
+                ["admin", "client", "create", "--name", "Portal 2", "--allowed-group", "nobody"], environment: environment)
+            #expect(unknown.status != 0)
+            #expect(unknown.output.contains("field allowed_groups is invalid: names no group of the tenant: nobody"), "\(unknown.output)")
+        }
+    }
 }
