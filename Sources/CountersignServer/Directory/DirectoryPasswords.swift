@@ -14,7 +14,8 @@ import Logging
 /// adopted yet, is refused: their phone is no proof of the directory account.
 ///
 /// An unknown username, a user of another source, a disabled user and a wrong password all get
-/// `refused`, and each counts against the username and the address it came from. Past the
+/// `refused`, after the same directory round trips (a search, then a bind), and each counts
+/// against the username and the address it came from. Past the
 /// limits the check is `throttled` without asking the directory, whatever the password: a right
 /// password must not pass while a guesser is being held back, or passing would tell them which
 /// guess was right.
@@ -97,17 +98,24 @@ final class DirectoryPasswords: Sendable {
             let filter = LDAPFilter.and([LDAPFilter(directory.userFilter), .equality(attributes.username, username)])
             let entries = try await client.search(
                 base: directory.userBaseDN, filter: filter, attributes: [attributes.id], pageSize: 2)
-            guard entries.count == 1, let entry = entries.first else {
-                return refused(entries.isEmpty ? "not in the directory" : "the directory has several")
+            // A bind is made whatever is found, so that an unknown username takes as long to
+            // refuse as a wrong password: the time would otherwise tell which usernames exist.
+            // Without one entry, the DN bound is one that cannot exist, and the answer is ignored.
+            let entry = entries.count == 1 ? entries.first : nil
+            let bound: Bool
+            if let entry {
+                bound = try await client.verifyPassword(dn: entry.dn, password: password)
+            } else {
+                // Whatever the directory answers for a DN that does not exist, the answer is no.
+                _ = try? await client.verifyPassword(dn: "cn=\(UUID().uuidString),\(directory.userBaseDN)", password: password)
+                bound = false
             }
+            guard let entry else { return refused(entries.isEmpty ? "not in the directory" : "the directory has several") }
             guard let user, user.status == .active, user.source == .directory,
                   let id = DirectorySnapshot.stableID(of: entry, attribute: attributes.id), user.sourceID == id else {
                 return refused("not the directory's user of that name, or disabled")
             }
-            guard try await client.verifyPassword(dn: entry.dn, password: password) else {
-                return refused("wrong password")
-            }
-            return .verified
+            return bound ? .verified : refused("wrong password")
         } catch {
             logger.error("the directory could not be asked for a password check",
                          metadata: ["tenant": "\(tenantID)", "error": "\(error)"])
@@ -125,12 +133,5 @@ extension DirectoryPasswords.Outcome {
         case .throttled: "throttled"
         case .unavailable: "unavailable"
         }
-    }
-}
-
-/// Whether a tenant has a directory: what `directory_password` on a client or RADIUS client needs.
-enum DirectoryPresence {
-    static func configured(tenantID: String, on executor: any SQLExecutor) async throws -> Bool {
-        !(try await executor.run("SELECT 1 AS one FROM directories WHERE tenant_id = \(tenantID)")).isEmpty
     }
 }

@@ -116,3 +116,10 @@ struct SQLDirectoryRepository: DirectoryRepository {
             """, column: "tenant_id", as: String.self)
     }
 }
+
+/// Whether a tenant has a directory: what `directory_password` on a client or RADIUS client needs.
+enum DirectoryPresence {
+    static func configured(tenantID: String, on executor: any SQLExecutor) async throws -> Bool {
+        !(try await executor.run("SELECT 1 AS one FROM directories WHERE tenant_id = \(tenantID)")).isEmpty
+    }
+}
