@@ -34,6 +34,8 @@ public protocol GroupRepository: Sendable {
     func groups(userID: String, on executor: any SQLExecutor) async throws -> [UserGroup]
     /// The names of the groups each of these users is in, by user id (users in none are absent).
     func groupNames(userIDs: [String], on executor: any SQLExecutor) async throws -> [String: [String]]
+    /// The groups (id and name, by name) each of `userIDs` is in, by user id.
+    func memberships(userIDs: [String], on executor: any SQLExecutor) async throws -> [String: [(id: String, name: String)]]
     /// The tenant's groups after `cursor`, by id: only those whose name starts with `namePrefix`
     /// (any case) and those kept by `source`, when given.
     func list(tenantID: String, namePrefix: String?, source: User.Source?, after cursor: String?, limit: Int,
@@ -177,6 +179,23 @@ public struct SQLGroupRepository: GroupRepository {
             SELECT \(raw: Self.prefixedColumns) FROM group_members JOIN user_groups ON user_groups.id = group_members.group_id
             WHERE group_members.user_id = \(userID) ORDER BY user_groups.name
             """, as: UserGroup.self)
+    }
+
+    public func memberships(
+        userIDs: [String], on executor: any SQLExecutor
+    ) async throws -> [String: [(id: String, name: String)]] {
+        var groups: [String: [(id: String, name: String)]] = [:]
+        for row in try await executor.run(chunking: userIDs, { part in
+            """
+            SELECT group_members.user_id AS user_id, user_groups.id AS id, user_groups.name AS name
+            FROM group_members JOIN user_groups ON user_groups.id = group_members.group_id
+            WHERE group_members.user_id IN (\(list: part)) ORDER BY user_groups.name
+            """
+        }) {
+            groups[try row.decode(column: "user_id", as: String.self), default: []].append(
+                (try row.decode(column: "id", as: String.self), try row.decode(column: "name", as: String.self)))
+        }
+        return groups
     }
 
     public func groupNames(userIDs: [String], on executor: any SQLExecutor) async throws -> [String: [String]] {

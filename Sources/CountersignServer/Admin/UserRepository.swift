@@ -29,6 +29,8 @@ public protocol UserRepository: Sendable {
     /// The user's SCIM attributes beyond Countersign's own fields (names, every e-mail), as the
     /// client sent them (JSON), if any.
     func scimProfile(userID: String, on executor: any SQLExecutor) async throws -> String?
+    /// The SCIM profiles of those of `userIDs` that have one, by user id: one query per thousand users.
+    func scimProfiles(userIDs: [String], on executor: any SQLExecutor) async throws -> [String: String]
     func setSCIMProfile(userID: String, _ profile: String?, on executor: any SQLExecutor) async throws
     /// How many users the tenant has, and how many of them are active.
     func count(tenantID: String, on executor: any SQLExecutor) async throws -> (all: Int, active: Int)
@@ -212,6 +214,16 @@ public struct SQLUserRepository: UserRepository {
     public func scimProfile(userID: String, on executor: any SQLExecutor) async throws -> String? {
         try await executor.first(
             "SELECT scim_profile FROM users WHERE id = \(userID)", column: "scim_profile", as: String?.self) ?? nil
+    }
+
+    public func scimProfiles(userIDs: [String], on executor: any SQLExecutor) async throws -> [String: String] {
+        var profiles: [String: String] = [:]
+        for row in try await executor.run(chunking: userIDs, { part in
+            "SELECT id, scim_profile FROM users WHERE id IN (\(list: part)) AND scim_profile IS NOT NULL"
+        }) {
+            profiles[try row.decode(column: "id", as: String.self)] = try row.decode(column: "scim_profile", as: String.self)
+        }
+        return profiles
     }
 
     public func setSCIMProfile(userID: String, _ profile: String?, on executor: any SQLExecutor) async throws {

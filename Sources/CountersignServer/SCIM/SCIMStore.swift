@@ -52,9 +52,14 @@ struct SCIMStore: Sendable {
                withGroups: Bool) async throws -> (total: Int, users: [SCIMUser]) {
         let (total, found) = try await users.list(tenantID: tenantID, matching: match, offset: offset, limit: limit,
                                                   on: database)
-        var resources: [SCIMUser] = []
-        for user in found { resources.append(try await resource(user, withGroups: withGroups, on: database)) }
-        return (total, resources)
+        // The page's profiles and groups in a query each, not two per user.
+        let ids = found.map(\.id)
+        let profiles = try await users.scimProfiles(userIDs: ids, on: database)
+        let memberships = withGroups ? try await groups.memberships(userIDs: ids, on: database) : [:]
+        return (total, found.map { user in
+            resource(user, profile: profiles[user.id],
+                     groups: withGroups ? (memberships[user.id] ?? []).map { SCIMGroupReference(value: $0.id, display: $0.name) } : nil)
+        })
     }
 
     func user(id: String, tenantID: String) async throws -> (User, SCIMUser) {
@@ -159,21 +164,25 @@ struct SCIMStore: Sendable {
     /// The user as SCIM shows them: Countersign's fields, the names and e-mails the client sent
     /// (unless an admin changed the address since), and their groups.
     private func resource(_ user: User, withGroups: Bool, on executor: any SQLExecutor) async throws -> SCIMUser {
+        let groupReferences = withGroups
+            ? try await groups.groups(userID: user.id, on: executor).map { SCIMGroupReference(value: $0.id, display: $0.name) }
+            : nil
+        return resource(user, profile: try await users.scimProfile(userID: user.id, on: executor), groups: groupReferences)
+    }
+
+    /// The user as SCIM shows them, from their stored SCIM profile and, when given, their groups.
+    private func resource(_ user: User, profile text: String?, groups groupReferences: [SCIMGroupReference]?) -> SCIMUser {
         var resource = SCIMUser(
             id: user.id, externalId: user.externalID, userName: user.username, displayName: user.displayName,
             active: user.status == .active)
-        if let text = try await users.scimProfile(userID: user.id, on: executor),
-           let profile = try? SCIMUser(json: SCIMJSON(parsing: Data(text.utf8))) {
+        if let text, let profile = try? SCIMUser(json: SCIMJSON(parsing: Data(text.utf8))) {
             resource.name = profile.name
             resource.emails = profile.emails
         }
         if Fields.mainEmail(resource.emails) != user.email {
             resource.emails = user.email.map { [SCIMEmail(value: $0, type: "work", primary: true)] } ?? []
         }
-        if withGroups {
-            resource.groups = try await groups.groups(userID: user.id, on: executor)
-                .map { SCIMGroupReference(value: $0.id, display: $0.name) }
-        }
+        if let groupReferences { resource.groups = groupReferences }
         resource.meta = SCIMMeta(created: user.createdAt, lastModified: user.updatedAt,
                                  version: Self.version(of: resource.json(baseURL: "")))
         return resource
