@@ -5,7 +5,10 @@ import Testing
 /// The directory client against a real slapd (`SlapdHarness`): TLS and its refusals, binds,
 /// failover, paging past the directory's size limit, Active Directory's filters and attributes,
 /// groups, password checks and escaping. The tests only read, so they share one directory.
-@Suite("LDAP client against slapd", .sharedSlapd)
+/// Serialized: several tests wait out timeouts on the client's eight directory threads, and
+/// others measure how long a call takes; run at once, a call would wait for a thread and be
+/// timed too long.
+@Suite("LDAP client against slapd", .sharedSlapd, .serialized)
 struct LDAPClientTests {
     /// A client of the shared directory as the service account, over LDAPS with the test CA unless
     /// told otherwise; nil when slapd is not installed.

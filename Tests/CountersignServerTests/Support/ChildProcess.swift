@@ -116,7 +116,7 @@ final class SpawnedPeer: Sendable {
         let argv = ([argv0 ?? executable] + arguments).map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         var pid: pid_t = 0
-        let status = posix_spawn(&pid, executable, &actions, nil, argv, environ)
+        let status = withDefaultSignals { posix_spawn(&pid, executable, &actions, &$0, argv, environ) }
         guard status == 0 else { throw POSIXError(POSIXErrorCode(rawValue: status) ?? .EINVAL) }
         self.pid = pid
     }
@@ -158,11 +158,29 @@ extension ChildProcess {
         let variables = (environment ?? ProcessInfo.processInfo.environment).map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer { variables.forEach { free($0) } }
         var pid: pid_t = 0
-        let status = posix_spawn(&pid, executable.path, &actions, nil, argv, variables)
+        let status = withDefaultSignals { posix_spawn(&pid, executable.path, &actions, &$0, argv, variables) }
         guard status == 0 else { throw POSIXError(POSIXErrorCode(rawValue: status) ?? .EINVAL) }
         var exit: Int32 = 0
         while waitpid(pid, &exit, 0) < 0 && errno == EINTR {}
         let code: Int32 = (exit & 0x7F) == 0 ? (exit >> 8) & 0xFF : 128 + (exit & 0x7F)
         return Finished(status: code, output: (try? String(contentsOf: outputFile, encoding: .utf8)) ?? "")
     }
+}
+
+/// Spawn attributes under which a child starts with every signal at its default and none
+/// blocked, whatever the test process did with them: a signal the process ignores (SIGPIPE,
+/// or SIGTERM and SIGINT once a server under test has taken them over) stays ignored across
+/// exec, so a peer spawned after that did not end on SIGTERM. Call `body` with them.
+func withDefaultSignals<T>(_ body: (inout posix_spawnattr_t) throws -> T) rethrows -> T {
+    var attributes = posix_spawnattr_t()
+    posix_spawnattr_init(&attributes)
+    defer { posix_spawnattr_destroy(&attributes) }
+    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
+    var all = sigset_t()
+    sigfillset(&all)
+    posix_spawnattr_setsigdefault(&attributes, &all)
+    var none = sigset_t()
+    sigemptyset(&none)
+    posix_spawnattr_setsigmask(&attributes, &none)
+    return try body(&attributes)
 }
