@@ -60,7 +60,10 @@ struct SignInFlow: Sendable {
         let decision = try await interaction.decide(
             parameters, issuer: visit.issuer, liveSession: { try await liveSession(visit, at: now()) },
             user: { try await store.user(id: $0, tenantID: visit.tenant.id) },
-            admits: { try await admits($0, to: $1, signedInWith: $2, policy: visit.tenant.policy) })
+            admits: { user, client, context in
+                guard try await admits(user, to: client) else { return false }
+                return try await meetsGroupFloor(user, client: client, signedInWith: context, policy: visit.tenant.policy)
+            })
         switch decision {
         case .redirect(let redirect):
             return .redirect(to: redirect.location)
@@ -124,7 +127,7 @@ struct SignInFlow: Sendable {
         // "Try another username": the form again, empty, with nothing to correct.
         let startingOver = form["start_over"] == "yes" && requirement.phone
         func signInForm(username: String, usernameError: String? = nil, passwordError: String? = nil,
-                  status: HTTPResponse.Status = .badRequest) -> PageAnswer {
+                        status: HTTPResponse.Status = .badRequest) -> PageAnswer {
             .page("sign-in", SignInPage(
                 tenantName: visit.tenant.displayName, base: base(visit), clientName: client.name, attempt: handle,
                 username: username, usernameError: usernameError,
@@ -164,9 +167,9 @@ struct SignInFlow: Sendable {
             case .throttled(let wait):
                 return outcome(.rateLimited(retryAfter: wait), page)
             case .unavailable:
-                return signInForm(username: username,
-                            passwordError: "Your password cannot be checked just now. Try again in a few minutes.",
-                            status: .serviceUnavailable)
+                return signInForm(
+                    username: username, passwordError: "Your password cannot be checked just now. Try again in a few minutes.",
+                    status: .serviceUnavailable)
             }
         }
         guard let user = found, user.status == .active else {
@@ -289,7 +292,7 @@ struct SignInFlow: Sendable {
         // Whatever the user signed in with, a client for some groups only takes their members,
         // and the floor of the user's groups holds (a passkey that does not reach it, say).
         guard try await admits(user, to: client) else { throw SignInError.notAllowed }
-        guard try await admits(user, to: client, signedInWith: context, policy: visit.tenant.policy) else {
+        guard try await meetsGroupFloor(user, client: client, signedInWith: context, policy: visit.tenant.policy) else {
             throw SignInError.belowGroupFloor
         }
         guard try await store.complete(attemptHash: attempt.handleHash, at: date) else { return nil }
@@ -398,12 +401,11 @@ struct SignInFlow: Sendable {
         return !(try await store.groupIDs(userID: user.id)).isDisjoint(with: client.allowedGroups)
     }
 
-    /// Whether a live session of `user`, signed in with `context`, answers a request of
-    /// `client`: the user may sign in to it, and the session meets the floor of the user's
-    /// groups (`group_minimum_acr`), which a session begun before the floor was set may not.
-    func admits(_ user: User, to client: Client, signedInWith context: AuthenticationContext,
-                policy: AuthenticationPolicy) async throws -> Bool {
-        guard try await admits(user, to: client) else { return false }
+    /// Whether a sign-in of `user` with `context` meets the floor of the user's groups
+    /// (`group_minimum_acr`): a passkey's where a passkey reaches the floor's class, a phone's
+    /// where its class is as strong. A live session begun before the floor was set may not.
+    func meetsGroupFloor(_ user: User, client: Client, signedInWith context: AuthenticationContext,
+                         policy: AuthenticationPolicy) async throws -> Bool {
         guard !policy.groupMinimums.isEmpty,
               let floor = policy.groupFloor(for: try await store.groupIDs(userID: user.id)) else { return true }
         if context.acr == PasskeyClass.urn || context.amr.contains("hwk") || context.amr.contains("swk") {
