@@ -325,6 +325,32 @@ struct DirectoryJustInTimeTests {
     }
 }
 
+extension DirectoryJustInTimeTests {
+    @Test("an unknown username at the hosted sign-in is created from the directory, and asked for as any user once enrolled")
+    func justInTimeSignIn() async throws {
+        guard let slapd = try await SlapdHarness.startIfAvailable() else { return }
+        defer { slapd.shutdown() }
+        try await TestServer.with(.sqlite) { server in
+            #expect(try await server.admin("PUT", DirectorySyncTests.base, json: DirectorySyncTests.settings(slapd)).status == 201)
+            let client = try await server.createCodeFlowClient()
+            let browser = PageVisitor(server)
+            let page = try await browser.get("/authorize" + TestServer.authorizationQuery(
+                client, challenge: CodeFlowClient.challenge(CodeFlowClient.verifier())))
+            let attempt = try #require(page.hidden("attempt"))
+            let outcome = try await browser.post("/authorize/sign-in", [("attempt", attempt), ("username", "bob")])
+            #expect(outcome.text.contains("No phone to ask"), "bob has no device yet: \(outcome.text.prefix(300))")
+            let bob = try #require(try await DirectorySyncTests.users(server)["bob"])
+            #expect(bob["source"] as? String == "directory")
+            let bobID = try #require(bob["id"] as? String)
+            // Once enrolled, the same sign-in reaches his phone.
+            let phone = try await server.enrollDevice(for: bobID, username: "bob", name: "bob's phone")
+            let waiting = try await browser.post("/authorize/sign-in", [("attempt", attempt), ("username", "bob")])
+            #expect(waiting.text.contains("Approve on your phone"), "\(waiting.text.prefix(300))")
+            #expect(try await phone.kit.pendingRequests().count == 1)
+        }
+    }
+}
+
 extension SlapdHarness {
     /// A started slapd, or nil when slapd is not installed (`available` says so once).
     static func startIfAvailable(bulkUsers: Int = 0) async throws -> SlapdHarness? {
