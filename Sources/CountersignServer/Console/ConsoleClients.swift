@@ -2,9 +2,11 @@ import Foundation
 import HTTPTypes
 
 /// The console's clients (relying parties): list, register, edit (name, redirect URIs, delivery
-/// mode and endpoint, authentication method, keys, authorization detail types), a new secret
-/// shown once, delete. Each is the administration API call of the same name; a refusal is shown
-/// beside the field it names, with everything as it was typed.
+/// mode and endpoint, authentication method, keys, authorization detail types, the directory
+/// password before the push, the groups whose members may use it), a new secret shown once,
+/// delete. Each is the administration API call of the same name; a refusal is shown beside the
+/// field it names, with everything as it was typed. Groups are shown by name
+/// (`ConsoleGroupNames`), as the API keeps them by id.
 struct ConsoleClients: Sendable {
     let flow: ConsoleFlow
 
@@ -16,8 +18,10 @@ struct ConsoleClients: Sendable {
         let items = (answer.json?["items"] as? [[String: Any]] ?? [])
             .filter { ($0["client_id"] as? String)?.hasPrefix("console-") != true }
             .map { ConsoleClientRow($0) }
+        let groups = try await ConsoleGroupNames.load(naming: form.allowedGroups, flow, session, visit)
         return .page(
-            "console-clients", ConsoleClientsPage(ConsoleChrome(visit, session, .clients), items: items, form: form), status: status)
+            "console-clients", ConsoleClientsPage(ConsoleChrome(visit, session, .clients), items: items, form: form, groups: groups),
+            status: status)
     }
 
     func create(_ form: FormParameters, _ session: ConsoleSession, _ visit: Visit) async throws -> PageAnswer {
@@ -38,16 +42,26 @@ struct ConsoleClients: Sendable {
                                  message: ConsoleText.sentence(answer.errorDescription ?? "the client was not found"))
         }
         let row = ConsoleClientRow(client)
+        let stored = ConsoleClientForm(client)
+        let groups = try await ConsoleGroupNames.load(naming: stored.allowedGroups + (form?.allowedGroups ?? []), flow, session, visit)
         return .page(
             "console-client",
-            ConsoleClientPage(ConsoleChrome(visit, session, .clients), client: row, form: form ?? ConsoleClientForm(client),
+            ConsoleClientPage(ConsoleChrome(visit, session, .clients), client: row,
+                              access: ConsoleClientAccess(stored, groups: groups), form: form ?? stored, groups: groups,
                               secret: secret, notice: notice),
             status: status)
     }
 
+    /// The edit, as `PATCH`: what the form shows as stored of the directory password and the
+    /// groups is left out (`ConsoleClientForm.json`).
     func update(clientID: String, _ form: FormParameters, _ session: ConsoleSession, _ visit: Visit) async throws -> PageAnswer {
+        let found = try await flow.admin(.get, clientPath(clientID, visit), session: session, visit)
+        guard found.status == .ok, let client = found.json else {
+            return try await show(clientID: clientID, session, visit)
+        }
         let typed = ConsoleClientForm(form)
-        let answer = try await flow.admin(.patch, clientPath(clientID, visit), json: typed.json(creating: false), session: session, visit)
+        let answer = try await flow.admin(
+            .patch, clientPath(clientID, visit), json: typed.json(creating: false, stored: ConsoleClientForm(client)), session: session, visit)
         guard answer.status == .ok else {
             return try await show(clientID: clientID, session, visit, form: typed.refused(answer),
                                   status: ConsoleText.pageStatus(answer.status))
@@ -103,8 +117,12 @@ struct ConsoleClientRow: Sendable {
 struct ConsoleClientForm: Sendable {
     var name = "", deliveryMode = "poll", notificationEndpoint = "", authenticationMethod = "client_secret_basic"
     var redirectURIs = "", postLogoutRedirectURIs = "", detailTypes = "", jwks = ""
+    var directoryPassword = false
+    /// Group ids.
+    var allowedGroups: [String] = []
     var nameError: String?, deliveryError: String?, endpointError: String?, methodError: String?
     var redirectError: String?, logoutError: String?, detailTypesError: String?, jwksError: String?, error: String?
+    var directoryPasswordError: String?, allowedGroupsError: String?
 
     static let empty = ConsoleClientForm()
 
@@ -119,6 +137,8 @@ struct ConsoleClientForm: Sendable {
         postLogoutRedirectURIs = form["post_logout_redirect_uris"] ?? ""
         detailTypes = form["authorization_details_types"] ?? ""
         jwks = form["jwks"] ?? ""
+        directoryPassword = form["directory_password"] == "yes"
+        allowedGroups = ConsoleGroupNames.chosen(in: form)
     }
 
     init(_ client: [String: Any]) {
@@ -132,6 +152,8 @@ struct ConsoleClientForm: Sendable {
         if let keys = client["jwks"], let data = try? JSONSerialization.data(withJSONObject: keys, options: [.sortedKeys, .prettyPrinted]) {
             jwks = String(decoding: data, as: UTF8.self)
         }
+        directoryPassword = client["directory_password"] as? Bool ?? false
+        allowedGroups = client["allowed_groups"] as? [String] ?? []
     }
 
     static func lines(_ text: String) -> [String] {
@@ -139,13 +161,18 @@ struct ConsoleClientForm: Sendable {
     }
 
     /// The API's body; an empty field of an edit clears the member, of a creation leaves it out.
-    func json(creating: Bool) -> [String: any Sendable] {
+    /// An edit leaves out the directory password and the groups where they are as `stored`: the
+    /// API keeps them as they are, where sending them back would be refused once the directory
+    /// is removed or a group deleted, though nobody changed them.
+    func json(creating: Bool, stored: ConsoleClientForm? = nil) -> [String: any Sendable] {
         var body: [String: any Sendable] = [
             "name": name, "token_delivery_mode": deliveryMode, "token_endpoint_auth_method": authenticationMethod,
             "redirect_uris": Self.lines(redirectURIs), "post_logout_redirect_uris": Self.lines(postLogoutRedirectURIs),
             "authorization_details_types": detailTypes.split(whereSeparator: \.isWhitespace).map(String.init),
         ]
         if !notificationEndpoint.isEmpty { body["notification_endpoint"] = notificationEndpoint }
+        if directoryPassword != stored?.directoryPassword { body["directory_password"] = directoryPassword }
+        if Set(allowedGroups) != stored.map({ Set($0.allowedGroups) }) { body["allowed_groups"] = allowedGroups }
         let trimmedKeys = jwks.trimmingCharacters(in: .whitespacesAndNewlines)
         if !trimmedKeys.isEmpty {
             // Passed as parsed JSON so the API judges it; text that is not JSON goes as a string
@@ -174,6 +201,8 @@ struct ConsoleClientForm: Sendable {
         case "post_logout_redirect_uris": form.logoutError = sentence
         case "authorization_details_types": form.detailTypesError = sentence
         case "jwks": form.jwksError = sentence
+        case "directory_password": form.directoryPasswordError = sentence
+        case "allowed_groups": form.allowedGroupsError = sentence
         default: form.error = sentence
         }
         return form

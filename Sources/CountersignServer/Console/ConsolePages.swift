@@ -399,10 +399,10 @@ struct ConsoleClientsPage: ConsolePageModel {
     let items: [ConsoleClientRow]
     let form: ConsoleClientFields
 
-    init(_ chrome: ConsoleChrome, items: [ConsoleClientRow], form: ConsoleClientForm) {
+    init(_ chrome: ConsoleChrome, items: [ConsoleClientRow], form: ConsoleClientForm, groups: ConsoleGroupNames) {
         self.chrome = chrome
         self.items = items
-        self.form = ConsoleClientFields(form)
+        self.form = ConsoleClientFields(form, groups: groups)
     }
 }
 
@@ -411,28 +411,49 @@ struct ConsoleClientPage: ConsolePageModel {
     let title: String
     let chrome: ConsoleChrome
     let client: ConsoleClientRow
+    let access: ConsoleClientAccess
     let form: ConsoleClientFields
     let secret: String?
     let notice: String?
 
-    init(_ chrome: ConsoleChrome, client: ConsoleClientRow, form: ConsoleClientForm, secret: String?, notice: String?) {
+    init(_ chrome: ConsoleChrome, client: ConsoleClientRow, access: ConsoleClientAccess, form: ConsoleClientForm,
+         groups: ConsoleGroupNames, secret: String?, notice: String?) {
         self.chrome = chrome
         title = client.name
-        (self.client, self.secret, self.notice) = (client, secret, notice)
-        self.form = ConsoleClientFields(form)
+        (self.client, self.access, self.secret, self.notice) = (client, access, secret, notice)
+        self.form = ConsoleClientFields(form, groups: groups)
     }
 }
 
-/// The client form as the template reads it: each select's options with the chosen one marked.
+/// Who may sign in to a client, as its page states it: groups by name, "(deleted group)" for
+/// one deleted since.
+struct ConsoleClientAccess: Sendable {
+    let directoryPassword: String
+    let allowedGroups: String
+
+    init(_ stored: ConsoleClientForm, groups: ConsoleGroupNames) {
+        directoryPassword = stored.directoryPassword
+            ? "Asked before the push, checked in the tenant's directory" : "Not asked"
+        allowedGroups = groups.admitted(stored.allowedGroups)
+    }
+}
+
+/// The client form as the template reads it: each select's options with the chosen one marked,
+/// the tenant's groups as boxes.
 struct ConsoleClientFields: Sendable {
     struct Option: Sendable { let value: String, selected: Bool }
     let name: String, notificationEndpoint: String, redirectURIs: String, postLogoutRedirectURIs: String
     let detailTypes: String, jwks: String
+    let directoryPassword: Bool
     let deliveryModes: [Option], methods: [Option]
+    let groupChoices: [ConsoleGroupChoice]
+    /// The tenant has more groups than the boxes list.
+    let moreGroups: Bool
     let nameError: String?, deliveryError: String?, endpointError: String?, methodError: String?
     let redirectError: String?, logoutError: String?, detailTypesError: String?, jwksError: String?, error: String?
+    let directoryPasswordError: String?, allowedGroupsError: String?
 
-    init(_ form: ConsoleClientForm) {
+    init(_ form: ConsoleClientForm, groups: ConsoleGroupNames) {
         (name, notificationEndpoint, redirectURIs) = (form.name, form.notificationEndpoint, form.redirectURIs)
         (postLogoutRedirectURIs, detailTypes, jwks) = (form.postLogoutRedirectURIs, form.detailTypes, form.jwks)
         deliveryModes = ["poll", "ping", "push"].map { Option(value: $0, selected: $0 == form.deliveryMode) }
@@ -441,6 +462,10 @@ struct ConsoleClientFields: Sendable {
         (nameError, deliveryError, endpointError, methodError) = (form.nameError, form.deliveryError, form.endpointError, form.methodError)
         (redirectError, logoutError, detailTypesError) = (form.redirectError, form.logoutError, form.detailTypesError)
         (jwksError, error) = (form.jwksError, form.error)
+        directoryPassword = form.directoryPassword
+        groupChoices = groups.choices(form.allowedGroups)
+        moreGroups = groups.truncated
+        (directoryPasswordError, allowedGroupsError) = (form.directoryPasswordError, form.allowedGroupsError)
     }
 }
 

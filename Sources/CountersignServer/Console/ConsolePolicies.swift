@@ -6,7 +6,8 @@ import HTTPTypes
 /// this", sessions), and its webhooks (the events webhook with its recent deliveries, and the
 /// custom-factor verifier). Saving the policy is `PUT …/authentication-policy` with every field
 /// of the form, the passkey settings sent back as they are; a webhook is set, given a new secret
-/// (shown once) or removed with `PUT|DELETE …/webhooks/{purpose}`.
+/// (shown once) or removed with `PUT|DELETE …/webhooks/{purpose}`. The floors of groups
+/// (`group_minimum_acr`) are lines of `GROUP: class`, groups by name (`ConsoleGroupNames`).
 struct ConsolePolicies: Sendable {
     let flow: ConsoleFlow
 
@@ -32,6 +33,8 @@ struct ConsolePolicies: Sendable {
             }) { first, _ in first }
         let deliveries = set["events"] == nil
             ? nil : try await flow.admin(.get, base + "/webhooks/events/deliveries?limit=20", session: session, visit)
+        let floors = ConsolePolicyForm.floors(policy)
+        let groups = try await ConsoleGroupNames.load(naming: floors.map(\.group), flow, session, visit)
         let webhooks = ConsoleWebhookForm.purposes.map { purpose, title, explanation in
             var form = webhook?.purpose == purpose ? webhook! : ConsoleWebhookForm(purpose: purpose, url: set[purpose]?["url"] as? String ?? "")
             form.title = title
@@ -44,7 +47,7 @@ struct ConsolePolicies: Sendable {
         return .page(
             "console-policies",
             ConsolePoliciesPage(
-                ConsoleChrome(visit, session, .policies), policy: typed ?? ConsolePolicyForm(policy), webhooks: webhooks,
+                ConsoleChrome(visit, session, .policies), policy: typed ?? ConsolePolicyForm(policy, groups: groups), webhooks: webhooks,
                 deliveries: (deliveries?.json?["items"] as? [[String: Any]] ?? []).map(ConsoleWebhookDelivery.init),
                 notice: notice, error: failure),
             status: status)
@@ -66,6 +69,21 @@ struct ConsolePolicies: Sendable {
         }
         for name in typed.fieldNames { json[name] = nil }
         json.merge(body) { _, typed in typed }
+        // The group floors as the form has them when they were changed there; else as stored,
+        // less those of groups deleted since: they applied to nobody, and the API refuses an id
+        // of no group as it would a name.
+        let floors = ConsolePolicyForm.floors(json)
+        let groups = try await ConsoleGroupNames.load(naming: floors.map(\.group), flow, session, visit)
+        let shown = ConsolePolicyForm.floorLines(json, groups: groups)
+        if !typed.showsGroupFloors { typed.groupFloors = shown }
+        if typed.showsGroupFloors && ConsolePolicyForm.groupLines(typed.groupFloors) != ConsolePolicyForm.groupLines(shown) {
+            guard let typedFloors = typed.floorsBody(leavingOut: groups.deleted) else {
+                return try await page(session, visit, policy: typed, status: .badRequest)
+            }
+            json["group_minimum_acr"] = typedFloors
+        } else {
+            json["group_minimum_acr"] = floors.filter { !groups.deleted.contains($0.group) }.map(\.json)
+        }
         let answer = try await flow.admin(
             .put, path, body: try JSONSerialization.data(withJSONObject: json, options: [.sortedKeys]), session: session, visit)
         guard answer.status == .ok else {
@@ -171,15 +189,46 @@ struct ConsolePolicyForm: Sendable {
         Switch(name: "totp", label: "One-time codes (TOTP) are accepted", on: true),
         Switch(name: "push_delivery_allowed", label: "Clients may use CIBA push delivery", on: true),
     ]
+    /// `GROUP: class` lines, the class without `urn:countersign:acr:`.
+    var groupFloors = ""
+    var groupFloorsError: String?
+    /// Whether the form posted had the group floors' field (`group_minimum_acr_shown`): one
+    /// that did not leaves them as they are.
+    var showsGroupFloors = true
     var error: String?
 
-    /// The policy as the API answers it.
-    init(_ policy: [String: Any]) {
+    /// One group's floor as the API answers it.
+    struct Floor: Sendable {
+        let group: String, minimumAcr: String
+        var json: [String: any Sendable] { ["group": group, "minimum_acr": minimumAcr] }
+    }
+
+    static func floors(_ policy: [String: Any]) -> [Floor] {
+        (policy["group_minimum_acr"] as? [[String: Any]] ?? []).map {
+            Floor(group: $0["group"] as? String ?? "", minimumAcr: $0["minimum_acr"] as? String ?? "")
+        }
+    }
+
+    /// The classes a floor line names, as `AuthenticationClass` spells them after its prefix.
+    static let floorClasses = AuthenticationClass.all.map { String($0.urn.dropFirst(AuthenticationClass.prefix.count)) }
+
+    /// The policy as the API answers it, its groups named by `groups`.
+    init(_ policy: [String: Any], groups: ConsoleGroupNames) {
         for index in selects.indices { selects[index].value = policy[selects[index].name] as? String ?? "" }
         for index in numbers.indices {
             numbers[index].value = (policy[numbers[index].name] as? NSNumber).map { String($0.int64Value) } ?? ""
         }
         for index in switches.indices { switches[index].on = policy[switches[index].name] as? Bool ?? true }
+        groupFloors = Self.floorLines(policy, groups: groups)
+    }
+
+    /// The policy's group floors as the form shows them.
+    static func floorLines(_ policy: [String: Any], groups: ConsoleGroupNames) -> String {
+        floors(policy).map { floor in
+            let urn = floor.minimumAcr
+            let name = urn.hasPrefix(AuthenticationClass.prefix) ? String(urn.dropFirst(AuthenticationClass.prefix.count)) : urn
+            return ConsoleGroupLine(group: groups.reference(to: floor.group), rest: name).text
+        }.joined(separator: "\n")
     }
 
     /// The policy as typed: a switch left out is off.
@@ -187,6 +236,30 @@ struct ConsolePolicyForm: Sendable {
         for index in selects.indices { selects[index].value = form[selects[index].name] ?? "" }
         for index in numbers.indices { numbers[index].value = form[numbers[index].name]?.trimmingCharacters(in: .whitespaces) ?? "" }
         for index in switches.indices { switches[index].on = form[switches[index].name] == "on" }
+        groupFloors = form["group_minimum_acr"] ?? ""
+        showsGroupFloors = form["group_minimum_acr_shown"] == "yes"
+    }
+
+    /// A textarea's lines, each read as `GROUP: rest` (nil where it cannot be).
+    static func groupLines(_ text: String) -> [ConsoleGroupLine?] {
+        ConsoleClientForm.lines(text).map { ConsoleGroupLine($0) }
+    }
+
+    /// `group_minimum_acr` as typed, each class as its URN, groups as named (the API resolves
+    /// them, and refuses a name of no group or a class it does not know beside the field), less
+    /// the lines of the groups `deleted` since (shown by id); nil, with the field marked, for a
+    /// line that is not `GROUP: class`.
+    mutating func floorsBody(leavingOut deleted: Set<String>) -> [[String: any Sendable]]? {
+        var floors: [[String: any Sendable]] = []
+        for line in Self.groupLines(groupFloors) {
+            guard let line else {
+                groupFloorsError = "Write each line as GROUP: class, for example staff: pin."
+                return nil
+            }
+            guard !deleted.contains(line.group) else { continue }
+            floors.append(Floor(group: line.group, minimumAcr: AuthenticationClass.prefix + line.rest).json)
+        }
+        return floors
     }
 
     /// The body of `PUT …/authentication-policy`; nil, with the fields marked, when a number is
@@ -219,6 +292,8 @@ struct ConsolePolicyForm: Sendable {
             numbers[index].numberError = sentence
         } else if let index = selects.firstIndex(where: { $0.name == field }) {
             selects[index].selectError = sentence
+        } else if field == "group_minimum_acr" {
+            groupFloorsError = sentence
         } else {
             error = sentence
         }
@@ -266,6 +341,9 @@ struct ConsolePoliciesPage: ConsolePageModel {
     let title = "Policies"
     let chrome: ConsoleChrome
     let selects: [ConsolePolicyForm.Select], numbers: [ConsolePolicyForm.Number], switches: [ConsolePolicyForm.Switch]
+    let groupFloors: String, groupFloorsError: String?
+    /// The classes a floor line may name, for the hint.
+    let floorClasses = ConsolePolicyForm.floorClasses.joined(separator: ", ")
     let policyError: String?
     let webhooks: [ConsoleWebhookForm]
     let deliveries: [ConsoleWebhookDelivery]
@@ -275,6 +353,7 @@ struct ConsolePoliciesPage: ConsolePageModel {
          notice: String?, error: String?) {
         self.chrome = chrome
         (selects, numbers, switches, policyError) = (policy.selects, policy.numbers, policy.switches, policy.error)
+        (groupFloors, groupFloorsError) = (policy.groupFloors, policy.groupFloorsError)
         (self.webhooks, self.deliveries, self.notice, self.error) = (webhooks, deliveries, notice, error)
     }
 }

@@ -5,7 +5,8 @@ import HTTPTypes
 /// add (with a shared secret given, or generated and shown once), edit, a new generated secret
 /// shown once, delete. Each is the administration API call of the same name
 /// (`…/radius-clients`, `clients:read` to see, `clients:manage` to change); a refusal is shown
-/// beside the field it names, with everything as it was typed, and nothing is changed.
+/// beside the field it names, with everything as it was typed, and nothing is changed. Groups
+/// are shown by name (`ConsoleGroupNames`), as the API keeps them by id.
 struct ConsoleRADIUSClients: Sendable {
     let flow: ConsoleFlow
 
@@ -19,14 +20,19 @@ struct ConsoleRADIUSClients: Sendable {
                                  message: ConsoleText.sentence(answer.errorDescription ?? "the RADIUS clients could not be read"))
         }
         let items = (answer.json?["items"] as? [[String: Any]] ?? []).map { ConsoleRADIUSClientRow($0) }
+        let groups = try await ConsoleGroupNames.load(naming: form.allowedGroups, flow, session, visit)
         return .page(
             "console-radius-clients",
-            ConsoleRADIUSClientsPage(ConsoleChrome(visit, session, .radiusClients), items: items, form: form), status: status)
+            ConsoleRADIUSClientsPage(ConsoleChrome(visit, session, .radiusClients), items: items, form: form, groups: groups),
+            status: status)
     }
 
     func create(_ form: FormParameters, _ session: ConsoleSession, _ visit: Visit) async throws -> PageAnswer {
-        let typed = ConsoleRADIUSClientForm(form)
-        let answer = try await flow.admin(.post, collectionPath(visit), json: typed.json(creating: true), session: session, visit)
+        var typed = ConsoleRADIUSClientForm(form)
+        guard let body = typed.json(creating: true) else {
+            return try await list(session, visit, form: typed, status: .badRequest)
+        }
+        let answer = try await flow.admin(.post, collectionPath(visit), json: body, session: session, visit)
         guard answer.status == .created, let made = answer.json, let client = made["radius_client"] as? [String: Any],
               let id = client["id"] as? String else {
             return try await list(session, visit, form: typed.refused(answer), status: ConsoleText.pageStatus(answer.status))
@@ -43,16 +49,37 @@ struct ConsoleRADIUSClients: Sendable {
             throw ConsoleRefusal(status: ConsoleText.pageStatus(answer.status), heading: "RADIUS client not shown",
                                  message: ConsoleText.sentence(answer.errorDescription ?? "the RADIUS client was not found"))
         }
+        let named = Self.groupIDs(of: client) + (form?.allowedGroups ?? [])
+        let groups = try await ConsoleGroupNames.load(naming: named, flow, session, visit)
         return .page(
             "console-radius-client",
             ConsoleRADIUSClientPage(ConsoleChrome(visit, session, .radiusClients), client: ConsoleRADIUSClientRow(client),
-                                    form: form ?? ConsoleRADIUSClientForm(client), secret: secret, notice: notice),
+                                    access: ConsoleRADIUSClientAccess(client, groups: groups),
+                                    form: form ?? ConsoleRADIUSClientForm(client, groups: groups), groups: groups,
+                                    secret: secret, notice: notice),
             status: status)
     }
 
+    /// The groups a RADIUS client names, as the API answers it.
+    private static func groupIDs(of client: [String: Any]) -> [String] {
+        (client["allowed_groups"] as? [String] ?? [])
+            + (client["group_reply_attributes"] as? [[String: Any]] ?? []).compactMap { $0["group"] as? String }
+    }
+
+    /// The edit, as `PATCH`: what the form shows as stored of the directory and groups is left
+    /// out (`ConsoleRADIUSClientForm.json`).
     func update(clientID: String, _ form: FormParameters, _ session: ConsoleSession, _ visit: Visit) async throws -> PageAnswer {
-        let typed = ConsoleRADIUSClientForm(form)
-        let answer = try await flow.admin(.patch, clientPath(clientID, visit), json: typed.json(creating: false), session: session, visit)
+        let found = try await flow.admin(.get, clientPath(clientID, visit), session: session, visit)
+        guard found.status == .ok, let client = found.json else {
+            return try await show(clientID: clientID, session, visit)
+        }
+        let groups = try await ConsoleGroupNames.load(naming: Self.groupIDs(of: client), flow, session, visit)
+        var typed = ConsoleRADIUSClientForm(form)
+        guard let body = typed.json(creating: false, stored: ConsoleRADIUSClientForm(client, groups: groups),
+                                    deleted: groups.deleted) else {
+            return try await show(clientID: clientID, session, visit, form: typed, status: .badRequest)
+        }
+        let answer = try await flow.admin(.patch, clientPath(clientID, visit), json: body, session: session, visit)
         guard answer.status == .ok else {
             return try await show(clientID: clientID, session, visit, form: typed.refused(answer),
                                   status: ConsoleText.pageStatus(answer.status))
@@ -108,97 +135,6 @@ struct ConsoleRADIUSClientRow: Sendable {
     }
 }
 
-/// The RADIUS client form as typed (or as stored, to edit), with the message beside each
-/// refused field. The shared secret is never put back into a page: a refused form asks for it
-/// again.
-struct ConsoleRADIUSClientForm: Sendable {
-    var name = "", networks = "", mode = RADIUSClient.Mode.push.rawValue, waitSeconds = String(RADIUSClient.defaultWaitSeconds)
-    var stripRealm = false, stripDomain = false
-    var unenrolledUsers = RADIUSClient.UnenrolledUsers.reject.rawValue, replyAttributes = "", secret = ""
-    var nameError: String?, networksError: String?, modeError: String?, waitError: String?, stripError: String?
-    var unenrolledError: String?, replyError: String?, secretError: String?, error: String?
-
-    static let empty = ConsoleRADIUSClientForm()
-
-    init() {}
-
-    init(_ form: FormParameters) {
-        name = form["name"] ?? ""
-        networks = form["networks"] ?? ""
-        mode = form["mode"] ?? RADIUSClient.Mode.push.rawValue
-        waitSeconds = form["wait_seconds"] ?? ""
-        // A checkbox left clear is not sent.
-        stripRealm = form["strip_realm"] == "yes"
-        stripDomain = form["strip_domain"] == "yes"
-        unenrolledUsers = form["unenrolled_users"] ?? RADIUSClient.UnenrolledUsers.reject.rawValue
-        replyAttributes = form["reply_attributes"] ?? ""
-        secret = form["secret"] ?? ""
-    }
-
-    init(_ client: [String: Any]) {
-        name = client["name"] as? String ?? ""
-        networks = (client["networks"] as? [String] ?? []).joined(separator: "\n")
-        mode = client["mode"] as? String ?? RADIUSClient.Mode.push.rawValue
-        waitSeconds = (client["wait_seconds"] as? Int).map(String.init) ?? ""
-        stripRealm = client["strip_realm"] as? Bool ?? false
-        stripDomain = client["strip_domain"] as? Bool ?? false
-        unenrolledUsers = client["unenrolled_users"] as? String ?? RADIUSClient.UnenrolledUsers.reject.rawValue
-        replyAttributes = (client["reply_attributes"] as? [[String: Any]] ?? [])
-            .map { "\($0["name"] as? String ?? "")=\($0["value"] as? String ?? "")" }
-            .joined(separator: "\n")
-    }
-
-    /// The API's body. A wait left empty is the default; a wait that is not a whole number goes
-    /// as the text typed, for the API to refuse beside the field. A reply attribute line is
-    /// `Name=Value`, split at the first `=`; a line without one is a name without a value, which
-    /// the API refuses. The secret goes only on creation, and only when one was typed.
-    func json(creating: Bool) -> [String: any Sendable] {
-        let wait = waitSeconds.trimmingCharacters(in: .whitespaces)
-        let waitValue: any Sendable
-        if wait.isEmpty {
-            waitValue = RADIUSClient.defaultWaitSeconds
-        } else if let seconds = Int(wait) {
-            waitValue = seconds
-        } else {
-            waitValue = wait
-        }
-        let attributes: [[String: any Sendable]] = ConsoleClientForm.lines(replyAttributes).map { line in
-            guard let equals = line.firstIndex(of: "=") else { return ["name": line, "value": ""] }
-            return ["name": line[..<equals].trimmingCharacters(in: .whitespaces),
-                    "value": line[line.index(after: equals)...].trimmingCharacters(in: .whitespaces)]
-        }
-        var body: [String: any Sendable] = [
-            "name": name, "networks": ConsoleClientForm.lines(networks), "mode": mode, "wait_seconds": waitValue,
-            "strip_realm": stripRealm, "strip_domain": stripDomain, "unenrolled_users": unenrolledUsers,
-            "reply_attributes": attributes,
-        ]
-        if creating && !secret.isEmpty { body["secret"] = secret }
-        return body
-    }
-
-    /// This form with the API's refusal beside its field, and the secret cleared.
-    func refused(_ answer: InProcessRouter.Answer) -> ConsoleRADIUSClientForm {
-        var form = self
-        form.secret = ""
-        let message = answer.errorDescription ?? "the RADIUS client could not be saved"
-        let sentence = ConsoleText.sentence(message)
-        // A network that overlaps another client's is a conflict (409), named by its network.
-        let field = message.hasPrefix("network ") ? "networks" : ConsoleText.field(of: message)?.split(separator: "[").first.map(String.init)
-        switch field {
-        case "name": form.nameError = sentence
-        case "networks": form.networksError = sentence
-        case "mode": form.modeError = sentence
-        case "wait_seconds": form.waitError = sentence
-        case "strip_realm", "strip_domain": form.stripError = sentence
-        case "unenrolled_users": form.unenrolledError = sentence
-        case "reply_attributes": form.replyError = sentence
-        case "secret": form.secretError = sentence
-        default: form.error = sentence
-        }
-        return form
-    }
-}
-
 /// `console-radius-clients`.
 struct ConsoleRADIUSClientsPage: ConsolePageModel {
     let title = "RADIUS clients"
@@ -206,10 +142,10 @@ struct ConsoleRADIUSClientsPage: ConsolePageModel {
     let items: [ConsoleRADIUSClientRow]
     let form: ConsoleRADIUSClientFields
 
-    init(_ chrome: ConsoleChrome, items: [ConsoleRADIUSClientRow], form: ConsoleRADIUSClientForm) {
+    init(_ chrome: ConsoleChrome, items: [ConsoleRADIUSClientRow], form: ConsoleRADIUSClientForm, groups: ConsoleGroupNames) {
         self.chrome = chrome
         self.items = items
-        self.form = ConsoleRADIUSClientFields(form, creating: true)
+        self.form = ConsoleRADIUSClientFields(form, groups: groups, creating: true)
     }
 }
 
@@ -218,51 +154,35 @@ struct ConsoleRADIUSClientPage: ConsolePageModel {
     let title: String
     let chrome: ConsoleChrome
     let client: ConsoleRADIUSClientRow
+    let access: ConsoleRADIUSClientAccess
     let form: ConsoleRADIUSClientFields
     let secret: String?
     let notice: String?
 
-    init(_ chrome: ConsoleChrome, client: ConsoleRADIUSClientRow, form: ConsoleRADIUSClientForm, secret: String?, notice: String?) {
+    init(_ chrome: ConsoleChrome, client: ConsoleRADIUSClientRow, access: ConsoleRADIUSClientAccess, form: ConsoleRADIUSClientForm,
+         groups: ConsoleGroupNames, secret: String?, notice: String?) {
         self.chrome = chrome
         title = client.name
-        (self.client, self.secret, self.notice) = (client, secret, notice)
-        self.form = ConsoleRADIUSClientFields(form, creating: false)
+        (self.client, self.access, self.secret, self.notice) = (client, access, secret, notice)
+        self.form = ConsoleRADIUSClientFields(form, groups: groups, creating: false)
     }
 }
 
-/// The RADIUS client form as the template reads it: each select's options with the chosen one
-/// marked; the secret field only when adding.
-struct ConsoleRADIUSClientFields: Sendable {
-    struct Option: Sendable { let value: String, label: String, selected: Bool }
-    let creating: Bool
-    let name: String, networks: String, waitSeconds: String, replyAttributes: String
-    let stripRealm: Bool, stripDomain: Bool
-    let modes: [Option], unenrolledChoices: [Option]
-    let nameError: String?, networksError: String?, modeError: String?, waitError: String?, stripError: String?
-    let unenrolledError: String?, replyError: String?, secretError: String?, error: String?
+/// Who may log in through a RADIUS client and what their groups add, as its page states it:
+/// groups by name, "(deleted group)" for one deleted since.
+struct ConsoleRADIUSClientAccess: Sendable {
+    struct GroupReply: Sendable { let group: String, attribute: String }
+    let directoryPassword: String
+    let allowedGroups: String
+    let groupReplies: [GroupReply]
 
-    init(_ form: ConsoleRADIUSClientForm, creating: Bool) {
-        self.creating = creating
-        (name, networks, waitSeconds, replyAttributes) = (form.name, form.networks, form.waitSeconds, form.replyAttributes)
-        (stripRealm, stripDomain) = (form.stripRealm, form.stripDomain)
-        modes = RADIUSClient.Mode.allCases.map { mode in
-            let label = switch mode {
-            case .push: "push: approve on the phone"
-            case .pushNumber: "push-number: pick the number shown by the gateway"
-            case .passcode: "passcode: a one-time code as the password"
-            case .auto: "auto: a code if typed, else a push"
-            }
-            return Option(value: mode.rawValue, label: label, selected: mode.rawValue == form.mode)
+    init(_ client: [String: Any], groups: ConsoleGroupNames) {
+        directoryPassword = client["directory_password"] as? Bool == true
+            ? "Asked first: User-Password is checked in the tenant's directory before the push" : "Not asked"
+        allowedGroups = groups.admitted(client["allowed_groups"] as? [String] ?? [])
+        groupReplies = (client["group_reply_attributes"] as? [[String: Any]] ?? []).flatMap { reply in
+            let group = groups.label(of: reply["group"] as? String ?? "")
+            return ConsoleRADIUSClientForm.attributes(reply["attributes"]).map { GroupReply(group: group, attribute: "\($0.name)=\($0.value)") }
         }
-        unenrolledChoices = RADIUSClient.UnenrolledUsers.allCases.map { choice in
-            let label = switch choice {
-            case .reject: "rejected"
-            case .accept: "accepted (recorded in the audit log)"
-            }
-            return Option(value: choice.rawValue, label: label, selected: choice.rawValue == form.unenrolledUsers)
-        }
-        (nameError, networksError, modeError, waitError) = (form.nameError, form.networksError, form.modeError, form.waitError)
-        (stripError, unenrolledError, replyError) = (form.stripError, form.unenrolledError, form.replyError)
-        (secretError, error) = (form.secretError, form.error)
     }
 }

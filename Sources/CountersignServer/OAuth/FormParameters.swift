@@ -78,6 +78,12 @@ struct FormParameters: Sendable {
     /// Whether `name` was sent with a value.
     func contains(_ name: String) -> Bool { values[name] != nil }
 
+    /// The names sent with a value that begin with `prefix`, sorted: a console's list of
+    /// checkboxes, each box its own name, since a name sent twice is refused.
+    func names(prefixed prefix: String) -> [String] {
+        values.keys.filter { $0.hasPrefix(prefix) }.sorted()
+    }
+
     /// Form decoding: `+` is a space, `%XX` a byte; the bytes must be UTF-8.
     static func decoded(_ bytes: some Collection<UInt8>) throws -> String {
         var output: [UInt8] = []

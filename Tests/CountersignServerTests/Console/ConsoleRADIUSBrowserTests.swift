@@ -7,10 +7,12 @@ import Testing
 @Suite("Console RADIUS clients in a browser", .serialized,
        .enabled(if: Browser.isAvailable, "Chromium and chromedriver are not installed (apt-get install chromium chromium-driver)"))
 struct ConsoleRADIUSBrowserTests {
-    @Test("An administrator opens RADIUS clients from the navigation, is told beside the field that a network is not one, adds the VPN gateway with a generated secret shown once, and sees it listed, also at phone width")
+    @Test("An administrator opens RADIUS clients from the navigation, is told beside the field that a network is not one and that a group reply line names no group, adds the VPN gateway for the staff group with its Filter-Id and a generated secret shown once, and sees it listed, also at phone width")
     func administratorAddsAVPNGatewayAndSeesItListed() async throws {
         try await TestServer.with(.sqlite) { server in
             let admin = try await server.enrolledUser("root")
+            let staff = try await GroupPolicyTests.group(server, "vpn-staff", members: [admin.userID])
+            _ = try await GroupPolicyTests.group(server, "contractors", members: [])
             #expect(try await server.admin(
                 "PUT", "/admin/v1/tenants/default/users/\(admin.userID)/console-role", json: ["role": "tenant-admin"]).status == 200)
             try await Browser.session(width: 1280, height: 900) { browser in
@@ -35,11 +37,22 @@ struct ConsoleRADIUSBrowserTests {
                 try await browser.find("#networks").type("192.0.2.0/24")
                 try await browser.find("#mode option[value='push-number']").click()
                 try await browser.find("#strip_realm").click()
+                try await browser.find("#allowed-group-\(staff)").click()
+                try await browser.find("#group_reply_attributes").type("vpn-stafff: Filter-Id=vpn-staff")
+                try await browser.find("#add-radius-client").click()
+                let groupError = try await browser.waitFor(css: "#group-replies-error")
+                #expect(try await groupError.text().contains("names no group of the tenant: vpn-stafff"))
+                #expect(try await browser.find("#allowed-group-\(staff)").property("checked", as: Bool.self) == true, "the box stays ticked")
+
+                try await browser.find("#group_reply_attributes").clear()
+                try await browser.find("#group_reply_attributes").type("vpn-staff: Filter-Id=vpn-staff")
                 try await browser.find("#add-radius-client").click()
                 let secret = try await browser.waitFor(css: "#radius-client-secret").text()
                 #expect(secret.count == 32)
                 #expect(try await browser.bodyText().contains("The shared secret, shown only now"))
                 let id = try await browser.find("#radius-client-id").text()
+                #expect(try await browser.find("#radius-client-allowed-groups").text() == "vpn-staff")
+                #expect(try await browser.find("#radius-client-group-replies").text().contains("vpn-staff: Filter-Id=vpn-staff"))
                 try await CodeFlowBrowserTests.screenshot(browser, "console-radius-client")
 
                 try await browser.find("a[href='/console/radius-clients']").click()
@@ -51,6 +64,10 @@ struct ConsoleRADIUSBrowserTests {
                 try await CodeFlowBrowserTests.screenshot(browser, "console-radius-clients")
                 let stored = try await server.admin("GET", "/admin/v1/tenants/default/radius-clients/\(id)")
                 #expect(stored["strip_realm"] as? Bool == true)
+                #expect(stored["allowed_groups"] as? [String] == [staff])
+                let replies = stored["group_reply_attributes"] as? [[String: any Sendable]]
+                #expect(replies?.first?["group"] as? String == staff)
+                #expect((replies?.first?["attributes"] as? [[String: any Sendable]])?.first?["value"] as? String == "vpn-staff")
 
                 // At phone width the list and the page are one column, no wider than the screen.
                 try await browser.windowSize(width: 390, height: 844)
