@@ -88,7 +88,15 @@ struct ClientAdminRoutes: Sendable {
             throw AdminError.invalidField("allowed_groups", "name at most \(Client.maximumAllowedGroups) groups")
         }
         var client = client
-        client.allowedGroups = try await store.resolveGroups(references, tenantID: client.tenantID, field: "allowed_groups")
+        // An id the client already holds stays, though its group was deleted since (it admits
+        // nobody): what GET shows can always be sent back.
+        var ids: [String] = []
+        for reference in references {
+            let id = client.allowedGroups.contains(reference) ? reference
+                : try await store.resolveGroups([reference], tenantID: client.tenantID, field: "allowed_groups")[0]
+            if !ids.contains(id) { ids.append(id) }
+        }
+        client.allowedGroups = ids
         return client
     }
 

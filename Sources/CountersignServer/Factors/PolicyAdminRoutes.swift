@@ -21,10 +21,13 @@ struct PolicyAdminRoutes: Sendable {
         router.put(RouterPath(base)) { request, context in
             let (key, tenant) = try await guardian.tenant(request, context, holding: .authenticationPolicyManage)
             var policy = try await request.decodeJSON(AuthenticationPolicy.self, limit: maximumBodySize).validated(publicOrigin: origin.base)
-            // Groups named by name or id, kept by id, each once.
+            // Groups named by name or id, kept by id, each once. An id the stored policy holds
+            // is kept though its group was deleted since (it applies to nobody): the policy read
+            // with GET can always be put back.
             var floors: [GroupMinimum] = []
             for floor in policy.groupMinimums {
-                let id = try await store.resolveGroups([floor.group], tenantID: tenant.id, field: "group_minimum_acr")[0]
+                let id = tenant.policy.groupMinimums.contains { $0.group == floor.group } ? floor.group
+                    : try await store.resolveGroups([floor.group], tenantID: tenant.id, field: "group_minimum_acr")[0]
                 guard !floors.contains(where: { $0.group == id }) else {
                     throw AdminError.invalidField("group_minimum_acr", "names the group \(floor.group) twice")
                 }

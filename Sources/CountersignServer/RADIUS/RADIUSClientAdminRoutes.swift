@@ -30,13 +30,24 @@ struct RADIUSClientAdminRoutes: Sendable {
     /// `client` with the groups `fields` name, by name or id, kept by id.
     private func groups(_ fields: RADIUSClientFields, in client: RADIUSClient) async throws -> RADIUSClient {
         var client = client
+        // An id the client already holds stays, though its group was deleted since (it applies
+        // to nobody): what GET shows can always be sent back.
+        let held = Set(client.allowedGroups + client.groupReplyAttributes.map(\.group))
+        func groupID(_ reference: String, _ field: String) async throws -> String {
+            held.contains(reference) ? reference : try await store.resolveGroups([reference], tenantID: client.tenantID, field: field)[0]
+        }
         if let references = fields.allowedGroups {
-            client.allowedGroups = try await store.resolveGroups(references, tenantID: client.tenantID, field: "allowed_groups")
+            var ids: [String] = []
+            for reference in references {
+                let id = try await groupID(reference, "allowed_groups")
+                if !ids.contains(id) { ids.append(id) }
+            }
+            client.allowedGroups = ids
         }
         if let replies = fields.groupReplyAttributes {
             var resolved: [RADIUSGroupReply] = []
             for reply in replies {
-                let id = try await store.resolveGroups([reply.group], tenantID: client.tenantID, field: "group_reply_attributes")[0]
+                let id = try await groupID(reply.group, "group_reply_attributes")
                 guard !resolved.contains(where: { $0.group == id }) else {
                     throw AdminError.invalidField("group_reply_attributes", "names the group \(reply.group) twice")
                 }

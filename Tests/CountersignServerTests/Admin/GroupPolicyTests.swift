@@ -63,6 +63,15 @@ struct GroupPolicyTests {
             #expect(renamed.status == 200)
             let again = try await server.admin("GET", "/admin/v1/tenants/default/radius-clients/\(id)")
             #expect((again["allowed_groups"] as? [String])?.first == staff)
+            // A group deleted since stays where it was named (admitting nobody), and what GET
+            // shows can be sent back as it is.
+            let contractors = try #require((again["allowed_groups"] as? [String])?.last)
+            #expect(try await server.admin("DELETE", "/admin/v1/tenants/default/groups/\(contractors)").status == 204)
+            let resent = try await server.admin("PATCH", "/admin/v1/tenants/default/radius-clients/\(id)", json: [
+                "allowed_groups": again["allowed_groups"] as? [String] ?? [],
+                "group_reply_attributes": again["group_reply_attributes"] as? [[String: any Sendable]] ?? [],
+            ])
+            #expect(resent.status == 200, "\(resent.errorDescription ?? "")")
         }
     }
 
@@ -117,6 +126,17 @@ struct GroupPolicyTests {
             // Asking for more than the floor still gets more.
             _ = try await server.startApproval(client, user: "ada", extra: [("acr_values", "urn:countersign:acr:biometric")])
             #expect(try await ada.newest().details.verification?.factor == .biometric)
+
+            // The policy read back can be put back after its group was deleted.
+            let admins = try #require(floors.first?["group"] as? String)
+            #expect(try await server.admin("DELETE", "/admin/v1/tenants/default/groups/\(admins)").status == 204)
+            let shown = try await server.admin("GET", "/admin/v1/tenants/default/authentication-policy")
+            let putBack = try await server.admin("PUT", "/admin/v1/tenants/default/authentication-policy", json: [
+                "user_requests_per_minute": 0,
+                "group_minimum_acr": shown["group_minimum_acr"] as? [[String: any Sendable]] ?? [],
+            ])
+            #expect(putBack.status == 200, "\(putBack.errorDescription ?? "")")
+            _ = try await Self.group(server, "admins", members: [adaID])
 
             let unreachable = try await server.admin("PUT", "/admin/v1/tenants/default/authentication-policy", json: [
                 "disabled_factors": ["custom"],
