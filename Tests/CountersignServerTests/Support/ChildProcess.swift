@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// A program run as a child process: the command line under test, the compiler, openssl, curl,
 /// an independent verifier.
@@ -105,6 +106,8 @@ enum ChildProcess {
 /// next `ChildProcess.run` until the peer stopped. Output goes to /dev/null; stopped by SIGKILL.
 final class SpawnedPeer: Sendable {
     let pid: pid_t
+    /// Once reaped, the pid may be another process's: it is never signalled again.
+    private let reaped = Mutex(false)
 
     init(_ executable: String, _ arguments: [String], argv0: String? = nil) throws {
         var actions = posix_spawn_file_actions_t()
@@ -113,6 +116,7 @@ final class SpawnedPeer: Sendable {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        closeInheritedDescriptors(&actions)
         let argv = ([argv0 ?? executable] + arguments).map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         var pid: pid_t = 0
@@ -121,10 +125,23 @@ final class SpawnedPeer: Sendable {
         self.pid = pid
     }
 
+    /// Whether the peer has ended on its own (it is then reaped, and `stop` does nothing more).
+    func hasEnded() -> Bool {
+        reaped.withLock { reaped in
+            var status: Int32 = 0
+            if !reaped && waitpid(pid, &status, WNOHANG) == pid { reaped = true }
+            return reaped
+        }
+    }
+
     func stop() {
-        kill(pid, SIGKILL)
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        reaped.withLock { reaped in
+            guard !reaped else { return }
+            kill(pid, SIGKILL)
+            var status: Int32 = 0
+            while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+            reaped = true
+        }
     }
 }
 
@@ -134,13 +151,17 @@ extension ChildProcess {
     /// child of the process (see `SpawnedPeer`), which under a full suite held a PAM login's
     /// pamtester "running" for minutes after it had ended. Standard input from `input`, standard
     /// output and error together.
+    /// A child still running after `timeout` is killed (SIGKILL), and its status is 137: no
+    /// peer that hangs (a client talking to a socket that never answers) holds a test forever.
     static func spawned(_ executable: URL, _ arguments: [String], environment: [String: String]? = nil,
-                        input: String? = nil) async throws -> Finished {
-        try await onThreadOfItsOwn { try spawnedBlocking(executable, arguments, environment: environment, input: input) }
+                        input: String? = nil, timeout: Duration = .seconds(300)) async throws -> Finished {
+        try await onThreadOfItsOwn {
+            try spawnedBlocking(executable, arguments, environment: environment, input: input, timeout: timeout)
+        }
     }
 
     private static func spawnedBlocking(_ executable: URL, _ arguments: [String], environment: [String: String]?,
-                                        input: String?) throws -> Finished {
+                                        input: String?, timeout: Duration) throws -> Finished {
         let workspace = FileManager.default.temporaryDirectory.appendingPathComponent("spawn-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: workspace, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: workspace) }
@@ -153,6 +174,7 @@ extension ChildProcess {
         posix_spawn_file_actions_addopen(&actions, 0, inputFile.path, O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, outputFile.path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        closeInheritedDescriptors(&actions)
         let argv = ([executable.path] + arguments).map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         let variables = (environment ?? ProcessInfo.processInfo.environment).map { strdup("\($0.key)=\($0.value)") } + [nil]
@@ -161,7 +183,13 @@ extension ChildProcess {
         let status = withDefaultSignals { posix_spawn(&pid, executable.path, &actions, &$0, argv, variables) }
         guard status == 0 else { throw POSIXError(POSIXErrorCode(rawValue: status) ?? .EINVAL) }
         var exit: Int32 = 0
-        while waitpid(pid, &exit, 0) < 0 && errno == EINTR {}
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            let waited = waitpid(pid, &exit, WNOHANG)
+            if waited == pid || (waited < 0 && errno != EINTR) { break }
+            if ContinuousClock.now >= deadline { kill(pid, SIGKILL) }
+            usleep(2_000)
+        }
         let code: Int32 = (exit & 0x7F) == 0 ? (exit >> 8) & 0xFF : 128 + (exit & 0x7F)
         return Finished(status: code, output: (try? String(contentsOf: outputFile, encoding: .utf8)) ?? "")
     }
@@ -183,4 +211,25 @@ func withDefaultSignals<T>(_ body: (inout posix_spawnattr_t) throws -> T) rethro
     sigemptyset(&none)
     posix_spawnattr_setsigmask(&attributes, &none)
     return try body(&attributes)
+}
+
+/// Closes, in the child, every descriptor from 3 up: the test process's sockets and pipes are
+/// not close-on-exec (Foundation's among them), and a long-lived peer that inherited them kept
+/// them open. Foundation's `Process` learns that a child ended when the child's end of a socket
+/// pair closes, so a slapd that had inherited that end while an openssl or a `countersign
+/// serve` was being started held it open for its whole life: `waitUntilExit` never returned,
+/// on one of the concurrency pool's two threads, and the suite stopped. A listening socket of a
+/// test server inherited the same way answered a peer's connection in the server's place.
+/// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34); where it is missing, each open
+/// descriptor is closed by name.
+func closeInheritedDescriptors(_ actions: inout posix_spawn_file_actions_t) {
+    typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+    if let symbol = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") {
+        _ = unsafeBitCast(symbol, to: CloseFrom.self)(&actions, 3)
+        return
+    }
+    let open = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+    for descriptor in open.compactMap(Int32.init) where descriptor > 2 {
+        posix_spawn_file_actions_addclose(&actions, descriptor)
+    }
 }

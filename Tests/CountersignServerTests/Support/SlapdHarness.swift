@@ -163,7 +163,12 @@ final class SlapdHarness: Sendable {
         process.withLock { $0 = peer }
         let whoami = try #require(ChildProcess.find("ldapwhoami"))
         for _ in 0..<100 {
-            let answer = try await ChildProcess.spawned(whoami, ["-x", "-H", ldapURL], environment: Self.toolEnvironment)
+            // A slapd that ended (another process took a port between its choice and slapd's
+            // bind) is not waited for: the ports are chosen again. Nor is a listener on the port
+            // that is not slapd: a whoami that is not answered in 5 s is killed.
+            if peer.hasEnded() { break }
+            let answer = try await ChildProcess.spawned(
+                whoami, ["-x", "-o", "nettimeout=2", "-H", ldapURL], environment: Self.toolEnvironment, timeout: .seconds(5))
             if answer.status == 0 { return }
             try await Task.sleep(for: .milliseconds(50))
         }
