@@ -33,7 +33,7 @@ struct ClientAdminRoutes: Sendable {
             let date = now()
             let client = try await groups(
                 registration, in: try registration.registered(id: Identifier.make("cli", at: date), tenant: tenant, at: date))
-            try await checkDirectory(registration.directoryPassword, tenant: tenant)
+            try await DirectoryPresence.check(registration.directoryPassword) { try await store.hasDirectory(tenantID: tenant.id) }
             // A private_key_jwt or public client gets a secret nobody is shown: the column holds a hash, and
             // switching the client to a secret method later takes a rotation.
             let secret = Secrets.generate(prefix: "css_")
@@ -73,7 +73,7 @@ struct ClientAdminRoutes: Sendable {
         let existing = try await find(context, tenant: tenant)
         let registration = try await request.decodeJSON(ClientRegistration.self, limit: maximumBodySize)
         let client = try await groups(registration, in: try registration.applied(to: existing, tenant: tenant, at: now()))
-        try await checkDirectory(registration.directoryPassword, tenant: tenant)
+        try await DirectoryPresence.check(registration.directoryPassword) { try await store.hasDirectory(tenantID: tenant.id) }
         // The old secret must not come back to life if the client is switched back later.
         let forgottenSecret = existing.authenticationMethod.usesSecret && !client.authenticationMethod.usesSecret
             ? Secrets.hash(Secrets.generate(prefix: "css_")) : nil
@@ -98,14 +98,6 @@ struct ClientAdminRoutes: Sendable {
         }
         client.allowedGroups = ids
         return client
-    }
-
-    /// `directory_password: true` needs a directory to check passwords against. (A directory
-    /// removed later leaves such a client's sign-ins refused, not open.)
-    private func checkDirectory(_ directoryPassword: Bool?, tenant: Tenant) async throws {
-        guard directoryPassword == true, try await !store.hasDirectory(tenantID: tenant.id) else { return }
-        throw AdminError.invalidField(
-            "directory_password", "needs the tenant's directory: set it first with PUT /admin/v1/tenants/{tenant}/directory")
     }
 
     private func find(_ context: CountersignRequestContext, tenant: Tenant) async throws -> Client {

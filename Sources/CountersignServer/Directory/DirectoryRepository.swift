@@ -122,4 +122,13 @@ enum DirectoryPresence {
     static func configured(tenantID: String, on executor: any SQLExecutor) async throws -> Bool {
         !(try await executor.run("SELECT 1 AS one FROM directories WHERE tenant_id = \(tenantID)")).isEmpty
     }
+
+    /// Refuses `directory_password: true` for a tenant without a directory to check passwords
+    /// against. (A directory removed later leaves such a client's sign-ins and logins refused,
+    /// not open.)
+    static func check(_ directoryPassword: Bool?, present: () async throws -> Bool) async throws {
+        guard directoryPassword == true, try await !present() else { return }
+        throw AdminError.invalidField(
+            "directory_password", "needs the tenant's directory: set it first with PUT /admin/v1/tenants/{tenant}/directory")
+    }
 }

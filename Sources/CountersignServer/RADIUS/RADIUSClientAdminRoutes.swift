@@ -58,14 +58,6 @@ struct RADIUSClientAdminRoutes: Sendable {
         return client
     }
 
-    /// `directory_password: true` needs a directory to check passwords against. (A directory
-    /// removed later leaves such a client's logins rejected, not open.)
-    private func checkDirectory(_ directoryPassword: Bool?, tenant: Tenant) async throws {
-        guard directoryPassword == true, try await !store.hasDirectory(tenantID: tenant.id) else { return }
-        throw AdminError.invalidField(
-            "directory_password", "needs the tenant's directory: set it first with PUT /admin/v1/tenants/{tenant}/directory")
-    }
-
     func register(on router: some RouterMethods<CountersignRequestContext>) {
         let base = "/admin/v1/tenants/{tenant}/radius-clients"
         router.get(RouterPath(base)) { request, context in
@@ -79,7 +71,7 @@ struct RADIUSClientAdminRoutes: Sendable {
             let fields = try await request.decodeJSON(RADIUSClientFields.self, limit: maximumBodySize)
             let date = stamp()
             let client = try await groups(fields, in: try fields.created(id: Identifier.make("rdc", at: date), tenantID: tenant.id, at: date))
-            try await checkDirectory(fields.directoryPassword, tenant: tenant)
+            try await DirectoryPresence.check(fields.directoryPassword) { try await store.hasDirectory(tenantID: tenant.id) }
             let secret = fields.secret ?? RADIUSClientFields.generatedSecret()
             try Self.stored(try await store.create(
                 client, sealedSecret: try seal(secret, for: client), actor: "admin-key:\(key.id)"), id: client.id)
@@ -98,7 +90,7 @@ struct RADIUSClientAdminRoutes: Sendable {
                 throw AdminError.invalidField("secret", "is changed with POST \(base)/{id}/secret")
             }
             let client = try await groups(fields, in: try fields.applied(to: existing, at: stamp()))
-            try await checkDirectory(fields.directoryPassword, tenant: tenant)
+            try await DirectoryPresence.check(fields.directoryPassword) { try await store.hasDirectory(tenantID: tenant.id) }
             try Self.stored(try await store.update(client, sealedSecret: nil, actor: "admin-key:\(key.id)"), id: client.id)
             return try JSON.response(client)
         }

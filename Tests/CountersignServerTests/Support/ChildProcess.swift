@@ -198,12 +198,13 @@ extension ChildProcess {
 /// Spawn attributes under which a child starts with every signal at its default and none
 /// blocked, whatever the test process did with them: a signal the process ignores (SIGPIPE,
 /// or SIGTERM and SIGINT once a server under test has taken them over) stays ignored across
-/// exec, so a peer spawned after that did not end on SIGTERM. Call `body` with them.
-func withDefaultSignals<T>(_ body: (inout posix_spawnattr_t) throws -> T) rethrows -> T {
+/// exec, so a peer spawned after that did not end on SIGTERM. Call `body` with them, `flags`
+/// added (a session of its own, say).
+func withDefaultSignals<T>(flags: Int32 = 0, _ body: (inout posix_spawnattr_t) throws -> T) rethrows -> T {
     var attributes = posix_spawnattr_t()
     posix_spawnattr_init(&attributes)
     defer { posix_spawnattr_destroy(&attributes) }
-    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
+    posix_spawnattr_setflags(&attributes, Int16(flags | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
     var all = sigset_t()
     sigfillset(&all)
     posix_spawnattr_setsigdefault(&attributes, &all)

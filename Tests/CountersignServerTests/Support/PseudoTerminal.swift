@@ -37,20 +37,10 @@ final class PseudoTerminal: Sendable {
             throw Failure(description: "ptsname: errno \(errno)")
         }
 
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
         // A session of its own: the terminal opened as its standard input then becomes its
         // controlling terminal. Signals start at their defaults and unblocked, whatever the test
-        // process does with them.
+        // process does with them (`withDefaultSignals`).
         let setSession: Int32 = 0x80  // POSIX_SPAWN_SETSID, which the Glibc module does not export
-        posix_spawnattr_setflags(&attributes, Int16(setSession | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
-        var all = sigset_t()
-        sigfillset(&all)
-        posix_spawnattr_setsigdefault(&attributes, &all)
-        var none = sigset_t()
-        sigemptyset(&none)
-        posix_spawnattr_setsigmask(&attributes, &none)
 
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
@@ -68,7 +58,7 @@ final class PseudoTerminal: Sendable {
             envp.forEach { free($0) }
         }
         var child: pid_t = 0
-        let spawned = posix_spawn(&child, executable.path, &actions, &attributes, argv, envp)
+        let spawned = withDefaultSignals(flags: setSession) { posix_spawn(&child, executable.path, &actions, &$0, argv, envp) }
         guard spawned == 0 else {
             Glibc.close(master)
             throw Failure(description: "posix_spawn \(executable.path): error \(spawned)")
