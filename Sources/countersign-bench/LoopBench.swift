@@ -90,6 +90,9 @@ struct LoopBench: AsyncParsableCommand {
             print("  server: \(Int(requests)) HTTP requests (\(format(requests / Double(times.count))) per loop), mean \(format((after.seconds - before.seconds) / requests * 1000)) ms inside the server per request")
         }
         await devices.stop()
+        if devices.dismissedCount > 0 {
+            print("  devices: \(devices.dismissedCount) request(s) shown again after their answer, dismissed")
+        }
 
         if pending > 0 {
             let pendingStart = ContinuousClock.now
@@ -303,7 +306,15 @@ struct LoopFixture: Sendable {
                     for try await event in user.authenticator.liveRequests(user.enrollment.id) {
                         guard case .request(let request) = event else { continue }
                         let details = try await user.authenticator.details(for: request)
-                        _ = try await user.authenticator.approve(details)
+                        do {
+                            _ = try await user.authenticator.approve(details)
+                        } catch CountersignError.alreadyAnswered {
+                            // As an app does, the device dismisses a request answered meanwhile
+                            // (one shown again on a stream opened after its answer); counted, and
+                            // reported, since in this bench only this device answers.
+                            devices.dismissed()
+                            continue
+                        }
                         approved()
                     }
                 }
@@ -358,6 +369,14 @@ final class BenchDevices: Sendable {
     private let continuations: [AsyncStream<Void>.Continuation]
     private let tasks = Mutex<[Task<Void, Never>]>([])
     private let failure = Mutex<(any Error)?>(nil)
+    private let dismissals = Atomic<Int>(0)
+
+    /// Requests the devices were shown after they had answered them, and dismissed.
+    var dismissedCount: Int { dismissals.load(ordering: .relaxed) }
+
+    func dismissed() {
+        dismissals.add(1, ordering: .relaxed)
+    }
 
     init(count: Int) {
         var streams: [AsyncStream<Void>] = []
