@@ -19,6 +19,11 @@ enum AccountError: WireFailure, Sendable, Equatable {
     case unknownTicket
     /// The form could not be read.
     case malformedForm(String)
+    /// The session was opened with a recovery code or an access pass, which reach enrollment
+    /// only (docs/recovery.md).
+    case recoveryOnly
+    /// Recovery codes are made after a sign-in with a phone or a passkey, not with a code.
+    case codesNeedDevice
 
     var wireError: WireError {
         WireError(status, code: code, description: message, heading: heading, back: .account)
@@ -30,6 +35,7 @@ enum AccountError: WireFailure, Sendable, Equatable {
         case .unknownDevice, .unknownPasskey, .unknownApproval, .unknownTicket: .notFound
         case .notApproved: .conflict
         case .malformedForm: .badRequest
+        case .recoveryOnly, .codesNeedDevice: .forbidden
         }
     }
 
@@ -43,6 +49,8 @@ enum AccountError: WireFailure, Sendable, Equatable {
         case .notApproved: "request_not_approved"
         case .unknownTicket: "unknown_ticket"
         case .malformedForm: "invalid_request"
+        case .recoveryOnly: "recovery_session"
+        case .codesNeedDevice: "device_sign_in_required"
         }
     }
 
@@ -54,6 +62,8 @@ enum AccountError: WireFailure, Sendable, Equatable {
         case .unknownApproval, .notApproved: "Request not found"
         case .unknownTicket: "Enrollment not found"
         case .malformedForm: "This form cannot be read"
+        case .recoveryOnly: "Signed in for recovery only"
+        case .codesNeedDevice: "Sign in with your phone first"
         }
     }
 
@@ -73,6 +83,10 @@ enum AccountError: WireFailure, Sendable, Equatable {
             "You have no enrollment with this reference. Start a new one from your account."
         case .malformedForm(let reason):
             "The form could not be read: \(reason). Nothing was changed."
+        case .recoveryOnly:
+            "You signed in with a recovery code or a temporary access pass: you can enroll a new phone or add a passkey, nothing else. Sign in with the new phone or passkey to manage your account. Nothing was changed."
+        case .codesNeedDevice:
+            "New recovery codes are made after signing in with your phone or a passkey. Sign in with one, then try again. Nothing was changed."
         }
     }
 }

@@ -15,6 +15,11 @@ import HTTPTypes
 ///    within ten minutes of signing in (`freshSignIn`), or after signing in again.
 /// 5. `reportNotRequested` (`POST /account/approvals/{id}/not-me`): "This wasn't me" on an
 ///    approval, with the reaction of a device's `not_requested` answer (`NotRequestedReport`).
+/// 6. `createRecoveryCodes` (`POST /account/recovery-codes`): a new set of recovery codes,
+///    shown once; only within ten minutes of a sign-in with a phone or a passkey.
+///
+/// A session opened with a recovery code or an access pass (`RecoveryFlow`) sees a page that
+/// offers only a new phone or a passkey; every other form refuses it (`AccountError.recoveryOnly`).
 ///
 /// Every form carries the session's CSRF token in `csrf`; a post without the right one changes
 /// nothing (`AccountError.forgedForm`). A post without a live session goes back to `/account`,
@@ -25,6 +30,7 @@ struct AccountFlow: Sendable {
     let store: any AccountStore
     let passkeys: any PasskeyStore
     let enrollment: EnrollmentService
+    let recovery: RecoveryService
     let now: @Sendable () -> Date
 
     typealias Visit = SignInFlow.Visit
@@ -39,7 +45,20 @@ struct AccountFlow: Sendable {
 
     func show(_ visit: Visit) async throws -> PageAnswer {
         guard let signedIn = try await signedIn(visit) else { return try await signIn.beginAccountSignIn(visit) }
+        if signedIn.session.context.isRecovery { return try await recoveryPage(signedIn, visit) }
         return try await accountPage(signedIn, visit)
+    }
+
+    /// The page of a session opened by recovery: a new phone or a passkey, and the way out.
+    func recoveryPage(_ signedIn: SignedIn, _ visit: Visit) async throws -> PageAnswer {
+        let devices = try await store.devices(userID: signedIn.user.id)
+        return .page("account-recovery", RecoveryAccountPage(
+            tenantName: visit.tenant.displayName, base: signIn.base(visit), csrf: signedIn.session.csrfToken,
+            username: signedIn.user.username,
+            how: signedIn.session.context.acr == AuthenticationContext.recoveryCodeClass
+                ? "a recovery code" : "a temporary access pass",
+            phones: devices.count, passkeys: visit.tenant.policy.passkeys.enabled,
+            endsAt: AccountTime.text(signedIn.session.expiresAt)))
     }
 
     /// The account page; with `refusal`, the rename it refused shown beside its field.
@@ -62,16 +81,17 @@ struct AccountFlow: Sendable {
         } else {
             nil
         }
+        let codes = try await recovery.store.codeSet(userID: user.id, tenantID: visit.tenant.id)
         return .page("account", AccountPage(
             tenantName: visit.tenant.displayName, base: signIn.base(visit), csrf: signedIn.session.csrfToken,
             username: user.username, displayName: user.displayName, devices: cards, activity: activity,
-            requestsPausedUntil: paused, passkeys: passkeySection), status: status)
+            requestsPausedUntil: paused, passkeys: passkeySection, recoveryCodes: RecoveryCodesSection(codes)), status: status)
     }
 
     // MARK: - 2. Renaming a phone
 
     func rename(deviceID: String, _ form: FormParameters, _ visit: Visit) async throws -> PageAnswer {
-        guard let signedIn = try await authorized(form, visit) else { return backToAccount(visit) }
+        guard let signedIn = try await fullyAuthorized(form, visit) else { return backToAccount(visit) }
         let device = try await ownDevice(deviceID, of: signedIn, visit)
         let typed = form["name"] ?? ""
         guard let name = DeviceName.validate(typed) else {
@@ -85,7 +105,7 @@ struct AccountFlow: Sendable {
     // MARK: - 3. Removing a phone
 
     func remove(deviceID: String, _ form: FormParameters, _ visit: Visit) async throws -> PageAnswer {
-        guard let signedIn = try await authorized(form, visit) else { return backToAccount(visit) }
+        guard let signedIn = try await fullyAuthorized(form, visit) else { return backToAccount(visit) }
         let device = try await ownDevice(deviceID, of: signedIn, visit)
         guard isFresh(signedIn) else { return try await signIn.beginAccountSignIn(visit, loginHint: signedIn.user.username) }
         let others = try await store.devices(userID: signedIn.user.id).filter { $0.id != device.id }
@@ -148,7 +168,7 @@ struct AccountFlow: Sendable {
     // MARK: - 5. "This wasn't me"
 
     func reportNotRequested(approvalID: String, _ form: FormParameters, _ visit: Visit) async throws -> PageAnswer {
-        guard let signedIn = try await authorized(form, visit) else { return backToAccount(visit) }
+        guard let signedIn = try await fullyAuthorized(form, visit) else { return backToAccount(visit) }
         guard let request = try await store.approval(id: approvalID), request.userID == signedIn.user.id,
               request.tenantID == visit.tenant.id else {
             throw AccountError.unknownApproval
@@ -167,6 +187,27 @@ struct AccountFlow: Sendable {
             message: reported
                 ? "We recorded that you did not make this request.\(paused) Someone else may be trying to sign in as you: tell your administrator."
                 : "This request was reported as not requested before; nothing more was recorded."))
+    }
+
+    // MARK: - 6. Recovery codes
+
+    /// A new set replaces the old one and is shown once. It needs a sign-in of the last ten
+    /// minutes with a phone or a passkey: whoever holds the codes can enroll a phone.
+    func createRecoveryCodes(_ form: FormParameters, _ visit: Visit) async throws -> PageAnswer {
+        guard let signedIn = try await fullyAuthorized(form, visit) else { return backToAccount(visit) }
+        guard isFresh(signedIn) else { return try await signIn.beginAccountSignIn(visit, loginHint: signedIn.user.username) }
+        switch signedIn.session.authenticator {
+        case .device?, .passkey?: break
+        default: throw AccountError.codesNeedDevice
+        }
+        let codes = try await recovery.createCodes(for: signedIn.user, actor: "user:\(signedIn.user.id)").map(\.formatted)
+        let text = "Recovery codes for \(signedIn.user.username) at \(visit.tenant.displayName)\n"
+            + "Made \(AccountTime.text(now())). Each code works once; a new set replaces these.\n\n"
+            + codes.joined(separator: "\n") + "\n"
+        return .page("account-recovery-codes", RecoveryCodesPage(
+            tenantName: visit.tenant.displayName, base: signIn.base(visit), codes: codes,
+            download: "data:text/plain;charset=utf-8," + (text.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""),
+            fileName: "recovery-codes-\(visit.tenant.slug).txt"))
     }
 
     // MARK: - Parts
@@ -194,6 +235,13 @@ struct AccountFlow: Sendable {
               Secrets.constantTimeEqual(Data(token.utf8), Data(signedIn.session.csrfToken.utf8)) else {
             throw AccountError.forgedForm
         }
+        return signedIn
+    }
+
+    /// As `authorized`, for a change a recovery session may not make.
+    func fullyAuthorized(_ form: FormParameters, _ visit: Visit) async throws -> SignedIn? {
+        guard let signedIn = try await authorized(form, visit) else { return nil }
+        guard !signedIn.session.context.isRecovery else { throw AccountError.recoveryOnly }
         return signedIn
     }
 

@@ -20,9 +20,12 @@ struct AccountPage: PageModel {
     /// The script of the passkey section, where it is shown. Stored, not computed: Mustache
     /// reads stored properties only.
     let script: String?
+    let recoveryCodes: RecoveryCodesSection
 
     init(tenantName: String, base: String, csrf: String, username: String, displayName: String?, devices: [DeviceCard],
-         activity: [ActivityEntry], requestsPausedUntil: String?, passkeys: PasskeySection? = nil) {
+         activity: [ActivityEntry], requestsPausedUntil: String?, passkeys: PasskeySection? = nil,
+         recoveryCodes: RecoveryCodesSection = RecoveryCodesSection(nil)) {
+        self.recoveryCodes = recoveryCodes
         self.tenantName = tenantName
         self.base = base
         self.csrf = csrf
@@ -184,5 +187,64 @@ struct PasskeyCard: Sendable {
         cloneWarning = passkey.cloneWarningAt.map(AccountTime.text)
         nameInput = typed ?? passkey.name
         self.nameError = nameError
+    }
+}
+
+/// The recovery codes section of the account page: whether the user has a set, never the codes.
+struct RecoveryCodesSection: Sendable {
+    /// "7 of 10 unused, made 2026-12-05 18:40 UTC", or nil without a set.
+    let summary: String?
+    let lastUsedAt: String?
+    /// Every code of the set was used.
+    let exhausted: Bool
+
+    init(_ set: RecoveryCodeSet?) {
+        summary = set.map { "\($0.remaining) of \($0.total) unused, made \(AccountTime.text($0.createdAt))" }
+        lastUsedAt = set?.lastUsedAt.map(AccountTime.text)
+        exhausted = set?.remaining == 0
+    }
+}
+
+/// `account-recovery-codes`: a new set of recovery codes, shown this once, with a link that
+/// saves them as a text file.
+struct RecoveryCodesPage: PageModel {
+    let title = "Your recovery codes"
+    let tenantName: String
+    let script: String? = nil
+    let base: String
+    let codes: [String]
+    /// A `data:text/plain` URL of the codes, for the download link.
+    let download: String
+    let fileName: String
+}
+
+/// `account-recovery`: the account page of a session opened with a recovery code or an access
+/// pass: enroll a phone, add a passkey, or sign out.
+struct RecoveryAccountPage: PageModel {
+    let title = "Your account"
+    let tenantName: String
+    let base: String
+    let csrf: String
+    let username: String
+    /// "a recovery code" or "a temporary access pass".
+    let how: String
+    /// How many phones the user has enrolled (the lost one among them).
+    let phones: Int
+    /// Whether the tenant offers passkeys, and so the passkey button.
+    let passkeys: Bool
+    let endsAt: String
+    let script: String?
+
+    init(tenantName: String, base: String, csrf: String, username: String, how: String, phones: Int, passkeys: Bool,
+         endsAt: String) {
+        self.tenantName = tenantName
+        self.base = base
+        self.csrf = csrf
+        self.username = username
+        self.how = how
+        self.phones = phones
+        self.passkeys = passkeys
+        self.endsAt = endsAt
+        script = passkeys ? "passkey.js" : nil
     }
 }

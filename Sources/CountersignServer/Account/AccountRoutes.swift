@@ -9,6 +9,9 @@ import Hummingbird
 /// - `POST /account/enroll`, and `POST /account/enroll/wait`, which answers the enrollment
 ///   page's script `{"state":"pending"|"enrolled"|"expired"}`;
 /// - `POST /account/approvals/{id}/not-me`;
+/// - `POST /account/recovery-codes`: a new set, shown once;
+/// - `GET|POST /account/recover`: the sign-in with a recovery code or an access pass
+///   (`RecoveryFlow`);
 /// - `POST /account/passkeys/{id}/rename`, `/account/passkeys/{id}/remove`,
 ///   `GET /account/passkeys/sign-in-again`, and the passkey script's JSON calls
 ///   `POST /account/passkeys/options` and `POST /account/passkeys` (`PasskeyAccountFlow`).
@@ -19,6 +22,7 @@ import Hummingbird
 struct AccountRoutes: Sendable {
     let flow: AccountFlow
     let passkeys: PasskeyAccountFlow
+    let recovery: RecoveryFlow
 
     func register(on routes: TenantRoutes) {
         LandingPage.register(on: routes)
@@ -34,6 +38,15 @@ struct AccountRoutes: Sendable {
         }
         pages.post("/enroll") { request, context in
             try await flow.startEnrollment(try await Self.form(request), try visit(request, context))
+        }
+        pages.post("/recovery-codes") { request, context in
+            try await flow.createRecoveryCodes(try await Self.form(request), try visit(request, context))
+        }
+        pages.get("/recover") { request, context in
+            try await recovery.form((try? FormParameters.query(of: request)) ?? FormParameters(fields: [:]), try visit(request, context))
+        }
+        pages.post("/recover") { request, context in
+            try await recovery.recover(try await Self.form(request), try visit(request, context))
         }
         pages.post("/approvals/{id}/not-me") { request, context in
             try await flow.reportNotRequested(

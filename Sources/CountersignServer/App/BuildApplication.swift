@@ -179,6 +179,7 @@ extension CountersignServer {
             maximumBodySize: bodyLimit, now: now
         ).register(on: tenantRoutes.group("/scim/v2", surface: .scim, takesSecret: true))
         let passkeyStore = SQLPasskeyStore(database: database, users: users, audit: audit)
+        let recovery = RecoveryService(store: SQLRecoveryStore(database: database, audit: audit, events: tenantEvents), now: now)
         let signInFlow = SignInFlow(
             store: SQLSignInStore(
                 database: database, users: users, approvals: approvals, devices: devices, passkeys: passkeyStore, audit: audit,
@@ -199,9 +200,13 @@ extension CountersignServer {
                 database: database, users: users, devices: devices, tickets: tickets, approvals: approvals,
                 clients: clients, audit: audit,
                 notRequested: NotRequestedReport(users: users, audit: audit, events: tenantEvents)),
-            passkeys: passkeyStore, enrollment: enrollment, now: now)
-        AccountRoutes(flow: accountFlow, passkeys: PasskeyAccountFlow(account: accountFlow, passkeys: passkeys))
-            .register(on: tenantRoutes)
+            passkeys: passkeyStore, enrollment: enrollment, recovery: recovery, now: now)
+        AccountRoutes(
+            flow: accountFlow, passkeys: PasskeyAccountFlow(account: accountFlow, passkeys: passkeys),
+            recovery: RecoveryFlow(signIn: signInFlow, service: recovery, users: { username, tenantID in
+                try await users.find(username: username, tenantID: tenantID, on: database)
+            })
+        ).register(on: tenantRoutes)
         let inProcess = InProcessRouter()
         let consoleStore = SQLConsoleStore(
             database: database, keys: adminKeys, authenticator: adminAuthenticator, audit: audit)

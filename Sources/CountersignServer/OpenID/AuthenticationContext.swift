@@ -72,6 +72,26 @@ struct AuthenticationContext: Sendable, Equatable {
         return AuthenticationContext(acr: acr, amr: methods)
     }
 
+    /// The class of a sign-in with a recovery code: one-time (`otp`, RFC 8176 §2), and of
+    /// assurance so low it is no class a client may ask for. A session signed in with it reaches
+    /// only the account page's enrollment of a phone or a passkey (docs/recovery.md).
+    static let recoveryCodeClass = "urn:countersign:acr:recovery-code"
+    /// The class of a sign-in with a temporary access pass: the same reach as a recovery code.
+    static let temporaryAccessPassClass = "urn:countersign:acr:temporary-access-pass"
+
+    /// A sign-in with a recovery code.
+    static let recoveryCode = AuthenticationContext(acr: recoveryCodeClass, amr: ["otp"])
+
+    /// A sign-in with a temporary access pass: `otp` when the pass is one-time, `pwd` when it
+    /// may be used again until it expires.
+    static func temporaryAccessPass(oneTime: Bool) -> AuthenticationContext {
+        AuthenticationContext(acr: temporaryAccessPassClass, amr: [oneTime ? "otp" : "pwd"])
+    }
+
+    /// Whether this is a recovery sign-in (a recovery code or a temporary access pass), which
+    /// answers no client and unlocks only enrollment.
+    var isRecovery: Bool { acr == Self.recoveryCodeClass || acr == Self.temporaryAccessPassClass }
+
     /// A context recorded earlier, restated as it was (the tokens of a refresh).
     init(acr: String, amr: [String]) {
         self.acr = acr

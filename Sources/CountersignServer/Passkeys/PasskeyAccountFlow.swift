@@ -61,7 +61,7 @@ struct PasskeyAccountFlow: Sendable {
 
     /// `POST /account/passkeys/{id}/rename`.
     func rename(passkeyID: String, _ form: FormParameters, _ visit: Visit) async throws -> PageAnswer {
-        guard let signedIn = try await account.authorized(form, visit) else { return account.backToAccount(visit) }
+        guard let signedIn = try await account.fullyAuthorized(form, visit) else { return account.backToAccount(visit) }
         let passkey = try await own(passkeyID, of: signedIn, visit)
         let typed = form["name"] ?? ""
         guard let name = DeviceName.validate(typed) else {
@@ -75,7 +75,7 @@ struct PasskeyAccountFlow: Sendable {
 
     /// `POST /account/passkeys/{id}/remove`.
     func remove(passkeyID: String, _ form: FormParameters, _ visit: Visit) async throws -> PageAnswer {
-        guard let signedIn = try await account.authorized(form, visit) else { return account.backToAccount(visit) }
+        guard let signedIn = try await account.fullyAuthorized(form, visit) else { return account.backToAccount(visit) }
         let passkey = try await own(passkeyID, of: signedIn, visit)
         guard account.isFresh(signedIn) else {
             return try await account.signIn.beginAccountSignIn(visit, loginHint: signedIn.user.username)

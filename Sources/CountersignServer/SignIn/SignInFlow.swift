@@ -58,7 +58,9 @@ struct SignInFlow: Sendable {
             try await interaction.endpoint.store.purgeExpired(before: started)
         }
         let decision = try await interaction.decide(
-            parameters, issuer: visit.issuer, liveSession: { try await liveSession(visit, at: now()) },
+            parameters, issuer: visit.issuer,
+            // A session opened by recovery answers no client (`AuthenticationContext.isRecovery`).
+            liveSession: { try await liveSession(visit, at: now()).flatMap { $0.context.isRecovery ? nil : $0 } },
             user: { try await store.user(id: $0, tenantID: visit.tenant.id) },
             admits: { user, client, context in
                 guard try await admits(user, to: client) else { return false }
@@ -76,11 +78,7 @@ struct SignInFlow: Sendable {
     private func begin(_ request: AuthorizationRequest, client: Client, loginHint: String?, _ visit: Visit) async throws -> PageAnswer {
         let date = now()
         let requirement = SignInRequirement(acrValues: request.acrValues, client: client, policy: visit.tenant.policy)
-        let handle = Secrets.randomBytes(32).base64URLEncodedString
-        let (browser, newBrowserCookie) = browserMark(visit.request)
-        try await store.begin(SignInAttempt(
-            handleHash: Secrets.hash(handle), tenantID: visit.tenant.id, clientID: request.clientID, request: request,
-            browserHash: Secrets.hash(browser), createdAt: date, expiresAt: date.addingTimeInterval(SignInAttempt.lifetime)))
+        let (handle, newBrowserCookie) = try await beginAttempt(request, at: date, visit)
         return .page(
             "sign-in",
             SignInPage(tenantName: visit.tenant.displayName, base: base(visit), clientName: client.name, attempt: handle,
@@ -88,6 +86,17 @@ struct SignInFlow: Sendable {
                        passkeys: visit.tenant.policy.passkeys.enabled && requirement.passkey, phone: requirement.phone,
                        password: requirement.password),
             cookies: newBrowserCookie.map { [$0] } ?? [])
+    }
+
+    /// Stores a new attempt for `request`, bound to this browser: its handle, and the browser's
+    /// cookie to set when it had none.
+    func beginAttempt(_ request: AuthorizationRequest, at date: Date, _ visit: Visit) async throws -> (String, Cookie?) {
+        let handle = Secrets.randomBytes(32).base64URLEncodedString
+        let (browser, newBrowserCookie) = browserMark(visit.request)
+        try await store.begin(SignInAttempt(
+            handleHash: Secrets.hash(handle), tenantID: visit.tenant.id, clientID: request.clientID, request: request,
+            browserHash: Secrets.hash(browser), createdAt: date, expiresAt: date.addingTimeInterval(SignInAttempt.lifetime)))
+        return (handle, newBrowserCookie)
     }
 
     // MARK: - The account's own sign-in
@@ -98,10 +107,14 @@ struct SignInFlow: Sendable {
 
     /// The sign-in that leads to the account page, for a browser without a live session.
     func beginAccountSignIn(_ visit: Visit, loginHint: String? = nil) async throws -> PageAnswer {
-        let request = AuthorizationRequest(
+        try await begin(accountRequest(visit, loginHint: loginHint), client: accountClient(visit), loginHint: loginHint, visit)
+    }
+
+    /// The request of a sign-in to the account page.
+    func accountRequest(_ visit: Visit, loginHint: String? = nil) -> AuthorizationRequest {
+        AuthorizationRequest(
             clientID: Self.accountClientID, redirectURI: visit.issuer.identifier + "/account", scope: [Scope.openID],
             codeChallenge: "", loginHint: loginHint)
-        return try await begin(request, client: accountClient(visit), loginHint: loginHint, visit)
     }
 
     /// Countersign's own pages as the client of a sign-in.
@@ -289,27 +302,34 @@ struct SignInFlow: Sendable {
         authenticator: SessionAuthenticator?, _ visit: Visit
     ) async throws -> (location: String, cookies: [Cookie])? {
         let date = now()
+        // A recovery sign-in goes to the account page alone, for a short while, and is not the
+        // user's own browser for the push limits (`SignInPushLimits`).
+        let recovery = context.isRecovery
+        guard !recovery || client.id == Self.accountClientID else { throw SignInError.unusable }
         // Whatever the user signed in with, a client for some groups only takes their members,
         // and the floor of the user's groups holds (a passkey that does not reach it, say).
         guard try await admits(user, to: client) else { throw SignInError.notAllowed }
-        guard try await meetsGroupFloor(user, client: client, signedInWith: context, policy: visit.tenant.policy) else {
+        if !recovery, try await !meetsGroupFloor(user, client: client, signedInWith: context, policy: visit.tenant.policy) {
             throw SignInError.belowGroupFloor
         }
         guard try await store.complete(attemptHash: attempt.handleHash, at: date) else { return nil }
         let token = Secrets.randomBytes(32).base64URLEncodedString
         let policy = visit.tenant.policy
+        let maxAge = recovery ? min(policy.sessionMaxAgeSeconds, RecoveryService.sessionLifetime) : policy.sessionMaxAgeSeconds
         let session = BrowserSession(
             id: Identifier.make("ses", at: date), tokenHash: Secrets.hash(token), tenantID: visit.tenant.id,
             userID: user.id, csrfToken: Secrets.randomBytes(24).base64URLEncodedString, authTime: authTime,
             context: context, ipAddress: visit.remoteAddress,
             userAgent: visit.request.headers[.userAgent].map { String($0.prefix(TransactionDetails.Context.maximumUserAgentLength)) },
-            createdAt: date, lastSeenAt: date, expiresAt: date.addingTimeInterval(TimeInterval(policy.sessionMaxAgeSeconds)),
+            createdAt: date, lastSeenAt: date, expiresAt: date.addingTimeInterval(TimeInterval(maxAge)),
             authenticator: authenticator)
         // The browser's earlier session, if any, ends: one browser, one session.
         if let earlier = try await self.session(visit) { try await store.end(earlier, reason: nil, at: date) }
         try await store.create(session, clientID: client.id)
-        try await store.rememberBrowser(attempt.browserHash, userID: user.id, tenantID: visit.tenant.id, at: date)
-        let sessionCookie = cookies.session(token, for: visit.tenant, maxAge: policy.sessionMaxAgeSeconds)
+        if !recovery {
+            try await store.rememberBrowser(attempt.browserHash, userID: user.id, tenantID: visit.tenant.id, at: date)
+        }
+        let sessionCookie = cookies.session(token, for: visit.tenant, maxAge: maxAge)
         if client.id == Self.accountClientID {
             return (attempt.request.redirectURI, [sessionCookie])
         }

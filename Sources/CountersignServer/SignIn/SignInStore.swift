@@ -58,12 +58,18 @@ struct BrowserSession: Sendable, Equatable {
 enum SessionAuthenticator: Sendable, Equatable {
     case device(String)
     case passkey(String)
+    /// A recovery code: the session ends when the user's codes are replaced or revoked.
+    case recoveryCode(String)
+    /// A temporary access pass: the session ends when the pass is revoked.
+    case temporaryAccessPass(String)
 
-    /// As stored: `device:<id>` or `passkey:<id>`.
+    /// As stored: `device:<id>`, `passkey:<id>`, `recovery-code:<id>` or `access-pass:<id>`.
     var stored: String {
         switch self {
         case .device(let id): "device:" + id
         case .passkey(let id): "passkey:" + id
+        case .recoveryCode(let id): "recovery-code:" + id
+        case .temporaryAccessPass(let id): "access-pass:" + id
         }
     }
 
@@ -72,6 +78,10 @@ enum SessionAuthenticator: Sendable, Equatable {
             self = .device(String(stored.dropFirst("device:".count)))
         } else if stored.hasPrefix("passkey:") {
             self = .passkey(String(stored.dropFirst("passkey:".count)))
+        } else if stored.hasPrefix("recovery-code:") {
+            self = .recoveryCode(String(stored.dropFirst("recovery-code:".count)))
+        } else if stored.hasPrefix("access-pass:") {
+            self = .temporaryAccessPass(String(stored.dropFirst("access-pass:".count)))
         } else {
             return nil
         }
@@ -245,6 +255,14 @@ struct SQLSignInStore: SignInStore {
             return device.status == .active && device.userID == session.userID
         case .passkey(let id):
             return try await passkeys.passkey(id: id, tenantID: session.tenantID)?.userID == session.userID
+        case .recoveryCode(let id):
+            // Replacing or revoking the codes ends what they opened.
+            return try await database.first(
+                "SELECT user_id FROM recovery_codes WHERE id = \(id)", column: "user_id", as: String.self) == session.userID
+        case .temporaryAccessPass(let id):
+            return try await database.first(
+                "SELECT user_id FROM temporary_access_passes WHERE id = \(id) AND revoked_at IS NULL",
+                column: "user_id", as: String.self) == session.userID
         }
     }
 }

@@ -26,6 +26,7 @@ public enum SchemaVersion: Int64, CaseIterable, Sendable {
     case signInSecurity
     case radius
     case directory
+    case recovery
 
     /// The name recorded beside the number.
     public var name: String {
@@ -52,6 +53,7 @@ public enum SchemaVersion: Int64, CaseIterable, Sendable {
         case .signInSecurity: "sign-in-security"
         case .radius: "radius"
         case .directory: "directory"
+        case .recovery: "recovery"
         }
     }
 }
@@ -89,7 +91,7 @@ public enum Migrations {
     public static let features: [FeatureMigrations] = [
         .security, .tenants, .admin, .enrollment, .devices, .audit, .openID, .approvals, .push, .webhooks, .tokens,
         .oauth, .ciba, .notifications, .codeFlow, .signIn, .trustedIssuers, .passkeys, .console,
-        .radius, .directory,
+        .radius, .directory, .recovery,
     ]
 
     /// The versions in order, each with every feature's changes of that version.
