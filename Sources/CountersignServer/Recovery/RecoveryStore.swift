@@ -365,3 +365,22 @@ struct SQLRecoveryStore: RecoveryStore {
         try await database.run("DELETE FROM recovery_failures WHERE failed_at < \(date)")
     }
 }
+
+/// What the sign-in asks recovery of a session it opened (`SQLSignInStore.stands`).
+struct SQLRecoverySessions: Sendable {
+    /// Whether the code a session was opened with is still the user's (replacing or revoking
+    /// the set ends it), or its pass was not revoked.
+    func stands(_ authenticator: SessionAuthenticator?, userID: String, on executor: any SQLExecutor) async throws -> Bool {
+        switch authenticator {
+        case .recoveryCode(let id)?:
+            return try await executor.first(
+                "SELECT user_id FROM recovery_codes WHERE id = \(id)", column: "user_id", as: String.self) == userID
+        case .temporaryAccessPass(let id)?:
+            return try await executor.first(
+                "SELECT user_id FROM temporary_access_passes WHERE id = \(id) AND revoked_at IS NULL",
+                column: "user_id", as: String.self) == userID
+        default:
+            return false
+        }
+    }
+}

@@ -130,6 +130,8 @@ struct SQLSignInStore: SignInStore {
     let audit: AuditLog
     /// Creates a user the tenant's directory has on first use.
     var directory: DirectoryLookup? = nil
+    /// Whether the code or pass a recovery session was opened with still stands.
+    var recovery = SQLRecoverySessions()
 
     func begin(_ attempt: SignInAttempt) async throws {
         try await database.run(
@@ -255,14 +257,8 @@ struct SQLSignInStore: SignInStore {
             return device.status == .active && device.userID == session.userID
         case .passkey(let id):
             return try await passkeys.passkey(id: id, tenantID: session.tenantID)?.userID == session.userID
-        case .recoveryCode(let id):
-            // Replacing or revoking the codes ends what they opened.
-            return try await database.first(
-                "SELECT user_id FROM recovery_codes WHERE id = \(id)", column: "user_id", as: String.self) == session.userID
-        case .temporaryAccessPass(let id):
-            return try await database.first(
-                "SELECT user_id FROM temporary_access_passes WHERE id = \(id) AND revoked_at IS NULL",
-                column: "user_id", as: String.self) == session.userID
+        case .recoveryCode, .temporaryAccessPass:
+            return try await recovery.stands(session.authenticator, userID: session.userID, on: database)
         }
     }
 }
