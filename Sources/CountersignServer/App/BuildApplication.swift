@@ -244,6 +244,8 @@ extension CountersignServer {
             store: userAdminStore,
             guardian: guardian, enrollment: enrollment, maximumBodySize: bodyLimit, now: now
         ).register(on: admin)
+        RecoveryAdminRoutes(service: recovery, users: userAdminStore, guardian: guardian, maximumBodySize: bodyLimit)
+            .register(on: admin)
         GroupAdminRoutes(
             store: SQLGroupAdminStore(database: database, groups: SQLGroupRepository(), users: users, audit: audit),
             guardian: guardian, maximumBodySize: bodyLimit, now: now
