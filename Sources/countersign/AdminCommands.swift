@@ -7,7 +7,8 @@ struct Admin: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Administer a running server through its administration API (docs/api.md).",
         subcommands: [TenantCommands.self, KeyCommands.self, ClientCommands.self, UserCommands.self, GroupCommands.self,
-                      EnrollCommand.self, TicketCommands.self, DeviceAdminCommands.self, AuditCommand.self,
+                      EnrollCommand.self, TicketCommands.self, RecoveryCodeCommands.self, AccessPassCommands.self,
+                      DeviceAdminCommands.self, AuditCommand.self,
                       PushCommands.self, PolicyCommands.self, AuthorizationTypeCommands.self,
                       WebhookCommands.self, TrustedIssuerCommands.self, PasskeyAdminCommands.self,
                       RADIUSClientCommands.self, DirectoryCommands.self])

@@ -216,3 +216,73 @@ struct AuditCommand: AsyncParsableCommand {
         try await options.client().print("GET", path + page.query())
     }
 }
+
+/// A user's recovery codes, as an administrator sees them: how many are left, never the codes.
+struct RecoveryCodeCommands: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "recovery-codes",
+        abstract: "Whether a user has recovery codes and how many are left (--revoke: delete them).")
+    @OptionGroup var options: AdminOptions
+    @Argument var userID: String
+    @Flag(help: "Delete the user's recovery codes, used or not, and end any session one of them opened.") var revoke = false
+    func run() async throws {
+        try await options.client().print(revoke ? "DELETE" : "GET", options.tenantPath("/users/\(userID)/recovery-codes"))
+    }
+}
+
+/// Temporary access passes: a code an administrator gives a user who lost their phone, to sign
+/// in at /account/recover and enroll a new one.
+struct AccessPassCommands: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "access-pass", abstract: "A user's temporary access passes.", subcommands: [Issue.self, List.self, Revoke.self])
+
+    struct Issue: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Issue a pass and print it (shown this once), for the user to type at /account/recover.")
+        @OptionGroup var options: AdminOptions
+        @Argument var userID: String
+        @Option(help: "Seconds the pass works, 3600 (1 hour) to 2592000 (30 days). Default 3600.") var lifetime: Int?
+        @Option(name: .customLong("starts-at"), help: "When it starts to work (RFC 3339, at most 30 days ahead). Default now.")
+        var startsAt: String?
+        @Flag(inversion: .prefixedNo, help: "Whether one sign-in uses it up. Default: one-time.") var oneTime = true
+        @Option(name: .customLong("allowed-network"), help: "A network (CIDR) it may be used from; repeat for more. Default anywhere.")
+        var allowedNetworks: [String] = []
+        @Flag(name: .customLong("json"), help: "Print the server's answer as JSON.") var json = false
+        func run() async throws {
+            var body: [String: Any] = ["one_time": oneTime]
+            if let lifetime { body["lifetime_seconds"] = lifetime }
+            if let startsAt { body["starts_at"] = startsAt }
+            if !allowedNetworks.isEmpty { body["allowed_networks"] = allowedNetworks }
+            let path = options.tenantPath("/users/\(userID)/temporary-access-passes")
+            if json {
+                try await options.client().print("POST", path, body: body)
+                return
+            }
+            let answer = try await options.client().send("POST", path, body: body)
+            guard let object = answer as? [String: Any], let code = object["code"] as? String,
+                  let pass = object["pass"] as? [String: Any] else {
+                throw AdminAPIClient.Failure(description: "the server's answer has no code")
+            }
+            print(code)
+            let uses = (pass["one_time"] as? Bool) == false ? "any number of times" : "once"
+            print("Pass \(pass["id"] as? String ?? "?"): works \(uses) from \(pass["starts_at"] as? String ?? "?") to \(pass["expires_at"] as? String ?? "?"), at <server>/account/recover. It is shown only this once.")
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        @OptionGroup var options: AdminOptions
+        @Argument var userID: String
+        func run() async throws {
+            try await options.client().print("GET", options.tenantPath("/users/\(userID)/temporary-access-passes"))
+        }
+    }
+
+    struct Revoke: AsyncParsableCommand {
+        @OptionGroup var options: AdminOptions
+        @Argument var userID: String
+        @Argument var passID: String
+        func run() async throws {
+            try await options.client().print("DELETE", options.tenantPath("/users/\(userID)/temporary-access-passes/\(passID)"))
+        }
+    }
+}
