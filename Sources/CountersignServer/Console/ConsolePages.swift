@@ -203,6 +203,8 @@ struct ConsoleUserPage: ConsolePageModel {
     /// The role form's choices, the one in force (or the one just refused) selected.
     private(set) var roleOptions: [ConsoleRoleOption]
     var roleError: String?
+    /// Recovery codes and temporary access passes.
+    var recovery = ConsoleRecoveryFacts()
 
     init(_ chrome: ConsoleChrome, user: ConsoleUserRow, devices: [ConsoleDeviceRow], passkeys: [ConsolePasskeyRow],
          groups: [ConsoleUserGroupLink], consoleRole: ConsoleRoleFacts?, defaultTenant: Bool) {
@@ -494,4 +496,38 @@ enum ConsoleText {
         guard let push, let platform = push["provider"] as? String else { return "none" }
         return (push["valid"] as? Bool ?? true) ? platform : "\(platform) (invalid)"
     }
+}
+
+/// The recovery panel of a user's page: whether they have recovery codes, their temporary
+/// access passes, the pass just issued (shown this once), and the issue form as typed.
+struct ConsoleRecoveryFacts: Sendable {
+    /// "7 of 10 unused, made …", or nil without codes.
+    var codesSummary: String?
+    var passes: [ConsolePassRow] = []
+    var issued: ConsoleIssuedPass?
+    var networksTyped = ""
+    var networksError: String?
+}
+
+/// One temporary access pass in the console.
+struct ConsolePassRow: Sendable {
+    let id: String
+    let userID: String
+    let kind: String
+    let networks: String?
+    let state: String
+    let startsAt: String
+    let expiresAt: String
+    let uses: Int
+    let revocable: Bool
+    let csrf: String
+}
+
+/// A pass just issued: its code, shown once.
+struct ConsoleIssuedPass: Sendable {
+    let code: String
+    let uses: String
+    let startsAt: String
+    let expiresAt: String
+    let recoverURL: String
 }

@@ -90,6 +90,15 @@ struct ConsoleRoutes: Sendable {
         post(pages, "/users/{id}/console-role") { path, form, session, visit in
             try await users.setConsoleRole(userID: path.require("id"), form, session, visit)
         }
+        post(pages, "/users/{id}/recovery-codes/revoke") { path, _, session, visit in
+            try await users.revokeRecoveryCodes(userID: path.require("id"), session, visit)
+        }
+        post(pages, "/users/{id}/access-passes") { path, form, session, visit in
+            try await users.issueAccessPass(userID: path.require("id"), form, session, visit)
+        }
+        post(pages, "/users/{id}/access-passes/{pass}/revoke") { path, _, session, visit in
+            try await users.revokeAccessPass(userID: path.require("id"), passID: path.require("pass"), session, visit)
+        }
         post(pages, "/users/{id}/invitations") { path, _, session, visit in
             try await users.invite(userID: path.require("id"), session, visit)
         }

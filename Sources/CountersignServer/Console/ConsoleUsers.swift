@@ -89,6 +89,22 @@ struct ConsoleUsers: Sendable {
                 ConsoleUserGroupLink(id: group["id"] as? String ?? "", name: group["name"] as? String ?? "")
             },
             consoleRole: role.status == .ok ? ConsoleRoleFacts(role.json) : nil, defaultTenant: visit.tenant.isDefault)
+        let codes = try await flow.admin(.get, userPath + "/recovery-codes", session: session, visit)
+        if let codes = codes.json, codes["exists"] as? Bool == true {
+            page.recovery.codesSummary = "\(codes["remaining"] as? Int ?? 0) of \(codes["total"] as? Int ?? 0) unused, made "
+                + ConsoleTime.text(codes["created_at"] as? String)
+        }
+        let passes = try await flow.admin(.get, userPath + "/temporary-access-passes", session: session, visit)
+        page.recovery.passes = (passes.json?["items"] as? [[String: Any]] ?? []).map { pass in
+            let state = pass["state"] as? String ?? ""
+            let networks = (pass["allowed_networks"] as? [String] ?? []).joined(separator: ", ")
+            return ConsolePassRow(
+                id: pass["id"] as? String ?? "", userID: user.id,
+                kind: pass["one_time"] as? Bool == false ? "Reusable" : "One-time", networks: networks.isEmpty ? nil : networks,
+                state: state, startsAt: ConsoleTime.text(pass["starts_at"] as? String),
+                expiresAt: ConsoleTime.text(pass["expires_at"] as? String), uses: pass["uses"] as? Int ?? 0,
+                revocable: state == "active" || state == "scheduled", csrf: session.csrf)
+        }
         adjust(&page)
         return .page("console-user", page, status: status)
     }
@@ -210,6 +226,50 @@ struct ConsoleUsers: Sendable {
                 ? "\(page.user.username) has no console access."
                 : "\(page.user.username) is now a \(ConsoleRoleOption.name(of: role)) of the console."
         }, status: done ? .ok : ConsoleText.pageStatus(answer.status))
+    }
+
+    // MARK: - Recovery
+
+    func revokeRecoveryCodes(userID: String, _ session: ConsoleSession, _ visit: Visit) async throws -> PageAnswer {
+        let answer = try await flow.admin(.delete, userPath(visit, userID) + "/recovery-codes", session: session, visit)
+        return try await show(userID: userID, session, visit, { page in
+            if answer.status == .noContent { page.notice = "The recovery codes are revoked: none of them signs in any more." }
+            else { page.error = ConsoleText.sentence(answer.errorDescription ?? "the recovery codes could not be revoked") }
+        }, status: answer.status == .noContent ? .ok : ConsoleText.pageStatus(answer.status))
+    }
+
+    /// Issues a pass as the form asks, and shows its code this once.
+    func issueAccessPass(userID: String, _ form: FormParameters, _ session: ConsoleSession, _ visit: Visit) async throws -> PageAnswer {
+        let typed = form["allowed_networks"] ?? ""
+        let networks = typed.split(whereSeparator: { $0 == "\n" || $0 == "\r" || $0 == "," })
+            .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        var json: [String: any Sendable] = ["one_time": form["reusable"] != "yes", "allowed_networks": networks]
+        if let lifetime = form["lifetime_seconds"] { json["lifetime_seconds"] = Int(lifetime) ?? -1 }
+        let answer = try await flow.admin(.post, userPath(visit, userID) + "/temporary-access-passes", json: json,
+                                          session: session, visit)
+        return try await show(userID: userID, session, visit, { page in
+            guard answer.status == .created, let issued = answer.json, let pass = issued["pass"] as? [String: Any] else {
+                let message = answer.errorDescription ?? "no pass could be issued"
+                page.recovery.networksTyped = typed
+                if ConsoleText.field(of: message) == "allowed_networks" { page.recovery.networksError = ConsoleText.sentence(message) }
+                else { page.error = ConsoleText.sentence(message) }
+                return
+            }
+            page.recovery.issued = ConsoleIssuedPass(
+                code: issued["code"] as? String ?? "", uses: pass["one_time"] as? Bool == false ? "any number of times" : "once",
+                startsAt: ConsoleTime.text(pass["starts_at"] as? String), expiresAt: ConsoleTime.text(pass["expires_at"] as? String),
+                recoverURL: visit.issuer.identifier + "/account/recover")
+        }, status: answer.status == .created ? .ok : ConsoleText.pageStatus(answer.status))
+    }
+
+    func revokeAccessPass(userID: String, passID: String, _ session: ConsoleSession, _ visit: Visit) async throws -> PageAnswer {
+        let answer = try await flow.admin(
+            .delete, userPath(visit, userID) + "/temporary-access-passes/" + AuthorizationRedirect.encoded(passID),
+            session: session, visit)
+        return try await show(userID: userID, session, visit, { page in
+            if answer.status == .noContent { page.notice = "The temporary access pass is revoked." }
+            else { page.error = ConsoleText.sentence(answer.errorDescription ?? "the pass could not be revoked") }
+        }, status: answer.status == .noContent ? .ok : ConsoleText.pageStatus(answer.status))
     }
 
     private func userPath(_ visit: Visit, _ userID: String) -> String {

@@ -63,7 +63,9 @@ struct RecoveryService: Sendable {
     func issuePass(for user: User, _ request: PassRequest, actor: String) async throws -> (TemporaryAccessPass, RecoverySecret) {
         let date = now()
         let secret = RecoverySecret.generate(groups: Self.passGroups)
-        let startsAt = max(request.startsAt ?? date, date)
+        // To the millisecond, as stored: a pass read back at once is active, not scheduled.
+        let asked = max(request.startsAt ?? date, date).timeIntervalSince1970
+        let startsAt = Date(timeIntervalSince1970: (asked * 1000).rounded(.down) / 1000)
         let pass = TemporaryAccessPass(
             id: Identifier.make("tap", at: date), tenantID: user.tenantID, userID: user.id, startsAt: startsAt,
             expiresAt: startsAt.addingTimeInterval(TimeInterval(request.lifetimeSeconds)), oneTime: request.oneTime,
