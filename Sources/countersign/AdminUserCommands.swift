@@ -265,7 +265,9 @@ struct AccessPassCommands: AsyncParsableCommand {
             }
             print(code)
             let uses = (pass["one_time"] as? Bool) == false ? "any number of times" : "once"
-            print("Pass \(pass["id"] as? String ?? "?"): works \(uses) from \(pass["starts_at"] as? String ?? "?") to \(pass["expires_at"] as? String ?? "?"), at <server>/account/recover. It is shown only this once.")
+            let server = (setting(options.server, "COUNTERSIGN_SERVER") ?? "http://localhost:8080").trimmingCharacters(in: ["/"])
+            let base = options.tenantSlug == "default" ? server : server + "/t/" + options.tenantSlug
+            print("Pass \(pass["id"] as? String ?? "?"): works \(uses) from \(pass["starts_at"] as? String ?? "?") to \(pass["expires_at"] as? String ?? "?"), at \(base)/account/recover. It is shown only this once.")
         }
     }
 
