@@ -25,6 +25,12 @@ struct AccountActivity: Sendable {
         "passkey.removed": "Passkey removed",
         "passkey.used": "Signed in with a passkey",
         "passkey.clone_warning": "A passkey's signature counter went backwards: it may have been copied",
+        "recovery.codes_created": "Recovery codes made",
+        "recovery.codes_revoked": "Recovery codes revoked by an administrator",
+        "recovery.code_used": "Signed in with a recovery code",
+        "recovery.access_pass_issued": "Temporary access pass issued by an administrator",
+        "recovery.access_pass_used": "Signed in with a temporary access pass",
+        "recovery.access_pass_revoked": "Temporary access pass revoked",
     ]
 
     static var actions: [String] { labels.keys.sorted() }

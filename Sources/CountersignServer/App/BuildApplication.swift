@@ -179,7 +179,8 @@ extension CountersignServer {
             maximumBodySize: bodyLimit, now: now
         ).register(on: tenantRoutes.group("/scim/v2", surface: .scim, takesSecret: true))
         let passkeyStore = SQLPasskeyStore(database: database, users: users, audit: audit)
-        let recovery = RecoveryService(store: SQLRecoveryStore(database: database, audit: audit, events: tenantEvents), now: now)
+        let recovery = RecoveryService(
+            store: SQLRecoveryStore(database: database, audit: audit, events: tenantEvents), now: now, metrics: metrics)
         let signInFlow = SignInFlow(
             store: SQLSignInStore(
                 database: database, users: users, approvals: approvals, devices: devices, passkeys: passkeyStore, audit: audit,

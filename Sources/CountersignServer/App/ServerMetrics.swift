@@ -81,6 +81,15 @@ public struct ServerMetrics: Sendable {
             labels: [("outcome", outcome)]).increment()
     }
 
+    /// A recovery code or temporary access pass typed at `/account/recover`: `code` or `pass`
+    /// (`unknown` for neither's shape), and `signed_in`, `refused`, `throttled`, `malformed` or
+    /// `outside_networks`.
+    func recoveryChecked(_ kind: String, outcome: String) {
+        registry.makeCounter(
+            descriptor: Self.name("recovery_checks", unit: "total", "recovery codes and access passes checked"),
+            labels: [("kind", kind), ("outcome", outcome)]).increment()
+    }
+
     /// A RADIUS request answered: `accept`, `reject` or `challenge`, and by which mode's path.
     func radiusAnswered(_ code: String, path: String) {
         registry.makeCounter(descriptor: Self.name("radius_answers", unit: "total", "RADIUS requests answered"),

@@ -14,6 +14,7 @@ import Foundation
 struct RecoveryService: Sendable {
     let store: any RecoveryStore
     let now: @Sendable () -> Date
+    var metrics: ServerMetrics? = nil
 
     /// Codes in a set, and groups of four characters in a code (60 bits) and in a pass (80 bits).
     static let codeCount = 10
@@ -87,10 +88,29 @@ struct RecoveryService: Sendable {
         case throttled(retryAfter: Int)
         /// The right pass, from an address outside its networks.
         case outsideNetworks
+
+        /// As the metric names it.
+        var label: String {
+            switch self {
+            case .signedIn: "signed_in"
+            case .refused: "refused"
+            case .malformed: "malformed"
+            case .throttled: "throttled"
+            case .outsideNetworks: "outside_networks"
+            }
+        }
     }
 
     /// Checks what was typed for `username` (`user`, if it exists in the tenant) from `address`.
     func check(_ typed: String, username: String, user: User?, tenantID: String, address: String?) async throws -> Outcome {
+        let outcome = try await checked(typed, username: username, user: user, tenantID: tenantID, address: address)
+        let kind = RecoverySecret(typed: typed, groups: Self.codeGroups) != nil ? "code"
+            : RecoverySecret(typed: typed, groups: Self.passGroups) != nil ? "pass" : "unknown"
+        metrics?.recoveryChecked(kind, outcome: outcome.label)
+        return outcome
+    }
+
+    private func checked(_ typed: String, username: String, user: User?, tenantID: String, address: String?) async throws -> Outcome {
         let date = now()
         let usernameSubject = "user:" + username.lowercased()
         let subjects = [usernameSubject] + (address.map { ["address:" + $0] } ?? [])
@@ -100,7 +120,9 @@ struct RecoveryService: Sendable {
         let byAddress = address.flatMap { failures["address:" + $0] } ?? []
         func wait(_ times: [Date], limit: Int) -> Int? {
             guard times.count >= limit, let oldest = times.suffix(limit).first else { return nil }
-            return max(1, Int((oldest.addingTimeInterval(Self.failureWindow).timeIntervalSince(date)).rounded(.up)))
+            // To the nearest second: times are stored to the millisecond, so a wait of exactly
+            // the window may read as a fraction over it.
+            return max(1, Int((oldest.addingTimeInterval(Self.failureWindow).timeIntervalSince(date)).rounded()))
         }
         if let seconds = [wait(byUsername, limit: Self.failuresPerUsername), wait(byAddress, limit: Self.failuresPerAddress)]
             .compactMap({ $0 }).max() {

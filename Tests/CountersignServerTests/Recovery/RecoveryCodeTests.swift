@@ -106,7 +106,7 @@ struct RecoveryCodeTests {
             let last = try await Self.recover(again, username: "ALICE", code: "zzzz-zzzz-zzzz")
             #expect(last.text.contains("No tries are left: wait 15 minutes before the next."))
             let waiting = try await Self.recover(again, username: "alice", code: codes[1])
-            #expect(waiting.status == 429 && waiting.text.contains("Try again in 15 minutes."), "\(waiting.text)")
+            #expect(waiting.status == 429 && waiting.text.contains("Try again in 15 minutes."), "\(waiting.text.components(separatedBy: "code-error").last ?? "")")
 
             // An unknown username reads the same, and has its own count.
             let nobody = try await Self.recover(again, username: "mallory", code: codes[1])
@@ -122,6 +122,16 @@ struct RecoveryCodeTests {
             bench.server.clock.advance(by: RecoveryService.failureWindow + 1)
             let later = try await Self.recover(again, username: "alice", code: codes[1])
             #expect(later.status == 303, "the wait is over: \(later.text.prefix(400))")
+
+            let metrics = String(decoding: try await bench.server.call("GET", "/metrics").data, as: UTF8.self)
+            for line in [#"countersign_recovery_checks_total{kind="code",outcome="signed_in"} 2"#,
+                         #"countersign_recovery_checks_total{kind="code",outcome="refused"} 7"#,
+                         #"countersign_recovery_checks_total{kind="code",outcome="throttled"} 1"#,
+                         #"countersign_recovery_checks_total{kind="unknown",outcome="malformed"} 1"#] {
+                #expect(metrics.contains(line), "\(line)")
+            }
+            let activity = try await bench.account()
+            #expect(activity.text.contains("Signed in with a recovery code") && activity.text.contains("Recovery codes made"))
         }
     }
 
