@@ -17,7 +17,7 @@ struct Bench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "countersign-bench",
         abstract: "Benchmark the approval loop and device calls (use a release build).",
-        subcommands: [LoopBench.self, SoakBench.self, DeviceCallBench.self, PushBench.self, FactorBench.self, SQLBench.self, PasskeyBench.self, SealingBench.self, RADIUSBench.self, DirectoryBench.self], defaultSubcommand: LoopBench.self)
+        subcommands: [LoopBench.self, SoakBench.self, DeviceCallBench.self, PushBench.self, FactorBench.self, SQLBench.self, PasskeyBench.self, SealingBench.self, RADIUSBench.self, DirectoryBench.self, RecoveryBench.self], defaultSubcommand: LoopBench.self)
 
     /// Only errors reach the terminal: the bench prints its own figures.
     static func quietLogging() {

@@ -16,12 +16,12 @@ import _CryptoExtras
 /// let code = RecoverySecret.generate(groups: 3)          // "7kq2-m9xd-4hfp"
 /// RecoverySecret(typed: "7KQ2 M9XD 4HFP", groups: 3)      // the same
 /// ```
-struct RecoverySecret: Sendable, Equatable {
+package struct RecoverySecret: Sendable, Equatable {
     static let alphabet = Array("0123456789abcdefghjkmnpqrstvwxyz")
     static let groupLength = 4
 
     /// The characters, without separators: `groups × 4` of the alphabet.
-    let normalized: String
+    package let normalized: String
 
     /// The first group.
     var lookup: String { String(normalized.prefix(Self.groupLength)) }
@@ -36,7 +36,7 @@ struct RecoverySecret: Sendable, Equatable {
 
     /// A new secret of `groups` groups, from the system's random generator (5 bits a character:
     /// 60 bits for three groups, 80 for four).
-    static func generate(groups: Int) -> RecoverySecret {
+    package static func generate(groups: Int) -> RecoverySecret {
         var generator = SystemRandomNumberGenerator()
         let characters = (0..<(groups * groupLength)).map { _ in alphabet[Int(generator.next(upperBound: UInt8(32)))] }
         return RecoverySecret(normalized: String(characters))
@@ -79,26 +79,26 @@ struct RecoverySecret: Sendable, Equatable {
 ///
 /// A hash takes tens of milliseconds of CPU, so it runs on NIO's blocking thread pool rather
 /// than on one of the few threads that serve requests.
-enum RecoveryHash {
+package enum RecoveryHash {
     static let rounds = 1 << 15
     static let blockSize = 8
     static let parallelism = 1
     static let saltLength = 16
 
-    struct Stored: Sendable, Equatable {
+    package struct Stored: Sendable, Equatable {
         let salt: Data
         let hash: Data
     }
 
     /// The salt and hash to store for `secret`.
-    static func make(_ secret: RecoverySecret) async throws -> Stored {
+    package static func make(_ secret: RecoverySecret) async throws -> Stored {
         let salt = Data((0..<saltLength).map { _ in UInt8.random(in: .min ... .max) })
         return Stored(salt: salt, hash: try await derive(secret.normalized, salt: salt))
     }
 
     /// Whether `secret` is the one `stored` was made from; with nil, a hash is made all the
     /// same (of a salt nobody holds), so that a lookup that found nothing takes as long.
-    static func matches(_ secret: RecoverySecret, _ stored: Stored?) async throws -> Bool {
+    package static func matches(_ secret: RecoverySecret, _ stored: Stored?) async throws -> Bool {
         let salt = stored?.salt ?? Data(repeating: 0, count: saltLength)
         let derived = try await derive(secret.normalized, salt: salt)
         guard let stored else { return false }
