@@ -82,4 +82,14 @@ struct RecoverPage: PageModel {
     let username: String
     var usernameError: String? = nil
     var codeError: String? = nil
+    /// Whether a username is filled in, so the code field takes the focus. (Mustache takes an
+    /// empty string for true.)
+    let hasUsername: Bool
+
+    init(tenantName: String, base: String, attempt: String, username: String, usernameError: String? = nil,
+         codeError: String? = nil) {
+        (self.tenantName, self.base, self.attempt, self.username) = (tenantName, base, attempt, username)
+        (self.usernameError, self.codeError) = (usernameError, codeError)
+        hasUsername = !username.isEmpty
+    }
 }

@@ -15,6 +15,9 @@ struct RecoveryService: Sendable {
     let store: any RecoveryStore
     let now: @Sendable () -> Date
     var metrics: ServerMetrics? = nil
+    /// Wrong tries older than the window are deleted at most once an hour per node, by the
+    /// check that comes first.
+    let housekeeping = PeriodicSchedule(every: 3600)
 
     /// Codes in a set, and groups of four characters in a code (60 bits) and in a pass (80 bits).
     static let codeCount = 10
@@ -112,6 +115,7 @@ struct RecoveryService: Sendable {
 
     private func checked(_ typed: String, username: String, user: User?, tenantID: String, address: String?) async throws -> Outcome {
         let date = now()
+        if housekeeping.isDue(at: date) { try await store.purgeFailures(before: date.addingTimeInterval(-Self.failureWindow)) }
         let usernameSubject = "user:" + username.lowercased()
         let subjects = [usernameSubject] + (address.map { ["address:" + $0] } ?? [])
         let since = date.addingTimeInterval(-Self.failureWindow)

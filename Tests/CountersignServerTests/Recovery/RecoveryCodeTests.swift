@@ -174,6 +174,19 @@ struct RecoveryCodeTests {
         }
     }
 
+    @Test("The recovery form focuses the username, or the code when the username is filled in")
+    func theFormFocusesWhatIsMissing() async throws {
+        try await TestServer.routed { server in
+            let browser = AccountBrowser(server: server, send: { try await server.send($0) })
+            let empty = try await browser.get("/account/recover")
+            #expect(empty.text.contains(#"value="" autofocus required>"#) && !empty.text.contains(#"spellcheck="false" autofocus required>"#),
+                    "\(empty.text)")
+            let named = try await browser.get("/account/recover?username=alice")
+            #expect(named.text.contains(#"value="alice" required>"#) && named.text.contains(#"spellcheck="false" autofocus required>"#),
+                    "\(named.text)")
+        }
+    }
+
     // MARK: - Parts
 
     /// Makes a set on alice's account page and returns the codes shown.
