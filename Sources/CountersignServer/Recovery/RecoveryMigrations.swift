@@ -44,9 +44,11 @@ extension FeatureMigrations {
             """,
             "CREATE INDEX temporary_access_passes_user ON temporary_access_passes (user_id, lookup)",
             "CREATE INDEX temporary_access_passes_expiry ON temporary_access_passes (expires_at)",
-            // One row per wrong try, against `user:<lowercased username>` and `address:<ip>`.
+            // One row per wrong try, against `user:<lowercased username>` and `address:<ip>`
+            // (written before the try is checked, deleted when it was right).
             """
             CREATE TABLE recovery_failures (
+                id TEXT PRIMARY KEY,
                 tenant_id TEXT NOT NULL REFERENCES tenants(id) ON DELETE CASCADE,
                 subject TEXT NOT NULL,
                 failed_at BIGINT NOT NULL

@@ -9,7 +9,9 @@ import Foundation
 /// never unlocks more than its own low assurance.
 ///
 /// Wrong tries are counted in the database, against the username typed (whether or not it
-/// exists) and the address: 5 per username and 20 per address in 15 minutes. The check costs
+/// exists) and the address: 5 per username and 20 per address in 15 minutes. A try is counted
+/// before its hash and taken back when it was right, so tries sent at once cannot pass the
+/// limit. The check costs
 /// one slow hash (`RecoveryHash`) whatever was found, so the answer's time says nothing either.
 struct RecoveryService: Sendable {
     let store: any RecoveryStore
@@ -116,31 +118,38 @@ struct RecoveryService: Sendable {
     private func checked(_ typed: String, username: String, user: User?, tenantID: String, address: String?) async throws -> Outcome {
         let date = now()
         if housekeeping.isDue(at: date) { try await store.purgeFailures(before: date.addingTimeInterval(-Self.failureWindow)) }
+        let code = RecoverySecret(typed: typed, groups: Self.codeGroups)
+        let pass = code == nil ? RecoverySecret(typed: typed, groups: Self.passGroups) : nil
+        guard let secret = code ?? pass else { return .malformed }
+
+        // The try is counted before it is checked, and only then are the tries counted: of many
+        // sent at once, no more than the limit get to the hash. A right one is taken back.
         let usernameSubject = "user:" + username.lowercased()
-        let subjects = [usernameSubject] + (address.map { ["address:" + $0] } ?? [])
-        let since = date.addingTimeInterval(-Self.failureWindow)
-        let failures = try await store.failures(tenantID: tenantID, subjects: subjects, since: since)
-        let byUsername = failures[usernameSubject] ?? []
-        let byAddress = address.flatMap { failures["address:" + $0] } ?? []
+        let addressSubject = address.map { "address:" + $0 }
+        let subjects = [usernameSubject] + (addressSubject.map { [$0] } ?? [])
+        let counted = try await store.recordTry(tenantID: tenantID, subjects: subjects, at: date)
+        let tries = try await store.failures(
+            tenantID: tenantID, subjects: subjects, since: date.addingTimeInterval(-Self.failureWindow))
+        let byUsername = tries[usernameSubject] ?? []
+        let byAddress = addressSubject.flatMap { tries[$0] } ?? []
         func wait(_ times: [Date], limit: Int) -> Int? {
-            guard times.count >= limit, let oldest = times.suffix(limit).first else { return nil }
+            guard times.count > limit, let oldest = times.first else { return nil }
             // To the nearest second: times are stored to the millisecond, so a wait of exactly
             // the window may read as a fraction over it.
             return max(1, Int((oldest.addingTimeInterval(Self.failureWindow).timeIntervalSince(date)).rounded()))
         }
         if let seconds = [wait(byUsername, limit: Self.failuresPerUsername), wait(byAddress, limit: Self.failuresPerAddress)]
             .compactMap({ $0 }).max() {
+            try await store.forgetTries(counted)
             return .throttled(retryAfter: seconds)
         }
-        let code = RecoverySecret(typed: typed, groups: Self.codeGroups)
-        let pass = code == nil ? RecoverySecret(typed: typed, groups: Self.passGroups) : nil
-        guard let secret = code ?? pass else { return .malformed }
         let active = user.flatMap { $0.status == .active ? $0 : nil }
 
         if code != nil {
             let stored = try await active.asyncMap { try await store.unusedCode(lookup: secret.lookup, userID: $0.id) } ?? nil
             if try await RecoveryHash.matches(secret, stored?.verifier), let stored, let active,
                try await store.useCode(stored, username: active.username, from: address, at: date) {
+                try await store.forgetTries(counted)
                 return .signedIn(.recoveryCode(stored.id), .recoveryCode)
             }
         } else {
@@ -154,14 +163,17 @@ struct RecoveryService: Sendable {
                 if try await RecoveryHash.matches(secret, verifier) { matched = candidate }
             }
             if let matched, let active {
-                guard Self.admits(address, matched.allowedNetworks) else { return .outsideNetworks }
+                guard Self.admits(address, matched.allowedNetworks) else {
+                    try await store.forgetTries(counted)
+                    return .outsideNetworks
+                }
                 if try await store.usePass(matched, username: active.username, from: address, at: date) {
+                    try await store.forgetTries(counted)
                     return .signedIn(.temporaryAccessPass(matched.id), .temporaryAccessPass(oneTime: matched.oneTime))
                 }
             }
         }
-        try await store.recordFailure(tenantID: tenantID, subjects: subjects, at: date)
-        return .refused(triesLeft: max(0, Self.failuresPerUsername - byUsername.count - 1))
+        return .refused(triesLeft: max(0, Self.failuresPerUsername - byUsername.count))
     }
 
     /// Whether `address` is in one of `networks` (any address when there are none).

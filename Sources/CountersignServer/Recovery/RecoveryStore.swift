@@ -81,7 +81,10 @@ protocol RecoveryStore: Sendable {
 
     /// The times of the wrong tries against each subject since `date`.
     func failures(tenantID: String, subjects: [String], since date: Date) async throws -> [String: [Date]]
-    func recordFailure(tenantID: String, subjects: [String], at date: Date) async throws
+    /// Counts a try against each subject; the rows' ids, for `forgetTries`.
+    func recordTry(tenantID: String, subjects: [String], at date: Date) async throws -> [String]
+    /// Takes back tries that turned out right.
+    func forgetTries(_ ids: [String]) async throws
     /// Deletes wrong tries older than `date`.
     func purgeFailures(before date: Date) async throws
 }
@@ -352,13 +355,25 @@ struct SQLRecoveryStore: RecoveryStore {
         return Dictionary(grouping: rows, by: \.subject).mapValues { $0.map(\.failedAt) }
     }
 
-    func recordFailure(tenantID: String, subjects: [String], at date: Date) async throws {
+    func recordTry(tenantID: String, subjects: [String], at date: Date) async throws -> [String] {
         try await database.transaction { executor in
+            var ids: [String] = []
             for subject in subjects {
+                let id = Identifier.make("rft", at: date)
                 try await executor.run(
-                    "INSERT INTO recovery_failures (tenant_id, subject, failed_at) VALUES (\(tenantID), \(subject), \(date))")
+                    """
+                    INSERT INTO recovery_failures (id, tenant_id, subject, failed_at)
+                    VALUES (\(id), \(tenantID), \(subject), \(date))
+                    """)
+                ids.append(id)
             }
+            return ids
         }
+    }
+
+    func forgetTries(_ ids: [String]) async throws {
+        guard !ids.isEmpty else { return }
+        try await database.run("DELETE FROM recovery_failures WHERE id IN (\(list: ids))")
     }
 
     func purgeFailures(before date: Date) async throws {
