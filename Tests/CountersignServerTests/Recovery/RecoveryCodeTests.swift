@@ -135,6 +135,27 @@ struct RecoveryCodeTests {
         }
     }
 
+    @Test("Wrong tries sent at once for one username: no more than five are checked, the rest wait")
+    func triesSentAtOnceKeepTheLimit() async throws {
+        try await AccountBench.run(.sqlite) { bench in
+            let browser = bench.newBrowser()
+            let form = try await browser.get("/account/recover")
+            let attempt = try #require(form.hidden("attempt"))
+            let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+                for index in 0..<12 {
+                    group.addTask {
+                        try await browser.post("/account/recover", [
+                            ("attempt", attempt), ("username", "alice"), ("code", String(format: "0000-0000-%04d", index)),
+                        ]).status
+                    }
+                }
+                return try await group.reduce(into: [Int]()) { $0.append($1) }
+            }
+            #expect(statuses.filter { $0 == 400 }.count <= RecoveryService.failuresPerUsername, "\(statuses.sorted())")
+            #expect(statuses.filter { $0 == 429 }.count >= 12 - RecoveryService.failuresPerUsername, "\(statuses.sorted())")
+        }
+    }
+
     @Test("A recovery session lasts 15 minutes at most")
     func recoverySessionIsShort() async throws {
         try await AccountBench.run(.sqlite) { bench in
