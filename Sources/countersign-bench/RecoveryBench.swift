@@ -3,7 +3,7 @@ import CountersignServer
 import Foundation
 
 /// What a recovery code or access pass costs the server to check: one salted scrypt hash
-/// (N = 2^15, r = 8, p = 1) on NIO's blocking pool, alone and with many tries at once, and the
+/// (N = 2^15, r = 8, p = 1) on its pool of one thread per core, alone and with many tries at once, and the
 /// memory the hashes in flight take.
 struct RecoveryBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

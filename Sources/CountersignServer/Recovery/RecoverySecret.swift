@@ -77,8 +77,10 @@ package struct RecoverySecret: Sendable, Equatable {
 /// these secrets carry 60 or 80 random bits, so the hash only has to make a stolen table
 /// useless, not stretch a guessable password), 32 bytes out. Checked in constant time.
 ///
-/// A hash takes tens of milliseconds of CPU, so it runs on NIO's blocking thread pool rather
-/// than on one of the few threads that serve requests.
+/// A hash takes tens of milliseconds of CPU and 32 MiB, so it runs on a pool of its own, one
+/// thread per core: not on Swift's concurrency pool, whose few threads serve every request, nor
+/// on NIO's shared blocking pool, whose file I/O a burst of tries would hold up. The pool also
+/// bounds the memory: no more hashes are in flight than it has threads.
 package enum RecoveryHash {
     static let rounds = 1 << 15
     static let blockSize = 8
@@ -105,8 +107,14 @@ package enum RecoveryHash {
         return Secrets.constantTimeEqual(derived, stored.hash)
     }
 
+    private static let pool: NIOThreadPool = {
+        let pool = NIOThreadPool(numberOfThreads: max(1, ProcessInfo.processInfo.activeProcessorCount))
+        pool.start()
+        return pool
+    }()
+
     private static func derive(_ text: String, salt: Data) async throws -> Data {
-        try await NIOThreadPool.singleton.runIfActive {
+        try await pool.runIfActive {
             let key = try KDF.Scrypt.deriveKey(
                 from: Data(text.utf8), salt: salt, outputByteCount: 32, rounds: rounds, blockSize: blockSize,
                 parallelism: parallelism)
