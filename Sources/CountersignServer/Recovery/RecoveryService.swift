@@ -11,8 +11,8 @@ import Foundation
 /// Wrong tries are counted in the database, against the username typed (whether or not it
 /// exists) and the address: 5 per username and 20 per address in 15 minutes. A try is counted
 /// before its hash and taken back when it was right, so tries sent at once cannot pass the
-/// limit. The check costs
-/// one slow hash (`RecoveryHash`) whatever was found, so the answer's time says nothing either.
+/// limit. The check costs one slow hash (`RecoveryHash`) whatever was found, so the answer's
+/// time says nothing either.
 struct RecoveryService: Sendable {
     let store: any RecoveryStore
     let now: @Sendable () -> Date
@@ -45,10 +45,15 @@ struct RecoveryService: Sendable {
             if lookups.insert(secret.lookup).inserted { secrets.append(secret) }
         }
         let date = now()
-        var codes: [NewRecoveryCode] = []
-        for secret in secrets {
-            codes.append(NewRecoveryCode(
-                id: Identifier.make("rcv", at: date), lookup: secret.lookup, verifier: try await RecoveryHash.make(secret)))
+        // Hashed side by side: the hash pool has a thread per core.
+        let codes = try await withThrowingTaskGroup(of: NewRecoveryCode.self) { group in
+            for secret in secrets {
+                group.addTask {
+                    NewRecoveryCode(id: Identifier.make("rcv", at: date), lookup: secret.lookup,
+                                    verifier: try await RecoveryHash.make(secret))
+                }
+            }
+            return try await group.reduce(into: [NewRecoveryCode]()) { $0.append($1) }
         }
         try await store.replaceCodes(
             codes, setID: Identifier.make("rcs", at: date), userID: user.id, tenantID: user.tenantID, actor: actor, at: date)
