@@ -219,7 +219,11 @@ extension CountersignServer {
             enrollment: enrollment, authenticator: deviceAuthenticator, selfService: deviceSelfService,
             approvals: approvalService, events: approvalEvents,
             tenants: tenants, origin: origin, metrics: metrics, maximumBodySize: bodyLimit, now: now,
-            liveStreamKeepalive: configuration.liveStreamKeepalive
+            liveStreamKeepalive: configuration.liveStreamKeepalive,
+            notices: SecurityNoticeService(
+                database: database, devices: devices, users: users,
+                passkeys: SQLPasskeyStore(database: database, users: users, audit: audit), audit: audit,
+                events: tenantEvents, now: now)
         ).register(on: tenantRoutes)
         CyberArkMobileRoutes(credentials: pushCredentials, guardian: guardian, maximumBodySize: bodyLimit)
             .register(on: tenantRoutes)

@@ -19,6 +19,8 @@ struct DeviceRoutes: Sendable {
     let now: @Sendable () -> Date
     /// How often an idle live stream sends a keepalive comment.
     let liveStreamKeepalive: Duration
+    /// What the user's other devices are told, and their "not me".
+    let notices: SecurityNoticeService
 
     func register(on routes: TenantRoutes) {
         let router = routes.group("/device/v1", surface: .api)
@@ -87,6 +89,17 @@ struct DeviceRoutes: Sendable {
                 }
                 return try JSON.response(try await approvals.answer(
                     id, by: device, tenant: tenant, submission: submission, nonce: nonce))
+            }
+        }
+        router.get("/notices") { request, context in
+            try await self.signed(request, context) { device, _, _ in
+                try JSON.response(SecurityNoticeService.List(notices: try await notices.notices(for: device)))
+            }
+        }
+        router.post("/notices/{id}/not-me") { request, context in
+            try await self.signed(request, context) { device, tenant, _ in
+                let id = try context.parameters.require("id")
+                return try JSON.response(try await notices.reportNotMe(id, by: device, tenant: tenant))
             }
         }
         router.post("/self/factors") { request, context in

@@ -35,6 +35,8 @@ struct SQLEnrollmentStore: EnrollmentStore {
     let users: any UserRepository
     let devices: any DeviceRepository
     let audit: AuditLog
+    /// Tells the user's other devices that this one was added.
+    var notices = SQLSecurityNoticeRepository()
 
     func issue(_ ticket: EnrollmentTicket, secretHash: Data, at date: Date) async throws {
         try await database.transaction { executor in
@@ -73,6 +75,9 @@ struct SQLEnrollmentStore: EnrollmentStore {
             try await audit.record(
                 "device.enrolled", actor: "device:\(device.id)", tenantID: device.tenantID, target: ("device", device.id),
                 details: auditDetails, at: date, on: executor)
+            try await notices.record(
+                .deviceAdded, tenantID: device.tenantID, userID: device.userID, subjectID: device.id, subjectName: device.name,
+                ipAddress: nil, at: date, on: executor)
         }
     }
 }

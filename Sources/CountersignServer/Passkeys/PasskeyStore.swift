@@ -35,6 +35,8 @@ struct SQLPasskeyStore: PasskeyStore {
     let database: any Database
     let users: any UserRepository
     let audit: AuditLog
+    /// Tells the user's devices that a passkey was added.
+    var notices = SQLSecurityNoticeRepository()
 
     func user(id: String, tenantID: String) async throws -> User? {
         try await users.find(id: id, tenantID: tenantID, on: database)
@@ -107,6 +109,9 @@ struct SQLPasskeyStore: PasskeyStore {
                         "user_id": passkey.userID, "name": passkey.name, "aaguid": passkey.aaguidString,
                         "attestation": passkey.attestationFormat, "backup_eligible": String(passkey.backupEligible),
                     ], at: passkey.createdAt, on: executor)
+                try await notices.record(
+                    .passkeyAdded, tenantID: passkey.tenantID, userID: passkey.userID, subjectID: passkey.id,
+                    subjectName: passkey.name, ipAddress: nil, at: passkey.createdAt, on: executor)
             }
             return true
         } catch StorageError.uniqueViolation {
@@ -157,13 +162,22 @@ struct SQLPasskeyStore: PasskeyStore {
 
     func delete(_ passkey: Passkey, actor: String, at date: Date) async throws -> Bool {
         try await database.transaction { executor in
-            let deleted = try await executor.run("DELETE FROM passkeys WHERE id = \(passkey.id) RETURNING id")
-            guard !deleted.isEmpty else { return false }
-            try await audit.record(
-                "passkey.removed", actor: actor, tenantID: passkey.tenantID, target: ("passkey", passkey.id),
-                details: ["user_id": passkey.userID, "name": passkey.name], at: date, on: executor)
-            return true
+            try await delete(passkey, actor: actor, reason: nil, at: date, on: executor)
         }
+    }
+
+    /// Deletes the passkey in the caller's transaction, with its audit record; false when it was
+    /// gone already.
+    func delete(_ passkey: Passkey, actor: String, reason: String?, at date: Date, on executor: any SQLExecutor)
+        async throws -> Bool {
+        let deleted = try await executor.run("DELETE FROM passkeys WHERE id = \(passkey.id) RETURNING id")
+        guard !deleted.isEmpty else { return false }
+        var details = ["user_id": passkey.userID, "name": passkey.name]
+        if let reason { details["reason"] = reason }
+        try await audit.record(
+            "passkey.removed", actor: actor, tenantID: passkey.tenantID, target: ("passkey", passkey.id),
+            details: details, at: date, on: executor)
+        return true
     }
 
     func insert(_ ceremony: PasskeyCeremony, handleHash: Data) async throws {

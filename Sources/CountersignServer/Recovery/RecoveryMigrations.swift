@@ -1,6 +1,7 @@
 /// The tables of recovery without the phone (docs/recovery.md): `recovery_codes`, each user's
 /// one set of one-time codes; `temporary_access_passes`, what an administrator issues; and
-/// `recovery_failures`, the wrong tries counted against a username and an address.
+/// `recovery_failures`, the wrong tries counted against a username and an address; and
+/// `security_notices`, what the user's devices are told about their account.
 extension FeatureMigrations {
     static let recovery = FeatureMigrations(feature: "Recovery", changes: [
         SchemaChange(.recovery, [
@@ -54,6 +55,24 @@ extension FeatureMigrations {
                 failed_at BIGINT NOT NULL
             )
             """,
+            // What the user's devices are told about their account: a device or passkey added,
+            // a recovery code or pass used. A device may answer "not me" until `expires_at`.
+            """
+            CREATE TABLE security_notices (
+                id TEXT PRIMARY KEY,
+                tenant_id TEXT NOT NULL REFERENCES tenants(id) ON DELETE CASCADE,
+                user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                kind TEXT NOT NULL,
+                subject_id TEXT NOT NULL,
+                subject_name TEXT,
+                ip_address TEXT,
+                created_at BIGINT NOT NULL,
+                expires_at BIGINT NOT NULL,
+                reported_at BIGINT,
+                reported_by TEXT
+            )
+            """,
+            "CREATE INDEX security_notices_user ON security_notices (user_id, created_at)",
             "CREATE INDEX recovery_failures_subject ON recovery_failures (tenant_id, subject, failed_at)",
             "CREATE INDEX recovery_failures_age ON recovery_failures (failed_at)",
         ]),

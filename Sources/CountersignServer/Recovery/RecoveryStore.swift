@@ -94,6 +94,8 @@ struct SQLRecoveryStore: RecoveryStore {
     let database: any Database
     let audit: AuditLog
     let events: TenantEvents
+    /// Tells the user's devices that a code or pass was used.
+    var notices = SQLSecurityNoticeRepository()
 
     static let codeUsedEvent = "user.recovery_code_used"
     static let passUsedEvent = "user.temporary_access_pass_used"
@@ -206,6 +208,9 @@ struct SQLRecoveryStore: RecoveryStore {
             if let address { data["ip_address"] = .string(address) }
             try await events.enqueue(
                 event: Self.codeUsedEvent, payload: JSONValue.object(data), tenantID: code.tenantID, at: date, on: executor)
+            try await notices.record(
+                .recoveryCodeUsed, tenantID: code.tenantID, userID: code.userID, subjectID: code.id, subjectName: nil,
+                ipAddress: address, at: date, on: executor)
             return true
         }
     }
@@ -328,6 +333,9 @@ struct SQLRecoveryStore: RecoveryStore {
             if let address { data["ip_address"] = .string(address) }
             try await events.enqueue(
                 event: Self.passUsedEvent, payload: JSONValue.object(data), tenantID: pass.tenantID, at: date, on: executor)
+            try await notices.record(
+                .accessPassUsed, tenantID: pass.tenantID, userID: pass.userID, subjectID: pass.id, subjectName: nil,
+                ipAddress: address, at: date, on: executor)
             return true
         }
     }

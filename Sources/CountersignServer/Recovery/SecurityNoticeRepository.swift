@@ -1,0 +1,118 @@
+import CountersignCore
+import Foundation
+
+/// What a user's devices are told about their account (docs/recovery.md): a device or a passkey
+/// was added, or a recovery code or temporary access pass was used. Each device lists the
+/// notices made since it enrolled, except those about itself, and may answer "not me" for a
+/// week (`SecurityNoticeService`).
+struct SecurityNotice: Sendable, Equatable, Encodable {
+    enum Kind: String, Sendable, Encodable {
+        case deviceAdded = "device_added"
+        case passkeyAdded = "passkey_added"
+        case recoveryCodeUsed = "recovery_code_used"
+        case accessPassUsed = "access_pass_used"
+    }
+
+    let id: String
+    let kind: Kind
+    /// The device, passkey, code or pass the notice is about.
+    let subjectID: String
+    let subjectName: String?
+    let ipAddress: String?
+    let createdAt: Date
+    let expiresAt: Date
+    var reportedAt: Date?
+    var reportedBy: String?
+    let tenantID: String
+    let userID: String
+
+    enum CodingKeys: String, CodingKey {
+        case id, kind
+        case subjectID = "subject_id"
+        case subjectName = "subject_name"
+        case ipAddress = "ip_address"
+        case createdAt = "created_at"
+        case expiresAt = "expires_at"
+        case reportedAt = "reported_at"
+    }
+}
+
+/// `security_notices`, written by the transactions that add a device or passkey or use a code or
+/// pass, whichever feature runs them.
+struct SQLSecurityNoticeRepository: Sendable {
+    /// How long a device may answer "not me".
+    static let lifetime: TimeInterval = 7 * 86_400
+
+    func record(_ kind: SecurityNotice.Kind, tenantID: String, userID: String, subjectID: String, subjectName: String?,
+                ipAddress: String?, at date: Date, on executor: any SQLExecutor) async throws {
+        try await executor.run(
+            """
+            INSERT INTO security_notices (id, tenant_id, user_id, kind, subject_id, subject_name, ip_address, created_at,
+                expires_at)
+            VALUES (\(Identifier.make("ntc", at: date)), \(tenantID), \(userID), \(kind.rawValue), \(subjectID),
+                \(subjectName), \(ipAddress), \(date), \(date.addingTimeInterval(Self.lifetime)))
+            """)
+    }
+
+    private struct Row: Decodable {
+        static let columns = "id, tenant_id, user_id, kind, subject_id, subject_name, ip_address, created_at, expires_at, reported_at, reported_by"
+
+        var id: String
+        var tenantID: String
+        var userID: String
+        var kind: String
+        var subjectID: String
+        var subjectName: String?
+        var ipAddress: String?
+        var createdAt: Date
+        var expiresAt: Date
+        var reportedAt: Date?
+        var reportedBy: String?
+
+        enum CodingKeys: String, CodingKey {
+            case id, kind
+            case tenantID = "tenant_id"
+            case userID = "user_id"
+            case subjectID = "subject_id"
+            case subjectName = "subject_name"
+            case ipAddress = "ip_address"
+            case createdAt = "created_at"
+            case expiresAt = "expires_at"
+            case reportedAt = "reported_at"
+            case reportedBy = "reported_by"
+        }
+
+        var notice: SecurityNotice? {
+            SecurityNotice.Kind(rawValue: kind).map {
+                SecurityNotice(id: id, kind: $0, subjectID: subjectID, subjectName: subjectName, ipAddress: ipAddress,
+                               createdAt: createdAt, expiresAt: expiresAt, reportedAt: reportedAt, reportedBy: reportedBy,
+                               tenantID: tenantID, userID: userID)
+            }
+        }
+    }
+
+    /// The user's notices made since `since` and not expired at `date`, newest first, but those
+    /// about `device` itself.
+    func notices(userID: String, since: Date, notAbout device: String, at date: Date, on executor: any SQLExecutor)
+        async throws -> [SecurityNotice] {
+        try await executor.all(
+            """
+            SELECT \(raw: Row.columns) FROM security_notices
+            WHERE user_id = \(userID) AND created_at >= \(since) AND expires_at > \(date) AND subject_id <> \(device)
+            ORDER BY created_at DESC, id DESC LIMIT 100
+            """, as: Row.self).compactMap(\.notice)
+    }
+
+    func find(id: String, on executor: any SQLExecutor) async throws -> SecurityNotice? {
+        try await executor.first("SELECT \(raw: Row.columns) FROM security_notices WHERE id = \(id)", as: Row.self)?.notice
+    }
+
+    /// Marks the notice reported by `deviceID`, once; false when it was reported already.
+    func markReported(id: String, by deviceID: String, at date: Date, on executor: any SQLExecutor) async throws -> Bool {
+        !(try await executor.run(
+            """
+            UPDATE security_notices SET reported_at = \(date), reported_by = \(deviceID)
+            WHERE id = \(id) AND reported_at IS NULL RETURNING id
+            """).isEmpty)
+    }
+}
