@@ -87,4 +87,21 @@ struct SecurityNoticeTests {
             #expect(late.status == 410 && late.error == "notice_expired")
         }
     }
+
+    @Test("A passkey added is announced to the phone; 'not me' removes it")
+    func passkeyAddedNotMe() async throws {
+        try await PasskeyBench.run(.sqlite) { bench in
+            bench.server.clock.advance(by: 60)
+            _ = try await bench.alicesPasskey(name: "Not mine")
+            let stored = try await bench.passkeys(of: bench.alice.user.userID)
+            let passkeyID = try #require(stored.first?["id"] as? String)
+            let notice = try #require(try await Self.notices(bench.alice.user.device).first)
+            #expect(notice["kind"] as? String == "passkey_added" && notice["subject_id"] as? String == passkeyID)
+            #expect(notice["subject_name"] as? String == "Not mine")
+            let report = try await bench.alice.user.device.call(
+                "POST", "/device/v1/notices/\(try #require(notice["id"] as? String))/not-me")
+            #expect(report.status == 200 && report["removed"] as? String == "passkey", "\(report.errorDescription ?? "")")
+            #expect(try await bench.passkeys(of: bench.alice.user.userID).isEmpty)
+        }
+    }
 }
