@@ -116,7 +116,7 @@ public struct ApprovalService: Sendable {
         let created = Date(timeIntervalSince1970: (now.timeIntervalSince1970 * 1000).rounded(.down) / 1000)
         let expires = created.addingTimeInterval(TimeInterval(request.lifetime))
         let id = Identifier.make("txn", at: created)
-        let authReqID = Secrets.randomBytes(32).base64URLEncodedString
+        let authReqID = Self.newAuthReqID()
         let matchNumber = tenant.policy.matchesNumber(request.required.value, client: request.client)
             ? NumberMatching.number() : nil
         let verification = tenant.policy.verification(
@@ -179,6 +179,16 @@ public struct ApprovalService: Sendable {
         metrics.approvalStarted(devices: deliveries.count)
         try await sweepIfDue(now: now)
         return StartedApproval(authReqID: authReqID, transaction: transaction)
+    }
+
+    /// A new `auth_req_id`: 32 random bytes in base64url, drawn again while it begins with `-`,
+    /// which a command line (`countersign ciba poll <auth_req_id>`) would read as an option. One
+    /// draw in 64 is repeated; what is left is 255.98 bits of the 256.
+    static func newAuthReqID() -> String {
+        while true {
+            let candidate = Secrets.randomBytes(32).base64URLEncodedString
+            if !candidate.hasPrefix("-") { return candidate }
+        }
     }
 
     // MARK: - Device side
