@@ -34,7 +34,7 @@ struct AdminGuard: Sendable {
         async throws -> (AdminKey, Tenant) {
         let key = try await key(request, holding: right)
         let slug = try context.parameters.require("tenant")
-        let tenant = try await tenants.resolve(slug: slug)
+        let tenant = try await tenants.resolve(adminPath: slug)
         if let tenant, key.reaches(tenantID: tenant.id) { return (key, tenant) }
         // A tenant key learns nothing about other tenants, not even whether they exist.
         if key.tenantID != nil { throw AdminError.wrongTenant }

@@ -7,7 +7,8 @@ import Foundation
 protocol TenantAdminStore: Sendable {
     /// Tenants after `cursor`, by id.
     func tenants(after cursor: String?, limit: Int) async throws -> [Tenant]
-    /// The tenant with this slug, read from the database rather than from memory.
+    /// The tenant with this slug (or this id, `ten_…`), read from the database rather than from
+    /// memory.
     func tenant(slug: String) async throws -> Tenant?
     /// Creates a tenant (never the default one) with its signing key.
     func create(slug: TenantSlug, displayName: String, actor: String, at date: Date) async throws -> Tenant
@@ -30,7 +31,7 @@ struct SQLTenantAdminStore: TenantAdminStore {
     }
 
     func tenant(slug: String) async throws -> Tenant? {
-        try await tenants.find(slug: slug, on: database)
+        slug.hasPrefix("ten_") ? try await tenants.find(id: slug, on: database) : try await tenants.find(slug: slug, on: database)
     }
 
     func create(slug: TenantSlug, displayName: String, actor: String, at date: Date) async throws -> Tenant {

@@ -36,6 +36,13 @@ public struct TenantService: Sendable {
         return try P256.Signing.PrivateKey(rawRepresentation: raw)
     }
 
+    /// The tenant an administration path names: by its slug, or by its id (`ten_…`, which no
+    /// slug can be: a slug has no underscore). A client that read a tenant's `id` from an
+    /// answer can use it where the path takes `{tenant}`.
+    public func resolve(adminPath name: String) async throws -> Tenant? {
+        name.hasPrefix("ten_") ? try await store.tenant(id: name) : try await resolve(slug: name)
+    }
+
     /// Resolves the tenant of a request path: a slug, or the default tenant for nil. Answers
     /// from memory for up to `TenantCache.lifetime`; a change made through this node is seen at
     /// once (`forget()`), one made through another node within that time.

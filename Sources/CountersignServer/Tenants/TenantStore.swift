@@ -13,6 +13,7 @@ protocol TenantStore: Sendable {
     func sealedSigningKey(tenantID: String) async throws -> Data?
     /// The tenant of that slug.
     func tenant(slug: String) async throws -> Tenant?
+    func tenant(id: String) async throws -> Tenant?
     /// The default tenant, the one served at the paths without a slug.
     func defaultTenant() async throws -> Tenant?
 }
@@ -35,6 +36,10 @@ struct SQLTenantStore: TenantStore {
 
     func tenant(slug: String) async throws -> Tenant? {
         try await tenants.find(slug: slug, on: database)
+    }
+
+    func tenant(id: String) async throws -> Tenant? {
+        try await tenants.find(id: id, on: database)
     }
 
     func defaultTenant() async throws -> Tenant? {
