@@ -19,6 +19,11 @@ public struct WebhookURL: Sendable, Hashable, CustomStringConvertible {
         guard raw.utf8.count <= Self.maximumLength else {
             throw .invalidField("url", "must be at most \(Self.maximumLength) characters")
         }
+        // An URI is ASCII (RFC 3986): what the API answers back is one, as its document says.
+        guard raw.unicodeScalars.allSatisfy(\.isASCII) else {
+            throw .invalidField(
+                "url", "must be written in ASCII: percent-encode other characters, and write an international domain name in its xn-- form")
+        }
         guard !raw.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.properties.generalCategory == .control }),
               let components = URLComponents(string: raw), let scheme = components.scheme?.lowercased() else {
             throw .invalidField("url", "must be an absolute URL, e.g. https://hooks.example.com/countersign")

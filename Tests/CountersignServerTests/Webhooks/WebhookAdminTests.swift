@@ -113,6 +113,10 @@ struct WebhookAdminTests {
         ("hooks.example.com/cs", "must be an absolute URL, e.g. https://hooks.example.com/countersign"),
         ("https://hooks.example.com/a b", "must be an absolute URL, e.g. https://hooks.example.com/countersign"),
         ("https:///cs", "must name a host"),
+        // Found by schemathesis: a host that is not ASCII was stored, and answered back as a
+        // URL the document's `format: uri` refuses.
+        ("htTps://\u{23E}", "must be written in ASCII: percent-encode other characters, and write an international domain name in its xn-- form"),
+        ("https://hooks.example.com/é", "must be written in ASCII: percent-encode other characters, and write an international domain name in its xn-- form"),
         ("https://hooks.example.com/" + String(repeating: "a", count: 2030), "must be at most 2048 characters"),
     ])
     func badURLsAreRefused(url: String, rule: String) async throws {
