@@ -69,6 +69,14 @@ public struct DeviceErrorCode: RawRepresentable, Codable, Sendable, Hashable, Cu
     /// The tenant's custom verifier failed or did not answer in time; nothing was decided (502).
     public static let verifierUnavailable = DeviceErrorCode(rawValue: "verifier_unavailable")
 
+    // Security notices (404, 409, 410).
+    /// No such notice was shown to this device (404).
+    public static let unknownNotice = DeviceErrorCode(rawValue: "unknown_notice")
+    /// The notice was already answered "not me", by this device or another (409).
+    public static let alreadyReported = DeviceErrorCode(rawValue: "already_reported")
+    /// The notice is more than a week old and can no longer be answered (410).
+    public static let noticeExpired = DeviceErrorCode(rawValue: "notice_expired")
+
     // Administration (401, 403).
     public static let invalidToken = DeviceErrorCode(rawValue: "invalid_token")
     public static let insufficientRights = DeviceErrorCode(rawValue: "insufficient_rights")

@@ -19,6 +19,9 @@ public struct PushPayload: Codable, Sendable, Equatable {
     /// The notification category (`aps.category`) of an APNs alert for a new request: the app
     /// registers it with Approve and Deny actions.
     public static let notificationCategory = "COUNTERSIGN_APPROVAL"
+    /// The category of an alert for a security notice (a device or passkey added to the
+    /// account, a recovery code used): the app registers it with a "Not me" action.
+    public static let noticeCategory = "COUNTERSIGN_NOTICE"
 
     /// What the push says about the request.
     public enum Event: String, Codable, Sendable {
@@ -27,13 +30,19 @@ public struct PushPayload: Codable, Sendable, Equatable {
         /// The request was answered (on another device) or withdrawn: take its alert down and
         /// drop it from any list shown (a background push).
         case closed
+        /// Something was done to the user's account (an alert): `noticeID` names the notice,
+        /// which the device fetches (`GET /device/v1/notices`) and may answer with "not me".
+        case notice
     }
 
     public var version: Int64
     public var event: Event
     /// The device the push is for: with several enrollments on one phone, it says which.
     public var deviceID: String
+    /// The request announced or closed; empty for a notice.
     public var requestID: String
+    /// The security notice announced; nil for a request.
+    public var noticeID: String?
     /// Seconds since 1970; a push opened later can be discarded without a network call.
     public var expiresAt: Int64
 
@@ -45,21 +54,33 @@ public struct PushPayload: Codable, Sendable, Equatable {
         self.expiresAt = expiresAt
     }
 
+    /// A notice's payload.
+    public init(deviceID: String, noticeID: String, expiresAt: Int64) {
+        self.version = Self.currentVersion
+        self.event = .notice
+        self.deviceID = deviceID
+        self.requestID = ""
+        self.noticeID = noticeID
+        self.expiresAt = expiresAt
+    }
+
     enum CodingKeys: String, CodingKey {
         case version = "v"
         case event
         case deviceID = "device_id"
         case requestID = "request_id"
+        case noticeID = "notice_id"
         case expiresAt = "exp"
     }
 
     /// The canonical JSON of the payload. `event` is left out for a new request, so that the
-    /// payloads of version 1 read the same as before events existed.
+    /// payloads of version 1 read the same as before events existed. A notice carries
+    /// `notice_id` instead of `request_id`.
     public var json: JSONValue {
         var members: [String: JSONValue] = [
-            "v": .integer(version), "device_id": .string(deviceID), "request_id": .string(requestID),
-            "exp": .integer(expiresAt),
+            "v": .integer(version), "device_id": .string(deviceID), "exp": .integer(expiresAt),
         ]
+        if let noticeID { members["notice_id"] = .string(noticeID) } else { members["request_id"] = .string(requestID) }
         if event != .request { members["event"] = .string(event.rawValue) }
         return .object(members)
     }
@@ -69,7 +90,8 @@ public struct PushPayload: Codable, Sendable, Equatable {
         version = try container.decode(Int64.self, forKey: .version)
         event = try container.decodeIfPresent(Event.self, forKey: .event) ?? .request
         deviceID = try container.decode(String.self, forKey: .deviceID)
-        requestID = try container.decode(String.self, forKey: .requestID)
+        requestID = try container.decodeIfPresent(String.self, forKey: .requestID) ?? ""
+        noticeID = try container.decodeIfPresent(String.self, forKey: .noticeID)
         expiresAt = try container.decode(Int64.self, forKey: .expiresAt)
     }
 
@@ -78,7 +100,7 @@ public struct PushPayload: Codable, Sendable, Equatable {
         try container.encode(version, forKey: .version)
         if event != .request { try container.encode(event, forKey: .event) }
         try container.encode(deviceID, forKey: .deviceID)
-        try container.encode(requestID, forKey: .requestID)
+        if let noticeID { try container.encode(noticeID, forKey: .noticeID) } else { try container.encode(requestID, forKey: .requestID) }
         try container.encode(expiresAt, forKey: .expiresAt)
     }
 
@@ -109,7 +131,9 @@ public struct PushPayload: Codable, Sendable, Equatable {
         guard let value = try? JSONValue(parsing: jsonData),
               let payload = try? value.decode(as: PushPayload.self),
               payload.version == Self.currentVersion,
-              !payload.deviceID.isEmpty, !payload.requestID.isEmpty else { return nil }
+              !payload.deviceID.isEmpty,
+              payload.event == .notice ? payload.noticeID?.isEmpty == false : !payload.requestID.isEmpty
+        else { return nil }
         self = payload
     }
 }

@@ -50,15 +50,17 @@ extension CountersignAuthenticator {
     }
 
     /// What a push (APNs `userInfo` or an FCM data map) tells this device: a new request, which
-    /// is fetched as `request(fromPushPayload:)` does, or that a request was answered on another
-    /// device, so that its notification can be taken down (no network call then). Nil for a
-    /// push that is not Countersign's or names no enrollment here.
+    /// is fetched as `request(fromPushPayload:)` does; that a request was answered on another
+    /// device, so that its notification can be taken down (no network call then); or a security
+    /// notice, fetched with the enrollment's notices. Nil for a push that is not Countersign's or
+    /// names no enrollment here, and for a notice answered or expired meanwhile.
     ///
     /// ```swift
     /// switch try await authenticator.event(fromPushPayload: userInfo) {
     /// case .request(let request)?: present(request)
     /// case .closed(let requestID, _)?:
     ///     UNUserNotificationCenter.current().removeDeliveredNotifications(withIdentifiers: [requestID])
+    /// case .notice(let notice)?: presentNotice(notice)   // notice.summary, and a "Not me" button
     /// case nil: break
     /// }
     /// ```
@@ -74,6 +76,13 @@ extension CountersignAuthenticator {
                 return nil
             }
             return .closed(requestID: payload.requestID, enrollmentID: enrollment.id)
+        case .notice:
+            guard let noticeID = payload.noticeID,
+                  let enrollment = try await keyStore.enrollments().first(where: { $0.deviceID == payload.deviceID }),
+                  Int64(now().timeIntervalSince1970) < payload.expiresAt else {
+                return nil
+            }
+            return try await notices(enrollment.id).first { $0.id == noticeID && $0.reportedAt == nil }.map(PushEvent.notice)
         }
     }
 

@@ -85,6 +85,13 @@ public enum CountersignError: Error, Sendable, Equatable {
     case pinNotEnrolled
     /// This enrollment has no TOTP seed.
     case totpNotEnrolled
+    /// The server showed no such security notice to this device (`unknown_notice`).
+    case noticeNotFound
+    /// The notice was already answered "not me", on this device or another
+    /// (`already_reported`).
+    case noticeAlreadyReported
+    /// The notice is more than a week old and can no longer be answered (`notice_expired`).
+    case noticeExpired
 }
 
 extension CountersignError: CustomStringConvertible, LocalizedError {
@@ -142,6 +149,12 @@ extension CountersignError: CustomStringConvertible, LocalizedError {
             "this enrollment has no PIN"
         case .totpNotEnrolled:
             "this enrollment has no one-time code seed"
+        case .noticeNotFound:
+            "the server showed no such notice to this device"
+        case .noticeAlreadyReported:
+            "the notice was already reported"
+        case .noticeExpired:
+            "the notice is more than a week old and can no longer be answered"
         }
     }
 

@@ -21,6 +21,8 @@ struct DeviceEndpoints: Sendable, Equatable {
     let requests: URL
     /// `GET`: the inbox as a live stream of Server-Sent Events.
     let requestStream: URL
+    /// `GET`: the security notices shown to the device.
+    let notices: URL
     /// `<server>/device/v1/requests`, the base of the per-request URLs.
     private let requestsBase: String
 
@@ -34,7 +36,8 @@ struct DeviceEndpoints: Sendable, Equatable {
               let device = URL(string: base + "/self"), let pushToken = URL(string: base + "/self/push-token"),
               let pin = URL(string: base + "/self/pin"), let factors = URL(string: base + "/self/factors"),
               let requests = URL(string: base + "/requests"),
-              let requestStream = URL(string: base + "/requests/stream") else { return nil }
+              let requestStream = URL(string: base + "/requests/stream"),
+              let notices = URL(string: base + "/notices") else { return nil }
         self.enrollments = enrollments
         self.serverKey = serverKey
         self.device = device
@@ -43,6 +46,7 @@ struct DeviceEndpoints: Sendable, Equatable {
         self.factors = factors
         self.requests = requests
         self.requestStream = requestStream
+        self.notices = notices
         self.requestsBase = base + "/requests"
     }
 
@@ -58,6 +62,12 @@ struct DeviceEndpoints: Sendable, Equatable {
     func response(to requestID: String) -> URL? {
         guard Self.isPathSegment(requestID) else { return nil }
         return URL(string: requestsBase + "/" + requestID + "/response")
+    }
+
+    /// `POST`: "not me" on one notice (ids are `ntc_…`).
+    func notMe(_ noticeID: String) -> URL? {
+        guard Self.isPathSegment(noticeID) else { return nil }
+        return URL(string: notices.absoluteString + "/" + noticeID + "/not-me")
     }
 
     /// RFC 3986 unreserved characters only; not a dot segment, nor `stream`, which names the

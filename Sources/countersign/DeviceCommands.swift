@@ -10,7 +10,7 @@ struct DeviceCommand: AsyncParsableCommand {
         commandName: "device", abstract: "Use this terminal as a Countersign authenticator.",
         subcommands: [
             Enroll.self, List.self, Status.self, Rename.self, Unenroll.self, Pending.self, Approve.self, Deny.self,
-            Watch.self, PIN.self, Biometric.self, OneTimeCode.self, PushToken.self,
+            Watch.self, PIN.self, Biometric.self, OneTimeCode.self, PushToken.self, Notices.self, NotMe.self,
         ])
 
     struct StoreOptions: ParsableArguments {

@@ -55,7 +55,8 @@ final class AppDelegate: UIResponder, UIApplicationDelegate, @preconcurrency UNU
         let center = UNUserNotificationCenter.current()
         center.delegate = self
         // Approve opens the app (the details must be seen), except where the extension has shown
-        // them in the alert of a request that asks only for a tap; Deny answers from the alert.
+        // them in the alert of a request that asks only for a tap; Deny answers from the alert,
+        // and so does "Not me" on a security notice (a device or passkey added to the account).
         center.setNotificationCategories(CountersignNotificationCategory.all())
         Task {
             if (try? await center.requestAuthorization(options: [.alert, .sound, .badge])) == true {
@@ -72,9 +73,14 @@ final class AppDelegate: UIResponder, UIApplicationDelegate, @preconcurrency UNU
 
     /// A local alert for what went wrong while answering from a notification.
     private static func notify(_ problem: ProblemMessage) async {
+        await notify(NoticeAnswer(title: problem.title, body: problem.explanation))
+    }
+
+    /// A local alert with a title and a text.
+    private static func notify(_ text: NoticeAnswer) async {
         let content = UNMutableNotificationContent()
-        content.title = problem.title
-        content.body = problem.explanation
+        content.title = text.title
+        content.body = text.body
         try? await UNUserNotificationCenter.current().add(UNNotificationRequest(identifier: UUID().uuidString, content: content, trigger: nil))
     }
 
@@ -101,6 +107,13 @@ final class AppDelegate: UIResponder, UIApplicationDelegate, @preconcurrency UNU
     func userNotificationCenter(_ center: UNUserNotificationCenter, didReceive response: UNNotificationResponse) async {
         let userInfo = response.notification.request.content.userInfo
         let authenticator = AppServices.shared.authenticator
+        if PushPayload(userInfo: userInfo)?.event == .notice {
+            // "Not me" undoes the change and pauses requests; a tap alone only dismisses.
+            guard response.actionIdentifier == CountersignNotificationCategory.notMeAction,
+                  case .notice(let notice)? = try? await authenticator.event(fromPushPayload: userInfo) else { return }
+            await Self.notify(await NoticeAnswer.reportNotMe(notice, with: authenticator))
+            return
+        }
         guard let request = try? await authenticator.request(fromPushPayload: userInfo) else { return }
         switch response.actionIdentifier {
         case CountersignNotificationCategory.denyAction:

@@ -158,6 +158,18 @@ public struct ProblemMessage: Error, Sendable, Equatable {
             self.init(title: "No codes for this account",
                       explanation: "This account was set up without one-time codes. Approve requests with notifications instead.",
                       nextStep: .dismiss)
+        case .noticeNotFound:
+            self.init(title: "Notice not found",
+                      explanation: "The server has no such notice for this phone.",
+                      nextStep: .dismiss)
+        case .noticeAlreadyReported:
+            self.init(title: "Already reported",
+                      explanation: "This change was already reported as not yours, here or on another device, and undone.",
+                      nextStep: .dismiss)
+        case .noticeExpired:
+            self.init(title: "Too late to answer here",
+                      explanation: "This notice is more than a week old. If the change was not yours, tell your administrator.",
+                      nextStep: .contactAdministrator)
         }
     }
 

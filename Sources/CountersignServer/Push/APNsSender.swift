@@ -142,7 +142,7 @@ final class APNsSender: PushSender {
         headers.add(name: "apns-priority", value: priority)
         headers.add(name: "apns-expiration", value: String(Int64(entry.expiresAt.timeIntervalSince1970.rounded(.down))),
                     indexing: .nonIndexable)
-        headers.add(name: "apns-collapse-id", value: entry.transactionID, indexing: .nonIndexable)
+        headers.add(name: "apns-collapse-id", value: entry.subjectID, indexing: .nonIndexable)
         headers.add(name: "apns-id", value: entry.id, indexing: .nonIndexable)
         headers.add(name: "content-type", value: "application/json")
         return APNsWireRequest(headers: headers, body: ByteBuffer(data: PushContent.apnsBody(for: entry)))

@@ -90,19 +90,21 @@ struct DeliveryAdminRoutes: Sendable {
         }
     }
 
-    /// A push notification in the tenant's recent list: the request and device it was for.
+    /// A push notification in the tenant's recent list: the request (or notice) and device it was for.
     struct RecentNotification: Encodable, Sendable {
         let entry: PushOutboxEntry
 
         enum CodingKeys: String, CodingKey {
             case requestID = "request_id"
+            case noticeID = "notice_id"
             case deviceID = "device_id"
         }
 
         func encode(to encoder: any Encoder) throws {
             try Notification(entry: entry).encode(to: encoder)
             var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(entry.transactionID, forKey: .requestID)
+            try container.encodeIfPresent(entry.transactionID, forKey: .requestID)
+            try container.encodeIfPresent(entry.noticeID, forKey: .noticeID)
             try container.encode(entry.deviceID, forKey: .deviceID)
         }
 

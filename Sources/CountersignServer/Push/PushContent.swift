@@ -5,6 +5,10 @@ import Foundation
 /// carries one short text that reveals nothing of the request (who asks, for what, from where
 /// travels sealed to the device and is fetched over a signed request). An app that wants its
 /// own wording rewrites the alert in its notification service extension (`mutable-content`).
+///
+/// A security notice's alert says what was done to the account (a device or passkey added, by
+/// its name; a recovery code or pass used), since the user must be able to tell at a glance
+/// whether it was them; the notice's id travels in the payload.
 enum PushContent {
     /// The notification category the app registers, with its Approve and Deny actions.
     static let category = PushPayload.notificationCategory
@@ -12,10 +16,31 @@ enum PushContent {
     static let body = "Open to review the request and answer it."
 
     static func payload(for entry: PushOutboxEntry) -> PushPayload {
-        PushPayload(
-            deviceID: entry.deviceID, requestID: entry.transactionID,
-            expiresAt: Int64(entry.expiresAt.timeIntervalSince1970.rounded(.down)),
+        let expiresAt = Int64(entry.expiresAt.timeIntervalSince1970.rounded(.down))
+        if entry.kind == .notice {
+            return PushPayload(deviceID: entry.deviceID, noticeID: entry.noticeID ?? "", expiresAt: expiresAt)
+        }
+        return PushPayload(
+            deviceID: entry.deviceID, requestID: entry.transactionID ?? "", expiresAt: expiresAt,
             event: entry.kind == .request ? .request : .closed)
+    }
+
+    /// What a notice's alert says: what was done, to what, and the answer it invites. The name
+    /// is the one the user (or their device) gave the device or passkey.
+    static func alert(for notice: SecurityNotice) -> PushAlert {
+        let named = notice.subjectName.map { ", “\($0)”," } ?? ""
+        let question = " Not you? Answer “Not me”."
+        return switch notice.kind {
+        case .deviceAdded:
+            PushAlert(title: "New device on your account", body: "A new device\(named) was added to your account." + question)
+        case .passkeyAdded:
+            PushAlert(title: "New passkey on your account", body: "A new passkey\(named) was added to your account." + question)
+        case .recoveryCodeUsed:
+            PushAlert(title: "Recovery code used", body: "A recovery code was used to sign in to your account." + question)
+        case .accessPassUsed:
+            PushAlert(title: "Temporary access pass used",
+                      body: "A temporary access pass was used to sign in to your account." + question)
+        }
     }
 
     /// The APNs JSON body: an alert with the category, `mutable-content` (so a notification
@@ -26,15 +51,33 @@ enum PushContent {
     /// notification of a kind, so its canonical text is made once and only the payload is
     /// encoded per notification ("aps" sorts before "countersign").
     static func apnsBody(for entry: PushOutboxEntry) -> Data {
+        if entry.kind == .notice {
+            return JSONValue.object(["aps": noticeAPS(entry.alert), PushPayload.key: payload(for: entry).json]).canonicalData
+        }
         var body = entry.kind == .request ? requestBodyPrefix : withdrawBodyPrefix
         body += payload(for: entry).json.canonicalString
         body += "}"
         return Data(body.utf8)
     }
 
+    /// A notice's `aps`: an alert in the notice category, at the active interruption level
+    /// (no request waits on the user), in a thread of its own.
+    static func noticeAPS(_ alert: PushAlert?) -> JSONValue {
+        let alert = alert ?? PushAlert(title: "Your account changed", body: "Open to review what changed.")
+        return .object([
+            "alert": .object(["title": .string(alert.title), "body": .string(alert.body)]),
+            "sound": .string("default"),
+            "category": .string(PushPayload.noticeCategory),
+            "mutable-content": .integer(1),
+            "thread-id": .string("countersign-notices"),
+        ])
+    }
+
     /// The `aps` dictionary of each kind of notification.
     static func aps(_ kind: PushOutboxEntry.Kind) -> JSONValue {
         switch kind {
+        case .notice:
+            noticeAPS(nil)
         case .request:
             .object([
                 "alert": .object(["title": .string(title), "body": .string(body)]),
@@ -55,7 +98,10 @@ enum PushContent {
     /// `apns-push-type` and `apns-priority`: an alert now, or a background push that iOS may
     /// deliver when it suits the battery (Apple requires priority 5 for those).
     static func apnsPushType(for entry: PushOutboxEntry) -> (type: String, priority: String) {
-        entry.kind == .request ? ("alert", "10") : ("background", "5")
+        switch entry.kind {
+        case .request, .notice: ("alert", "10")
+        case .withdraw: ("background", "5")
+        }
     }
 
     /// The FCM HTTP v1 request body: a data message (the app builds the notification), high
@@ -63,9 +109,16 @@ enum PushContent {
     static func fcmBody(for entry: PushOutboxEntry, token: String, at date: Date) -> Data {
         let ttl = max(0, Int64(entry.expiresAt.timeIntervalSince(date).rounded(.down)))
         var data = payload(for: entry).fcmData
-        if entry.kind == .request {
+        switch entry.kind {
+        case .request:
             data["title"] = title
             data["body"] = body
+        case .notice:
+            let alert = entry.alert ?? PushAlert(title: "Your account changed", body: "Open to review what changed.")
+            data["title"] = alert.title
+            data["body"] = alert.body
+        case .withdraw:
+            break
         }
         let message: JSONValue = .object([
             "token": .string(token),
@@ -73,7 +126,7 @@ enum PushContent {
             "android": .object([
                 "priority": .string("HIGH"),
                 "ttl": .string("\(ttl)s"),
-                "collapse_key": .string(entry.transactionID),
+                "collapse_key": .string(entry.subjectID),
             ]),
         ])
         return JSONValue.object(["message": message]).canonicalData

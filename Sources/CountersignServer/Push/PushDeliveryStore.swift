@@ -3,7 +3,7 @@ import Foundation
 
 /// What the push dispatcher (`PushDispatcher`) reads and writes, and nothing else: the outbox
 /// rows it claims and closes, the devices they are addressed to, whether the requests they
-/// announce are still waiting, and the push tokens providers call dead.
+/// announce are still waiting, the notices they tell of, and the push tokens providers call dead.
 protocol PushDeliveryStore: Sendable {
     /// Claims up to `limit` due rows, leasing them until `leaseUntil` (see
     /// `PushOutboxRepository.claim`).
@@ -13,6 +13,8 @@ protocol PushDeliveryStore: Sendable {
     /// Which of these requests are still waiting for an answer. The approvals feature owns the
     /// requests and answers this; push delivery never reads their table.
     func undecided(requestIDs: [String]) async throws -> Set<String>
+    /// The security notices with these ids that still exist, by id (what a notice's alert says).
+    func notices(ids: [String]) async throws -> [String: SecurityNotice]
     /// Records a batch's outcomes in one transaction: the `sent` rows in a few statements, then
     /// each of `closed` in order.
     func record(sent: [(id: String, providerMessageID: String?)], closed: [PushRowOutcome], at date: Date) async throws
@@ -48,6 +50,10 @@ struct SQLPushDeliveryStore: PushDeliveryStore {
 
     func undecided(requestIDs: [String]) async throws -> Set<String> {
         try await approvals.undecided(ids: requestIDs, on: database)
+    }
+
+    func notices(ids: [String]) async throws -> [String: SecurityNotice] {
+        try await SQLSecurityNoticeRepository().find(ids: ids, on: database)
     }
 
     func record(sent: [(id: String, providerMessageID: String?)], closed: [PushRowOutcome], at date: Date) async throws {

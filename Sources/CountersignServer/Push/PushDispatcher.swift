@@ -37,14 +37,18 @@ struct PushDispatcher: Service, CustomStringConvertible {
         // The batch, its devices, and which of its requests are still undecided: one read of the
         // streak. An alert whose request was answered meanwhile (while an earlier attempt was
         // out) would ask for an answer that is no longer wanted.
-        guard let (claimed, devices, undecided) = await readFailures.reading(logger: logger, {
+        guard let (claimed, devices, undecided, notices) = await readFailures.reading(logger: logger, {
             let claimed = try await store.claim(
                 limit: configuration.batchSize, at: now, leaseUntil: now.addingTimeInterval(configuration.lease))
-            guard !claimed.isEmpty else { return ([PushOutboxEntry](), [String: Device](), Set<String>()) }
+            guard !claimed.isEmpty else {
+                return ([PushOutboxEntry](), [String: Device](), Set<String>(), [String: SecurityNotice]())
+            }
             let devices = try await store.devices(ids: Array(Set(claimed.map(\.deviceID))))
             let undecided = try await store.undecided(
-                requestIDs: Array(Set(claimed.filter { $0.kind == .request }.map(\.transactionID))))
-            return (claimed, devices, undecided)
+                requestIDs: Array(Set(claimed.filter { $0.kind == .request }.compactMap(\.transactionID))))
+            let noticeIDs = Set(claimed.compactMap(\.noticeID))
+            let notices = noticeIDs.isEmpty ? [:] : try await store.notices(ids: Array(noticeIDs))
+            return (claimed, devices, undecided, notices)
         }), !claimed.isEmpty else { return 0 }
         // Each credential's sender is looked up once per batch, before the sends fan out.
         var senders: [SenderKey: Result<any PushSender, PushCredentialUnusable>] = [:]
@@ -55,10 +59,18 @@ struct PushDispatcher: Service, CustomStringConvertible {
         var results: [(PushOutboxEntry, String?, PushOutcome)] = []
         results.reserveCapacity(claimed.count)
         var batches: [ObjectIdentifier: (sender: any PushSender, deliveries: [PushDelivery])] = [:]
-        for entry in claimed {
+        for var entry in claimed {
             let device = devices[entry.deviceID]
             let token = device?.push?.token
-            if entry.kind == .request && !undecided.contains(entry.transactionID) {
+            if entry.kind == .notice {
+                // A notice answered meanwhile ("not me" from another device) needs no alert.
+                guard let notice = entry.noticeID.flatMap({ notices[$0] }), notice.reportedAt == nil else {
+                    results.append((entry, token, .cancelled(reason: "the notice was answered or removed before it was sent")))
+                    continue
+                }
+                entry.alert = PushContent.alert(for: notice)
+            }
+            if entry.kind == .request && !undecided.contains(entry.transactionID ?? "") {
                 // A row taken over from a node that stopped mid-send may have reached the
                 // device: say so rather than claim it was never sent.
                 let reason = entry.lastError == OutboxRepository.cutOffAttempt
@@ -108,7 +120,8 @@ struct PushDispatcher: Service, CustomStringConvertible {
                              through sender: Result<any PushSender, PushCredentialUnusable>?)
         -> Result<(any PushSender, String), NotSendable> {
         guard entry.expiresAt > now() else {
-            return .failure(NotSendable(outcome: .failed(reason: "the request expired before the notification could be sent")))
+            let what = entry.kind == .notice ? "notice" : "request"
+            return .failure(NotSendable(outcome: .failed(reason: "the \(what) expired before the notification could be sent")))
         }
         guard let device, device.status == .active, let push = device.push, push.provider == entry.provider else {
             return .failure(NotSendable(outcome: .failed(

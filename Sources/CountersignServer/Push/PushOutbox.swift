@@ -11,6 +11,9 @@ public struct PushOutboxEntry: Sendable, Equatable {
         case request
         /// Tells a device to take down the alert of a request answered elsewhere.
         case withdraw
+        /// Tells the user of something done to their account: a device or passkey added, a
+        /// recovery code or pass used (an alert the user may answer with "not me").
+        case notice
     }
 
     public enum Status: String, Sendable, Codable {
@@ -22,7 +25,10 @@ public struct PushOutboxEntry: Sendable, Equatable {
     /// A lowercase UUID; it is also the `apns-id` of the notification.
     public var id: String
     public var tenantID: String
-    public var transactionID: String
+    /// The request the push announces or withdraws; nil for a notice.
+    public var transactionID: String?
+    /// The security notice the push announces; nil for a request.
+    public var noticeID: String?
     public var deviceID: String
     public var kind: Kind
     public var provider: PushRegistration.Provider
@@ -36,14 +42,37 @@ public struct PushOutboxEntry: Sendable, Equatable {
     public var createdAt: Date
     public var updatedAt: Date
     public var sentAt: Date?
+    /// What a notice's alert says: read with the notice when the push is sent
+    /// (`PushDispatcher`), never stored in the row.
+    public var alert: PushAlert?
+
+    /// The request or notice the push is about: what collapses its notifications.
+    public var subjectID: String { transactionID ?? noticeID ?? "" }
 
     public static func queued(_ kind: Kind, transactionID: String, tenantID: String, deviceID: String,
                        provider: PushRegistration.Provider, expiresAt: Date, at date: Date) -> PushOutboxEntry {
         PushOutboxEntry(
-            id: UUID().uuidString.lowercased(), tenantID: tenantID, transactionID: transactionID, deviceID: deviceID,
-            kind: kind, provider: provider, status: .queued, attempts: 0, nextAttemptAt: date, expiresAt: expiresAt,
-            lastError: nil, providerMessageID: nil, createdAt: date, updatedAt: date, sentAt: nil)
+            id: UUID().uuidString.lowercased(), tenantID: tenantID, transactionID: transactionID, noticeID: nil,
+            deviceID: deviceID, kind: kind, provider: provider, status: .queued, attempts: 0, nextAttemptAt: date,
+            expiresAt: expiresAt, lastError: nil, providerMessageID: nil, createdAt: date, updatedAt: date, sentAt: nil,
+            alert: nil)
     }
+
+    /// A notice's push to one of the user's devices.
+    public static func notice(_ noticeID: String, tenantID: String, deviceID: String, provider: PushRegistration.Provider,
+                              expiresAt: Date, at date: Date) -> PushOutboxEntry {
+        PushOutboxEntry(
+            id: UUID().uuidString.lowercased(), tenantID: tenantID, transactionID: nil, noticeID: noticeID,
+            deviceID: deviceID, kind: .notice, provider: provider, status: .queued, attempts: 0, nextAttemptAt: date,
+            expiresAt: expiresAt, lastError: nil, providerMessageID: nil, createdAt: date, updatedAt: date, sentAt: nil,
+            alert: nil)
+    }
+}
+
+/// The title and body of an alert.
+public struct PushAlert: Sendable, Equatable {
+    public var title: String
+    public var body: String
 }
 
 /// A row of `push_outbox` is the entry as it is, decoded by column name.
@@ -55,6 +84,7 @@ extension PushOutboxEntry: OutboxRow {
         case id
         case tenantID = "tenant_id"
         case transactionID = "transaction_id"
+        case noticeID = "notice_id"
         case deviceID = "device_id"
         case kind, provider, status, attempts
         case nextAttemptAt = "next_attempt_at"

@@ -39,15 +39,16 @@ public struct SQLPushOutboxRepository: PushOutboxRepository {
         // One statement for all rows: a request to a user with several devices stays one round trip.
         // `\(rows:)` takes values: `SQLValue(_:)` writes an enumeration by its raw value.
         let rows: [[SQLValue]] = entries.map { entry in
-            [entry.id.sqlValue, entry.tenantID.sqlValue, entry.transactionID.sqlValue, entry.deviceID.sqlValue,
+            [entry.id.sqlValue, entry.tenantID.sqlValue, SQLValue(entry.transactionID), SQLValue(entry.noticeID),
+             entry.deviceID.sqlValue,
              SQLValue(entry.kind), SQLValue(entry.provider), SQLValue(entry.status),
              entry.attempts.sqlValue, entry.nextAttemptAt.sqlValue, entry.expiresAt.sqlValue, entry.createdAt.sqlValue,
              entry.updatedAt.sqlValue]
         }
         try await executor.run(
             """
-            INSERT INTO push_outbox (id, tenant_id, transaction_id, device_id, kind, provider, status, attempts,
-                next_attempt_at, expires_at, created_at, updated_at)
+            INSERT INTO push_outbox (id, tenant_id, transaction_id, notice_id, device_id, kind, provider, status,
+                attempts, next_attempt_at, expires_at, created_at, updated_at)
             VALUES \(rows: rows)
             """)
     }

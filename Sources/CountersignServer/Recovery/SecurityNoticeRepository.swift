@@ -43,15 +43,32 @@ struct SQLSecurityNoticeRepository: Sendable {
     /// How long a device may answer "not me".
     static let lifetime: TimeInterval = 7 * 86_400
 
+    /// Records a notice and, in the same transaction, queues its push to each of the user's
+    /// other active devices that has a working push registration (`PushOutboxEntry.notice`): the
+    /// outbox sends it within its poll interval. A device that holds no push registration finds
+    /// the notice in `GET /device/v1/notices`. Returns the notice's id.
+    @discardableResult
     func record(_ kind: SecurityNotice.Kind, tenantID: String, userID: String, subjectID: String, subjectName: String?,
-                ipAddress: String?, at date: Date, on executor: any SQLExecutor) async throws {
+                ipAddress: String?, at date: Date, on executor: any SQLExecutor) async throws -> String {
+        let id = Identifier.make("ntc", at: date)
+        let expires = date.addingTimeInterval(Self.lifetime)
         try await executor.run(
             """
             INSERT INTO security_notices (id, tenant_id, user_id, kind, subject_id, subject_name, ip_address, created_at,
                 expires_at)
-            VALUES (\(Identifier.make("ntc", at: date)), \(tenantID), \(userID), \(kind.rawValue), \(subjectID),
-                \(subjectName), \(ipAddress), \(date), \(date.addingTimeInterval(Self.lifetime)))
+            VALUES (\(id), \(tenantID), \(userID), \(kind.rawValue), \(subjectID),
+                \(subjectName), \(ipAddress), \(date), \(expires))
             """)
+        let devices = try await SQLDeviceRepository().list(
+            userID: userID, after: nil, limit: ApprovalService.maximumDevicesPerUser, on: executor)
+        let pushes = devices.compactMap { device -> PushOutboxEntry? in
+            guard device.id != subjectID, device.pushTokenValid, let push = device.push else {
+                return nil
+            }
+            return .notice(id, tenantID: tenantID, deviceID: device.id, provider: push.provider, expiresAt: expires, at: date)
+        }
+        try await SQLPushOutboxRepository().enqueue(pushes, on: executor)
+        return id
     }
 
     private struct Row: Decodable {
@@ -101,6 +118,20 @@ struct SQLSecurityNoticeRepository: Sendable {
             WHERE user_id = \(userID) AND created_at >= \(since) AND expires_at > \(date) AND subject_id <> \(device)
             ORDER BY created_at DESC, id DESC LIMIT 100
             """, as: Row.self).compactMap(\.notice)
+    }
+
+    /// The notices with these ids that still exist, by id (for the push dispatcher).
+    func find(ids: [String], on executor: any SQLExecutor) async throws -> [String: SecurityNotice] {
+        guard !ids.isEmpty else { return [:] }
+        let notices = try await executor.run(chunking: ids) { part in
+            "SELECT \(raw: Row.columns) FROM security_notices WHERE id IN (\(list: part))"
+        }.compactMap { try $0.decode(Row.self).notice }
+        return Dictionary(notices.map { ($0.id, $0) }) { first, _ in first }
+    }
+
+    /// Deletes the notices that could no longer be answered before `date` (and their pushes).
+    func purge(expiredBefore date: Date, on executor: any SQLExecutor) async throws {
+        try await executor.run("DELETE FROM security_notices WHERE expires_at < \(date)")
     }
 
     func find(id: String, on executor: any SQLExecutor) async throws -> SecurityNotice? {

@@ -21,6 +21,11 @@ struct SecurityNoticeService: Sendable {
     let now: @Sendable () -> Date
     var notices = SQLSecurityNoticeRepository()
     var sessions = SQLBrowserSessionRepository()
+    /// Deletes notices 30 days past their week, at most hourly, when a device lists its own.
+    let housekeeping = PeriodicSchedule(every: 3600)
+
+    /// How long a notice is kept after it can no longer be answered (it answers 410 until then).
+    static let retention: TimeInterval = 30 * 86_400
 
     static let reportedEvent = "user.not_me"
 
@@ -47,7 +52,12 @@ struct SecurityNoticeService: Sendable {
 
     /// The device's notices: made since it enrolled, not about itself, not expired.
     func notices(for device: Device) async throws -> [SecurityNotice] {
-        try await notices.notices(userID: device.userID, since: device.createdAt, notAbout: device.id, at: now(), on: database)
+        let date = now()
+        if housekeeping.isDue(at: date) {
+            try await notices.purge(expiredBefore: date.addingTimeInterval(-Self.retention), on: database)
+        }
+        return try await notices.notices(userID: device.userID, since: device.createdAt, notAbout: device.id, at: date,
+                                         on: database)
     }
 
     func reportNotMe(_ id: String, by device: Device, tenant: Tenant) async throws -> Report {
@@ -128,11 +138,11 @@ enum SecurityNoticeError: Error, Sendable, Equatable, APIFailure {
     var apiError: APIError {
         switch self {
         case .unknownNotice:
-            APIError(.notFound, DeviceErrorCode(rawValue: "unknown_notice"), "no such notice was shown to this device")
+            APIError(.notFound, .unknownNotice, "no such notice was shown to this device")
         case .alreadyReported:
-            APIError(.conflict, DeviceErrorCode(rawValue: "already_reported"), "the notice was already reported")
+            APIError(.conflict, .alreadyReported, "the notice was already reported")
         case .expired:
-            APIError(.gone, DeviceErrorCode(rawValue: "notice_expired"), "the notice can no longer be answered")
+            APIError(.gone, .noticeExpired, "the notice can no longer be answered")
         }
     }
 }

@@ -27,6 +27,7 @@ public enum SchemaVersion: Int64, CaseIterable, Sendable {
     case radius
     case directory
     case recovery
+    case notices
 
     /// The name recorded beside the number.
     public var name: String {
@@ -54,6 +55,7 @@ public enum SchemaVersion: Int64, CaseIterable, Sendable {
         case .radius: "radius"
         case .directory: "directory"
         case .recovery: "recovery"
+        case .notices: "notices"
         }
     }
 }
@@ -116,7 +118,7 @@ public enum Migrations {
                 try await executor.lockForStartup()
                 let applied = try await executor.run("SELECT version FROM schema_migrations WHERE version = \(migration.version)")
                 guard applied.isEmpty else { return }
-                for statement in migration.statements {
+                for statement in migration.statements where statement.runs(on: executor.dialect) {
                     try await executor.run(SQLStatement(stringLiteral: statement.text(for: executor.dialect)))
                 }
                 try await executor.run(

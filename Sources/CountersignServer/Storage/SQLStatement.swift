@@ -201,7 +201,9 @@ extension SQLValue: SQLStorable {
 
 /// A statement of the schema (`CREATE TABLE`, `ALTER TABLE`, …), written once for both
 /// engines. The one type they spell differently is interpolated: `\(SQLColumnType.bytes)` is
-/// `BLOB` on SQLite and `BYTEA` on PostgreSQL. Schema statements bind nothing.
+/// `BLOB` on SQLite and `BYTEA` on PostgreSQL. Schema statements bind nothing. A statement made
+/// with `postgresOnly` runs on PostgreSQL alone (names only PostgreSQL keeps, such as those of
+/// constraints).
 public struct SchemaStatement: Sendable, ExpressibleByStringInterpolation {
     enum Part: Sendable {
         case text(String)
@@ -209,6 +211,18 @@ public struct SchemaStatement: Sendable, ExpressibleByStringInterpolation {
     }
 
     let parts: [Part]
+    /// The one engine the statement runs on, or nil for both.
+    var only: SQLDialect?
+
+    /// A statement that runs on PostgreSQL and is skipped on SQLite.
+    static func postgresOnly(_ text: String) -> SchemaStatement {
+        var statement = SchemaStatement(stringLiteral: text)
+        statement.only = .postgres
+        return statement
+    }
+
+    /// Whether the statement runs on `dialect`.
+    func runs(on dialect: SQLDialect) -> Bool { only.map { $0 == dialect } ?? true }
 
     public init(stringLiteral value: String) {
         parts = [.text(value)]

@@ -285,12 +285,14 @@ struct APNsDeliveryTests {
             let phone = try await server.enrolledUser("hal", push: PushRegistration(provider: .apns, token: phoneToken))
             let tablet = try await server.enrollDevice(
                 for: phone.userID, username: "hal", push: PushRegistration(provider: .apns, token: tabletToken), name: "tablet")
+            // The phone is told of the tablet first (a notice), then both are alerted.
+            try await eventually("the phone was told of the tablet") { apns.acceptedCount == 1 }
             _ = try await server.startApproval(client, user: "hal")
-            try await eventually("both devices were alerted") { apns.acceptedCount == 2 }
+            try await eventually("both devices were alerted") { apns.acceptedCount == 3 }
             let requestID = try await server.newestRequest(of: phone)
 
             #expect(try await phone.device.decideNewest(.approve).status == 200)
-            try await eventually("the tablet was told to withdraw") { apns.acceptedCount == 3 }
+            try await eventually("the tablet was told to withdraw") { apns.acceptedCount == 4 }
             let withdraw = try #require(apns.notifications().last)
             #expect(withdraw.deviceToken == tabletToken)
             #expect(withdraw.header("apns-push-type") == "background")
@@ -318,6 +320,100 @@ struct APNsDeliveryTests {
             try await eventually("the phone's alert shows as sent") {
                 try await server.notificationStatuses(requestID, device: phone.enrollment.deviceID) == ["sent"]
             }
+        }
+    }
+
+    @Test("a device added is announced to the user's other device by an alert that names it; 'Not me' from it removes the device",
+          arguments: Engine.available)
+    func deviceAddedIsPushedAsNotice(engine: Engine) async throws {
+        try await Self.withTokenAPNs(engine) { server, apns, _ in
+            let phoneToken = apnsDeviceToken()
+            let phone = try await server.enrolledUser("ines", push: PushRegistration(provider: .apns, token: phoneToken))
+            #expect(apns.acceptedCount == 0, "the first device is told of nothing")
+            let tablet = try await server.enrollDevice(
+                for: phone.userID, username: "ines", push: PushRegistration(provider: .apns, token: apnsDeviceToken()),
+                name: "Ines's tablet")
+
+            try await eventually("the phone was told of the tablet") { apns.acceptedCount == 1 }
+            let push = try #require(apns.notifications().first)
+            #expect(push.deviceToken == phoneToken, "the new device is not told of itself")
+            #expect(push.header("apns-push-type") == "alert")
+            #expect(push.header("apns-priority") == "10")
+            let payload = try JSONValue(parsing: push.body)
+            let aps = try #require(payload["aps"])
+            #expect(aps["category"]?.stringValue == "COUNTERSIGN_NOTICE")
+            #expect(aps["alert"]?["title"]?.stringValue == "New device on your account")
+            #expect(aps["alert"]?["body"]?.stringValue
+                == "A new device, “Ines's tablet”, was added to your account. Not you? Answer “Not me”.")
+            let member = try #require(payload["countersign"])
+            #expect(member["request_id"] == nil)
+            let parsed = try #require(PushPayload(jsonData: member.canonicalData))
+            #expect(parsed.event == .notice)
+            #expect(parsed.deviceID == phone.enrollment.deviceID)
+            let noticeID = try #require(parsed.noticeID)
+            #expect(noticeID.hasPrefix("ntc_"))
+            #expect(push.header("apns-collapse-id") == noticeID)
+
+            // The phone's SDK reads the push as the notice, and "Not me" removes the tablet.
+            let userInfo: [AnyHashable: Any] = [PushPayload.key: member.canonicalString]
+            guard case .notice(let notice)? = try await phone.kit.event(fromPushPayload: userInfo) else {
+                Issue.record("the notice push was not read as a notice")
+                return
+            }
+            #expect(notice.id == noticeID)
+            #expect(notice.kind == .deviceAdded)
+            #expect(notice.subjectID == tablet.enrollment.deviceID)
+            #expect(notice.summary == "A new device, “Ines's tablet”, was added to your account.")
+            #expect(try await phone.kit.request(fromPushPayload: userInfo) == nil, "a notice is no request")
+            let report = try await phone.kit.reportNotMe(notice)
+            #expect(report.removed == .device)
+            await #expect(throws: CountersignError.deviceDeregistered) { try await tablet.kit.deviceStatus(tablet.enrollment.id) }
+            await #expect(throws: CountersignError.noticeAlreadyReported) { try await phone.kit.reportNotMe(notice) }
+            // Answered: the push reads as nothing to show.
+            #expect(try await phone.kit.event(fromPushPayload: userInfo) == nil)
+
+            let listed = try await server.admin("GET", "/admin/v1/tenants/default/push-deliveries")
+            let item = try #require(listed.json?["items"] as? [[String: Any]]).first
+            #expect(item?["kind"] as? String == "notice")
+            #expect(item?["notice_id"] as? String == noticeID)
+            #expect(item?["request_id"] == nil)
+        }
+    }
+
+    @Test("a notice answered \"not me\" by one device while its push to another waits for a retry is not pushed again")
+    func answeredNoticeIsNotPushed() async throws {
+        let clock = TestClock()
+        let slowToken = apnsDeviceToken()
+        try await Self.withTokenAPNs(clock: clock, respond: { push in
+            push.deviceToken == slowToken ? .reject(status: 503, reason: "ServiceUnavailable") : nil
+        }) { server, apns, _ in
+            let desk = try await server.enrolledUser("kim")
+            let phone = try await server.enrollDevice(
+                for: desk.userID, username: "kim", push: PushRegistration(provider: .apns, token: slowToken), name: "phone")
+            let laptop = try await server.enrollDevice(for: desk.userID, username: "kim", name: "laptop")
+            try await eventually("the phone's notice of the laptop was refused once and waits for a retry") {
+                try await Self.noticePushes(server).map { "\($0.status) \($0.lastError?.contains("ServiceUnavailable") == true)" }
+                    == ["queued true"]
+            }
+            #expect(apns.notifications().filter { $0.deviceToken == slowToken }.count == 1)
+
+            let notice = try #require(try await desk.kit.notices().first { $0.subjectID == laptop.enrollment.deviceID })
+            #expect(try await desk.kit.reportNotMe(notice).removed == .device)
+            _ = phone
+            clock.advance(by: 10)
+            try await eventually("the waiting push is cancelled") {
+                try await Self.noticePushes(server).map(\.status) == ["cancelled"]
+            }
+            #expect(try await Self.noticePushes(server).first?.lastError == "the notice was answered or removed before it was sent")
+            #expect(apns.notifications().filter { $0.deviceToken == slowToken }.count == 1, "not sent again")
+        }
+    }
+
+    /// The tenant's notice pushes, newest first: their status and last error.
+    static func noticePushes(_ server: TestServer) async throws -> [(status: String, lastError: String?)] {
+        let listed = try await server.admin("GET", "/admin/v1/tenants/default/push-deliveries")
+        return (listed.json?["items"] as? [[String: Any]] ?? []).filter { $0["kind"] as? String == "notice" }.map {
+            ($0["status"] as? String ?? "", $0["last_error"] as? String)
         }
     }
 

@@ -46,6 +46,15 @@ struct SQLStatementTests {
         #expect(statement.text(for: .postgres) == "CREATE TABLE t (a BYTEA NOT NULL, b BYTEA)")
     }
 
+    @Test("a statement for PostgreSQL alone runs there and is skipped on SQLite; others run on both")
+    func postgresOnlyStatement() {
+        let renaming = SchemaStatement.postgresOnly("ALTER TABLE t RENAME CONSTRAINT t_next_pkey TO t_pkey")
+        #expect(renaming.runs(on: .postgres))
+        #expect(!renaming.runs(on: .sqlite))
+        let both: SchemaStatement = "CREATE INDEX t_a ON t (a)"
+        #expect(both.runs(on: .postgres) && both.runs(on: .sqlite))
+    }
+
     private struct Stored: Decodable, Equatable {
         var id: String
         var label: String?
