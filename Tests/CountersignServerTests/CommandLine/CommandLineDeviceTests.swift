@@ -260,3 +260,44 @@ struct CommandLineDeviceTests {
         #expect(set.output.contains("Apple Push Services: com.example.bank"), "\(set.output)")
     }
 }
+
+/// `countersign device notices` and `device not-me`, with the executable against `countersign serve`.
+@Suite("The terminal's security notices")
+struct CommandLineNoticeTests {
+    @Test("a second enrollment is a notice to the first; not-me removes it, once; an unknown notice is named",
+          .enabled(if: CommandLineDeviceTests.enabled))
+    func noticesAndNotMe() async throws {
+        let scene = try await CommandLineDeviceTests.Scene.make()
+        defer { scene.end() }
+        let laptop = try await scene.enroll(["--name", "laptop"])
+        let empty = try await scene.run(["device", "notices"])
+        #expect(empty.status == 0 && empty.output.contains("No notices."), "\(empty.output)")
+
+        _ = try await scene.enroll(["--name", "Someone's desktop"])
+        let listed = try await scene.run(["device", "notices", laptop])
+        #expect(listed.status == 0, "\(listed.output)")
+        #expect(listed.output.contains("A new device, “Someone's desktop”, was added to your account."), "\(listed.output)")
+        #expect(listed.output.contains("answerable until"), "\(listed.output)")
+        let noticeID = try #require(listed.output.split(whereSeparator: \.isWhitespace).first { $0.hasPrefix("ntc_") }.map(String.init))
+        #expect(try await scene.devices().count == 2)
+
+        let reported = try await scene.run(["device", "not-me", noticeID])
+        #expect(reported.status == 0, "\(reported.output)")
+        #expect(reported.output.contains("Reported \(noticeID) as not you."), "\(reported.output)")
+        #expect(reported.output.contains("The device \"Someone's desktop\""), "\(reported.output)")
+        #expect(reported.output.contains("was removed."), "\(reported.output)")
+        #expect(reported.output.contains("New requests are refused until"), "\(reported.output)")
+        let remaining = try await scene.devices()
+        #expect(remaining.count == 1)
+        #expect(remaining.first?["name"] as? String == "laptop")
+
+        let again = try await scene.run(["device", "not-me", noticeID])
+        #expect(again.status != 0)
+        #expect(again.output.contains("the notice was already reported"), "\(again.output)")
+        let after = try await scene.run(["device", "notices"])
+        #expect(after.output.contains("reported not me"), "\(after.output)")
+        let unknown = try await scene.run(["device", "not-me", "ntc_nosuchnotice"])
+        #expect(unknown.status != 0)
+        #expect(unknown.output.contains("the server showed no such notice to this device"), "\(unknown.output)")
+    }
+}

@@ -151,6 +151,55 @@ struct PushOutcomeTests {
         #expect(fcm["message"]?["android"]?["ttl"]?.stringValue == "240s")
         #expect(fcm["message"]?["android"]?["priority"]?.stringValue == "HIGH")
     }
+
+    @Test("a notice's push is an alert in the notice category that says what was added, by name, and carries the notice's id")
+    func noticePayloads() throws {
+        let date = Date(timeIntervalSince1970: 1_800_000_000)
+        var entry = PushOutboxEntry.notice(
+            "ntc_01HZX3ABCDEF", tenantID: "ten_1", deviceID: "dev_0123456789abcdef", provider: .apns,
+            expiresAt: date.addingTimeInterval(7 * 86_400), at: date)
+        // The longest name a device may have, in characters of four UTF-8 bytes.
+        let name = String(repeating: "😀", count: DeviceName.maximumLength)
+        let notice = SecurityNotice(
+            id: "ntc_01HZX3ABCDEF", kind: .deviceAdded, subjectID: "dev_new", subjectName: name, ipAddress: nil,
+            createdAt: date, expiresAt: date.addingTimeInterval(7 * 86_400), reportedAt: nil, reportedBy: nil,
+            tenantID: "ten_1", userID: "usr_1")
+        entry.alert = PushContent.alert(for: notice)
+        let body = PushContent.apnsBody(for: entry)
+        #expect(body.count < 4096)
+        let json = try JSONValue(parsing: body)
+        #expect(json["aps"]?["category"]?.stringValue == "COUNTERSIGN_NOTICE")
+        #expect(json["aps"]?["alert"]?["body"]?.stringValue == "A new device, “\(name)”, was added to your account. Not you? Answer “Not me”.")
+        #expect(json["countersign"]?["notice_id"]?.stringValue == "ntc_01HZX3ABCDEF")
+        #expect(json["countersign"]?["event"]?.stringValue == "notice")
+        #expect(json["countersign"]?["request_id"] == nil)
+        #expect(PushContent.apnsPushType(for: entry) == ("alert", "10"))
+        let member = try #require(json["countersign"])
+        let payload = try #require(PushPayload(jsonData: member.canonicalData))
+        #expect(payload == PushPayload(deviceID: "dev_0123456789abcdef", noticeID: "ntc_01HZX3ABCDEF", expiresAt: 1_800_604_800))
+        #expect(PushPayload(jsonData: Data(#"{"v":1,"event":"notice","device_id":"dev_1","exp":1}"#.utf8)) == nil,
+                "a notice push without its notice is not understood")
+
+        let fcm = try JSONValue(parsing: PushContent.fcmBody(for: entry, token: "t", at: date))
+        let data = try #require(fcm["message"]?["data"])
+        #expect(data["title"]?.stringValue == "New device on your account")
+        #expect(data["countersign"]?.stringValue == member.canonicalString)
+        #expect(fcm["message"]?["android"]?["collapse_key"]?.stringValue == "ntc_01HZX3ABCDEF")
+        #expect(fcm["message"]?["android"]?["ttl"]?.stringValue == "604800s")
+
+        let kinds: [(SecurityNotice.Kind, String?, String)] = [
+            (.passkeyAdded, "YubiKey 5", "A new passkey, “YubiKey 5”, was added to your account."),
+            (.passkeyAdded, nil, "A new passkey was added to your account."),
+            (.recoveryCodeUsed, nil, "A recovery code was used to sign in to your account."),
+            (.accessPassUsed, nil, "A temporary access pass was used to sign in to your account."),
+        ]
+        for (kind, name, sentence) in kinds {
+            let notice = SecurityNotice(
+                id: "ntc_1", kind: kind, subjectID: "x", subjectName: name, ipAddress: nil, createdAt: date, expiresAt: date,
+                reportedAt: nil, reportedBy: nil, tenantID: "ten_1", userID: "usr_1")
+            #expect(PushContent.alert(for: notice).body == sentence + " Not you? Answer “Not me”.")
+        }
+    }
 }
 
 /// Provider tokens in memory, with the same conditional replace as the database's store: for

@@ -68,7 +68,7 @@ struct AuthenticatorAppModelTests {
         .server(status: 403, code: "insufficient_rights", description: nil), .keyStore("locked"), .invalidRequestDetails("digest"),
         .expired, .alreadyAnswered, .requestNotFound, .requestNotHandleable, .factorsNotEnrolled([.pin, .biometric]),
         .verifierUnavailable, .wrongPIN(attemptsRemaining: 1), .wrongPIN(attemptsRemaining: nil), .biometricFailed,
-        .pinNotEnrolled, .totpNotEnrolled,
+        .pinNotEnrolled, .totpNotEnrolled, .noticeNotFound, .noticeAlreadyReported, .noticeExpired,
     ]
 
     @Test("every error has a title, an explanation in sentences, and a next step", arguments: everyError)
@@ -172,6 +172,23 @@ struct AuthenticatorAppModelTests {
             let audit = try await server.admin("GET", "/admin/v1/tenants/default/audit?limit=50")
             #expect(((audit["items"] as? [[String: Any]]) ?? []).contains { ($0["action"] as? String)?.contains("not_requested") == true
                 || (($0["details"] as? [String: Any])?["reason"] as? String) == "not_requested" })
+        }
+    }
+
+    @Test("\"Not me\" on a notice of a second phone removes it and says so; a second answer says it was reported already")
+    func notMeOnANotice() async throws {
+        try await TestServer.routed { server in
+            let (kit, enrollment) = try await phone(server, "bo")
+            let (other, _) = server.authenticator()
+            let second = try await other.enroll(
+                uri: try await server.enrollmentURI(for: enrollment.user.id), deviceName: "Unknown iPhone", platform: .ios)
+            let notice = try #require(try await kit.notices().first)
+            #expect(notice.subjectID == second.deviceID)
+            #expect(await NoticeAnswer.reportNotMe(notice, with: kit) == NoticeAnswer(
+                title: "Reported", body: "The device was removed from your account. New sign-in requests are paused for a while."))
+            #expect(await NoticeAnswer.reportNotMe(notice, with: kit) == NoticeAnswer(
+                title: "Already reported",
+                body: "This change was already reported as not yours, here or on another device, and undone."))
         }
     }
 
