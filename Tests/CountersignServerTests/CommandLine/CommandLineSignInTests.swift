@@ -46,6 +46,12 @@ struct CommandLineSignInTests {
             let printedSoFar = try String(contentsOf: output, encoding: .utf8)
             let signInURL = try #require(url, "the command printed no sign-in URL: \(printedSoFar)")
             #expect(signInURL.hasPrefix(server.base + "/authorize?"))
+            // The server's clock stands still in tests, and the terminal signs its enrollment with
+            // the real one. Under load (a whole debug suite on two cores) the steps above took
+            // over five minutes once, and the enrollment's iat fell outside the window: the clock
+            // is brought to the real time before the flow starts.
+            let behind = Date().timeIntervalSince(server.clock.now)
+            if behind > 0 { server.clock.advance(by: behind) }
 
             let browser = PageVisitor(server)
             let page = try await browser.get(String(signInURL.dropFirst(server.base.count)))

@@ -67,6 +67,30 @@ struct FCMDeliveryTests {
         }
     }
 
+    @Test("a device added is a data message to the user's other device, with the notice's text, which its SDK reads as the notice")
+    func noticeIsSent() async throws {
+        try await Self.withFCM { server, fcm in
+            let token = Self.fcmToken()
+            let cy = try await server.enrolledUser("cy", push: PushRegistration(provider: .fcm, token: token))
+            let tablet = try await server.enrollDevice(
+                for: cy.userID, username: "cy", push: PushRegistration(provider: .fcm, token: Self.fcmToken()), name: "Cy's tablet")
+            try await eventually("FCM took the notice") { fcm.messages().count == 1 }
+            let message = try #require(fcm.messages().first)
+            #expect(message.token == token, "only the device that was there before is told")
+            #expect(message.androidPriority == "HIGH")
+            #expect(message.data["title"] == "New device on your account")
+            #expect(message.data["body"] == "A new device, “Cy's tablet”, was added to your account. Not you? Answer “Not me”.")
+            let payload = try #require(PushPayload(userInfo: message.data))
+            #expect(payload.event == .notice)
+            guard case .notice(let notice)? = try await cy.kit.event(fromPushPayload: message.data) else {
+                Issue.record("the message was not read as a notice")
+                return
+            }
+            #expect(notice.subjectID == tablet.enrollment.deviceID)
+            #expect(notice.id == payload.noticeID)
+        }
+    }
+
     @Test("UNREGISTERED ends the token; the device is told through its status")
     func unregisteredTokenIsInvalid() async throws {
         try await Self.withFCM(respond: { _ in
