@@ -77,6 +77,20 @@ public struct DeviceErrorCode: RawRepresentable, Codable, Sendable, Hashable, Cu
     /// The notice is more than a week old and can no longer be answered (410).
     public static let noticeExpired = DeviceErrorCode(rawValue: "notice_expired")
 
+    // Handing over to a new device (403, 404, 409, 410).
+    /// This device was enrolled with a handover ticket and waits for the approval of the device
+    /// that issued it: it may only read and remove itself (403).
+    public static let handoverPending = DeviceErrorCode(rawValue: "handover_pending")
+    /// No such handover was started by this device (404).
+    public static let unknownHandover = DeviceErrorCode(rawValue: "unknown_handover")
+    /// The handover was approved or refused already, or has no new device to approve yet (409).
+    public static let handoverClosed = DeviceErrorCode(rawValue: "handover_closed")
+    /// The handover's time ran out (410).
+    public static let handoverExpired = DeviceErrorCode(rawValue: "handover_expired")
+    /// The number given is not the one the new device shows; the handover is refused and the new
+    /// device removed (403).
+    public static let wrongNumber = DeviceErrorCode(rawValue: "wrong_number")
+
     // Administration (401, 403).
     public static let invalidToken = DeviceErrorCode(rawValue: "invalid_token")
     public static let insufficientRights = DeviceErrorCode(rawValue: "insufficient_rights")

@@ -124,6 +124,9 @@ public enum DeviceRequestError: Error, Sendable, Equatable, CustomStringConverti
     case outsideTimeWindow
     case replayed
     case bodyMismatch
+    /// A device enrolled with a handover ticket, not approved yet, called anything but
+    /// `GET` or `DELETE /self` (403, not 401: its signature is good).
+    case handoverPending
 
     /// The `error` code on the wire.
     public var code: DeviceErrorCode {
@@ -137,6 +140,7 @@ public enum DeviceRequestError: Error, Sendable, Equatable, CustomStringConverti
         case .outsideTimeWindow: .requestExpired
         case .replayed: .replayedRequest
         case .bodyMismatch: .bodyMismatch
+        case .handoverPending: .handoverPending
         }
     }
 
@@ -152,6 +156,8 @@ public enum DeviceRequestError: Error, Sendable, Equatable, CustomStringConverti
         case .outsideTimeWindow: "the signature's time (iat) is outside the accepted window; check the device clock"
         case .replayed: "this signature (jti) has been used before"
         case .bodyMismatch: "the body does not match the signed digest (body_sha256)"
+        case .handoverPending:
+            "this device waits for the approval of the device that handed over to it; until then it may only read or remove itself"
         }
     }
 }

@@ -119,9 +119,14 @@ public struct EnrollmentReceipt: Codable, Sendable, Equatable {
     public var issuedAt: Int64
     /// `TOTPEnrollment.digest()` of the TOTP seed sent beside the receipt, when one was sent.
     public var totpDigest: String?
+    /// The device that vouched for this one: set when it enrolled with a handover ticket
+    /// (`POST /device/v1/handovers`), and it waits for that device's approval.
+    public var vouchedBy: String?
 
     public init(deviceID: String, tenant: String, server: String, user: EnrolledUser, deviceName: String,
-                platform: DevicePlatform, requestDigest: String, issuedAt: Int64, totpDigest: String? = nil) {
+                platform: DevicePlatform, requestDigest: String, issuedAt: Int64, totpDigest: String? = nil,
+                vouchedBy: String? = nil) {
+        self.vouchedBy = vouchedBy
         self.deviceID = deviceID
         self.tenant = tenant
         self.server = server
@@ -140,6 +145,7 @@ public struct EnrollmentReceipt: Codable, Sendable, Equatable {
         case requestDigest = "request_sha256"
         case issuedAt = "iat"
         case totpDigest = "totp_sha256"
+        case vouchedBy = "vouched_by"
     }
 }
 
@@ -159,16 +165,118 @@ public struct EnrollmentResponse: Codable, Sendable {
     /// The device certificate: the tenant's token-signing key binding this device's keys to the
     /// user, so that an approval receipt verifies with the tenant's JWKS alone.
     public var deviceCertificate: String?
-    public init(enrollmentReceipt: String, totp: TOTPEnrollment? = nil, deviceCertificate: String? = nil) {
+    /// Set when the device enrolled with a handover ticket: it shows `number` until the device
+    /// that vouched for it approves.
+    public var handover: PendingHandover?
+    public init(enrollmentReceipt: String, totp: TOTPEnrollment? = nil, deviceCertificate: String? = nil,
+                handover: PendingHandover? = nil) {
         self.enrollmentReceipt = enrollmentReceipt
         self.totp = totp
         self.deviceCertificate = deviceCertificate
+        self.handover = handover
     }
     enum CodingKeys: String, CodingKey {
-        case totp
+        case totp, handover
         case enrollmentReceipt = "enrollment_receipt"
         case deviceCertificate = "device_certificate"
     }
+}
+
+/// What a device enrolled with a handover ticket shows until the device that vouched for it
+/// approves: the number to pick there.
+public struct PendingHandover: Codable, Sendable, Equatable {
+    /// `hov_…`.
+    public var id: String
+    /// Two digits.
+    public var number: String
+    /// Until when the other device may approve.
+    public var expiresAt: Date
+
+    public init(id: String, number: String, expiresAt: Date) {
+        self.id = id
+        self.number = number
+        self.expiresAt = expiresAt
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id, number
+        case expiresAt = "expires_at"
+    }
+}
+
+/// `POST /device/v1/handovers`: a device asks for an enrollment URI for a new device of the same
+/// user, which it will then approve.
+public struct HandoverStart: Codable, Sendable, Equatable {
+    /// Whether this device is removed once it approves the new one.
+    public var retire: Bool?
+
+    public init(retire: Bool? = nil) { self.retire = retire }
+}
+
+/// A handover as its device sees it: the answer to `POST /device/v1/handovers` (with the
+/// enrollment URI, once) and to `GET /device/v1/handovers/<id>`.
+public struct HandoverState: Codable, Sendable, Equatable {
+    public enum Status: String, Codable, Sendable {
+        /// No device has enrolled with the URI yet.
+        case waiting
+        /// A new device enrolled and shows a number: approve it with that number, or deny.
+        case awaitingApproval = "awaiting_approval"
+        case approved, denied, expired
+    }
+
+    /// The device that enrolled with the URI.
+    public struct NewDevice: Codable, Sendable, Equatable {
+        public var deviceID: String
+        public var name: String
+        public var platform: DevicePlatform
+
+        public init(deviceID: String, name: String, platform: DevicePlatform) {
+            self.deviceID = deviceID
+            self.name = name
+            self.platform = platform
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case name, platform
+            case deviceID = "device_id"
+        }
+    }
+
+    public var id: String
+    public var status: Status
+    public var retire: Bool
+    public var expiresAt: Date
+    /// Only in the answer to `POST /device/v1/handovers`: the URI (and QR code text) the new
+    /// device enrolls with, once.
+    public var enrollmentURI: String?
+    public var newDevice: NewDevice?
+    /// While `awaiting_approval`: three two-digit numbers, the one the new device shows among them.
+    public var choices: [String]?
+
+    public init(id: String, status: Status, retire: Bool, expiresAt: Date, enrollmentURI: String? = nil,
+                newDevice: NewDevice? = nil, choices: [String]? = nil) {
+        self.id = id
+        self.status = status
+        self.retire = retire
+        self.expiresAt = expiresAt
+        self.enrollmentURI = enrollmentURI
+        self.newDevice = newDevice
+        self.choices = choices
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id, status, retire, choices
+        case expiresAt = "expires_at"
+        case enrollmentURI = "enrollment_uri"
+        case newDevice = "new_device"
+    }
+}
+
+/// `POST /device/v1/handovers/<id>/approve`: the number the new device shows.
+public struct HandoverApproval: Codable, Sendable, Equatable {
+    public var number: String
+
+    public init(number: String) { self.number = number }
 }
 
 /// The user a device is enrolled for.

@@ -92,6 +92,19 @@ public enum CountersignError: Error, Sendable, Equatable {
     case noticeAlreadyReported
     /// The notice is more than a week old and can no longer be answered (`notice_expired`).
     case noticeExpired
+    /// This enrollment was made with another device's handover URI and waits for that device's
+    /// approval; until then it can do nothing but read or remove itself (`handover_pending`).
+    case handoverPending
+    /// This device started no such handover (`unknown_handover`).
+    case handoverNotFound
+    /// The handover was approved or refused already, or no new device has enrolled with it yet
+    /// (`handover_closed`).
+    case handoverClosed
+    /// The handover's ten minutes ran out (`handover_expired`).
+    case handoverExpired
+    /// The number picked is not the one the new device shows: the handover was refused and the
+    /// new device removed (`wrong_number`).
+    case wrongNumber
 }
 
 extension CountersignError: CustomStringConvertible, LocalizedError {
@@ -155,6 +168,16 @@ extension CountersignError: CustomStringConvertible, LocalizedError {
             "the notice was already reported"
         case .noticeExpired:
             "the notice is more than a week old and can no longer be answered"
+        case .handoverPending:
+            "this device waits for the approval of the device that handed over to it"
+        case .handoverNotFound:
+            "this device started no such handover"
+        case .handoverClosed:
+            "the handover was closed already, or no new device has enrolled with it yet"
+        case .handoverExpired:
+            "the handover's time ran out; start a new one"
+        case .wrongNumber:
+            "that is not the number the new device shows; the handover was refused and the new device removed"
         }
     }
 

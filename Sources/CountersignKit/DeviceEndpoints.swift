@@ -23,6 +23,8 @@ struct DeviceEndpoints: Sendable, Equatable {
     let requestStream: URL
     /// `GET`: the security notices shown to the device.
     let notices: URL
+    /// `POST`: starts a handover to a new device.
+    let handovers: URL
     /// `<server>/device/v1/requests`, the base of the per-request URLs.
     private let requestsBase: String
 
@@ -37,7 +39,8 @@ struct DeviceEndpoints: Sendable, Equatable {
               let pin = URL(string: base + "/self/pin"), let factors = URL(string: base + "/self/factors"),
               let requests = URL(string: base + "/requests"),
               let requestStream = URL(string: base + "/requests/stream"),
-              let notices = URL(string: base + "/notices") else { return nil }
+              let notices = URL(string: base + "/notices"),
+              let handovers = URL(string: base + "/handovers") else { return nil }
         self.enrollments = enrollments
         self.serverKey = serverKey
         self.device = device
@@ -47,6 +50,7 @@ struct DeviceEndpoints: Sendable, Equatable {
         self.requests = requests
         self.requestStream = requestStream
         self.notices = notices
+        self.handovers = handovers
         self.requestsBase = base + "/requests"
     }
 
@@ -68,6 +72,12 @@ struct DeviceEndpoints: Sendable, Equatable {
     func notMe(_ noticeID: String) -> URL? {
         guard Self.isPathSegment(noticeID) else { return nil }
         return URL(string: notices.absoluteString + "/" + noticeID + "/not-me")
+    }
+
+    /// `GET`: one handover this device started (`hov_…`); with `action`, `POST` `approve` or `deny`.
+    func handover(_ id: String, _ action: String? = nil) -> URL? {
+        guard Self.isPathSegment(id) else { return nil }
+        return URL(string: handovers.absoluteString + "/" + id + (action.map { "/" + $0 } ?? ""))
     }
 
     /// RFC 3986 unreserved characters only; not a dot segment, nor `stream`, which names the

@@ -24,6 +24,9 @@ public struct Enrollment: Sendable, Codable, Equatable, Identifiable {
     /// The server's device-protocol signing key, pinned at enrollment by the URI's fingerprint.
     public let serverKey: ECPublicJWK
     public let enrolledAt: Date
+    /// Set while this enrollment, made with another device's handover URI, waits for that
+    /// device's approval: show `number` until `checkHandover(_:)` says it was approved.
+    public internal(set) var handover: EnrollmentHandover?
 
     init(
         id: String, server: URL, tenant: String, deviceID: String, user: EnrolledUser, deviceName: String,
@@ -46,5 +49,24 @@ public struct Enrollment: Sendable, Codable, Equatable, Identifiable {
         case deviceName = "device_name"
         case serverKey = "server_key"
         case enrolledAt = "enrolled_at"
+        case handover
+    }
+}
+
+/// A new device's side of a handover: the number it shows, and the device that vouched for it
+/// (named by the server's signed receipt).
+public struct EnrollmentHandover: Sendable, Codable, Equatable {
+    /// `hov_…`.
+    public let id: String
+    /// The two digits the user picks on the other device.
+    public let number: String
+    /// The device that asked for the enrollment URI and approves this one.
+    public let vouchedBy: String
+    public let expiresAt: Date
+
+    enum CodingKeys: String, CodingKey {
+        case id, number
+        case vouchedBy = "vouched_by"
+        case expiresAt = "expires_at"
     }
 }

@@ -55,10 +55,24 @@ struct EnrollmentExchange: Sendable {
         let seed = try OneTimeCodeSeed.accept(
             response.totp, receiptDigest: receipt.totpDigest, requested: factorKeys.totp, deviceID: receipt.deviceID,
             key: keys.agreement)
-        let enrollment = Enrollment(
+        var enrollment = Enrollment(
             id: enrollmentID, server: server, tenant: receipt.tenant, deviceID: receipt.deviceID,
             user: receipt.user, deviceName: receipt.deviceName, platform: receipt.platform,
             serverKey: accepted.serverKey, enrolledAt: Date(timeIntervalSince1970: TimeInterval(receipt.issuedAt)))
+        // A handover's enrollment: the signed receipt names the device that vouched, and the
+        // answer the number to show; one without the other is not an answer to trust.
+        switch (response.handover, receipt.vouchedBy) {
+        case (nil, nil):
+            break
+        case (let handover?, let vouchedBy?):
+            guard handover.number.count == 2, handover.number.allSatisfy(\.isNumber) else {
+                throw .invalidServerResponse("the handover's number is not two digits")
+            }
+            enrollment.handover = EnrollmentHandover(
+                id: handover.id, number: handover.number, vouchedBy: vouchedBy, expiresAt: handover.expiresAt)
+        default:
+            throw .invalidServerResponse("the enrollment receipt and the answer disagree on whether another device vouched for this one")
+        }
         return Accepted(enrollment: enrollment, totpSeed: seed)
     }
 

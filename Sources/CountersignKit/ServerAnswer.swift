@@ -67,6 +67,7 @@ struct ServerAnswer: Sendable {
             return Self.removal(notice)
         }
         if code == .userDeregistered, let notice { return Self.removal(notice) }
+        if status == 403, code == .handoverPending { return .handoverPending }
         return failure
     }
 

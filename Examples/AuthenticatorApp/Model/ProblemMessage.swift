@@ -170,6 +170,26 @@ public struct ProblemMessage: Error, Sendable, Equatable {
             self.init(title: "Too late to answer here",
                       explanation: "This notice is more than a week old. If the change was not yours, tell your administrator.",
                       nextStep: .contactAdministrator)
+        case .handoverPending:
+            self.init(title: "Waiting for your other phone",
+                      explanation: "Approve this phone on the phone you moved from, by picking the number shown here.",
+                      nextStep: .dismiss)
+        case .handoverNotFound:
+            self.init(title: "Move not found",
+                      explanation: "This phone started no such move to a new phone.",
+                      nextStep: .dismiss)
+        case .handoverClosed:
+            self.init(title: "Nothing to approve",
+                      explanation: "No new phone is waiting for this move, or it was approved or refused already.",
+                      nextStep: .dismiss)
+        case .handoverExpired:
+            self.init(title: "Move timed out",
+                      explanation: "The ten minutes to set up the new phone ran out. Start again.",
+                      nextStep: .tryAgain)
+        case .wrongNumber:
+            self.init(title: "Wrong number",
+                      explanation: "That is not the number the new phone shows, so it was not added. Start again if it is yours.",
+                      nextStep: .tryAgain)
         }
     }
 

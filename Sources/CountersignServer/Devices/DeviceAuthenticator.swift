@@ -85,17 +85,27 @@ public struct DeviceAuthenticator: Sendable {
         }
         // A removed device is told so only when it proves it is that device: to anyone else it
         // looks like any device with a bad signature.
-        guard device.status == .active else {
+        guard device.status != .deleted else {
             guard signature.jws.isValid(for: try device.signingKey.signingKey()) else { throw DeviceRequestError.invalidSignature }
             throw DeviceRequestError.deviceDeregistered
         }
         try signature.verify(key: try device.signingKey.signingKey(), method: method, url: url, body: body, now: now,
                              window: window)
+        // A device waiting for its handover's approval may read and remove itself, nothing more.
+        if device.status == .pending, !Self.pendingMayCall(method: method, url: url) {
+            throw DeviceRequestError.handoverPending
+        }
         // A nonce only needs remembering while its iat is inside the window.
         let nonce = DeviceNonce(
             deviceID: device.id, value: signature.nonce,
             expiresAt: Date(timeIntervalSince1970: TimeInterval(signature.issuedAt) + window))
         return VerifiedDeviceCall(device: device, nonce: nonce, at: now)
+    }
+
+    /// `GET` and `DELETE` of `…/device/v1/self`, without a query.
+    static func pendingMayCall(method: String, url: String) -> Bool {
+        guard method == "GET" || method == "DELETE", let url = URL(string: url), url.query == nil else { return false }
+        return url.path.hasSuffix("/device/v1/self")
     }
 
     private func purgeExpiredNonces(now: Date) async throws {

@@ -21,6 +21,8 @@ public protocol DeviceRepository: Sendable {
     func setPush(id: String, _ push: PushRegistration?, at date: Date, on executor: any SQLExecutor) async throws
     /// Marks an active device deleted; false if it was not active.
     func markDeleted(id: String, at date: Date, on executor: any SQLExecutor) async throws -> Bool
+    /// Makes a pending device (a handover's) active; false if it was not pending.
+    func activate(id: String, at date: Date, on executor: any SQLExecutor) async throws -> Bool
     func touch(id: String, at date: Date, on executor: any SQLExecutor) async throws
     /// Marks the device's push token invalid, if it is still `token` and was registered before
     /// `registeredBefore` (APNs reports a 410 with the time it learnt the token was dead; a
@@ -203,8 +205,14 @@ public struct SQLDeviceRepository: DeviceRepository {
             """
             UPDATE devices SET status = 'deleted', deleted_at = \(date), updated_at = \(date), push_token = NULL,
                 push_provider = NULL
-            WHERE id = \(id) AND status = 'active' RETURNING id
+            WHERE id = \(id) AND status IN ('active', 'pending') RETURNING id
             """)).isEmpty
+    }
+
+    public func activate(id: String, at date: Date, on executor: any SQLExecutor) async throws -> Bool {
+        !(try await executor.run(
+            "UPDATE devices SET status = 'active', updated_at = \(date) WHERE id = \(id) AND status = 'pending' RETURNING id"
+        )).isEmpty
     }
 
     public func touch(id: String, at date: Date, on executor: any SQLExecutor) async throws {
@@ -254,7 +262,7 @@ public struct SQLDeviceRepository: DeviceRepository {
             """
             UPDATE devices SET status = 'deleted', deleted_at = \(date), updated_at = \(date), push_token = NULL,
                 push_provider = NULL
-            WHERE user_id = \(userID) AND status = 'active' RETURNING id
+            WHERE user_id = \(userID) AND status IN ('active', 'pending') RETURNING id
             """).map { try $0.decode(column: "id", as: String.self) }
     }
 

@@ -102,6 +102,31 @@ struct DeviceRoutes: Sendable {
                 return try JSON.response(try await notices.reportNotMe(id, by: device, tenant: tenant))
             }
         }
+        router.post("/handovers") { request, context in
+            try await self.signed(request, context) { device, tenant, body in
+                let start = body.isEmpty ? HandoverStart() : try JSON.decode(HandoverStart.self, from: body)
+                return try JSON.response(
+                    try await enrollment.startHandover(from: device, tenant: tenant, retire: start.retire ?? false),
+                    status: .created)
+            }
+        }
+        router.get("/handovers/{id}") { request, context in
+            try await self.signed(request, context) { device, _, _ in
+                try JSON.response(try await enrollment.handoverState(try context.parameters.require("id"), for: device))
+            }
+        }
+        router.post("/handovers/{id}/approve") { request, context in
+            try await self.signed(request, context) { device, _, body in
+                let approval = try JSON.decode(HandoverApproval.self, from: body)
+                return try JSON.response(try await enrollment.approveHandover(
+                    try context.parameters.require("id"), number: approval.number, by: device))
+            }
+        }
+        router.post("/handovers/{id}/deny") { request, context in
+            try await self.signed(request, context) { device, _, _ in
+                try JSON.response(try await enrollment.denyHandover(try context.parameters.require("id"), by: device))
+            }
+        }
         router.post("/self/factors") { request, context in
             try await self.signed(request, context) { device, tenant, body in
                 let addition = try JSON.decode(FactorAddition.self, from: body)
@@ -197,6 +222,8 @@ struct DeviceRoutes: Sendable {
     /// The 401 for a refused signature. When the server no longer knows the device, the answer
     /// carries a `DeregistrationNotice` signed by the tenant key for this request's `jti`.
     private func unauthorized(_ error: DeviceRequestError, request: Request, tenant: Tenant) async throws -> APIError {
+        // Not a bad signature: the device is known and proved itself, and may not do this yet.
+        if error == .handoverPending { return APIError(.forbidden, error.code, error.description) }
         var notice: String?
         if error == .unknownDevice || error == .deviceDeregistered,
            let signature = try? DeviceRequestSignature.parse(authorizationHeader: request.headers[.authorization]) {

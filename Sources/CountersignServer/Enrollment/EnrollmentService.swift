@@ -27,6 +27,8 @@ public struct EnrollmentService: Sendable {
     /// How far an enrollment request's `iat` may be from now.
     let signatureWindow: TimeInterval
     let now: @Sendable () -> Date
+    /// Closes handovers whose time ran out, at most hourly.
+    let handoverHousekeeping = PeriodicSchedule(every: 3600)
 
     /// A new ticket, the URI that carries it and the secret itself (shown once).
     public struct IssuedTicket: Sendable {
@@ -131,10 +133,19 @@ public struct EnrollmentService: Sendable {
               user.status == .active else {
             throw EnrollmentError.userNotActive
         }
+        // A handover's ticket makes a pending device, which shows a number until the device that
+        // asked for the ticket approves it (`startHandover`).
+        var handover: Handover?
+        if case .ticket(let ticket) = authority, let found = try await store.handover(ticketID: ticket.id) {
+            guard found.status == .waiting, found.expiresAt > date else { throw EnrollmentError.ticketExpired }
+            handover = found
+        }
+        let handoverNumber = handover.map { _ in String(NumberMatching.number()) }
         var device = Device(
             id: Identifier.make("dev", at: date), tenantID: tenant.id, userID: user.id, name: name,
             platform: request.platform, signingKey: request.signingKey, encryptionKey: encryptionKey, push: request.push,
-            pushTokenValid: true, status: .active, createdAt: date, updatedAt: date, pinKey: request.pinKey,
+            pushTokenValid: true, status: handover == nil ? .active : .pending, createdAt: date, updatedAt: date,
+            pinKey: request.pinKey,
             biometricKey: request.biometricKey, hasTOTP: request.totp == true && tenant.policy.totp, xwingKey: xwingKey)
         device.certificate = try await certificates.issue(for: device, tenant: tenant)
         // The seed goes to the device sealed to its HPKE key, and is kept here sealed under the
@@ -144,7 +155,12 @@ public struct EnrollmentService: Sendable {
         var auditDetails = ["user_id": user.id, "platform": device.platform.rawValue, "name": name,
                             "factors": Self.factorNames(device)]
         switch authority {
-        case .ticket(let ticket): auditDetails["ticket_id"] = ticket.id
+        case .ticket(let ticket):
+            auditDetails["ticket_id"] = ticket.id
+            if let handover {
+                auditDetails["handover_id"] = handover.id
+                auditDetails["vouched_by"] = handover.fromDeviceID
+            }
         case .accessToken(let token):
             auditDetails["client_id"] = token.clientID
             // Spent only now that everything else checked out: a refused request leaves the
@@ -160,13 +176,16 @@ public struct EnrollmentService: Sendable {
         }
         do {
             try await store.enroll(
-                device, totpSeed: sealedSeed, ticketID: authority.ticketID, auditDetails: auditDetails, at: date)
+                device, totpSeed: sealedSeed, ticketID: authority.ticketID,
+                handover: handover.flatMap { handover in handoverNumber.map { (handover.id, $0) } },
+                auditDetails: auditDetails, at: date)
         } catch let conflict as EnrollmentConflict {
             // Another redemption or a revocation came first: say which.
             switch conflict {
             case .ticketRevoked: throw EnrollmentError.ticketRevoked
             case .ticketExpired: throw EnrollmentError.ticketExpired
             case .ticketUsed: throw EnrollmentError.ticketUsed
+            case .handoverClosed: throw EnrollmentError.ticketExpired
             case .signingKeyEnrolled:
                 throw EnrollmentError.invalidKey("this signing key is already enrolled; generate a new key for each enrollment")
             }
@@ -181,12 +200,16 @@ public struct EnrollmentService: Sendable {
             user: EnrolledUser(id: user.id, username: user.username, displayName: user.displayName),
             deviceName: name, platform: device.platform,
             requestDigest: Data(SHA256.hash(data: Data(proof.serialized.utf8))).base64URLEncodedString,
-            issuedAt: Int64(date.timeIntervalSince1970), totpDigest: try totp?.digest())
+            issuedAt: Int64(date.timeIntervalSince1970), totpDigest: try totp?.digest(), vouchedBy: handover?.fromDeviceID)
         let key = try await tenants.signingKey(for: tenant)
         let signed = try CompactJWS.sign(
             header: ["typ": .string(EnrollmentReceipt.type), "jwk": try JSONValue(encoding: tenant.signingKey)],
             payload: try JSONValue(encoding: receipt).canonicalData, signer: key)
-        return EnrollmentResponse(enrollmentReceipt: signed.serialized, totp: totp, deviceCertificate: device.certificate)
+        let pending = handover.flatMap { handover in
+            handoverNumber.map { PendingHandover(id: handover.id, number: $0, expiresAt: date.addingTimeInterval(Handover.lifetime)) }
+        }
+        return EnrollmentResponse(
+            enrollmentReceipt: signed.serialized, totp: totp, deviceCertificate: device.certificate, handover: pending)
     }
 
     static func totpContext(_ deviceID: String) -> String { "totp-seed:\(deviceID)" }

@@ -46,10 +46,12 @@ struct SQLSecurityNoticeRepository: Sendable {
     /// Records a notice and, in the same transaction, queues its push to each of the user's
     /// other active devices that has a working push registration (`PushOutboxEntry.notice`): the
     /// outbox sends it within its poll interval. A device that holds no push registration finds
-    /// the notice in `GET /device/v1/notices`. Returns the notice's id.
+    /// the notice in `GET /device/v1/notices`. `quiet` names a device not to push to (the one
+    /// that approved what the notice tells of). Returns the notice's id.
     @discardableResult
     func record(_ kind: SecurityNotice.Kind, tenantID: String, userID: String, subjectID: String, subjectName: String?,
-                ipAddress: String?, at date: Date, on executor: any SQLExecutor) async throws -> String {
+                ipAddress: String?, quiet: String? = nil, at date: Date, on executor: any SQLExecutor) async throws
+        -> String {
         let id = Identifier.make("ntc", at: date)
         let expires = date.addingTimeInterval(Self.lifetime)
         try await executor.run(
@@ -62,7 +64,7 @@ struct SQLSecurityNoticeRepository: Sendable {
         let devices = try await SQLDeviceRepository().list(
             userID: userID, after: nil, limit: ApprovalService.maximumDevicesPerUser, on: executor)
         let pushes = devices.compactMap { device -> PushOutboxEntry? in
-            guard device.id != subjectID, device.pushTokenValid, let push = device.push else {
+            guard device.id != subjectID, device.id != quiet, device.pushTokenValid, let push = device.push else {
                 return nil
             }
             return .notice(id, tenantID: tenantID, deviceID: device.id, provider: push.provider, expiresAt: expires, at: date)

@@ -28,6 +28,7 @@ public enum SchemaVersion: Int64, CaseIterable, Sendable {
     case directory
     case recovery
     case notices
+    case handover
 
     /// The name recorded beside the number.
     public var name: String {
@@ -56,6 +57,7 @@ public enum SchemaVersion: Int64, CaseIterable, Sendable {
         case .directory: "directory"
         case .recovery: "recovery"
         case .notices: "notices"
+        case .handover: "handover"
         }
     }
 }

@@ -69,6 +69,7 @@ struct AuthenticatorAppModelTests {
         .expired, .alreadyAnswered, .requestNotFound, .requestNotHandleable, .factorsNotEnrolled([.pin, .biometric]),
         .verifierUnavailable, .wrongPIN(attemptsRemaining: 1), .wrongPIN(attemptsRemaining: nil), .biometricFailed,
         .pinNotEnrolled, .totpNotEnrolled, .noticeNotFound, .noticeAlreadyReported, .noticeExpired,
+        .handoverPending, .handoverNotFound, .handoverClosed, .handoverExpired, .wrongNumber,
     ]
 
     @Test("every error has a title, an explanation in sentences, and a next step", arguments: everyError)
