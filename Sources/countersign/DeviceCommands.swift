@@ -10,7 +10,7 @@ struct DeviceCommand: AsyncParsableCommand {
         commandName: "device", abstract: "Use this terminal as a Countersign authenticator.",
         subcommands: [
             Enroll.self, List.self, Status.self, Rename.self, Unenroll.self, Pending.self, Approve.self, Deny.self,
-            Watch.self, PIN.self, Biometric.self, OneTimeCode.self, PushToken.self, Notices.self, NotMe.self,
+            Watch.self, PIN.self, Biometric.self, OneTimeCode.self, PushToken.self, Notices.self, NotMe.self, Handover.self,
         ])
 
     struct StoreOptions: ParsableArguments {
@@ -125,6 +125,10 @@ struct DeviceCommand: AsyncParsableCommand {
             }
             print("Enrolled \(enrollment.deviceName) for \(enrollment.user.username) at \(enrollment.server.absoluteString)")
             print("enrollment \(enrollment.id)  device \(enrollment.deviceID)")
+            if let handover = enrollment.handover {
+                print("Waiting for approval on \(handover.vouchedBy): pick \(handover.number) there "
+                    + "(then `countersign device handover check \(enrollment.id)`).")
+            }
             let factors = try await authenticator.localFactors(enrollment.id)
             if factors.pin { print("PIN enrolled") }
             if factors.biometric { print("biometric enrolled (\(BiometricStandIn.label))") }

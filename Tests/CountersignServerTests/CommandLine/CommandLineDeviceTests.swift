@@ -301,3 +301,50 @@ struct CommandLineNoticeTests {
         #expect(unknown.output.contains("the server showed no such notice to this device"), "\(unknown.output)")
     }
 }
+
+/// `countersign device handover`, with two device stores (the old terminal and the new one).
+@Suite("The terminal's handover to a new device")
+struct CommandLineHandoverTests {
+    @Test("start prints a URI; the new terminal enrolls and shows a number; status shows it among three; approve with it; check says approved",
+          .enabled(if: CommandLineDeviceTests.enabled))
+    func handover() async throws {
+        let scene = try await CommandLineDeviceTests.Scene.make()
+        defer { scene.end() }
+        let old = try await scene.enroll(["--name", "old laptop"])
+        let started = try await scene.run(["device", "handover", "start", "--retire"])
+        #expect(started.status == 0, "\(started.output)")
+        let lines = started.output.split(separator: "\n").map(String.init)
+        let uri = try #require(lines.first { $0.hasPrefix("countersign://enroll?") }, "\(started.output)")
+        let handoverID = try #require(started.output.split(whereSeparator: \.isWhitespace).first { $0.hasPrefix("hov_") }
+            .map { String($0).trimmingCharacters(in: .punctuationCharacters) }, "\(started.output)")
+
+        let newStore = scene.scratch.appendingPathComponent("new-device").path
+        let enrolled = try await scene.run(["device", "enroll", uri, "--name", "new laptop", "--store", newStore])
+        #expect(enrolled.status == 0, "\(enrolled.output)")
+        let waiting = try #require(enrolled.output.split(separator: "\n").first { $0.hasPrefix("Waiting for approval on ") },
+                                   "\(enrolled.output)")
+        let number = try #require(waiting.split(separator: " ").firstIndex(of: "pick").map { waiting.split(separator: " ")[$0 + 1] })
+            .description
+        let newEnrollment = try #require(enrolled.output.split(separator: "\n").first { $0.hasPrefix("enrollment ") }?
+            .split(separator: " ").dropFirst().first.map(String.init))
+        let notYet = try await scene.run(["device", "handover", "check", newEnrollment, "--store", newStore])
+        #expect(notYet.status == 2 && notYet.output.contains("pick \(number) there"), "\(notYet.output)")
+
+        let status = try await scene.run(["device", "handover", "status", handoverID])
+        #expect(status.status == 0, "\(status.output)")
+        #expect(status.output.contains("awaiting approval") && status.output.contains("\"new laptop\""), "\(status.output)")
+        #expect(status.output.contains(number), "\(status.output)")
+
+        let approved = try await scene.run(["device", "handover", "approve", handoverID, number])
+        #expect(approved.status == 0, "\(approved.output)")
+        #expect(approved.output.contains("\(handoverID): approved"), "\(approved.output)")
+        #expect(approved.output.contains("This enrollment (\(old)) was removed."), "\(approved.output)")
+        let check = try await scene.run(["device", "handover", "check", newEnrollment, "--store", newStore])
+        #expect(check.status == 0 && check.output.contains("Approved"), "\(check.output)")
+        let devices = try await scene.devices()
+        #expect(devices.map { $0["name"] as? String } == ["new laptop"])
+
+        let unknown = try await scene.run(["device", "handover", "status", "hov_nosuch", "--store", newStore])
+        #expect(unknown.status != 0 && unknown.output.contains("this device started no such handover"), "\(unknown.output)")
+    }
+}
