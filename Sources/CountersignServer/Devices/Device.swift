@@ -6,8 +6,8 @@ public struct Device: Sendable, Equatable {
     public enum Status: String, Codable, Sendable {
         case active
         /// Enrolled with a handover ticket, waiting for the approval of the device that issued
-        /// it (`HandoverService`): it may only read and remove itself, gets no requests and is
-        /// not listed.
+        /// it (`EnrollmentService.startHandover`): it may only read and remove itself, gets no
+        /// requests and is not listed.
         case pending
         /// Removed by an administrator or by the device itself. The row stays so that the
         /// device is told `device_deregistered` rather than `unknown_device`.

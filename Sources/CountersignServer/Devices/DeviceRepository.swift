@@ -19,7 +19,7 @@ public protocol DeviceRepository: Sendable {
     func find(ids: [String], on executor: any SQLExecutor) async throws -> [String: Device]
     func rename(id: String, to name: String, at date: Date, on executor: any SQLExecutor) async throws
     func setPush(id: String, _ push: PushRegistration?, at date: Date, on executor: any SQLExecutor) async throws
-    /// Marks an active device deleted; false if it was not active.
+    /// Marks an active (or pending) device deleted; false if it was neither.
     func markDeleted(id: String, at date: Date, on executor: any SQLExecutor) async throws -> Bool
     /// Makes a pending device (a handover's) active; false if it was not pending.
     func activate(id: String, at date: Date, on executor: any SQLExecutor) async throws -> Bool

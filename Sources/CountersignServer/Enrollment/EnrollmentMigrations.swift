@@ -1,5 +1,5 @@
-/// The tables this feature owns: `enrollment_tickets` and `device_handovers`. Each change runs in the schema version it
-/// names, in the order `Migrations.features` gives the features.
+/// The tables this feature owns: `enrollment_tickets` and `device_handovers`. Each change runs in
+/// the schema version it names, in the order `Migrations.features` gives the features.
 extension FeatureMigrations {
     static let enrollment = FeatureMigrations(feature: "Enrollment", changes: [
         SchemaChange(.foundation, [
@@ -20,7 +20,7 @@ extension FeatureMigrations {
             "CREATE INDEX enrollment_tickets_user ON enrollment_tickets (user_id, id)",
         ]),
         SchemaChange(.handover, [
-            // A device handing over to a new one of the same user (`HandoverService`): the ticket
+            // A device handing over to a new one of the same user (`startHandover`): the ticket
             // it asked for, the new device enrolled with it (pending until approved), the number
             // that device shows, and how it ended. Device ids are not foreign keys: devices are
             // never deleted, only marked so.

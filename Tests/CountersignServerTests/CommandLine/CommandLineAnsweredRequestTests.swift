@@ -64,7 +64,9 @@ struct CommandLineAnsweredRequestTests {
         #expect(approved.output.contains("\(requestID) was already answered (approved or denied) on another device"),
                 "\(approved.output)")
 
-        let expiring = try await Self.ask(scene.environment, ["--requested-expiry", "2"])
+        // Long enough for `ciba auth` and `device pending` to run before it expires, which took
+        // over two seconds once in a whole debug suite on two cores.
+        let expiring = try await Self.ask(scene.environment, ["--requested-expiry", "10"])
         try await eventually("the request leaves the inbox when it expires") {
             try await !scene.run(["device", "pending"]).output.contains(expiring)
         }
