@@ -57,7 +57,19 @@ final class AccountsViewController: UITableViewController {
         let rename = UIContextualAction(style: .normal, title: "Rename") { [weak self] _, _, done in
             Task { await self?.rename(row); done(true) }
         }
-        return UISwipeActionsConfiguration(actions: [remove, rename])
+        let move = UIContextualAction(style: .normal, title: "New phone") { [weak self] _, _, done in
+            Task { await self?.moveToNewPhone(row); done(true) }
+        }
+        return UISwipeActionsConfiguration(actions: [remove, rename, move])
+    }
+
+    /// Moving this account to a new phone, approved here; this phone may keep approving or stop.
+    private func moveToNewPhone(_ row: AccountList.Row) async {
+        guard let choice = await choose(
+            title: "Move \(row.title) to a new phone?",
+            message: "The new phone scans a code shown here, then you pick the number it shows.",
+            actions: ["Keep this phone too", "Stop using this phone"]) else { return }
+        navigationController?.pushViewController(HandoverViewController(enrollmentID: row.id, retire: choice == 1), animated: true)
     }
 
     private func rename(_ row: AccountList.Row) async {

@@ -124,9 +124,36 @@ final class EnrollViewController: UIViewController, @preconcurrency ASWebAuthent
         return EnrollmentFactors(pin: pin, biometric: biometry != nil, totp: true)
     }
 
+    /// Shows the number until the other phone approves (checked every two seconds), or says
+    /// that it refused.
+    private func waitForApproval(_ enrollment: Enrollment, showing handover: EnrollmentHandover) async {
+        let alert = UIAlertController(
+            title: handover.number, message: HandoverScreen.waitingText(handover), preferredStyle: .alert)
+        present(alert, animated: true)
+        while true {
+            do throws(CountersignError) {
+                if try await services.authenticator.checkHandover(enrollment.id) { break }
+            } catch {
+                alert.dismiss(animated: true)
+                await show(ProblemMessage(error))
+                return
+            }
+            try? await Task.sleep(for: .seconds(2))
+        }
+        alert.dismiss(animated: true)
+        await choose(title: "Account added", message: "This phone now approves sign-ins for \(enrollment.user.username).",
+                     actions: ["Done"], cancel: nil)
+        navigationController?.popViewController(animated: true)
+    }
+
     private func finishEnrollment(_ enroll: @escaping @MainActor () async throws(CountersignError) -> Enrollment) async {
         do {
             let enrollment = try await enroll()
+            if let handover = enrollment.handover {
+                // Moved from another phone: that phone approves this one by the number shown here.
+                await waitForApproval(enrollment, showing: handover)
+                return
+            }
             await choose(title: "Account added", message: "This phone now approves sign-ins for \(enrollment.user.username).",
                          actions: ["Done"], cancel: nil)
             navigationController?.popViewController(animated: true)

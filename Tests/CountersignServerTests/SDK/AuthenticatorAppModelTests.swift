@@ -193,6 +193,42 @@ struct AuthenticatorAppModelTests {
         }
     }
 
+    @Test("moving to a new phone: the code, then the new phone's name and three numbers; the right one adds it, a wrong one ends it")
+    func movingToANewPhone() async throws {
+        try await TestServer.routed { server in
+            let (kit, enrollment) = try await phone(server, "cy")
+            let started = try await HandoverScreen.start(enrollment.id, retire: false, with: kit).get()
+            guard case .showCode(let uri) = started.stage else {
+                Issue.record("a new move does not show its code: \(started.stage)")
+                return
+            }
+            #expect(try await started.refreshed(with: kit).stage == .showCode(uri: uri), "the code stays until a phone scans it")
+            let (newKit, _) = server.authenticator()
+            let added = try await newKit.enroll(uri: uri, deviceName: "Cy's new iPhone", platform: .ios)
+            let handover = try #require(added.handover)
+            #expect(HandoverScreen.waitingText(handover) == "On your other phone, pick \(handover.number) to finish adding this one.")
+            let asking = await started.refreshed(with: kit)
+            guard case .pickNumber("Cy's new iPhone", let choices) = asking.stage else {
+                Issue.record("the scanned move does not ask for the number: \(asking.stage)")
+                return
+            }
+            #expect(choices.contains(handover.number))
+            #expect(await asking.picked(handover.number, with: kit).stage
+                == .done(title: "Cy's new iPhone added", message: "It approves sign-ins now.", added: true))
+            #expect(try await newKit.checkHandover(added.id))
+
+            let second = try await HandoverScreen.start(enrollment.id, retire: true, with: kit).get()
+            guard case .showCode(let secondURI) = second.stage else { return }
+            let (otherKit, _) = server.authenticator()
+            let other = try await otherKit.enroll(uri: secondURI, deviceName: "Someone's phone", platform: .ios)
+            let wrong = other.handover?.number == "10" ? "11" : "10"
+            #expect(await second.refreshed(with: kit).picked(wrong, with: kit).stage == .done(
+                title: "Wrong number",
+                message: "That is not the number the new phone shows, so it was not added. Start again if it is yours.", added: false))
+            #expect(try await kit.enrollments().count == 1, "a refused move keeps this phone")
+        }
+    }
+
     @Test("number matching offers the choices as buttons with every digit; tapping the one shown approves")
     func numberMatch() async throws {
         try await TestServer.routed { server in
