@@ -80,7 +80,7 @@ public struct PushPayload: Codable, Sendable, Equatable {
         var members: [String: JSONValue] = [
             "v": .integer(version), "device_id": .string(deviceID), "exp": .integer(expiresAt),
         ]
-        if let noticeID { members["notice_id"] = .string(noticeID) } else { members["request_id"] = .string(requestID) }
+        if event == .notice { members["notice_id"] = .string(noticeID ?? "") } else { members["request_id"] = .string(requestID) }
         if event != .request { members["event"] = .string(event.rawValue) }
         return .object(members)
     }
@@ -91,7 +91,7 @@ public struct PushPayload: Codable, Sendable, Equatable {
         event = try container.decodeIfPresent(Event.self, forKey: .event) ?? .request
         deviceID = try container.decode(String.self, forKey: .deviceID)
         requestID = try container.decodeIfPresent(String.self, forKey: .requestID) ?? ""
-        noticeID = try container.decodeIfPresent(String.self, forKey: .noticeID)
+        noticeID = event == .notice ? try container.decodeIfPresent(String.self, forKey: .noticeID) : nil
         expiresAt = try container.decode(Int64.self, forKey: .expiresAt)
     }
 
@@ -100,7 +100,11 @@ public struct PushPayload: Codable, Sendable, Equatable {
         try container.encode(version, forKey: .version)
         if event != .request { try container.encode(event, forKey: .event) }
         try container.encode(deviceID, forKey: .deviceID)
-        if let noticeID { try container.encode(noticeID, forKey: .noticeID) } else { try container.encode(requestID, forKey: .requestID) }
+        if event == .notice {
+            try container.encode(noticeID ?? "", forKey: .noticeID)
+        } else {
+            try container.encode(requestID, forKey: .requestID)
+        }
         try container.encode(expiresAt, forKey: .expiresAt)
     }
 

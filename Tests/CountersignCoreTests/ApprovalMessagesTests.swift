@@ -248,6 +248,23 @@ import Testing
         #expect(decoded == Self.payload)
     }
 
+    @Test func aNoticeCarriesItsNoticeAndNoRequest() throws {
+        let notice = PushPayload(deviceID: "dev_1", noticeID: "ntc_01HZX3", expiresAt: 1_800_604_800)
+        #expect(notice.json == .object([
+            "v": .integer(1), "event": .string("notice"), "device_id": .string("dev_1"), "notice_id": .string("ntc_01HZX3"),
+            "exp": .integer(1_800_604_800),
+        ]))
+        #expect(PushPayload(userInfo: notice.fcmData) == notice)
+        let decoded = try JSONDecoder().decode(PushPayload.self, from: try JSONEncoder().encode(notice))
+        #expect(decoded == notice)
+        // A request's payload keeps its request whatever else it carries; a notice needs its notice.
+        let request = PushPayload(
+            jsonData: Data(#"{"v":1,"device_id":"dev_1","request_id":"txn_1","notice_id":"ntc_1","exp":1800000120}"#.utf8))
+        #expect(request?.noticeID == nil && request?.json["request_id"]?.stringValue == "txn_1")
+        #expect(PushPayload(jsonData: Data(#"{"v":1,"event":"notice","device_id":"dev_1","notice_id":"","exp":1}"#.utf8)) == nil)
+        #expect(PushPayload(jsonData: Data(#"{"v":1,"event":"notice","device_id":"dev_1","request_id":"txn_1","exp":1}"#.utf8)) == nil)
+    }
+
     @Test func anUnknownEventIsNotUnderstood() {
         let member = #"{"v":1,"event":"reshuffled","device_id":"dev_1","request_id":"txn_1","exp":1800000120}"#
         #expect(PushPayload(userInfo: ["countersign": member]) == nil)
