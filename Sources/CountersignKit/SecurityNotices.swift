@@ -72,47 +72,6 @@ public struct NotMeReport: Sendable, Equatable {
     public let requestsSuppressedUntil: Date?
 }
 
-/// The wire forms of the two answers.
-struct NoticeList: Decodable {
-    struct Item: Decodable {
-        let id: String
-        let kind: String
-        let subjectID: String
-        let subjectName: String?
-        let ipAddress: String?
-        let createdAt: Date
-        let expiresAt: Date
-        let reportedAt: Date?
-
-        enum CodingKeys: String, CodingKey {
-            case id, kind
-            case subjectID = "subject_id"
-            case subjectName = "subject_name"
-            case ipAddress = "ip_address"
-            case createdAt = "created_at"
-            case expiresAt = "expires_at"
-            case reportedAt = "reported_at"
-        }
-    }
-
-    let notices: [Item]
-}
-
-struct NotMeAnswer: Decodable {
-    let id: String
-    let reportedAt: Date
-    let removed: String?
-    let sessionsEnded: Int
-    let requestsSuppressedUntil: Date?
-
-    enum CodingKeys: String, CodingKey {
-        case id, removed
-        case reportedAt = "reported_at"
-        case sessionsEnded = "sessions_ended"
-        case requestsSuppressedUntil = "requests_suppressed_until"
-    }
-}
-
 /// Security notices: what was done to the account, shown to the user's other devices, and the
 /// "not me" that undoes it.
 extension CountersignAuthenticator {
@@ -185,7 +144,7 @@ extension CountersignAuthenticator {
 
     private func noticeList(of enrollmentID: Enrollment.ID) async throws(CountersignError) -> [SecurityNotice] {
         try await withDevice(enrollmentID) { client throws(CountersignError) in
-            try await client.send(.get, client.endpoints.notices, expecting: NoticeList.self, what: "notice list")
+            try await client.send(.get, client.endpoints.notices, expecting: SecurityNoticeList.self, what: "notice list")
                 .notices.map { item in
                     SecurityNotice(
                         id: item.id, enrollmentID: enrollmentID, kind: SecurityNotice.Kind(item.kind), subjectID: item.subjectID,

@@ -93,7 +93,7 @@ struct DeviceRoutes: Sendable {
         }
         router.get("/notices") { request, context in
             try await self.signed(request, context) { device, _, _ in
-                try JSON.response(SecurityNoticeService.List(notices: try await notices.notices(for: device)))
+                try JSON.response(SecurityNoticeList(notices: try await notices.notices(for: device).map(\.item)))
             }
         }
         router.post("/notices/{id}/not-me") { request, context in

@@ -5,8 +5,8 @@ import Foundation
 /// was added, or a recovery code or temporary access pass was used. Each device lists the
 /// notices made since it enrolled, except those about itself, and may answer "not me" for a
 /// week (`SecurityNoticeService`).
-struct SecurityNotice: Sendable, Equatable, Encodable {
-    enum Kind: String, Sendable, Encodable {
+struct SecurityNotice: Sendable, Equatable {
+    enum Kind: String, Sendable {
         case deviceAdded = "device_added"
         case passkeyAdded = "passkey_added"
         case recoveryCodeUsed = "recovery_code_used"
@@ -26,14 +26,11 @@ struct SecurityNotice: Sendable, Equatable, Encodable {
     let tenantID: String
     let userID: String
 
-    enum CodingKeys: String, CodingKey {
-        case id, kind
-        case subjectID = "subject_id"
-        case subjectName = "subject_name"
-        case ipAddress = "ip_address"
-        case createdAt = "created_at"
-        case expiresAt = "expires_at"
-        case reportedAt = "reported_at"
+    /// The notice as the device protocol carries it.
+    var item: SecurityNoticeList.Item {
+        SecurityNoticeList.Item(
+            id: id, kind: kind.rawValue, subjectID: subjectID, subjectName: subjectName, ipAddress: ipAddress,
+            createdAt: createdAt, expiresAt: expiresAt, reportedAt: reportedAt)
     }
 }
 

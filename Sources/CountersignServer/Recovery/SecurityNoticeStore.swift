@@ -29,27 +29,6 @@ struct SecurityNoticeService: Sendable {
 
     static let reportedEvent = "user.not_me"
 
-    struct List: Encodable, Sendable {
-        let notices: [SecurityNotice]
-    }
-
-    /// What a report undid.
-    struct Report: Encodable, Sendable {
-        let id: String
-        let reportedAt: Date
-        /// `device`, `passkey`, `recovery_codes` or `access_pass`; nil when it was gone already.
-        let removed: String?
-        let sessionsEnded: Int
-        let requestsSuppressedUntil: Date?
-
-        enum CodingKeys: String, CodingKey {
-            case id, removed
-            case reportedAt = "reported_at"
-            case sessionsEnded = "sessions_ended"
-            case requestsSuppressedUntil = "requests_suppressed_until"
-        }
-    }
-
     /// The device's notices: made since it enrolled, not about itself, not expired.
     func notices(for device: Device) async throws -> [SecurityNotice] {
         let date = now()
@@ -60,7 +39,7 @@ struct SecurityNoticeService: Sendable {
                                          on: database)
     }
 
-    func reportNotMe(_ id: String, by device: Device, tenant: Tenant) async throws -> Report {
+    func reportNotMe(_ id: String, by device: Device, tenant: Tenant) async throws -> NotMeAnswer {
         let date = now()
         guard let notice = try await notices.find(id: id, on: database), notice.userID == device.userID,
               notice.tenantID == device.tenantID, notice.subjectID != device.id, notice.createdAt >= device.createdAt else {
@@ -126,7 +105,8 @@ struct SecurityNoticeService: Sendable {
             if let until { data["requests_suppressed_until"] = .string(Timestamps.format(until)) }
             try await events.enqueue(
                 event: Self.reportedEvent, payload: JSONValue.object(data), tenantID: notice.tenantID, at: date, on: executor)
-            return Report(id: notice.id, reportedAt: date, removed: removed, sessionsEnded: ended, requestsSuppressedUntil: until)
+            return NotMeAnswer(
+                id: notice.id, reportedAt: date, removed: removed, sessionsEnded: ended, requestsSuppressedUntil: until)
         }
     }
 }
