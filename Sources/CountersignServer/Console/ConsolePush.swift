@@ -225,9 +225,14 @@ struct ConsoleNotificationRow: Sendable {
     let requestID: String, deviceID: String, kind: String, provider: String, status: String, attempts: String
     let lastError: String?, createdAt: String
     let failed: Bool
+    /// A security notice's push names its notice, not a request.
+    let noticeID: String
+    let isNotice: Bool
 
     init(_ notification: [String: Any]) {
         requestID = notification["request_id"] as? String ?? ""
+        noticeID = notification["notice_id"] as? String ?? ""
+        isNotice = notification["kind"] as? String == "notice"
         deviceID = notification["device_id"] as? String ?? ""
         kind = notification["kind"] as? String ?? ""
         provider = (notification["provider"] as? String ?? "").uppercased()

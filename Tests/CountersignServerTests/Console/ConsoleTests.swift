@@ -611,6 +611,14 @@ struct ConsoleTests {
             }
             let latest = try await bench.server.admin("GET", "/admin/v1/tenants/default/push-deliveries?cursor=253402300799999_\(hex)")
             #expect((latest["items"] as? [Any])?.count == 3, "the last time a cursor can name is after every notification")
+            // A second device of gus's is a notice pushed to the first: listed by its notice, with no request to link.
+            _ = try await bench.server.enrollDevice(
+                for: gus.userID, username: gus.username, push: PushRegistration(provider: .apns, token: apnsDeviceToken()),
+                name: "tablet")
+            let withNotice = try await bench.browser.get("/console/push")
+            #expect(withNotice.text.contains("<td>notice <code>ntc_"), "\(withNotice.text.suffix(2500))")
+            #expect(withNotice.text.contains("APNS notice"))
+            #expect(withNotice.text.components(separatedBy: #"class="request-link""#).count == 4)
         }
     }
 
