@@ -106,6 +106,14 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
+        // libcurl (Debian's libcurl4-openssl-dev), whose SMTP client sends the mail outbox.
+        .systemLibrary(name: "CCurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        // Mail: addresses, messages as RFC 5322 and MIME write them, and SMTP over TLS or
+        // STARTTLS with libcurl's blocking sends on threads of their own.
+        .target(
+            name: "CountersignMail",
+            dependencies: ["CCurl", .product(name: "NIOPosix", package: "swift-nio")]
+        ),
         .target(
             name: "CountersignCore",
             // CBOR for its UTF-8 check (`String(validUTF8:)`), which the JSON parser shares.
@@ -137,6 +145,7 @@ let package = Package(
                 "CountersignCBOR",
                 "CountersignRADIUS",
                 "CountersignLDAP",
+                "CountersignMail",
                 "CountersignSCIM",
                 "CountersignWebAuthn",
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -285,7 +294,7 @@ let package = Package(
             dependencies: [
                 "CountersignServer", "CountersignKit", "CountersignCore", "CountersignPushEmulator", "CountersignWebAuthn",
                 "CountersignCBOR", "CountersignRADIUS", "CountersignSCIM", "CountersignPAM", "AuthenticatorAppModel",
-                "CountersignLDAP",
+                "CountersignLDAP", "CountersignMail",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOCore", package: "swift-nio"),
