@@ -74,6 +74,10 @@ public enum AdminRight: String, Codable, Sendable, CaseIterable, Comparable {
     /// `tenants:manage` because the directory's service account reads the organisation's
     /// people, and its sync creates and disables the tenant's users.
     case directoryManage = "directory:manage"
+    /// Set, show and delete a tenant's mail settings (its SMTP server and login, sender and
+    /// templates), send a test message and list its queued mail. Apart from `tenants:manage`
+    /// because the SMTP login sends mail in the organisation's name.
+    case mailManage = "mail:manage"
     /// Provision the tenant's users and groups over SCIM 2.0 (`/scim/v2/…`): the right of the
     /// key an identity provider (Entra ID, Okta) is given, and nothing else.
     case scim

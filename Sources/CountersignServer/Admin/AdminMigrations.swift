@@ -164,5 +164,12 @@ extension FeatureMigrations {
             WHERE tenant_id IS NULL AND revoked_at IS NULL AND (' ' || rights || ' ') LIKE '% tenants:manage %'
             """,
         ]),
+        SchemaChange(.mail, [
+            // The same for the right to a tenant's mail settings.
+            """
+            UPDATE admin_keys SET rights = rights || ' mail:manage'
+            WHERE tenant_id IS NULL AND revoked_at IS NULL AND (' ' || rights || ' ') LIKE '% tenants:manage %'
+            """,
+        ]),
     ])
 }

@@ -23,7 +23,12 @@ struct UserAdminRoutes: Sendable {
 
     struct TicketRequest: Decodable {
         var lifetimeSeconds: Int?
-        enum CodingKeys: String, CodingKey { case lifetimeSeconds = "lifetime_seconds" }
+        /// Mail the invitation link to the user's address as well.
+        var sendEmail: Bool?
+        enum CodingKeys: String, CodingKey {
+            case lifetimeSeconds = "lifetime_seconds"
+            case sendEmail = "send_email"
+        }
     }
 
     struct IssuedTicketView: Encodable, Sendable {
@@ -34,8 +39,11 @@ struct UserAdminRoutes: Sendable {
         let invitationURL: String
         let qrSVG: String
         let qrPNG: String
+        /// The mailed invitation (`GET …/mail/deliveries`), when `send_email` asked for one.
+        let mailID: String?
         enum CodingKeys: String, CodingKey {
             case ticket
+            case mailID = "mail_id"
             case enrollmentURI = "enrollment_uri"
             case invitationURL = "invitation_url"
             case qrSVG = "qr_svg"
@@ -76,17 +84,23 @@ struct UserAdminRoutes: Sendable {
             let user = try await find(context, tenant: tenant)
             guard user.status == .active else { throw AdminError.conflict("user \(user.id) is not active") }
             let body = try await request.bodyData(limit: limit)
-            let lifetime = body.isEmpty ? nil : try JSON.decode(TicketRequest.self, from: body).lifetimeSeconds
+            let fields = body.isEmpty ? TicketRequest() : try JSON.decode(TicketRequest.self, from: body)
+            let lifetime = fields.lifetimeSeconds
             if let lifetime, !(60...86_400).contains(lifetime) {
                 throw AdminError.invalidField("lifetime_seconds", "must be from 60 to 86400")
             }
+            let mailing = fields.sendEmail ?? false
+            if mailing, user.email == nil {
+                throw AdminError.conflict("user \(user.id) has no e-mail address to send the invitation to")
+            }
             let issued = try await enrollment.issueTicket(
-                for: user, tenant: tenant, lifetime: lifetime.map(TimeInterval.init), actor: "admin-key:\(key.id)")
+                for: user, tenant: tenant, lifetime: lifetime.map(TimeInterval.init), actor: "admin-key:\(key.id)",
+                mailing: mailing)
             let qr = try QRCode(encoding: issued.uri.description)
             return try JSON.response(
                 IssuedTicketView(ticket: issued.ticket, enrollmentURI: issued.uri.description,
                                  invitationURL: issued.invitationURL, qrSVG: qr.svg(),
-                                 qrPNG: qr.png().base64EncodedString()),
+                                 qrPNG: qr.png().base64EncodedString(), mailID: issued.mailID),
                 status: .created)
         }
         router.get(RouterPath(base + "/{id}/enrollment-tickets")) { request, context in

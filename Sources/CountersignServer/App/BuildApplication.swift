@@ -1,3 +1,4 @@
+import CountersignMail
 import Foundation
 import Hummingbird
 import Logging
@@ -50,6 +51,7 @@ extension CountersignServer {
             store: SQLTokenSigningKeyStore(database: database), sealer: sealer, now: now,
             rotationAge: configuration.tokenSigningKeyRotation)
         let (pushWakeup, webhookWakeup, clientNotificationWakeup) = (PushWakeup(), PushWakeup(), PushWakeup())
+        let mailWakeup = PushWakeup()
         let webhookClient = WebhookHTTPClient()
         let webhookTargets = SQLWebhookTargets(database: database, webhooks: webhooks, sealer: sealer)
         let tenantEvents = TenantEvents(
@@ -99,7 +101,8 @@ extension CountersignServer {
         let trustedIssuers: any TrustedIssuerRepository = SQLTrustedIssuerRepository()
         let certificates = DeviceCertificates(keys: tokenSigningKeys, origin: origin, now: now)
         let enrollment = EnrollmentService(
-            store: SQLEnrollmentStore(database: database, tickets: tickets, users: users, devices: devices, audit: audit),
+            store: SQLEnrollmentStore(
+                database: database, tickets: tickets, users: users, devices: devices, audit: audit, mailWakeup: mailWakeup),
             accessTokens: accessTokens,
             trustedIssuers: TrustedIssuerTokenVerifier(
                 store: SQLTrustedIssuerTokenStore(
@@ -292,6 +295,10 @@ extension CountersignServer {
             database: database, directories: directories, sync: directorySync, guardian: guardian, sealer: sealer,
             audit: audit, maximumBodySize: bodyLimit, now: now
         ).register(on: admin)
+        MailAdminRoutes(
+            database: database, guardian: guardian, sealer: sealer, audit: audit, client: SMTPClient(),
+            configuration: configuration.mail, maximumBodySize: bodyLimit, now: now
+        ).register(on: admin)
         PasskeyAdminRoutes(store: passkeyStore, guardian: guardian, now: now).register(on: admin)
         StatisticsAdminRoutes(store: SQLStatisticsStore(database: database), guardian: guardian, now: now).register(on: admin)
         ConsoleRoleAdminRoutes(
@@ -313,6 +320,9 @@ extension CountersignServer {
         let webhookDispatcher = WebhookDispatcher(
             store: SQLWebhookDeliveryStore(database: database, outbox: webhookOutbox, targets: webhookTargets),
             client: webhookClient, configuration: configuration.webhooks, wakeup: webhookWakeup, logger: logger, now: now)
+        let mailDispatcher = MailDispatcher(
+            database: database, sealer: sealer, client: SMTPClient(), configuration: configuration.mail,
+            wakeup: mailWakeup, logger: logger, now: now)
         let notificationStore = SQLClientNotificationStore(
             database: database, notifications: clientNotifications, approvals: approvals, clients: clients,
             tenants: tenantRepository)
@@ -348,7 +358,7 @@ extension CountersignServer {
         return CountersignServer(
             router: router, configuration: configuration, origin: origin, database: database, logger: logger,
             connectionCap: connectionCap, bootstrapper: bootstrapper, bootstrap: bootstrap,
-            dispatchers: (configuration.push.dispatch ? [push, webhookDispatcher, notifications] : [])
+            dispatchers: (configuration.push.dispatch ? [push, webhookDispatcher, notifications, mailDispatcher] : [])
                 + [DirectoryScheduler(database: database, directories: directories, sync: directorySync, logger: logger, now: now)],
             clusterListener: ClusterRelayListener(relay: clusterRelay, approvals: approvals),
             liveStreamCloser: LiveStreamCloser(events: approvalEvents), webhookClient: webhookClient,

@@ -44,6 +44,8 @@ public struct ServerConfiguration: Sendable {
     public var push = PushConfiguration()
     /// How tenants' webhooks are called.
     public var webhooks = WebhookConfiguration()
+    /// How tenants' mail is sent.
+    public var mail = MailConfiguration()
     /// The UDP port RADIUS is answered on, at `host` (1812 by convention; 0 picks a free port, for
     /// tests); nil: no RADIUS.
     public var radiusPort: Int?

@@ -278,7 +278,7 @@ struct DirectoryFields: Decodable, Sendable {
     }
 
     /// PEM certificates, each readable.
-    private static func certificates(_ raw: String?) throws(AdminError) -> String? {
+    static func certificates(_ raw: String?) throws(AdminError) -> String? {
         guard let raw else { return nil }
         let blocks = raw.components(separatedBy: "-----END CERTIFICATE-----").dropLast()
         guard !blocks.isEmpty, raw.utf8.count <= 65_536 else {

@@ -34,6 +34,8 @@ public struct EnrollmentService: Sendable {
     public struct IssuedTicket: Sendable {
         public let ticket: EnrollmentTicket
         public let uri: EnrollmentURI
+        /// The mailed invitation's id (`mail_…`), when it was mailed.
+        public var mailID: String?
 
         /// The invitation link: a page of the tenant that shows this ticket's QR code to the
         /// person it is for (`InvitationFlow`). It carries the secret, so it is shown once.
@@ -81,19 +83,24 @@ public struct EnrollmentService: Sendable {
         return (TicketState(of: ticket, at: now()), ticket.userID)
     }
 
-    public func issueTicket(for user: User, tenant: Tenant, lifetime: TimeInterval?, actor: String) async throws -> IssuedTicket {
+    /// With `mailing`, the invitation link is also mailed to the user, queued in the ticket's
+    /// transaction: no ticket is made whose invitation cannot be queued (`IssuedTicket.mailID`).
+    public func issueTicket(for user: User, tenant: Tenant, lifetime: TimeInterval?, actor: String,
+                            mailing: Bool = false) async throws -> IssuedTicket {
         let date = now()
         let lifetime = lifetime ?? ticketLifetime
         let secret = Secrets.generate(prefix: EnrollmentTicket.secretPrefix)
         let ticket = EnrollmentTicket(
             id: Identifier.make("tkt", at: date), tenantID: tenant.id, userID: user.id, createdBy: actor,
             createdAt: date, expiresAt: date.addingTimeInterval(lifetime))
-        try await store.issue(ticket, secretHash: Secrets.hash(secret), at: date)
         guard let server = URL(string: origin.tenantBase(tenant)) else {
             throw StorageError.corrupt("the public URL is not a URL")
         }
-        return IssuedTicket(
+        var issued = IssuedTicket(
             ticket: ticket, uri: EnrollmentURI(server: server, ticket: secret, serverKeyThumbprint: tenant.signingKey.thumbprint))
+        issued.mailID = try await store.issue(
+            ticket, secretHash: Secrets.hash(secret), invitation: mailing ? issued.invitationURL : nil, at: date)
+        return issued
     }
 
     /// Checks an enrollment request completely, then — in one transaction — redeems the ticket,

@@ -7,7 +7,10 @@ import Foundation
 protocol EnrollmentStore: Sendable {
     /// Stores a new ticket by the hash of its secret and records who issued it
     /// (`ticket.createdBy`).
-    func issue(_ ticket: EnrollmentTicket, secretHash: Data, at date: Date) async throws
+    /// Stores the ticket and audits it; with an `invitation` link, queues the invitation's mail
+    /// to the user in the same transaction and returns its id. Throws `AdminError.conflict`, with
+    /// nothing stored, when the tenant has no mail settings or the user's address cannot be mailed.
+    func issue(_ ticket: EnrollmentTicket, secretHash: Data, invitation: String?, at date: Date) async throws -> String?
     /// The ticket whose secret hashes to `secretHash`.
     func ticket(secretHash: Data) async throws -> EnrollmentTicket?
     /// The user, if it still exists in the tenant.
@@ -58,15 +61,28 @@ struct SQLEnrollmentStore: EnrollmentStore {
     /// Tells the user's other devices that this one was added.
     var notices = SQLSecurityNoticeRepository()
     var handovers = SQLHandoverRepository()
+    /// Wakes the mail dispatcher when an invitation is queued.
+    var mailWakeup: PushWakeup? = nil
 
-    func issue(_ ticket: EnrollmentTicket, secretHash: Data, at date: Date) async throws {
+    func issue(_ ticket: EnrollmentTicket, secretHash: Data, invitation: String?, at date: Date) async throws -> String? {
         try await database.transaction { executor in
             try await tickets.insert(ticket, secretHash: secretHash, on: executor)
+            var mailID: String?
+            if let invitation {
+                mailID = try await TenantMail.queue(
+                    .invitation, toUser: ticket.userID, tenantID: ticket.tenantID,
+                    values: ["invitation_url": invitation, "expires": MailText.time(ticket.expiresAt)], at: date,
+                    wakeup: mailWakeup, on: executor)
+                guard mailID != nil else {
+                    throw AdminError.conflict("the invitation cannot be mailed: this tenant has no mail settings (PUT …/mail), or the user has no address mail can be sent to")
+                }
+            }
+            var details = ["ticket_id": ticket.id, "expires_at": Timestamps.format(ticket.expiresAt)]
+            details["mail_id"] = mailID
             try await audit.record(
                 "enrollment_ticket.created", actor: ticket.createdBy, tenantID: ticket.tenantID,
-                target: ("user", ticket.userID),
-                details: ["ticket_id": ticket.id, "expires_at": Timestamps.format(ticket.expiresAt)],
-                at: date, on: executor)
+                target: ("user", ticket.userID), details: details, at: date, on: executor)
+            return mailID
         }
     }
 

@@ -273,6 +273,13 @@ struct SQLRecoveryStore: RecoveryStore {
             try await audit.record(
                 "recovery.access_pass_issued", actor: pass.createdBy, tenantID: pass.tenantID, target: ("user", pass.userID),
                 details: details, at: pass.createdAt, on: executor)
+            // The person is told a pass exists (never the pass): one they did not ask for is a
+            // warning that reaches them even without their phone.
+            var values = ["starts": MailText.time(pass.startsAt), "expires": MailText.time(pass.expiresAt)]
+            if pass.oneTime { values["one_time"] = "true" }
+            try await TenantMail.queue(
+                .accessPassIssued, toUser: pass.userID, tenantID: pass.tenantID, values: values, at: pass.createdAt,
+                on: executor)
         }
     }
 

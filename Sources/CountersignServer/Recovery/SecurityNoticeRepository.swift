@@ -41,7 +41,8 @@ struct SQLSecurityNoticeRepository: Sendable {
     static let lifetime: TimeInterval = 7 * 86_400
 
     /// Records a notice and, in the same transaction, queues its push to each of the user's
-    /// other active devices that has a working push registration (`PushOutboxEntry.notice`): the
+    /// other active devices that has a working push registration (`PushOutboxEntry.notice`), and
+    /// its mail to the user's address when the tenant sends mail (`TenantMail`): the
     /// outbox sends it within its poll interval. A device that holds no push registration finds
     /// the notice in `GET /device/v1/notices`. `quiet` names a device not to push to (the one
     /// that approved what the notice tells of). Returns the notice's id.
@@ -67,7 +68,23 @@ struct SQLSecurityNoticeRepository: Sendable {
             return .notice(id, tenantID: tenantID, deviceID: device.id, provider: push.provider, expiresAt: expires, at: date)
         }
         try await SQLPushOutboxRepository().enqueue(pushes, on: executor)
+        // And by mail, when the tenant sends mail and the user has an address: the person may
+        // have lost the phone the push goes to.
+        var values = ["time": MailText.time(date)]
+        values["name"] = subjectName
+        values["ip"] = ipAddress
+        try await TenantMail.queue(Self.mailKind(kind), toUser: userID, tenantID: tenantID, values: values, at: date,
+                                   on: executor)
         return id
+    }
+
+    private static func mailKind(_ kind: SecurityNotice.Kind) -> MailKind {
+        switch kind {
+        case .deviceAdded: .deviceAdded
+        case .passkeyAdded: .passkeyAdded
+        case .recoveryCodeUsed: .recoveryCodeUsed
+        case .accessPassUsed: .accessPassUsed
+        }
     }
 
     private struct Row: Decodable {

@@ -29,6 +29,7 @@ public enum SchemaVersion: Int64, CaseIterable, Sendable {
     case recovery
     case notices
     case handover
+    case mail
 
     /// The name recorded beside the number.
     public var name: String {
@@ -58,6 +59,7 @@ public enum SchemaVersion: Int64, CaseIterable, Sendable {
         case .recovery: "recovery"
         case .notices: "notices"
         case .handover: "handover"
+        case .mail: "mail"
         }
     }
 }
@@ -95,7 +97,7 @@ public enum Migrations {
     public static let features: [FeatureMigrations] = [
         .security, .tenants, .admin, .enrollment, .devices, .audit, .openID, .approvals, .push, .webhooks, .tokens,
         .oauth, .ciba, .notifications, .codeFlow, .signIn, .trustedIssuers, .passkeys, .console,
-        .radius, .directory, .recovery,
+        .radius, .directory, .recovery, .mail,
     ]
 
     /// The versions in order, each with every feature's changes of that version.
