@@ -188,6 +188,8 @@ struct ConsoleUserPage: ConsolePageModel {
     let devices: [ConsoleDeviceRow]
     let passkeys: [ConsolePasskeyRow]
     var invitation: ConsoleInvitation?
+    /// The address the invitation just made was mailed to.
+    var invitationMailed: String?
     var notice: String?
     var error: String?
     var confirmError: String?

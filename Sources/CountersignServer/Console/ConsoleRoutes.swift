@@ -99,8 +99,8 @@ struct ConsoleRoutes: Sendable {
         post(pages, "/users/{id}/access-passes/{pass}/revoke") { path, _, session, visit in
             try await users.revokeAccessPass(userID: path.require("id"), passID: path.require("pass"), session, visit)
         }
-        post(pages, "/users/{id}/invitations") { path, _, session, visit in
-            try await users.invite(userID: path.require("id"), session, visit)
+        post(pages, "/users/{id}/invitations") { path, form, session, visit in
+            try await users.invite(userID: path.require("id"), form, session, visit)
         }
         post(pages, "/users/{id}/devices/{device}/remove") { path, _, session, visit in
             try await users.removeDevice(userID: path.require("id"), deviceID: path.require("device"), session, visit)

@@ -278,15 +278,19 @@ struct ConsoleUsers: Sendable {
 
     private static func count(_ number: Int, _ noun: String) -> String { "\(number) \(noun)\(number == 1 ? "" : "s")" }
 
-    func invite(userID: String, _ session: ConsoleSession, _ visit: Visit) async throws -> PageAnswer {
+    /// An invitation, shown as a link and a QR code; with `send_email`, mailed to the user too
+    /// (`POST …/enrollment-tickets` with `send_email`).
+    func invite(userID: String, _ form: FormParameters, _ session: ConsoleSession, _ visit: Visit) async throws -> PageAnswer {
+        let mailing = form["send_email"] == "yes"
         let answer = try await flow.admin(
             .post, flow.tenantPath(visit) + "/users/" + AuthorizationRedirect.encoded(userID) + "/enrollment-tickets",
-            session: session, visit)
+            json: mailing ? ["send_email": true] : nil, session: session, visit)
         return try await show(userID: userID, session, visit, { page in
             guard answer.status == .created, let issued = answer.json else {
                 page.error = ConsoleText.sentence(answer.errorDescription ?? "no invitation could be made")
                 return
             }
+            if issued["mail_id"] is String { page.invitationMailed = page.user.email }
             page.invitation = ConsoleInvitation(
                 invitationURL: issued["invitation_url"] as? String ?? "", enrollmentURI: issued["enrollment_uri"] as? String ?? "",
                 qrPNG: issued["qr_png_base64"] as? String ?? "",
