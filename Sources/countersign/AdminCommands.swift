@@ -11,7 +11,7 @@ struct Admin: AsyncParsableCommand {
                       DeviceAdminCommands.self, AuditCommand.self,
                       PushCommands.self, PolicyCommands.self, AuthorizationTypeCommands.self,
                       WebhookCommands.self, TrustedIssuerCommands.self, PasskeyAdminCommands.self,
-                      RADIUSClientCommands.self, DirectoryCommands.self])
+                      RADIUSClientCommands.self, DirectoryCommands.self, MailCommands.self])
 }
 
 struct TenantCommands: AsyncParsableCommand {

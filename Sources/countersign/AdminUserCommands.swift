@@ -117,10 +117,14 @@ struct EnrollCommand: AsyncParsableCommand {
     @Flag(name: .customLong("invitation-only"),
           help: "Print only the invitation link: a page with the QR code, for the person to open in a browser.")
     var invitationOnly = false
+    @Flag(name: .customLong("email"),
+          help: "Also mail the invitation link to the user's e-mail address (needs the tenant's mail settings).")
+    var email = false
 
     func run() async throws {
         var body: [String: Any] = [:]
         if let lifetime { body["lifetime_seconds"] = lifetime }
+        if email { body["send_email"] = true }
         let answer = try await options.client().send("POST", options.tenantPath("/users/\(userID)/enrollment-tickets"), body: body)
         guard let object = answer as? [String: Any], let uri = object["enrollment_uri"] as? String else {
             throw AdminAPIClient.Failure(description: "the server's answer has no enrollment_uri")
@@ -140,6 +144,9 @@ struct EnrollCommand: AsyncParsableCommand {
         print(try QRCode(encoding: uri).terminalText())
         print("Scan with the Countersign app, or run: countersign device enroll '\(uri)'")
         if let invitation { print("Or send the person this invitation link, which shows the QR code: \(invitation)") }
+        if let mailID = object["mail_id"] as? String {
+            print("The link is mailed to the user (\(mailID)); `countersign admin mail deliveries` shows when it is sent.")
+        }
         print("The ticket is single-use and expires at \(expires).")
     }
 }
