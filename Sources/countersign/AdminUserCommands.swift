@@ -47,9 +47,12 @@ struct UserCommands: AsyncParsableCommand {
         @OptionGroup var options: AdminOptions
         @Argument var username: String
         @Option(name: .customLong("display-name")) var displayName: String?
+        @Option(help: "The user's e-mail address, where invitations and warnings are mailed (docs/mail.md).")
+        var email: String?
         func run() async throws {
             var body: [String: Any] = ["username": username]
             if let displayName { body["display_name"] = displayName }
+            if let email { body["email"] = email }
             try await options.client().print("POST", options.tenantPath("/users"), body: body)
         }
     }
@@ -68,8 +71,10 @@ struct UserCommands: AsyncParsableCommand {
         @Option(help: "active or disabled.") var status: String?
         @Option(name: .customLong("user-code"), help: "The user's user_code (empty: remove it). Never shown back.")
         var userCode: String?
+        @Option(help: "The user's e-mail address (empty: remove it).") var email: String?
         func run() async throws {
             var body: [String: Any] = [:]
+            if let email { body["email"] = email }
             if let username { body["username"] = username }
             if let displayName { body["display_name"] = displayName }
             if let status { body["status"] = status }

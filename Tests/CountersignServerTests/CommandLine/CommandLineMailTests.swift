@@ -48,9 +48,11 @@ struct CommandLineMailTests {
             #expect(bounced.status != 0 && bounced.output.contains("502 mail_unavailable: the mail server answered 550"),
                     "\(bounced.output)")
 
-            let created = try await server.admin(
-                "POST", "/admin/v1/tenants/default/users", json: ["username": "ada", "email": "ada@example.com"])
-            let userID = try #require(created["id"] as? String)
+            let created = try await CommandLineTests.run(
+                ["admin", "user", "create", "ada", "--email", "ada@example.com"], environment: environment)
+            #expect(created.status == 0, "\(created.output)")
+            let userID = try #require(try json(created.output)["id"] as? String)
+            #expect(try json(created.output)["email"] as? String == "ada@example.com")
             let enrolled = try await CommandLineTests.run(["admin", "enroll", userID, "--email"], environment: environment)
             #expect(enrolled.status == 0, "\(enrolled.output)")
             #expect(enrolled.output.contains("The link is mailed to the user (mail_"), "\(enrolled.output)")
@@ -62,6 +64,17 @@ struct CommandLineMailTests {
                 let listed = try await CommandLineTests.run(["admin", "mail", "deliveries"], environment: environment)
                 return ((try? json(listed.output))?["items"] as? [[String: Any]])?.first?["status"] as? String == "sent"
             }
+            // An address changed, then removed: without one, an invitation is not mailed.
+            let changed = try await CommandLineTests.run(["admin", "user", "update", userID, "--email", "ada@example.net"],
+                                                         environment: environment)
+            #expect(changed.status == 0, "\(changed.output)")
+            #expect(try json(changed.output)["email"] as? String == "ada@example.net")
+            let removed = try await CommandLineTests.run(["admin", "user", "update", userID, "--email", ""], environment: environment)
+            #expect(removed.status == 0, "\(removed.output)")
+            #expect(try json(removed.output)["email"] == nil)
+            let unmailed = try await CommandLineTests.run(["admin", "enroll", userID, "--email"], environment: environment)
+            #expect(unmailed.status != 0 && unmailed.output.contains("has no e-mail address"), "\(unmailed.output)")
+
             let deleted = try await CommandLineTests.run(["admin", "mail", "delete"], environment: environment)
             #expect(deleted.status == 0, "\(deleted.output)")
             let gone = try await CommandLineTests.run(["admin", "mail", "show"], environment: environment)
