@@ -51,6 +51,8 @@ let package = Package(
         // What directories send, read without libldap (for the LDAP client, and for its fuzz
         // target in Fuzz/): distinguished names, object ids, filter values.
         .library(name: "CountersignLDAPNames", targets: ["CountersignLDAPNames"]),
+        // Mail's addresses and messages (for the SMTP client, and for its fuzz target in Fuzz/).
+        .library(name: "CountersignMailFormat", targets: ["CountersignMailFormat"]),
         .executable(name: "countersign", targets: ["countersign"]),
         // The benchmarks (BENCHMARKS.md), apart from the binary operators run.
         .executable(name: "countersign-bench", targets: ["countersign-bench"]),
@@ -108,11 +110,13 @@ let package = Package(
         ),
         // libcurl (Debian's libcurl4-openssl-dev), whose SMTP client sends the mail outbox.
         .systemLibrary(name: "CCurl", providers: [.apt(["libcurl4-openssl-dev"])]),
-        // Mail: addresses, messages as RFC 5322 and MIME write them, and SMTP over TLS or
-        // STARTTLS with libcurl's blocking sends on threads of their own.
+        // Mail's addresses and messages as RFC 5322 and MIME write them: Foundation only, so that
+        // the fuzzer builds it without libcurl.
+        .target(name: "CountersignMailFormat"),
+        // SMTP over TLS or STARTTLS with libcurl's blocking sends on threads of their own.
         .target(
             name: "CountersignMail",
-            dependencies: ["CCurl", .product(name: "NIOPosix", package: "swift-nio")]
+            dependencies: ["CCurl", "CountersignMailFormat", .product(name: "NIOPosix", package: "swift-nio")]
         ),
         .target(
             name: "CountersignCore",

@@ -2,7 +2,8 @@
 import PackageDescription
 
 // The CBOR decoder, the RADIUS packet reader, the PAM module's line parser, the readers of what
-// directories send (DNs, object ids, filter values) and SCIM's filter and PATCH readers under
+// directories send (DNs, object ids, filter values), SCIM's filter and PATCH readers, and mail's
+// address reader and message writer under
 // libFuzzer, as a package of their own so
 // that fuzzing flags (-sanitize=fuzzer,address) never reach the main package's build. Run with
 // ./run.sh.
@@ -29,6 +30,10 @@ let package = Package(
         .executableTarget(
             name: "FuzzLDAPNames",
             dependencies: ["LibFuzzerDriver", .product(name: "CountersignLDAPNames", package: "Countersign")]
+        ),
+        .executableTarget(
+            name: "FuzzMail",
+            dependencies: ["LibFuzzerDriver", .product(name: "CountersignMailFormat", package: "Countersign")]
         ),
         .target(name: "LibFuzzerDriver"),
     ]

@@ -2,10 +2,10 @@
 # Fuzzes each target for the given number of seconds (default 60): the CBOR decoder (FuzzCBOR),
 # the RADIUS packet reader (FuzzRADIUS), the PAM module's reader of its helper's lines
 # (FuzzPAMLines, C), the readers of what directories send (FuzzLDAPNames: DNs, objectGUID and
-# entryUUID, filter values) and SCIM's filter, PATCH and resource readers (FuzzSCIM), or only the
-# targets named.
+# entryUUID, filter values), SCIM's filter, PATCH and resource readers (FuzzSCIM) and mail's address
+# reader and message writer (FuzzMail), or only the targets named.
 #
-#   Fuzz/run.sh [seconds] [FuzzCBOR|FuzzRADIUS|FuzzPAMLines|FuzzLDAPNames|FuzzSCIM ...]
+#   Fuzz/run.sh [seconds] [FuzzCBOR|FuzzRADIUS|FuzzPAMLines|FuzzLDAPNames|FuzzSCIM|FuzzMail ...]
 #
 # Exits non-zero if the fuzzer finds a crash; the crashing input is saved under
 # Fuzz/.build/artifacts/ and listed at the end.
@@ -14,7 +14,7 @@ set -euo pipefail
 seconds="${1:-60}"
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(FuzzCBOR FuzzRADIUS FuzzPAMLines FuzzLDAPNames FuzzSCIM)
+[ ${#targets[@]} -gt 0 ] || targets=(FuzzCBOR FuzzRADIUS FuzzPAMLines FuzzLDAPNames FuzzSCIM FuzzMail)
 fuzz_dir="$(cd "$(dirname "$0")" && pwd)"
 
 # The fuzz package has its own .build under Fuzz/, so these flags never touch the main build.
@@ -39,6 +39,7 @@ for target in "${targets[@]}"; do
         FuzzPAMLines) corpus="$fuzz_dir/Corpus/PAMLines" ;;
         FuzzLDAPNames) corpus="$fuzz_dir/Corpus/LDAPNames" ;;
         FuzzSCIM) corpus="$fuzz_dir/Corpus/SCIM" ;;
+        FuzzMail) corpus="$fuzz_dir/Corpus/Mail" ;;
         *) echo "unknown fuzz target $target" >&2; exit 64 ;;
     esac
     # The fuzzer adds inputs to its corpus as it runs; work on a copy so the seeds stay as committed.

@@ -179,7 +179,7 @@ struct ServerOptions: ParsableArguments {
     @Option(name: .customLong("radsec-client-ca"), help: "PEM file of the CAs RadSec clients' certificates must chain to (COUNTERSIGN_RADSEC_CLIENT_CA).")
     var radsecClientCA: String?
 
-    @Flag(name: .customLong("no-push-dispatch"), help: "Queue push notifications and webhook events but leave sending them to other nodes (COUNTERSIGN_PUSH_DISPATCH=false).")
+    @Flag(name: .customLong("no-push-dispatch"), help: "Queue push notifications, webhook events and mail but leave sending them to other nodes (COUNTERSIGN_PUSH_DISPATCH=false).")
     var noPushDispatch = false
 
     func logLevelValue() throws -> Logger.Level {
