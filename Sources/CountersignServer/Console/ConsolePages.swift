@@ -43,7 +43,7 @@ extension ConsolePageModel {
 enum ConsoleSection: String, CaseIterable, Sendable {
     case dashboard, users, groups, devices, clients
     case radiusClients = "radius-clients"
-    case directory, push, policies, audit
+    case directory, mail, push, policies, audit
 
     var title: String {
         switch self {
@@ -54,6 +54,7 @@ enum ConsoleSection: String, CaseIterable, Sendable {
         case .clients: "Clients"
         case .radiusClients: "RADIUS clients"
         case .directory: "Directory"
+        case .mail: "Mail"
         case .push: "Push"
         case .policies: "Policies"
         case .audit: "Audit log"
@@ -62,7 +63,11 @@ enum ConsoleSection: String, CaseIterable, Sendable {
 
     /// The right a role needs to see the section in the navigation; nil for every role.
     var right: AdminRight? {
-        self == .directory ? .directoryManage : nil
+        switch self {
+        case .directory: .directoryManage
+        case .mail: .mailManage
+        default: nil
+        }
     }
 
     /// Below `/console`.

@@ -14,6 +14,7 @@ import Hummingbird
 /// - `GET|POST /console/radius-clients`, `GET|POST /console/radius-clients/{id}`, its `/secret` and
 ///   `/delete` (`ConsoleRADIUSClients`);
 /// - `GET|POST /console/directory`, its `/test`, `/preview`, `/sync` and `/delete`
+/// - `GET|POST /console/mail`, its `/test` and `/delete`
 ///   (`ConsoleDirectory`);
 /// - `GET /console/devices?push=`, `POST /console/devices/{id}/remove` (`ConsoleDevices`);
 /// - `GET|POST /console/policies`, a webhook's `POST /console/policies/webhooks/{purpose}` and its
@@ -33,6 +34,7 @@ struct ConsoleRoutes: Sendable {
     let clients: ConsoleClients
     let radiusClients: ConsoleRADIUSClients
     let directory: ConsoleDirectory
+    let mail: ConsoleMail
     let push: ConsolePush
     let devices: ConsoleDevices
     let policies: ConsolePolicies
@@ -46,6 +48,7 @@ struct ConsoleRoutes: Sendable {
         clients = ConsoleClients(flow: flow)
         radiusClients = ConsoleRADIUSClients(flow: flow)
         directory = ConsoleDirectory(flow: flow)
+        mail = ConsoleMail(flow: flow)
         push = ConsolePush(flow: flow)
         devices = ConsoleDevices(flow: flow)
         policies = ConsolePolicies(flow: flow)
@@ -163,6 +166,10 @@ struct ConsoleRoutes: Sendable {
             try await radiusClients.delete(clientID: path.require("id"), form, session, visit)
         }
 
+        get(pages, "/mail") { _, session, visit in try await mail.page(session, visit) }
+        post(pages, "/mail") { _, form, session, visit in try await mail.save(form, session, visit) }
+        post(pages, "/mail/test") { _, form, session, visit in try await mail.test(form, session, visit) }
+        post(pages, "/mail/delete") { _, form, session, visit in try await mail.delete(form, session, visit) }
         get(pages, "/directory") { _, session, visit in try await directory.page(session, visit) }
         post(pages, "/directory") { _, form, session, visit in try await directory.save(form, session, visit) }
         post(pages, "/directory/test") { _, _, session, visit in try await directory.test(session, visit) }

@@ -58,4 +58,86 @@ struct MailConsoleBrowserTests {
             }
         }
     }
+
+    @Test("An administrator sets the mail settings in the console, sees a refusal beside its field, sends a test message, sees the recent mail and removes the settings")
+    func mailSettingsPage() async throws {
+        guard SMTPHarness.available else { return }
+        let smtp = try await SMTPHarness.make(.starttls)
+        defer { smtp.shutdown() }
+        try await TestServer.with(.sqlite) { server in
+            let admin = try await server.enrolledUser("root")
+            let granted = try await server.admin(
+                "PUT", "/admin/v1/tenants/default/users/\(admin.userID)/console-role", json: ["role": "system-admin"])
+            #expect(granted.status == 200, "\(granted.errorDescription ?? "")")
+            let browser = try await Browser.start(width: 1280, height: 1400)
+            do {
+                try await browser.open(server.base + "/console")
+                try await browser.find("#username").type("root")
+                try await browser.find("#continue").click()
+                try await browser.waitFor(text: "Approve on your phone")
+                let request = try #require(try await admin.kit.pendingRequests().first)
+                _ = try await admin.kit.approve(try await admin.kit.details(for: request))
+                _ = try await browser.waitForURL(where: { $0.hasSuffix("/console") })
+
+                try await browser.find("a[href='/console/mail']").click()
+                _ = try await browser.waitFor(css: "#no-mail")
+                try await browser.find("#host").type("127.0.0.1")
+                try await browser.find("#port").type("not a port")
+                try await browser.find("#ca_certificate").type(smtp.caPEM)
+                try await browser.find("#username").type(SMTPHarness.user)
+                try await browser.find("#password").type(SMTPHarness.password)
+                try await browser.find("#from_address").type("no-reply@example.com")
+                try await browser.find("#save-mail").click()
+                let portError = try await browser.waitFor(css: "#port-error")
+                #expect(try await portError.text().contains("must be from 1 to 65535"))
+                #expect(try await browser.find("#host").property("value", as: String.self) == "127.0.0.1", "the form as typed")
+                #expect(try await browser.find("#password").property("value", as: String.self) == "", "never the password")
+                #expect(try await server.admin("GET", MailTests.base).status == 404, "nothing was stored")
+
+                try await browser.find("#port").clear()
+                try await browser.find("#port").type("\(smtp.port)")
+                try await browser.find("#password").type(SMTPHarness.password)
+                try await browser.find("#save-mail").click()
+                let saved = try await browser.waitFor(css: "#notice")
+                #expect(try await saved.text().contains("Saved"))
+                try await CodeFlowBrowserTests.screenshot(browser, "console-mail")
+
+                try await browser.find("#to").type("bounce@example.com")
+                try await browser.find("#send-test").click()
+                let refused = try await browser.waitFor(css: "#test-error")
+                #expect(try await refused.text().contains("550"), "the mail server's own reason")
+                try await browser.find("#to").clear()
+                try await browser.find("#to").type("ops@example.com")
+                try await browser.find("#send-test").click()
+                let accepted = try await browser.waitFor(css: "#notice")
+                #expect(try await accepted.text().contains("The test message to ops@example.com was accepted"))
+                #expect(try await smtp.waitFor(1).first?.rcptTos == ["ops@example.com"])
+
+                // Mail queued shows in the recent mail.
+                let carol = try await MailTests.userWithAddress(server, "carol", email: "carol@example.com", name: "Carol C")
+                let ticket = try await server.admin("POST", "/admin/v1/tenants/default/users/\(carol)/enrollment-tickets",
+                                                    json: ["send_email": true])
+                let mailID = try #require(ticket["mail_id"] as? String)
+                _ = try await smtp.waitFor(2)
+                try await eventually("the invitation shows as sent") {
+                    try await MailTests.deliveries(server).first?["status"] as? String == "sent"
+                }
+                try await browser.open(server.base + "/console/mail")
+                let row = try await browser.waitFor(css: "#delivery-\(mailID)")
+                #expect(try await row.text().contains("carol@example.com"))
+                #expect(try await row.text().contains("sent"))
+
+                try await browser.find("#delete-mail").click()
+                #expect(try await browser.waitFor(css: "#notice").text().contains("Tick the box"))
+                try await browser.find("#confirm-delete").click()
+                try await browser.find("#delete-mail").click()
+                _ = try await browser.waitFor(css: "#no-mail")
+                #expect(try await server.admin("GET", MailTests.base).status == 404)
+                await browser.quit()
+            } catch {
+                await browser.quit()
+                throw error
+            }
+        }
+    }
 }
