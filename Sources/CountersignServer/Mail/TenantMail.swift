@@ -16,14 +16,17 @@ import Foundation
 enum TenantMail {
     /// Queues `kind` to a user of the tenant at the user's address; returns the message's id, or
     /// nil when nothing was queued.
+    /// A tenant without mail settings costs one lookup by primary key.
     @discardableResult
     static func queue(_ kind: MailKind, toUser userID: String, tenantID: String, values: [String: String],
                       at date: Date, wakeup: PushWakeup? = nil, on executor: any SQLExecutor) async throws -> String? {
-        guard let user = try await SQLUserRepository().find(id: userID, tenantID: tenantID, on: executor),
+        guard let settings = try await SQLMailRepository().settings(tenantID: tenantID, on: executor)?.settings,
+              let user = try await SQLUserRepository().find(id: userID, tenantID: tenantID, on: executor),
               let address = user.email else { return nil }
         let people = ["user": user.displayName ?? user.username, "username": user.username]
         return try await queue(kind, to: address, name: user.displayName, userID: user.id, tenantID: tenantID,
-                               values: values.merging(people) { $1 }, at: date, wakeup: wakeup, on: executor)
+                               values: values.merging(people) { $1 }, settings: settings, at: date, wakeup: wakeup,
+                               on: executor)
     }
 
     /// Queues `kind` to `address`; returns the message's id, or nil when the tenant has no mail
@@ -32,8 +35,17 @@ enum TenantMail {
     static func queue(_ kind: MailKind, to address: String, name: String?, userID: String?, tenantID: String,
                       values: [String: String], at date: Date, wakeup: PushWakeup? = nil,
                       on executor: any SQLExecutor) async throws -> String? {
-        guard let settings = try await SQLMailRepository().settings(tenantID: tenantID, on: executor)?.settings,
-              let tenant = try await SQLTenantRepository().find(id: tenantID, on: executor),
+        guard let settings = try await SQLMailRepository().settings(tenantID: tenantID, on: executor)?.settings else {
+            return nil
+        }
+        return try await queue(kind, to: address, name: name, userID: userID, tenantID: tenantID, values: values,
+                               settings: settings, at: date, wakeup: wakeup, on: executor)
+    }
+
+    private static func queue(_ kind: MailKind, to address: String, name: String?, userID: String?, tenantID: String,
+                              values: [String: String], settings: MailSettings, at date: Date, wakeup: PushWakeup?,
+                              on executor: any SQLExecutor) async throws -> String? {
+        guard let tenant = try await SQLTenantRepository().find(id: tenantID, on: executor),
               (try? MailAddress(address)) != nil else { return nil }
         let rendered = try settings.template(kind).render(values.merging(["tenant": tenant.displayName]) { $1 })
         let id = Identifier.make("mail", at: date)
