@@ -244,6 +244,54 @@ struct MailTests {
         }
     }
 
+    @Test("Mail is given up after the last attempt, and at once when the tenant's settings are removed")
+    func givenUp() async throws {
+        guard SMTPHarness.available else { return }
+        let smtp = try await SMTPHarness.make(.starttls, running: false)
+        defer { smtp.shutdown() }
+        try await TestServer.with(.sqlite, configure: { $0.mail.maximumAttempts = 2 }) { server in
+            try await Self.configure(server, smtp)
+            let userID = try await Self.userWithAddress(server, "ada")
+            let first = try await server.admin("POST", "/admin/v1/tenants/default/users/\(userID)/enrollment-tickets",
+                                               json: ["send_email": true])
+            let firstID = try #require(first["mail_id"] as? String)
+            try await eventually("the first attempt failed") {
+                try await Self.deliveries(server).first?["attempts"] as? Int == 1
+            }
+            server.clock.advance(by: 6)
+            try await eventually("the message was given up after its second attempt") {
+                try await Self.deliveries(server).first?["status"] as? String == "failed"
+            }
+            let failed = try #require(try await Self.deliveries(server).first)
+            #expect(failed["id"] as? String == firstID && failed["attempts"] as? Int == 2)
+            #expect((failed["last_error"] as? String)?.hasPrefix("the mail server could not be reached") == true)
+
+            // Queued, then the settings removed before it went: it fails with that reason.
+            let second = try await server.admin("POST", "/admin/v1/tenants/default/users/\(userID)/enrollment-tickets",
+                                                json: ["send_email": true])
+            let secondID = try #require(second["mail_id"] as? String)
+            try await eventually("the second message waits for a retry") {
+                try await Self.deliveries(server).first { $0["id"] as? String == secondID }?["attempts"] as? Int == 1
+            }
+            #expect(try await server.admin("DELETE", Self.base).status == 204)
+            server.clock.advance(by: 6)
+            try await eventually("the second message failed") {
+                let row = try await server.database.first(
+                    "SELECT status, last_error FROM mail_outbox WHERE id = \(secondID)", as: OutboxState.self)
+                return row?.status == "failed" && row?.lastError == "the tenant no longer has mail settings"
+            }
+        }
+    }
+
+    private struct OutboxState: Decodable {
+        let status: String
+        let lastError: String?
+        enum CodingKeys: String, CodingKey {
+            case status
+            case lastError = "last_error"
+        }
+    }
+
     @Test("Retries wait 5 s, doubling, up to an hour, for about a day")
     func backoff() {
         let configuration = MailConfiguration()
