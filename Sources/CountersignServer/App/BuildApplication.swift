@@ -322,7 +322,7 @@ extension CountersignServer {
             client: webhookClient, configuration: configuration.webhooks, wakeup: webhookWakeup, logger: logger, now: now)
         let mailDispatcher = MailDispatcher(
             database: database, sealer: sealer, client: SMTPClient(), configuration: configuration.mail,
-            wakeup: mailWakeup, logger: logger, now: now)
+            wakeup: mailWakeup, metrics: metrics, logger: logger, now: now)
         let notificationStore = SQLClientNotificationStore(
             database: database, notifications: clientNotifications, approvals: approvals, clients: clients,
             tenants: tenantRepository)

@@ -67,6 +67,15 @@ public struct ServerMetrics: Sendable {
             .increment(by: Int64(count))
     }
 
+    /// Messages handed to a tenant's SMTP server, by kind and outcome: `sent`, `retry` (to be
+    /// tried again) or `failed` (given up).
+    func mailAttempted(kind: String, outcome: String) {
+        registry.makeCounter(descriptor: Self.name("mail_messages", unit: "total",
+                                                   "messages handed to a tenant's SMTP server, by kind and outcome"),
+                             labels: [("kind", kind), ("outcome", outcome)])
+            .increment()
+    }
+
     /// Answers of the CIBA endpoints (`bc-authorize`, `token`, `receipt`): `ok` or the OAuth error code.
     func oauthOutcome(endpoint: String, outcome: String) {
         registry.makeCounter(descriptor: Self.name("ciba_requests", unit: "total", "CIBA endpoint answers by outcome"),

@@ -15,6 +15,7 @@ struct MailDispatcher: Service, CustomStringConvertible {
     let client: SMTPClient
     let configuration: MailConfiguration
     let wakeup: PushWakeup
+    let metrics: ServerMetrics
     let logger: Logger
     let now: @Sendable () -> Date
     let readFailures = FailureStreak("the mail outbox could not be read")
@@ -108,10 +109,12 @@ struct MailDispatcher: Service, CustomStringConvertible {
         let now = now()
         do {
             guard let failure else {
-                return try await repository.markSent(id: entry.id, at: now, on: database)
+                try await repository.markSent(id: entry.id, at: now, on: database)
+                return metrics.mailAttempted(kind: entry.kind.rawValue, outcome: "sent")
             }
             if failure.isFinal || entry.attempts >= configuration.maximumAttempts {
                 try await repository.markFailed(id: entry.id, error: failure.description, at: now, on: database)
+                metrics.mailAttempted(kind: entry.kind.rawValue, outcome: "failed")
                 logger.warning(
                     "a message was given up",
                     metadata: ["tenant_id": "\(entry.tenantID)", "mail_id": "\(entry.id)", "kind": "\(entry.kind.rawValue)",
@@ -119,6 +122,7 @@ struct MailDispatcher: Service, CustomStringConvertible {
             } else {
                 let next = now.addingTimeInterval(configuration.retryDelay(afterAttempts: entry.attempts))
                 try await repository.reschedule(id: entry.id, next: next, error: failure.description, at: now, on: database)
+                metrics.mailAttempted(kind: entry.kind.rawValue, outcome: "retry")
             }
         } catch {
             // The row stays leased and is claimed again when the lease runs out.

@@ -219,6 +219,11 @@ struct MailTests {
             try await eventually("each shows as sent after two attempts") {
                 try await Self.deliveries(server).allSatisfy { $0["status"] as? String == "sent" && $0["attempts"] as? Int == 2 }
             }
+            // Each attempt is counted by its outcome.
+            let metrics = String(decoding: try await server.call("GET", "/metrics").data, as: UTF8.self)
+            #expect(metrics.contains(#"countersign_mail_messages_total{kind="device_added",outcome="retry"} 2"#), "\(metrics)")
+            #expect(metrics.contains(#"countersign_mail_messages_total{kind="device_added",outcome="sent"} 2"#))
+            #expect(metrics.contains(#"countersign_mail_messages_total{kind="access_pass_issued",outcome="sent"} 1"#))
         }
     }
 
