@@ -71,6 +71,11 @@ struct MailSettingsFields: Decodable, Sendable {
             }
             templates[kind] = try Self.checked(template, kind: kind)
         }
+        // Kept with LF line ends and no blank edges: a browser sends a textarea's lines with CRLF,
+        // and a file ends in a newline, and neither is a different CA.
+        let caCertificate = self.caCertificate.map {
+            $0.replacingOccurrences(of: "\r\n", with: "\n").trimmingCharacters(in: .whitespacesAndNewlines)
+        }
         let settings = MailSettings(
             tenantID: tenantID, host: host, port: port, security: security, username: username,
             caCertificate: try DirectoryFields.certificates(caCertificate), fromAddress: fromAddress, fromName: fromName,

@@ -102,6 +102,19 @@ struct MailConsoleBrowserTests {
                 #expect(try await saved.text().contains("Saved"))
                 try await CodeFlowBrowserTests.screenshot(browser, "console-mail")
 
+                // Templates set through the API are kept when the page saves, as is the password.
+                let templated = try await server.admin("PUT", MailTests.base, json: MailTests.settings(smtp, [
+                    "templates": ["test": ["subject": "Check from {{tenant}}", "text": "It works.\n"]]]))
+                #expect(templated.status == 200, "\(templated.errorDescription ?? "")")
+                try await browser.open(server.base + "/console/mail")
+                #expect(try await browser.bodyText().contains("This tenant's own templates (test) are kept."))
+                try await browser.find("#from_name").type("Example sign-in")
+                try await browser.find("#save-mail").click()
+                #expect(try await browser.waitFor(css: "#notice").text().contains("Saved"))
+                let kept = try await server.admin("GET", MailTests.base)
+                #expect((kept["templates"] as? [String: any Sendable])?["test"] != nil)
+                #expect(kept["from_name"] as? String == "Example sign-in" && kept["password_set"] as? Bool == true)
+
                 try await browser.find("#to").type("bounce@example.com")
                 try await browser.find("#send-test").click()
                 let refused = try await browser.waitFor(css: "#test-error")
@@ -111,7 +124,9 @@ struct MailConsoleBrowserTests {
                 try await browser.find("#send-test").click()
                 let accepted = try await browser.waitFor(css: "#notice")
                 #expect(try await accepted.text().contains("The test message to ops@example.com was accepted"))
-                #expect(try await smtp.waitFor(1).first?.rcptTos == ["ops@example.com"])
+                let test = try #require(try await smtp.waitFor(1).first)
+                #expect(test.rcptTos == ["ops@example.com"] && test.subject == "Check from Default")
+                #expect(test.fromName == "Example sign-in")
 
                 // Mail queued shows in the recent mail.
                 let carol = try await MailTests.userWithAddress(server, "carol", email: "carol@example.com", name: "Carol C")
