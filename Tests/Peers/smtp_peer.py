@@ -72,7 +72,10 @@ def main():
     parser.add_argument("--user")
     parser.add_argument("--password")
     parser.add_argument("--out", required=True)
+    parser.add_argument("--log", help="where this process's errors go (its standard error is /dev/null)")
     arguments = parser.parse_args()
+    if arguments.log:
+        sys.stderr = open(arguments.log, "a", buffering=1)
 
     context = None
     if arguments.mode != "plain":

@@ -14,17 +14,6 @@ public enum MailKind: String, Sendable, Codable, CaseIterable, CodingKeyRepresen
     case accessPassIssued = "access_pass_issued"
     /// `POST …/mail/test`.
     case test
-
-    /// The values its template may use, beside `tenant`, `user` and `username`.
-    var values: [String] {
-        switch self {
-        case .invitation: ["invitation_url", "expires"]
-        case .deviceAdded, .passkeyAdded: ["name", "time", "ip"]
-        case .recoveryCodeUsed, .accessPassUsed: ["time", "ip"]
-        case .accessPassIssued: ["starts", "expires", "one_time"]
-        case .test: []
-        }
-    }
 }
 
 /// A subject and a plain-text body, both Mustache templates without HTML escaping.

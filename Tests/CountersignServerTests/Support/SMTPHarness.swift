@@ -75,13 +75,24 @@ final class SMTPHarness: Sendable {
 
     /// A server on a free port of 127.0.0.1, or none on a port kept free when `running` is
     /// false (`start()` later: mail queued while it was down must then arrive).
+    /// A peer that does not start (another process took the port between its choice and the
+    /// peer's bind) is tried again on another port, three times in all.
     static func make(_ mode: Mode, login: Bool = true, running: Bool = true) async throws -> SMTPHarness {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("smtp-\(UUID().uuidString)")
-        let harness = SMTPHarness(directory: directory, port: try freeTCPPort(), mode: mode, login: login)
-        try FileManager.default.createDirectory(at: harness.inbox, withIntermediateDirectories: true)
-        try await harness.makePKI()
-        if running { try await harness.start() }
-        return harness
+        var lastError: (any Error)?
+        for _ in 0..<3 {
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("smtp-\(UUID().uuidString)")
+            let harness = SMTPHarness(directory: directory, port: try freeTCPPort(), mode: mode, login: login)
+            do {
+                try FileManager.default.createDirectory(at: harness.inbox, withIntermediateDirectories: true)
+                try await harness.makePKI()
+                if running { try await harness.start() }
+                return harness
+            } catch {
+                lastError = error
+                harness.shutdown()
+            }
+        }
+        throw lastError ?? SMTPHarnessFailure(message: "the SMTP peer did not start")
     }
 
     func start() async throws {
@@ -89,17 +100,21 @@ final class SMTPHarness: Sendable {
         let ready = inbox.appendingPathComponent("ready")
         try? FileManager.default.removeItem(at: ready)
         var arguments = [Self.script.path, "--port", "\(port)", "--mode", mode.rawValue, "--out", inbox.path,
-                         "--cert", path("server.pem"), "--key", path("server.key")]
+                         "--cert", path("server.pem"), "--key", path("server.key"), "--log", path("peer.log")]
         if login { arguments += ["--user", Self.user, "--password", Self.password] }
         let peer = try SpawnedPeer(python.path, arguments)
         process.withLock { $0 = peer }
-        for _ in 0..<200 {
+        // Python and asyncio start in well under a second alone, but a loaded suite has taken
+        // more than ten.
+        let deadline = ContinuousClock.now + .seconds(60)
+        while ContinuousClock.now < deadline {
             if FileManager.default.fileExists(atPath: ready.path) { return }
             if peer.hasEnded() { break }
             try await Task.sleep(for: .milliseconds(50))
         }
         stop()
-        throw SMTPHarnessFailure(message: "the SMTP peer did not start on port \(port)")
+        let log = (try? String(contentsOfFile: path("peer.log"), encoding: .utf8)) ?? ""
+        throw SMTPHarnessFailure(message: "the SMTP peer did not start on port \(port): \(log.suffix(2000))")
     }
 
     func stop() {
