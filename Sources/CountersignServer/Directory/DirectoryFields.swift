@@ -195,11 +195,18 @@ struct DirectoryFields: Decodable, Sendable {
         // must not be able to send it to a server of their own by changing the servers alone.
         if let existing, bindPassword == nil,
            existing.servers != directory.servers || existing.security != directory.security
-            || existing.bindDN != directory.bindDN || existing.caCertificate != directory.caCertificate {
+            || existing.bindDN != directory.bindDN
+            || Self.comparable(existing.caCertificate) != Self.comparable(directory.caCertificate) {
             throw .invalidField("bind_password", "is required again when servers, security, ca_certificate or bind_dn change: the stored password is sent only to the servers it was given for")
         }
         directory.tenantID = tenantID
         return (directory, bindPassword)
+    }
+
+    /// PEM text as compared: a browser sends a textarea's lines with CRLF, and a file ends in a
+    /// newline, and neither is a different CA.
+    private static func comparable(_ pem: String?) -> String? {
+        pem.map { $0.replacingOccurrences(of: "\r\n", with: "\n").trimmingCharacters(in: .whitespacesAndNewlines) }
     }
 
     static func isLoopback(_ host: String) -> Bool {

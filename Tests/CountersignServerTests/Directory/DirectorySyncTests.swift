@@ -266,6 +266,11 @@ struct DirectorySyncTests {
             kept["bind_password"] = nil
             #expect(try await server.admin("PUT", Self.base, json: kept).status == 200)
             #expect(try await server.admin("POST", Self.base + "/test").status == 200)
+            // The same CA as a browser's textarea sends it (CRLF, no last newline) is the same CA.
+            var asTyped = kept
+            asTyped["ca_certificate"] = slapd.caPEM.trimmingCharacters(in: .newlines).replacingOccurrences(of: "\n", with: "\r\n")
+            let retyped = try await server.admin("PUT", Self.base, json: asTyped)
+            #expect(retyped.status == 200, "\(retyped.errorDescription ?? "")")
             // …but not for other servers: the stored password is never sent anywhere new.
             kept["servers"] = [slapd.ldapsURLForAnotherName]
             let elsewhere = try await server.admin("PUT", Self.base, json: kept)
