@@ -8,29 +8,40 @@ import Testing
 @Suite("Mail from the console, in a browser", .serialized,
        .enabled(if: Browser.isAvailable, "Chromium and chromedriver are not installed (apt-get install chromium chromium-driver)"))
 struct MailConsoleBrowserTests {
+    /// A user "root" with the system-admin console role and an enrolled phone.
+    static func consoleAdmin(_ server: TestServer) async throws -> EnrolledUser {
+        let admin = try await server.enrolledUser("root")
+        let granted = try await server.admin(
+            "PUT", "/admin/v1/tenants/default/users/\(admin.userID)/console-role", json: ["role": "system-admin"])
+        #expect(granted.status == 200, "\(granted.errorDescription ?? "")")
+        return admin
+    }
+
+    /// Signs in to the console as `admin`, approving on the phone.
+    static func signIn(_ browser: Browser, _ server: TestServer, _ admin: EnrolledUser) async throws {
+        try await browser.open(server.base + "/console")
+        try await browser.find("#username").type("root")
+        try await browser.find("#continue").click()
+        try await browser.waitFor(text: "Approve on your phone")
+        let request = try #require(try await admin.kit.pendingRequests().first)
+        _ = try await admin.kit.approve(try await admin.kit.details(for: request))
+        _ = try await browser.waitForURL(where: { $0.hasSuffix("/console") })
+    }
+
     @Test("An administrator sends an invitation by e-mail from the user's page")
     func invitationByMailFromTheConsole() async throws {
         guard SMTPHarness.available else { return }
         let smtp = try await SMTPHarness.make(.starttls)
         defer { smtp.shutdown() }
         try await TestServer.with(.sqlite) { server in
-            let admin = try await server.enrolledUser("root")
-            let granted = try await server.admin(
-                "PUT", "/admin/v1/tenants/default/users/\(admin.userID)/console-role", json: ["role": "system-admin"])
-            #expect(granted.status == 200, "\(granted.errorDescription ?? "")")
+            let admin = try await Self.consoleAdmin(server)
             try await MailTests.configure(server, smtp)
             let carol = try await MailTests.userWithAddress(server, "carol", email: "carol@example.com", name: "Carol C")
             let dave = try await server.createUser("dave")
 
             let browser = try await Browser.start(width: 1280, height: 900)
             do {
-                try await browser.open(server.base + "/console")
-                try await browser.find("#username").type("root")
-                try await browser.find("#continue").click()
-                try await browser.waitFor(text: "Approve on your phone")
-                let request = try #require(try await admin.kit.pendingRequests().first)
-                _ = try await admin.kit.approve(try await admin.kit.details(for: request))
-                _ = try await browser.waitForURL(where: { $0.hasSuffix("/console") })
+                try await Self.signIn(browser, server, admin)
 
                 // A user without an address: no box, a hint instead.
                 try await browser.open(server.base + "/console/users/\(dave)")
@@ -65,19 +76,10 @@ struct MailConsoleBrowserTests {
         let smtp = try await SMTPHarness.make(.starttls)
         defer { smtp.shutdown() }
         try await TestServer.with(.sqlite) { server in
-            let admin = try await server.enrolledUser("root")
-            let granted = try await server.admin(
-                "PUT", "/admin/v1/tenants/default/users/\(admin.userID)/console-role", json: ["role": "system-admin"])
-            #expect(granted.status == 200, "\(granted.errorDescription ?? "")")
+            let admin = try await Self.consoleAdmin(server)
             let browser = try await Browser.start(width: 1280, height: 1400)
             do {
-                try await browser.open(server.base + "/console")
-                try await browser.find("#username").type("root")
-                try await browser.find("#continue").click()
-                try await browser.waitFor(text: "Approve on your phone")
-                let request = try #require(try await admin.kit.pendingRequests().first)
-                _ = try await admin.kit.approve(try await admin.kit.details(for: request))
-                _ = try await browser.waitForURL(where: { $0.hasSuffix("/console") })
+                try await Self.signIn(browser, server, admin)
 
                 try await browser.find("a[href='/console/mail']").click()
                 _ = try await browser.waitFor(css: "#no-mail")
