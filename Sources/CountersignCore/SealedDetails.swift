@@ -145,6 +145,9 @@ public enum RequestStreamEvent {
     public static let request = "request"
     /// `data` is a `RequestClosed`: a request left the inbox (answered, possibly on another device).
     public static let closed = "closed"
+    /// `data` is a `SecurityNoticeList.Item`: something was just done to the user's account (a
+    /// device or passkey added, a recovery code or pass used).
+    public static let notice = "notice"
 }
 
 /// A request that is no longer pending, and why.

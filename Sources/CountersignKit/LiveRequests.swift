@@ -7,6 +7,7 @@ import Foundation
 /// switch event {
 /// case .request(let request): show(try await authenticator.details(for: request))
 /// case .closed(let closed): dismiss(closed.id)   // answered elsewhere, or expired
+/// case .notice(let notice): alert(notice.summary)  // offer "Not me": reportNotMe(notice)
 /// }
 /// ```
 public enum LiveRequestEvent: Sendable, Equatable {
@@ -14,6 +15,10 @@ public enum LiveRequestEvent: Sendable, Equatable {
     case request(ApprovalRequest)
     /// A request left the inbox: approved or denied (here or on another device) or expired.
     case closed(RequestClosed)
+    /// Something was just done to the account (a device or passkey added, a recovery code or
+    /// pass used): show `notice.summary` and offer "Not me" (`reportNotMe(_:)`). Sent once, when
+    /// it happens; `notices(_:)` lists it for a week.
+    case notice(SecurityNotice)
 }
 
 /// The live stream of one enrollment's requests (`CountersignAuthenticator.liveRequests(_:)`):
@@ -142,6 +147,9 @@ public struct LiveRequests: AsyncSequence, Sendable {
                 let closed = try Self.decode(RequestClosed.self, from: data, event: event.type)
                 announced.remove(closed.id)
                 return .closed(closed)
+            case RequestStreamEvent.notice:
+                let item = try Self.decode(SecurityNoticeList.Item.self, from: data, event: event.type)
+                return .notice(SecurityNotice(item, enrollmentID: enrollmentID))
             default:
                 return nil
             }

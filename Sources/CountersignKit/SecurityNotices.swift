@@ -55,6 +55,16 @@ public struct SecurityNotice: Sendable, Equatable, Identifiable {
     }
 }
 
+extension SecurityNotice {
+    /// The notice as the server sent it, shown to `enrollmentID`.
+    init(_ item: SecurityNoticeList.Item, enrollmentID: Enrollment.ID) {
+        self.init(
+            id: item.id, enrollmentID: enrollmentID, kind: Kind(item.kind), subjectID: item.subjectID,
+            subjectName: item.subjectName, ipAddress: item.ipAddress, createdAt: item.createdAt, expiresAt: item.expiresAt,
+            reportedAt: item.reportedAt)
+    }
+}
+
 /// What a "not me" undid (`CountersignAuthenticator.reportNotMe(_:)`).
 public struct NotMeReport: Sendable, Equatable {
     public enum Removed: Sendable, Equatable {
@@ -145,12 +155,7 @@ extension CountersignAuthenticator {
     private func noticeList(of enrollmentID: Enrollment.ID) async throws(CountersignError) -> [SecurityNotice] {
         try await withDevice(enrollmentID) { client throws(CountersignError) in
             try await client.send(.get, client.endpoints.notices, expecting: SecurityNoticeList.self, what: "notice list")
-                .notices.map { item in
-                    SecurityNotice(
-                        id: item.id, enrollmentID: enrollmentID, kind: SecurityNotice.Kind(item.kind), subjectID: item.subjectID,
-                        subjectName: item.subjectName, ipAddress: item.ipAddress, createdAt: item.createdAt,
-                        expiresAt: item.expiresAt, reportedAt: item.reportedAt)
-                }
+                .notices.map { SecurityNotice($0, enrollmentID: enrollmentID) }
         }
     }
 }

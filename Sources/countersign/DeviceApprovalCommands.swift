@@ -164,6 +164,10 @@ struct RequestWatch: Sendable {
                         if input?.withdraw(closed.id) == true {
                             Terminal.say("\n" + (await closing(closed.id, status: closed.status, board: board)))
                         }
+                    case .notice(let notice):
+                        let place = notice.ipAddress.map { " (from \($0))" } ?? ""
+                        Terminal.say("\n\(Self.label(enrollment)): \(notice.summary)\(place)\n"
+                            + "Not you? Run: countersign device not-me \(notice.id)")
                     }
                 }
                 failure = nil

@@ -61,9 +61,23 @@ final class InboxViewController: UITableViewController {
     }
 
     private func apply(_ event: LiveRequestEvent) {
+        if case .notice(let notice) = event {
+            Task { await ask(about: notice) }
+            return
+        }
         var next = inbox
         next.apply(event)
         update(next)
+    }
+
+    /// A notice heard on the stream while this screen is open (a device without push hears of it
+    /// only so): the question its push asks.
+    private func ask(about notice: SecurityNotice) async {
+        let choice = await choose(title: "Your account changed", message: notice.summary, actions: ["Not me"],
+                                  cancel: "It was me", destructive: [0])
+        guard choice == 0 else { return }
+        let answer = await NoticeAnswer.reportNotMe(notice, with: services.authenticator)
+        await choose(title: answer.title, message: answer.body, actions: ["OK"], cancel: nil)
     }
 
     private func update(_ next: Inbox) {

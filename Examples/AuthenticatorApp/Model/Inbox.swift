@@ -21,7 +21,8 @@ public struct Inbox: Sendable, Equatable {
         }
     }
 
-    /// A request the stream reports is added once; one it says was answered or expired goes.
+    /// A request the stream reports is added once; one it says was answered or expired goes. A
+    /// notice changes nothing here.
     public mutating func apply(_ event: LiveRequestEvent) {
         switch event {
         case .request(let request):
@@ -30,6 +31,8 @@ public struct Inbox: Sendable, Equatable {
             requests.sort { $0.createdAt > $1.createdAt }
         case .closed(let closed):
             requests.removeAll { $0.id == closed.id }
+        case .notice:
+            return  // not a request: the screen asks about it (`InboxViewController`)
         }
     }
 

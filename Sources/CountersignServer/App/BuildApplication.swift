@@ -18,6 +18,8 @@ extension CountersignServer {
         // Live-stream wake-ups and cache invalidations between nodes.
         let approvalEvents = ApprovalEvents()
         let clusterRelay = ClusterRelay(database: database, events: approvalEvents, caches: RecordCaches(), logger: logger)
+        // Every store that records a security notice announces it to the devices' live streams.
+        let notices = SQLSecurityNoticeRepository(live: LiveNotices(events: approvalEvents, relay: clusterRelay))
 
         // Storage: each feature's repository over its own tables. They hold no state; a test may
         // put a fake behind any of these protocols.
@@ -102,7 +104,8 @@ extension CountersignServer {
         let certificates = DeviceCertificates(keys: tokenSigningKeys, origin: origin, now: now)
         let enrollment = EnrollmentService(
             store: SQLEnrollmentStore(
-                database: database, tickets: tickets, users: users, devices: devices, audit: audit, mailWakeup: mailWakeup),
+                database: database, tickets: tickets, users: users, devices: devices, audit: audit, notices: notices,
+                mailWakeup: mailWakeup),
             accessTokens: accessTokens,
             trustedIssuers: TrustedIssuerTokenVerifier(
                 store: SQLTrustedIssuerTokenStore(
@@ -181,9 +184,10 @@ extension CountersignServer {
             store: SCIMStore(database: database, users: users, groups: groups, audit: audit), guardian: guardian,
             maximumBodySize: bodyLimit, now: now
         ).register(on: tenantRoutes.group("/scim/v2", surface: .scim, takesSecret: true))
-        let passkeyStore = SQLPasskeyStore(database: database, users: users, audit: audit)
+        let passkeyStore = SQLPasskeyStore(database: database, users: users, audit: audit, notices: notices)
         let recovery = RecoveryService(
-            store: SQLRecoveryStore(database: database, audit: audit, events: tenantEvents), now: now, metrics: metrics)
+            store: SQLRecoveryStore(database: database, audit: audit, events: tenantEvents, notices: notices), now: now,
+            metrics: metrics)
         let signInFlow = SignInFlow(
             store: SQLSignInStore(
                 database: database, users: users, approvals: approvals, devices: devices, passkeys: passkeyStore, audit: audit,
@@ -225,7 +229,7 @@ extension CountersignServer {
             liveStreamKeepalive: configuration.liveStreamKeepalive,
             notices: SecurityNoticeService(
                 database: database, devices: devices, users: users,
-                passkeys: SQLPasskeyStore(database: database, users: users, audit: audit), audit: audit,
+                passkeys: passkeyStore, audit: audit,
                 events: tenantEvents, now: now)
         ).register(on: tenantRoutes)
         CyberArkMobileRoutes(credentials: pushCredentials, guardian: guardian, maximumBodySize: bodyLimit)

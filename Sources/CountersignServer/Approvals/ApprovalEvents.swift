@@ -2,12 +2,14 @@ import CountersignCore
 import Foundation
 import Synchronization
 
-/// Wakes the live streams of connected devices: a new request sealed for a device, or a request
-/// that left its inbox. In-process; each node delivers to the streams it holds.
+/// Wakes the live streams of connected devices: a new request sealed for a device, a request
+/// that left its inbox, or a security notice for the device's user. In-process; each node
+/// delivers to the streams it holds.
 public final class ApprovalEvents: Sendable {
     public enum Event: Sendable, Equatable {
         case request(PendingRequestEnvelope)
         case closed(RequestClosed)
+        case notice(SecurityNoticeList.Item)
     }
 
     /// Events a stream may fall behind by before the oldest are dropped; the device's inbox

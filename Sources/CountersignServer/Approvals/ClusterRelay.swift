@@ -7,7 +7,8 @@ import ServiceLifecycle
 /// request created on node A reaches a device whose stream is held by node B within
 /// milliseconds. Node A announces the request's id and devices with NOTIFY; every node
 /// LISTENs, and a node holding a stream for one of those devices reads that device's sealed
-/// details from the database and sends them down the stream. The same channel tells every node,
+/// details from the database and sends them down the stream. A security notice travels the
+/// same way (`LiveNotices`). The same channel tells every node,
 /// the announcing one included, which cached records changed (`RecordCaches`). On SQLite (one
 /// node) it does nothing.
 public struct ClusterRelay: Sendable {
@@ -15,7 +16,7 @@ public struct ClusterRelay: Sendable {
 
     /// One announcement. Small on purpose: NOTIFY payloads are limited to 8,000 bytes.
     struct Message: Codable, Sendable, Equatable {
-        enum Kind: String, Codable, Sendable { case request, closed, changed }
+        enum Kind: String, Codable, Sendable { case request, closed, changed, notice }
         var node: String
         var kind: Kind
         /// `request` and `closed`: the request, and the devices it was sealed for.
@@ -24,11 +25,14 @@ public struct ClusterRelay: Sendable {
         var deviceIDs: [String]?
         /// `changed`: the record that changed.
         var record: ChangedRecord?
+        /// `notice`: the notice, shown to the devices in `deviceIDs`.
+        var noticeID: String?
 
         enum CodingKeys: String, CodingKey {
             case node, kind, status, record
             case requestID = "request_id"
             case deviceIDs = "device_ids"
+            case noticeID = "notice_id"
         }
     }
 
@@ -65,6 +69,12 @@ public struct ClusterRelay: Sendable {
         try await announce(Message(node: node, kind: .changed, record: record), on: executor)
     }
 
+    /// Tells the other nodes of a security notice for these devices, on the transaction that
+    /// records it (this node's streams hear of it when that transaction commits).
+    func announceNotice(_ noticeID: String, deviceIDs: [String], on executor: any SQLExecutor) async throws {
+        try await announce(Message(node: node, kind: .notice, deviceIDs: deviceIDs, noticeID: noticeID), on: executor)
+    }
+
     private func announce(_ message: Message, on executor: any SQLExecutor) async throws {
         guard isActive else { return }
         let payload = String(decoding: try JSONEncoder().encode(message), as: UTF8.self)
@@ -79,12 +89,21 @@ public struct ClusterRelay: Sendable {
             caches.forget(record)
             return
         }
-        guard message.node != node, let requestID = message.requestID else { return }
+        guard message.node != node else { return }
+        if message.kind == .notice, let noticeID = message.noticeID {
+            let listening = (message.deviceIDs ?? []).filter(events.hasSubscribers(deviceID:))
+            guard !listening.isEmpty,
+                  let notice = try? await SQLSecurityNoticeRepository(live: nil).find(ids: [noticeID], on: database)[noticeID]
+            else { return }
+            for deviceID in listening { events.publish(.notice(notice.item), to: deviceID) }
+            return
+        }
+        guard let requestID = message.requestID else { return }
         for deviceID in message.deviceIDs ?? [] where events.hasSubscribers(deviceID: deviceID) {
             switch message.kind {
             case .closed:
                 events.publish(.closed(RequestClosed(id: requestID, status: message.status ?? "closed")), to: deviceID)
-            case .changed:
+            case .changed, .notice:
                 continue
             case .request:
                 guard let found = try? await approvals.delivery(

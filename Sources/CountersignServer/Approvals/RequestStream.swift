@@ -7,7 +7,8 @@ import Synchronization
 /// A device's live stream (`GET /device/v1/requests/stream`): Server-Sent Events carrying every
 /// pending request when it opens, then each new request sealed for the device and each request
 /// that leaves its inbox — answered (within milliseconds of the change on this node, or via
-/// the cluster relay) or expired (when the clock passes its expiry). A comment line every
+/// the cluster relay) or expired (when the clock passes its expiry) — and each security notice
+/// made for the device's user once it is committed (`LiveNotices`). A comment line every
 /// `liveStreamKeepalive` (15 seconds) keeps proxies from closing an idle connection. The stream
 /// ends after `maximumDuration`, so that a device removed meanwhile does not keep listening;
 /// the device reconnects with a fresh signature. It ends at once when its device closes the
@@ -61,6 +62,8 @@ struct RequestStream: Sendable {
                                 // Sent once: an expiry notice may already have gone out.
                                 guard shown.remove(closed.id) else { continue }
                                 output.yield(try Self.frame(RequestStreamEvent.closed, closed))
+                            case .notice(let notice):
+                                output.yield(try Self.frame(RequestStreamEvent.notice, notice))
                             }
                         }
                         output.finish()

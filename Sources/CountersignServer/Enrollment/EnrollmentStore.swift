@@ -59,7 +59,7 @@ struct SQLEnrollmentStore: EnrollmentStore {
     let devices: any DeviceRepository
     let audit: AuditLog
     /// Tells the user's other devices that this one was added.
-    var notices = SQLSecurityNoticeRepository()
+    let notices: SQLSecurityNoticeRepository
     var handovers = SQLHandoverRepository()
     /// Wakes the mail dispatcher when an invitation is queued.
     var mailWakeup: PushWakeup? = nil

@@ -36,7 +36,7 @@ struct SQLPasskeyStore: PasskeyStore {
     let users: any UserRepository
     let audit: AuditLog
     /// Tells the user's devices that a passkey was added.
-    var notices = SQLSecurityNoticeRepository()
+    let notices: SQLSecurityNoticeRepository
 
     func user(id: String, tenantID: String) async throws -> User? {
         try await users.find(id: id, tenantID: tenantID, on: database)

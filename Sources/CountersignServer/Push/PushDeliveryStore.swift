@@ -53,7 +53,7 @@ struct SQLPushDeliveryStore: PushDeliveryStore {
     }
 
     func notices(ids: [String]) async throws -> [String: SecurityNotice] {
-        try await SQLSecurityNoticeRepository().find(ids: ids, on: database)
+        try await SQLSecurityNoticeRepository(live: nil).find(ids: ids, on: database)
     }
 
     func record(sent: [(id: String, providerMessageID: String?)], closed: [PushRowOutcome], at date: Date) async throws {

@@ -95,7 +95,7 @@ struct SQLRecoveryStore: RecoveryStore {
     let audit: AuditLog
     let events: TenantEvents
     /// Tells the user's devices that a code or pass was used.
-    var notices = SQLSecurityNoticeRepository()
+    let notices: SQLSecurityNoticeRepository
 
     static let codeUsedEvent = "user.recovery_code_used"
     static let passUsedEvent = "user.temporary_access_pass_used"

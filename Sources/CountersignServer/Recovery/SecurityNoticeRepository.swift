@@ -40,12 +40,22 @@ struct SQLSecurityNoticeRepository: Sendable {
     /// How long a device may answer "not me".
     static let lifetime: TimeInterval = 7 * 86_400
 
+    /// Where a recorded notice is announced to the devices' live streams; nil for a repository
+    /// that only reads.
+    let live: LiveNotices?
+
+    init(live: LiveNotices?) {
+        self.live = live
+    }
+
     /// Records a notice and, in the same transaction, queues its push to each of the user's
     /// other active devices that has a working push registration (`PushOutboxEntry.notice`), and
     /// its mail to the user's address when the tenant sends mail (`TenantMail`): the
-    /// outbox sends it within its poll interval. A device that holds no push registration finds
-    /// the notice in `GET /device/v1/notices`. `quiet` names a device not to push to (the one
-    /// that approved what the notice tells of). Returns the notice's id.
+    /// outbox sends it within its poll interval. Once the transaction commits, the notice goes
+    /// down the live stream of each of those devices that holds one open, push or not
+    /// (`LiveNotices`); any device also finds it in `GET /device/v1/notices`. `quiet` names a
+    /// device not to tell (the one that approved what the notice tells of). Returns the notice's
+    /// id.
     @discardableResult
     func record(_ kind: SecurityNotice.Kind, tenantID: String, userID: String, subjectID: String, subjectName: String?,
                 ipAddress: String?, quiet: String? = nil, at date: Date, on executor: any SQLExecutor) async throws
@@ -61,13 +71,16 @@ struct SQLSecurityNoticeRepository: Sendable {
             """)
         let devices = try await SQLDeviceRepository().list(
             userID: userID, after: nil, limit: ApprovalService.maximumDevicesPerUser, on: executor)
-        let pushes = devices.compactMap { device -> PushOutboxEntry? in
-            guard device.id != subjectID, device.id != quiet, device.pushTokenValid, let push = device.push else {
-                return nil
-            }
+        let told = devices.filter { $0.id != subjectID && $0.id != quiet }
+        let pushes = told.compactMap { device -> PushOutboxEntry? in
+            guard device.pushTokenValid, let push = device.push else { return nil }
             return .notice(id, tenantID: tenantID, deviceID: device.id, provider: push.provider, expiresAt: expires, at: date)
         }
         try await SQLPushOutboxRepository().enqueue(pushes, on: executor)
+        let notice = SecurityNotice(
+            id: id, kind: kind, subjectID: subjectID, subjectName: subjectName, ipAddress: ipAddress, createdAt: date,
+            expiresAt: expires, reportedAt: nil, reportedBy: nil, tenantID: tenantID, userID: userID)
+        try await live?.announce(notice.item, to: told.map(\.id), on: executor)
         // And by mail, when the tenant sends mail and the user has an address: the person may
         // have lost the phone the push goes to.
         var values = ["time": MailText.time(date)]

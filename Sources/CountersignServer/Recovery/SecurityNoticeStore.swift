@@ -19,7 +19,7 @@ struct SecurityNoticeService: Sendable {
     let audit: AuditLog
     let events: TenantEvents
     let now: @Sendable () -> Date
-    var notices = SQLSecurityNoticeRepository()
+    var notices = SQLSecurityNoticeRepository(live: nil)
     var sessions = SQLBrowserSessionRepository()
     /// Deletes notices 30 days past their week, at most hourly, when a device lists its own.
     let housekeeping = PeriodicSchedule(every: 3600)

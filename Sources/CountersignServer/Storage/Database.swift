@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// The SQL engine behind a `Database`. Statements are written once for both (`SQLStatement`'s
 /// `$n` placeholders read the same on each); only a few clauses differ (`FOR UPDATE`, advisory
@@ -15,6 +16,32 @@ public protocol SQLExecutor: Sendable {
     /// Runs one statement and returns its rows (empty for statements without a result).
     @discardableResult
     func run(_ statement: SQLStatement) async throws -> [SQLRow]
+
+    /// Runs `action` once what was written through this executor is committed: after `COMMIT`
+    /// inside a transaction (and never if it rolls back), at once outside one, where each
+    /// statement commits as it runs. For telling this process of a change that others must not
+    /// hear of before they can read it (a live stream's notice). The action runs on the task
+    /// that committed, so it must be quick and must not throw.
+    func afterCommit(_ action: @escaping @Sendable () -> Void)
+}
+
+/// The actions a transaction runs once it commits (`SQLExecutor.afterCommit`), in the order they
+/// were added.
+final class AfterCommitActions: Sendable {
+    private let actions = Mutex<[@Sendable () -> Void]>([])
+
+    func add(_ action: @escaping @Sendable () -> Void) {
+        actions.withLock { $0.append(action) }
+    }
+
+    /// Runs the actions, once: called after `COMMIT` only.
+    func run() {
+        let due = actions.withLock { actions in
+            defer { actions = [] }
+            return actions
+        }
+        for action in due { action() }
+    }
 }
 
 extension SQLExecutor {

@@ -149,14 +149,21 @@ public final class PostgresDatabase: Database {
         }
     }
 
+    /// Outside a transaction each statement commits as it runs: the action runs at once.
+    public func afterCommit(_ action: @escaping @Sendable () -> Void) {
+        action()
+    }
+
     public func transaction<Result: Sendable>(
         _ body: @escaping @Sendable (any SQLExecutor) async throws -> Result
     ) async throws -> Result {
         try await withConnection(waiting: connectionWait) { connection in
             _ = try await self.run("BEGIN", on: connection)
+            let committed = AfterCommitActions()
             do {
-                let result = try await body(TransactionExecutor(database: self, connection: connection))
+                let result = try await body(TransactionExecutor(database: self, connection: connection, committed: committed))
                 _ = try await self.run("COMMIT", on: connection)
+                committed.run()
                 return result
             } catch {
                 _ = try? await self.run("ROLLBACK", on: connection)
@@ -408,10 +415,15 @@ public final class PostgresDatabase: Database {
     private struct TransactionExecutor: SQLExecutor {
         let database: PostgresDatabase
         let connection: PostgresConnection
+        let committed: AfterCommitActions
         var dialect: SQLDialect { .postgres }
 
         func run(_ statement: SQLStatement) async throws -> [SQLRow] {
             try await database.run(statement, on: connection)
+        }
+
+        func afterCommit(_ action: @escaping @Sendable () -> Void) {
+            committed.add(action)
         }
     }
 }

@@ -174,6 +174,12 @@ final class SQLStatementCollector: SQLExecutor {
         kept.withLock { $0.append(statement) }
         return []
     }
+
+    /// Statements kept here have not run, so nothing can wait for their commit: a repository that
+    /// registers an action after commit is not one whose writes can be collected.
+    func afterCommit(_ action: @escaping @Sendable () -> Void) {
+        preconditionFailure("writes collected to run together cannot carry an action after their commit")
+    }
 }
 
 extension SQLExecutor {

@@ -58,13 +58,19 @@ public final class SQLiteDatabase: Database {
         return rows
     }
 
+    /// Outside a transaction each statement commits as it runs: the action runs at once.
+    public func afterCommit(_ action: @escaping @Sendable () -> Void) {
+        action()
+    }
+
     public func transaction<Result: Sendable>(
         _ body: @escaping @Sendable (any SQLExecutor) async throws -> Result
     ) async throws -> Result {
+        let committed = AfterCommitActions()
         let result = try await lock.withLock {
             _ = try self.connection.run("BEGIN IMMEDIATE", [])
             do {
-                let result = try await body(TransactionExecutor(connection: self.connection))
+                let result = try await body(TransactionExecutor(connection: self.connection, committed: committed))
                 _ = try self.connection.run("COMMIT", [])
                 return result
             } catch {
@@ -73,6 +79,8 @@ public final class SQLiteDatabase: Database {
             }
         }
         try await flusher?.flush()
+        // Once the commit is on disk: a reader told of it finds what was written.
+        committed.run()
         return result
     }
 
@@ -107,10 +115,15 @@ public final class SQLiteDatabase: Database {
     /// transaction already holds.
     private struct TransactionExecutor: SQLExecutor {
         let connection: Connection
+        let committed: AfterCommitActions
         var dialect: SQLDialect { .sqlite }
 
         func run(_ statement: SQLStatement) async throws -> [SQLRow] {
             try connection.run(statement.text, statement.binds)
+        }
+
+        func afterCommit(_ action: @escaping @Sendable () -> Void) {
+            committed.add(action)
         }
     }
 }

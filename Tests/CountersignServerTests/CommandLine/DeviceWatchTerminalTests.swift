@@ -315,6 +315,32 @@ struct DeviceWatchTerminalTests {
         #expect(try await terminal.exit(within: .seconds(10)) == 0, "\(terminal.screen)")
     }
 
+    @Test("a phone added to the account while the watch runs is said at once, with the command that undoes it",
+          .enabled(if: enabled))
+    func phoneAddedIsSaid() async throws {
+        let scene = try await Scene.make()
+        defer { scene.end() }
+        let terminal = try await scene.watch()
+        defer { terminal.end() }
+
+        let uri = try await CommandLineTests.run(["admin", "enroll", scene.userID, "--uri-only"], environment: scene.environment)
+        let enrolled = try await CommandLineTests.run(
+            ["device", "enroll", uri.output.trimmingCharacters(in: .whitespacesAndNewlines), "--name", "Unknown phone",
+             "--store", scene.scratch.appendingPathComponent("phone").path],
+            environment: scene.environment)
+        #expect(enrolled.status == 0, "\(enrolled.output)")
+        try await terminal.waitFor("A new device, “Unknown phone”, was added to your account.")
+        let screen = try await terminal.waitFor("Not you? Run: countersign device not-me ntc_")
+        let command = try #require(screen.split(separator: "\n").last { $0.contains("device not-me ntc_") })
+        let noticeID = try #require(command.split(separator: " ").last.map { String($0).trimmingCharacters(in: .whitespacesAndNewlines) })
+
+        let reported = try await CommandLineTests.run(["device", "not-me", noticeID], environment: scene.environment)
+        #expect(reported.status == 0, "\(reported.output)")
+        #expect(reported.output.contains("The device \"Unknown phone\""), "\(reported.output)")
+        terminal.type("\u{3}")
+        #expect(try await terminal.exit(within: .seconds(10)) == 0, "\(terminal.screen)")
+    }
+
     @Test("a watch waiting for requests uses next to no CPU", .enabled(if: enabled), arguments: [[], ["--auto", "approve"]])
     func idleWatchDoesNotSpin(arguments: [String]) async throws {
         let scene = try await Scene.make()

@@ -160,7 +160,47 @@ struct ApprovalSDKTests {
         }
     }
 
-    @Test("a stream held by one node receives a request made on another (PostgreSQL)",
+    @Test("a device's live stream tells it of a phone added to its user, once; its 'not me' removes that phone",
+          arguments: Engine.available)
+    func streamCarriesNotices(engine: Engine) async throws {
+        try await TestServer.with(engine) { server in
+            let kate = try await server.enrolledUser("kate")
+            let events = LiveEvents(kate.kit.liveRequests(kate.enrollment.id))
+            try await server.waitForStream(of: kate.enrollment.deviceID)
+
+            let second = try await server.enrollDevice(for: kate.userID, username: "kate", name: "Kate's tablet")
+            let secondEvents = LiveEvents(second.kit.liveRequests(second.enrollment.id))
+            try await server.waitForStream(of: second.enrollment.deviceID)
+            guard case .notice(let notice) = try await events.next() else {
+                Issue.record("the stream did not tell of the phone added")
+                return
+            }
+            #expect(notice.kind == .deviceAdded && notice.subjectID == second.enrollment.deviceID)
+            #expect(notice.enrollmentID == kate.enrollment.id && notice.reportedAt == nil)
+            #expect(notice.summary == "A new device, “Kate's tablet”, was added to your account.")
+            #expect(try await kate.kit.notices(kate.enrollment.id).map(\.id) == [notice.id], "the list holds the same notice")
+
+            // A third device: the second hears of it, the first once more; no one of itself.
+            let third = try await server.enrollDevice(for: kate.userID, username: "kate", name: "Kate's laptop")
+            guard case .notice(let toSecond) = try await secondEvents.next(),
+                  case .notice(let toFirst) = try await events.next() else {
+                Issue.record("the other devices' streams did not tell of the third")
+                return
+            }
+            #expect(toSecond.id == toFirst.id && toSecond.subjectID == third.enrollment.deviceID)
+            #expect(toSecond.enrollmentID == second.enrollment.id)
+
+            let report = try await kate.kit.reportNotMe(notice)
+            #expect(report.removed == .device)
+            await #expect(throws: CountersignError.deviceDeregistered) {
+                _ = try await second.kit.pendingRequests(second.enrollment.id)
+            }
+            events.cancel()
+            secondEvents.cancel()
+        }
+    }
+
+    @Test("a stream held by one node receives a request, and a notice, made on another (PostgreSQL)",
           .enabled(if: Engine.available.contains(.postgres)))
     func streamsWakeAcrossNodes() async throws {
         try await TestServer.with(.postgres) { nodeA in
@@ -185,6 +225,14 @@ struct ApprovalSDKTests {
                     return
                 }
                 #expect(try await kit.details(for: request).bindingMessage == "Made on node A")
+
+                // A phone added through node A is news on node B's stream too.
+                let added = try await nodeA.enrollDevice(for: userID, username: "piet", name: "Piet's tablet")
+                guard case .notice(let notice) = try await events.next() else {
+                    Issue.record("node B's stream did not tell of the phone added through node A")
+                    return
+                }
+                #expect(notice.kind == .deviceAdded && notice.subjectID == added.enrollment.deviceID)
                 events.cancel()
             }
         }

@@ -1,6 +1,7 @@
 import CountersignCore
 import Foundation
 import PostgresNIO
+import Synchronization
 import Testing
 @testable import CountersignServer
 
@@ -64,6 +65,40 @@ struct StorageTests {
                 }
             }
             #expect(try await SQLUserRepository().find(username: "bob", tenantID: tenantID, on: database) == nil)
+        }
+    }
+
+    @Test("an action after commit runs once the transaction commits, in order, never after a rollback, and at once outside one",
+          arguments: Engine.available)
+    func actionsAfterCommit(engine: Engine) async throws {
+        struct Abort: Error {}
+        let log = Mutex<[String]>([])
+        try await withDatabase(engine) { database in
+            let (tenantID, _) = try await seedTenantAndUser(database)
+            try await database.transaction { executor in
+                let date = Date()
+                try await SQLUserRepository().insert(
+                    User(id: Identifier.make("usr", at: date), tenantID: tenantID, username: "carol", displayName: nil,
+                         status: .active, createdAt: date, updatedAt: date), on: executor)
+                executor.afterCommit { log.withLock { $0.append("first") } }
+                executor.afterCommit { log.withLock { $0.append("second") } }
+                log.withLock { $0.append("body done") }
+            }
+            log.withLock { $0.append("returned") }
+            #expect(log.withLock { $0 } == ["body done", "first", "second", "returned"])
+            #expect(try await SQLUserRepository().find(username: "carol", tenantID: tenantID, on: database) != nil)
+
+            log.withLock { $0 = [] }
+            await #expect(throws: Abort.self) {
+                try await database.transaction { executor in
+                    executor.afterCommit { log.withLock { $0.append("rolled back") } }
+                    throw Abort()
+                }
+            }
+            #expect(log.withLock { $0 }.isEmpty, "nothing runs for a transaction that rolled back")
+
+            database.afterCommit { log.withLock { $0.append("at once") } }
+            #expect(log.withLock { $0 } == ["at once"])
         }
     }
 
