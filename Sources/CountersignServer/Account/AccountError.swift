@@ -11,6 +11,8 @@ enum AccountError: WireFailure, Sendable, Equatable {
     case unknownDevice
     /// No passkey of the signed-in user in this tenant has this id.
     case unknownPasskey
+    /// No remembered browser of the signed-in user in this tenant has this id.
+    case unknownRememberedBrowser
     /// No request of the signed-in user in this tenant has this id.
     case unknownApproval
     /// Only an approved request can be reported: a denied one let nobody in.
@@ -32,7 +34,7 @@ enum AccountError: WireFailure, Sendable, Equatable {
     var status: HTTPResponse.Status {
         switch self {
         case .forgedForm: .forbidden
-        case .unknownDevice, .unknownPasskey, .unknownApproval, .unknownTicket: .notFound
+        case .unknownDevice, .unknownPasskey, .unknownRememberedBrowser, .unknownApproval, .unknownTicket: .notFound
         case .notApproved: .conflict
         case .malformedForm: .badRequest
         case .recoveryOnly, .codesNeedDevice: .forbidden
@@ -45,6 +47,7 @@ enum AccountError: WireFailure, Sendable, Equatable {
         case .forgedForm: "invalid_csrf_token"
         case .unknownDevice: "unknown_device"
         case .unknownPasskey: "unknown_passkey"
+        case .unknownRememberedBrowser: "unknown_remembered_browser"
         case .unknownApproval: "unknown_request"
         case .notApproved: "request_not_approved"
         case .unknownTicket: "unknown_ticket"
@@ -59,6 +62,7 @@ enum AccountError: WireFailure, Sendable, Equatable {
         case .forgedForm: "This form cannot be used"
         case .unknownDevice: "Phone not found"
         case .unknownPasskey: "Passkey not found"
+        case .unknownRememberedBrowser: "Browser not found"
         case .unknownApproval, .notApproved: "Request not found"
         case .unknownTicket: "Enrollment not found"
         case .malformedForm: "This form cannot be read"
@@ -75,6 +79,8 @@ enum AccountError: WireFailure, Sendable, Equatable {
             "None of your phones has this id. It may have been removed already."
         case .unknownPasskey:
             "None of your passkeys has this id. It may have been removed already."
+        case .unknownRememberedBrowser:
+            "None of your remembered browsers has this id. It may have been forgotten or have expired already."
         case .unknownApproval:
             "None of your recent requests has this id. Old requests are deleted after a while."
         case .notApproved:

@@ -31,6 +31,7 @@ struct AccountFlow: Sendable {
     let passkeys: any PasskeyStore
     let enrollment: EnrollmentService
     let recovery: RecoveryService
+    let rememberedBrowsers: RememberedBrowsers
     let now: @Sendable () -> Date
 
     typealias Visit = SignInFlow.Visit
@@ -82,10 +83,33 @@ struct AccountFlow: Sendable {
             nil
         }
         let codes = try await recovery.store.codeSet(userID: user.id, tenantID: visit.tenant.id)
-        return .page("account", AccountPage(
+        let thisBrowser = (visit.request.cookies[signIn.cookies.rememberedName(for: visit.tenant)]?.value).map { Secrets.hash($0) }
+        let remembered = try await rememberedBrowsers.list(userID: user.id, tenantID: visit.tenant.id).map {
+            RememberedBrowserCard($0, isThisBrowser: thisBrowser == $0.tokenHash)
+        }
+        var page = AccountPage(
             tenantName: visit.tenant.displayName, base: signIn.base(visit), csrf: signedIn.session.csrfToken,
             username: user.username, displayName: user.displayName, devices: cards, activity: activity,
-            requestsPausedUntil: paused, passkeys: passkeySection, recoveryCodes: RecoveryCodesSection(codes)), status: status)
+            requestsPausedUntil: paused, passkeys: passkeySection, recoveryCodes: RecoveryCodesSection(codes))
+        page.rememberedBrowsers = remembered.isEmpty ? nil : RememberedBrowserSection(items: remembered)
+        return .page("account", page, status: status)
+    }
+
+    // MARK: - Forgetting a remembered browser
+
+    /// Forgets one of the user's remembered browsers; this browser's cookie goes when it is the
+    /// one forgotten. A recovery session may do it too: it takes nothing away from the user.
+    func forgetBrowser(id: String, _ form: FormParameters, _ visit: Visit) async throws -> PageAnswer {
+        guard let signedIn = try await authorized(form, visit) else { return backToAccount(visit) }
+        guard try await rememberedBrowsers.forget(
+            id: id, userID: signedIn.user.id, tenantID: visit.tenant.id, actor: "user:\(signedIn.user.id)") else {
+            throw AccountError.unknownRememberedBrowser
+        }
+        let token = visit.request.cookies[signIn.cookies.rememberedName(for: visit.tenant)]?.value
+        let forgotten = try await signIn.store.rememberedBrowser(
+            tokenHash: Secrets.hash(token ?? ""), tenantID: visit.tenant.id) == nil && token?.isEmpty == false
+        return .redirect(to: signIn.base(visit) + "/account",
+                         cookies: forgotten ? [signIn.cookies.forgetRemembered(for: visit.tenant)] : [])
     }
 
     // MARK: - 2. Renaming a phone

@@ -21,6 +21,8 @@ struct AccountPage: PageModel {
     /// reads stored properties only.
     let script: String?
     let recoveryCodes: RecoveryCodesSection
+    /// The browsers that may sign the user in without the phone; nil when there are none.
+    var rememberedBrowsers: RememberedBrowserSection? = nil
 
     init(tenantName: String, base: String, csrf: String, username: String, displayName: String?, devices: [DeviceCard],
          activity: [ActivityEntry], requestsPausedUntil: String?, passkeys: PasskeySection? = nil,
@@ -36,6 +38,33 @@ struct AccountPage: PageModel {
         self.requestsPausedUntil = requestsPausedUntil
         self.passkeys = passkeys
         script = passkeys == nil ? nil : "passkey.js"
+    }
+}
+
+/// The account page's remembered browsers.
+struct RememberedBrowserSection: Sendable {
+    let items: [RememberedBrowserCard]
+}
+
+/// One remembered browser on the account page: what it was remembered in, where, and until when.
+struct RememberedBrowserCard: Sendable {
+    let id: String
+    /// The browser and system, read from its User-Agent (`BrowserName`), or "A browser".
+    let name: String
+    let ipAddress: String
+    let createdAt: String
+    let lastUsedAt: String
+    let expiresAt: String
+    let isThisBrowser: Bool
+
+    init(_ browser: RememberedBrowser, isThisBrowser: Bool) {
+        id = browser.id
+        name = browser.userAgent.flatMap(BrowserName.describe) ?? "A browser"
+        ipAddress = browser.ipAddress ?? "an unknown address"
+        createdAt = AccountTime.text(browser.createdAt)
+        lastUsedAt = AccountTime.text(browser.lastUsedAt)
+        expiresAt = AccountTime.text(browser.expiresAt)
+        self.isThisBrowser = isThisBrowser
     }
 }
 

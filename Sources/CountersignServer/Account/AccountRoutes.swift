@@ -58,6 +58,9 @@ struct AccountRoutes: Sendable {
         pages.post("/passkeys/{id}/remove") { request, context in
             try await passkeys.remove(passkeyID: try context.parameters.require("id"), try await Self.form(request), try visit(request, context))
         }
+        pages.post("/remembered-browsers/{id}/forget") { request, context in
+            try await flow.forgetBrowser(id: try context.parameters.require("id"), try await Self.form(request), try visit(request, context))
+        }
         pages.get("/passkeys/sign-in-again") { request, context in
             try await passkeys.signInAgain(try visit(request, context))
         }

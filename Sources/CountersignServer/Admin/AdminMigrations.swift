@@ -171,5 +171,9 @@ extension FeatureMigrations {
             WHERE tenant_id IS NULL AND revoked_at IS NULL AND (' ' || rights || ' ') LIKE '% tenants:manage %'
             """,
         ]),
+        SchemaChange(.rememberedBrowsers, [
+            // How many days this client's sign-ins may remember a browser for; NULL: the tenant's.
+            "ALTER TABLE clients ADD COLUMN remember_browser_days BIGINT",
+        ]),
     ])
 }

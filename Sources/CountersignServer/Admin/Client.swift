@@ -72,6 +72,9 @@ public struct Client: Sendable, Equatable, Codable {
     /// Only members of one of these groups (ids) may sign in to it or be asked for by it (the
     /// hosted sign-in, CIBA and the PAM module through it); empty: every user (`GroupReferences`).
     public var allowedGroups: [String] = []
+    /// How many days the hosted sign-in may remember a browser for this client, 0 to 90 (0:
+    /// never); nil: the tenant's `remembered_browser_days` (`RememberedBrowser`).
+    public var rememberBrowserDays: Int? = nil
 
     /// The most groups `allowed_groups` names.
     static let maximumAllowedGroups = 50
@@ -99,6 +102,7 @@ public struct Client: Sendable, Equatable, Codable {
         case authenticators
         case directoryPassword = "directory_password"
         case allowedGroups = "allowed_groups"
+        case rememberBrowserDays = "remember_browser_days"
         case id = "client_id"
         case tenantID = "tenant_id"
         case deliveryMode = "token_delivery_mode"

@@ -33,6 +33,8 @@ struct ClientRegistration: Decodable, Sendable {
     var directoryPassword: Bool?
     /// Groups by name or id, resolved to ids by the routes (`GroupReferences`); empty: everyone.
     var allowedGroups: [String]?
+    /// `.some(nil)` for JSON `null`: the tenant's number of days.
+    var rememberBrowserDays: Int??
 
     /// The API's member names, as `Client` writes them.
     typealias CodingKeys = Client.CodingKeys
@@ -65,6 +67,10 @@ struct ClientRegistration: Decodable, Sendable {
             Bool.self, forKey: .requirePushedAuthorizationRequests)
         directoryPassword = try container.decodeIfPresent(Bool.self, forKey: .directoryPassword)
         allowedGroups = try container.decodeIfPresent([String].self, forKey: .allowedGroups)
+        if container.contains(.rememberBrowserDays) {
+            rememberBrowserDays = .some(try container.decodeNil(forKey: .rememberBrowserDays)
+                ? nil : try container.decode(Int.self, forKey: .rememberBrowserDays))
+        }
         if container.contains(.authenticators) {
             authenticators = .some(try container.decodeNil(forKey: .authenticators)
                 ? nil : try container.decode(AuthenticatorPolicy.self, forKey: .authenticators))
@@ -160,6 +166,13 @@ struct ClientRegistration: Decodable, Sendable {
         }
         if let required = requirePushedAuthorizationRequests { client.requirePushedAuthorizationRequests = required }
         if let required = directoryPassword { client.directoryPassword = required }
+        if let days = rememberBrowserDays {
+            if let days, !(0...RememberedBrowser.maximumDays).contains(days) {
+                throw .invalidField(
+                    "remember_browser_days", "must be 0 (never) to \(RememberedBrowser.maximumDays), or null for the tenant's")
+            }
+            client.rememberBrowserDays = days
+        }
         return client
     }
 

@@ -27,7 +27,8 @@ public struct SQLClientRepository: ClientRepository {
                 created_at, updated_at, default_acr, minimum_acr, token_endpoint_auth_method, jwks,
                 require_signed_request_object, backchannel_user_code_parameter, backchannel_requests_per_minute,
                 authorization_details_types, id_token_signed_response_alg, redirect_uris, post_logout_redirect_uris,
-                require_pushed_authorization_requests, authenticators, directory_password, allowed_groups)
+                require_pushed_authorization_requests, authenticators, directory_password, allowed_groups,
+                remember_browser_days)
             VALUES (\(client.id), \(client.tenantID), \(client.name), \(secretHash),
                 \(client.scopes.joined(separator: " ")), \(client.deliveryMode), \(client.notificationEndpoint),
                 \(client.createdAt), \(client.updatedAt), \(client.defaultAcr), \(client.minimumAcr),
@@ -36,7 +37,7 @@ public struct SQLClientRepository: ClientRepository {
                 \(client.backchannelRequestsPerMinute), \(Self.typesColumn(client)), \(client.idTokenSignedResponseAlg),
                 \(Self.words(client.redirectURIs)), \(Self.words(client.postLogoutRedirectURIs)),
                 \(client.requirePushedAuthorizationRequests), \(try Self.json(client.authenticators)),
-                \(client.directoryPassword), \(Self.words(client.allowedGroups)))
+                \(client.directoryPassword), \(Self.words(client.allowedGroups)), \(client.rememberBrowserDays))
             """)
     }
 
@@ -73,7 +74,8 @@ public struct SQLClientRepository: ClientRepository {
                 require_pushed_authorization_requests = \(client.requirePushedAuthorizationRequests),
                 authenticators = \(try Self.json(client.authenticators)),
                 directory_password = \(client.directoryPassword),
-                allowed_groups = \(Self.words(client.allowedGroups))
+                allowed_groups = \(Self.words(client.allowedGroups)),
+                remember_browser_days = \(client.rememberBrowserDays)
             WHERE id = \(client.id)
             """)
     }

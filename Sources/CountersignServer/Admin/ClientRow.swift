@@ -38,6 +38,7 @@ struct ClientRow: Decodable {
     var directoryPassword: Bool
     /// Group ids, separated by spaces; NULL for none.
     var allowedGroups: String?
+    var rememberBrowserDays: Int?
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case id
@@ -62,6 +63,7 @@ struct ClientRow: Decodable {
         case authenticators
         case directoryPassword = "directory_password"
         case allowedGroups = "allowed_groups"
+        case rememberBrowserDays = "remember_browser_days"
     }
 
     func client() throws(StorageError) -> Client {
@@ -78,7 +80,7 @@ struct ClientRow: Decodable {
             postLogoutRedirectURIs: postLogoutRedirectURIs.map(words) ?? [],
             requirePushedAuthorizationRequests: requirePushedAuthorizationRequests,
             authenticators: try authenticators.map(Self.authenticatorPolicy), directoryPassword: directoryPassword,
-            allowedGroups: allowedGroups.map(words) ?? [])
+            allowedGroups: allowedGroups.map(words) ?? [], rememberBrowserDays: rememberBrowserDays)
     }
 
     /// The policy was checked when it was set; one that no longer parses means the row was altered.

@@ -146,6 +146,8 @@ public struct SQLUserRepository: UserRepository {
                 deprovisioned_at = \(user.deprovisionedAt), updated_at = \(user.updatedAt)
             WHERE id = \(user.id)
             """)
+        // A user who is not active forgets the browsers they had remembered, for good.
+        if user.status != .active { try await SQLRememberedBrowserRepository().deleteAll(userID: user.id, on: executor) }
     }
 
     public func list(tenantID: String, externalID: String, limit: Int, on executor: any SQLExecutor) async throws -> [User] {
@@ -242,6 +244,7 @@ public struct SQLUserRepository: UserRepository {
 
     public func delete(id: String, on executor: any SQLExecutor) async throws {
         try await executor.run("DELETE FROM users WHERE id = \(id)")
+        try await SQLRememberedBrowserRepository().deleteAll(userID: id, on: executor)
     }
 
     public func suppressRequests(userID: String, until date: Date, on executor: any SQLExecutor) async throws {

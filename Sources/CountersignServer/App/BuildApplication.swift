@@ -185,6 +185,7 @@ extension CountersignServer {
             maximumBodySize: bodyLimit, now: now
         ).register(on: tenantRoutes.group("/scim/v2", surface: .scim, takesSecret: true))
         let passkeyStore = SQLPasskeyStore(database: database, users: users, audit: audit, notices: notices)
+        let rememberedBrowsers = RememberedBrowsers(database: database, audit: audit, now: now)
         let recovery = RecoveryService(
             store: SQLRecoveryStore(database: database, audit: audit, events: tenantEvents, notices: notices), now: now,
             metrics: metrics)
@@ -208,7 +209,7 @@ extension CountersignServer {
                 database: database, users: users, devices: devices, tickets: tickets, approvals: approvals,
                 clients: clients, audit: audit,
                 notRequested: NotRequestedReport(users: users, audit: audit, events: tenantEvents)),
-            passkeys: passkeyStore, enrollment: enrollment, recovery: recovery, now: now)
+            passkeys: passkeyStore, enrollment: enrollment, recovery: recovery, rememberedBrowsers: rememberedBrowsers, now: now)
         AccountRoutes(
             flow: accountFlow, passkeys: PasskeyAccountFlow(account: accountFlow, passkeys: passkeys),
             recovery: RecoveryFlow(signIn: signInFlow, service: recovery, users: { username, tenantID in
@@ -257,6 +258,8 @@ extension CountersignServer {
             guardian: guardian, enrollment: enrollment, maximumBodySize: bodyLimit, now: now
         ).register(on: admin)
         RecoveryAdminRoutes(service: recovery, users: userAdminStore, guardian: guardian, maximumBodySize: bodyLimit)
+            .register(on: admin)
+        RememberedBrowserAdminRoutes(browsers: rememberedBrowsers, users: userAdminStore, guardian: guardian)
             .register(on: admin)
         GroupAdminRoutes(
             store: SQLGroupAdminStore(database: database, groups: SQLGroupRepository(), users: users, audit: audit),

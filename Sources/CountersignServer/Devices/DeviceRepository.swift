@@ -52,6 +52,17 @@ public protocol DeviceRepository: Sendable {
 public struct SQLDeviceRepository: DeviceRepository {
     public init() {}
 
+    /// The condition that the user in `userColumn` (a column of the statement's own table) has
+    /// an active device, for a statement of another table: interpolated as `\(condition)`.
+    static func userHasActiveDevice(_ userColumn: String) -> SQLStatement {
+        "EXISTS (SELECT 1 FROM devices WHERE devices.user_id = \(raw: userColumn) AND devices.status = 'active')"
+    }
+
+    /// The owner of the device `id`, as a value for a statement of another table.
+    static func owner(of id: String) -> SQLStatement {
+        "(SELECT devices.user_id FROM devices WHERE devices.id = \(id))"
+    }
+
     private typealias Row = DeviceRow
 
     public func insert(_ device: Device, on executor: any SQLExecutor) async throws {
@@ -89,6 +100,7 @@ public struct SQLDeviceRepository: DeviceRepository {
                 push_provider = NULL, deregistered_reason = \(DeregistrationNotice.Reason.pinAttemptsExceeded)
             WHERE id = \(id) AND status = 'active'
             """)
+        try await SQLRememberedBrowserRepository().deleteUnanchored(ofDevice: id, on: executor)
         return .limitReached
     }
 
@@ -201,12 +213,14 @@ public struct SQLDeviceRepository: DeviceRepository {
     }
 
     public func markDeleted(id: String, at date: Date, on executor: any SQLExecutor) async throws -> Bool {
-        !(try await executor.run(
+        let deleted = !(try await executor.run(
             """
             UPDATE devices SET status = 'deleted', deleted_at = \(date), updated_at = \(date), push_token = NULL,
                 push_provider = NULL
             WHERE id = \(id) AND status IN ('active', 'pending') RETURNING id
             """)).isEmpty
+        if deleted { try await SQLRememberedBrowserRepository().deleteUnanchored(ofDevice: id, on: executor) }
+        return deleted
     }
 
     public func activate(id: String, at date: Date, on executor: any SQLExecutor) async throws -> Bool {
@@ -258,12 +272,14 @@ public struct SQLDeviceRepository: DeviceRepository {
     }
 
     public func deleteAll(userID: String, at date: Date, on executor: any SQLExecutor) async throws -> [String] {
-        try await executor.run(
+        let ids = try await executor.run(
             """
             UPDATE devices SET status = 'deleted', deleted_at = \(date), updated_at = \(date), push_token = NULL,
                 push_provider = NULL
             WHERE user_id = \(userID) AND status IN ('active', 'pending') RETURNING id
             """).map { try $0.decode(column: "id", as: String.self) }
+        try await SQLRememberedBrowserRepository().deleteAll(userID: userID, on: executor)
+        return ids
     }
 
     public func ids(userID: String, on executor: any SQLExecutor) async throws -> [String] {

@@ -61,6 +61,15 @@ public struct AuthenticationPolicy: Codable, Sendable, Equatable {
     public var groupMinimums: [GroupMinimum] = []
     /// The most groups `group_minimum_acr` names.
     static let maximumGroupMinimums = 50
+    /// How many days the hosted sign-in may remember a browser for, for Countersign's own pages
+    /// and each client that does not say (`Client.rememberBrowserDays`); 0: never.
+    public var rememberedBrowserDays: Int = 0
+
+    /// How many days a sign-in to `client` may remember a browser for: the client's own number,
+    /// else the tenant's.
+    func rememberedBrowserDays(for client: Client) -> Int {
+        client.rememberBrowserDays ?? rememberedBrowserDays
+    }
 
     public init() {}
 
@@ -84,6 +93,7 @@ public struct AuthenticationPolicy: Codable, Sendable, Equatable {
         case minimumFactors = "minimum_factors"
         case clientAssertionMaximumLifetime = "client_assertion_max_lifetime_seconds"
         case groupMinimums = "group_minimum_acr"
+        case rememberedBrowserDays = "remembered_browser_days"
     }
 
     public init(from decoder: any Decoder) throws {
@@ -118,6 +128,8 @@ public struct AuthenticationPolicy: Codable, Sendable, Equatable {
         clientAssertionMaximumLifetime = try container.decodeIfPresent(Int.self, forKey: .clientAssertionMaximumLifetime)
             ?? defaults.clientAssertionMaximumLifetime
         groupMinimums = try container.decodeIfPresent([GroupMinimum].self, forKey: .groupMinimums) ?? defaults.groupMinimums
+        rememberedBrowserDays = try container.decodeIfPresent(Int.self, forKey: .rememberedBrowserDays)
+            ?? defaults.rememberedBrowserDays
     }
 
     /// The factors the tenant has switched off; names that are no factor are left out (only a
@@ -151,6 +163,9 @@ public struct AuthenticationPolicy: Codable, Sendable, Equatable {
         }
         guard sessionIdleSeconds <= sessionMaxAgeSeconds else {
             throw .invalidField("session_idle_seconds", "must not exceed session_max_age_seconds")
+        }
+        guard (0...RememberedBrowser.maximumDays).contains(rememberedBrowserDays) else {
+            throw .invalidField("remembered_browser_days", "must be 0 (never) to \(RememberedBrowser.maximumDays)")
         }
         guard Self.clientAssertionLifetimes.contains(clientAssertionMaximumLifetime) else {
             throw .invalidField("client_assertion_max_lifetime_seconds", "must be 60 to 86400 (a day)")

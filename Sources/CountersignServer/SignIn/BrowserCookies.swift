@@ -1,11 +1,13 @@
 import Foundation
 import Hummingbird
 
-/// The two cookies of the hosted pages, both `HttpOnly`, `SameSite=Lax`, `Path=/`:
+/// The cookies of the hosted pages, all `HttpOnly`, `SameSite=Lax`, `Path=/`:
 ///
 /// - the session (`BrowserSession`), whose value is a random token;
 /// - the browser's mark, a random value that binds each sign-in attempt to the browser it
-///   began in (`SignInAttempt`).
+///   began in (`SignInAttempt`);
+/// - a remembered browser's (`RememberedBrowser`), a random token replaced at each use, one per
+///   tenant like the session's.
 ///
 /// Served over https they carry `Secure` and the `__Host-` prefix, which a browser accepts only
 /// from a secure origin, without `Domain`, with `Path=/`, so no other host can set or shadow
@@ -26,6 +28,20 @@ struct BrowserCookies: Sendable {
     }
 
     var browserName: String { prefix + "countersign-browser" }
+
+    func rememberedName(for tenant: Tenant) -> String {
+        prefix + "countersign-remembered" + (tenant.isDefault ? "" : "-" + tenant.slug)
+    }
+
+    /// A remembered browser's token, kept until the browser's record expires.
+    func remembered(_ token: String, for tenant: Tenant, until expiry: Date, now: Date) -> Cookie {
+        cookie(rememberedName(for: tenant), token, maxAge: max(0, Int(expiry.timeIntervalSince(now))))
+    }
+
+    /// Removes a remembered browser's cookie.
+    func forgetRemembered(for tenant: Tenant) -> Cookie {
+        cookie(rememberedName(for: tenant), "", maxAge: 0)
+    }
 
     func session(_ token: String, for tenant: Tenant, maxAge: Int) -> Cookie {
         cookie(sessionName(for: tenant), token, maxAge: maxAge)

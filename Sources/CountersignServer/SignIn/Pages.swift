@@ -122,6 +122,26 @@ struct WaitingPage: PageModel {
     let expiresAt: String
     /// Where the request came from, as the phone shows it.
     let origin: String
+    /// For how many days the browser may be remembered once approved; nil: it may not.
+    var rememberDays: Int? = nil
+    /// Where the browser's script keeps its key (`RememberedBrowser`): one per tenant.
+    var keyName: String = ""
+    /// A note above the request: why it was sent though the browser is remembered.
+    var notice: String? = nil
+}
+
+/// `remembered`: a remembered browser proves it holds its key, then the sign-in completes
+/// without a push; without the key (or JavaScript), the phone is asked after all.
+struct RememberedPage: PageModel {
+    let title = "Signing you in"
+    let tenantName: String
+    let script: String? = "sign-in.js"
+    let base: String
+    let clientName: String
+    let attempt: String
+    let username: String
+    let challenge: String
+    let keyName: String
 }
 
 /// `outcome`: how a sign-in ended when it did not end in a code.

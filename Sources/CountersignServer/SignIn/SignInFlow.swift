@@ -196,6 +196,20 @@ struct SignInFlow: Sendable {
             throttle.recordFailure(throttleKey)
             return outcome(.noDevice, page)
         }
+        // A remembered browser that proves it holds its key answers instead of the phone.
+        if let offer = try await rememberedOffer(user: user, client: client, requirement: requirement, page: page) {
+            return offer
+        }
+        return try await sendRequest(to: user, client: client, requirement: requirement, page: page, throttleKey: throttleKey)
+    }
+
+    /// Sends the sign-in's request to the user's phones, and the page that waits for it.
+    private func sendRequest(
+        to user: User, client: Client, requirement: SignInRequirement, page: OutcomeContext, throttleKey: String,
+        notice: String? = nil
+    ) async throws -> PageAnswer {
+        let visit = page.visit
+        let attempt = page.attempt
         // A browser the user never signed in with may be anyone's: its pushes are limited on
         // their own and leave the user's requests per minute to the user and their clients.
         let known = try await store.knowsBrowser(
@@ -218,7 +232,128 @@ struct SignInFlow: Sendable {
         }
         try await store.sent(
             started.transaction.id, to: user.id, passwordVerified: requirement.password, forAttempt: attempt.handleHash)
-        return waitingPage(started.transaction, page)
+        return waitingPage(started.transaction, page, notice: notice)
+    }
+
+    // MARK: - Remembered browsers
+
+    /// The page on which a remembered browser signs a fresh challenge, when this browser holds
+    /// a remembered browser's cookie that may answer this sign-in: the user's, not expired, for
+    /// a client that remembers browsers that long, asked for nothing the phone's approval did
+    /// not give (`SignInRequirement.accepts`), and no step-up (`isStepUp`). A cookie whose token
+    /// was replaced since (it was copied, and used in the other browser) forgets the browser.
+    private func rememberedOffer(
+        user: User, client: Client, requirement: SignInRequirement, page: OutcomeContext
+    ) async throws -> PageAnswer? {
+        let visit = page.visit
+        let days = visit.tenant.policy.rememberedBrowserDays(for: client)
+        guard days > 0, let token = visit.request.cookies[cookies.rememberedName(for: visit.tenant)]?.value,
+              !token.isEmpty,
+              let browser = try await store.rememberedBrowser(tokenHash: Secrets.hash(token), tenantID: visit.tenant.id)
+        else { return nil }
+        let date = now()
+        guard Secrets.constantTimeEqual(browser.tokenHash, Secrets.hash(token)) else {
+            try await store.forgetRemembered(browser, reason: "a replaced cookie was shown again (copied)", at: date)
+            return nil
+        }
+        guard browser.userID == user.id, browser.answers(forDays: days, at: date), requirement.accepts(browser.context),
+              try await !isStepUp(page.attempt.request, rememberedAuthTime: browser.authTime, user: user, at: date, visit)
+        else { return nil }
+        let challenge = Secrets.randomBytes(32).base64URLEncodedString
+        try await store.offerRemembered(
+            browser.id, challengeHash: Secrets.hash(challenge), to: user.id, passwordVerified: requirement.password,
+            forAttempt: page.attempt.handleHash)
+        return .page("remembered", RememberedPage(
+            tenantName: visit.tenant.displayName, base: page.base, clientName: client.name, attempt: page.handle,
+            username: page.username, challenge: challenge, keyName: Self.keyName(visit)))
+    }
+
+    /// Whether a sign-in asks for more than a remembered browser may give: a fresh
+    /// authentication (`prompt=login`), one more recent than the phone's approval that
+    /// remembered the browser (`max_age`), or a sign-in of the user while their session in this
+    /// browser lives (a session that did not answer the request: it asked for more).
+    private func isStepUp(_ request: AuthorizationRequest, rememberedAuthTime: Date, user: User, at date: Date,
+                          _ visit: Visit) async throws -> Bool {
+        if request.prompt.contains(.login) { return true }
+        if let maxAge = request.maxAge, date.timeIntervalSince(rememberedAuthTime) > TimeInterval(maxAge) { return true }
+        if let session = try await session(visit), session.userID == user.id,
+           session.isLive(at: date, policy: visit.tenant.policy) { return true }
+        return false
+    }
+
+    /// `POST /authorize/remembered`: the remembered browser's signature over the challenge
+    /// completes the sign-in without a push, and the browser's cookie gets a new token. Asked
+    /// for the phone instead (`push=yes`: the browser has no key, or the person chose so), or
+    /// with a signature that is not the browser's key's (the cookie was copied; the browser is
+    /// then forgotten), the request goes to the phone as usual.
+    func remembered(_ form: FormParameters, _ visit: Visit) async throws -> PageAnswer {
+        let (handle, attempt) = try await openAttempt(form, visit)
+        guard let client = try await client(of: attempt, visit), let userID = attempt.userID,
+              let browserID = attempt.rememberedBrowserID, let challengeHash = attempt.rememberedChallengeHash,
+              attempt.transactionID == nil,
+              let user = try await store.user(id: userID, tenantID: visit.tenant.id), user.status == .active else {
+            throw SignInError.unusable
+        }
+        let requirement = SignInRequirement(acrValues: attempt.request.acrValues, client: client, policy: visit.tenant.policy)
+        let page = OutcomeContext(visit: visit, base: base(visit), client: client, attempt: attempt, handle: handle,
+                                  username: user.username)
+        let throttleKey = "sign-in:\(visit.tenant.id):\(user.username.lowercased())"
+        let date = now()
+        let token = visit.request.cookies[cookies.rememberedName(for: visit.tenant)]?.value ?? ""
+        guard form["push"] != "yes", let challenge = form["challenge"], let signature = form["signature"],
+              Secrets.constantTimeEqual(Secrets.hash(challenge), challengeHash),
+              !token.isEmpty,
+              let browser = try await store.rememberedBrowser(tokenHash: Secrets.hash(token), tenantID: visit.tenant.id),
+              browser.id == browserID, Secrets.constantTimeEqual(browser.tokenHash, Secrets.hash(token))
+        else {
+            return try await sendRequest(to: user, client: client, requirement: requirement, page: page, throttleKey: throttleKey)
+        }
+        guard let bytes = Data(base64URLEncoded: signature), browser.verifies(bytes, challenge: challenge) else {
+            try await store.forgetRemembered(browser, reason: "its cookie came with a signature not of its key", at: date)
+            return try await sendRequest(
+                to: user, client: client, requirement: requirement, page: page, throttleKey: throttleKey,
+                notice: "This browser could not prove it is the one you remembered, so it is no longer remembered.")
+        }
+        let next = Secrets.randomBytes(32).base64URLEncodedString
+        guard try await store.useRemembered(browser, nextTokenHash: Secrets.hash(next), at: date) else {
+            throw SignInError.completed
+        }
+        guard let done = try await complete(
+            attempt, client: client, user: user, authTime: browser.authTime,
+            context: attempt.passwordVerified ? browser.context.afterPassword() : browser.context,
+            authenticator: .rememberedBrowser(browser.id), visit)
+        else {
+            throw SignInError.completed
+        }
+        return .redirect(
+            to: done.location,
+            cookies: done.cookies + [cookies.remembered(next, for: visit.tenant, until: browser.expiresAt, now: date)])
+    }
+
+    /// Remembers this browser after the phone approved its sign-in, when the person ticked the
+    /// box and the page's script made the key: the cookie that names it. Nothing when the
+    /// client does not remember browsers or the key is not a P-256 point.
+    private func rememberIfAsked(
+        _ form: FormParameters, user: User, client: Client, context: AuthenticationContext, authTime: Date, _ visit: Visit
+    ) async throws -> Cookie? {
+        let days = visit.tenant.policy.rememberedBrowserDays(for: client)
+        guard days > 0, form["remember"] == "yes", !context.isRecovery,
+              let key = form["remember_key"].flatMap(RememberedBrowser.publicKey(fromJWK:)) else { return nil }
+        let date = now()
+        let token = Secrets.randomBytes(32).base64URLEncodedString
+        let earlier = visit.request.cookies[cookies.rememberedName(for: visit.tenant)]?.value
+        let browser = RememberedBrowser(
+            id: Identifier.make("rbr", at: date), tenantID: visit.tenant.id, userID: user.id, tokenHash: Secrets.hash(token),
+            previousTokenHash: nil, publicKey: key, context: context, authTime: authTime, ipAddress: visit.remoteAddress,
+            userAgent: visit.request.headers[.userAgent].map { String($0.prefix(TransactionDetails.Context.maximumUserAgentLength)) },
+            createdAt: date, lastUsedAt: date, expiresAt: date.addingTimeInterval(TimeInterval(days) * 86_400))
+        try await store.remember(browser, replacing: earlier.flatMap { $0.isEmpty ? nil : Secrets.hash($0) })
+        return cookies.remembered(token, for: visit.tenant, until: browser.expiresAt, now: date)
+    }
+
+    /// Where the hosted pages' script keeps a tenant's remembered browser key.
+    static func keyName(_ visit: Visit) -> String {
+        "countersign-remembered:" + visit.tenant.id
     }
 
     /// The approval request of a sign-in: as CIBA's, for the client, with the browser's address
@@ -283,14 +418,17 @@ struct SignInFlow: Sendable {
             // A client that began asking for the password after this request was sent.
             guard !client.directoryPassword || attempt.passwordVerified else { throw SignInError.unusable }
             let approved = AuthenticationContext(of: transaction)
+            let context = attempt.passwordVerified ? approved.afterPassword() : approved
+            let authTime = transaction.decidedAt ?? date
             guard let done = try await complete(
-                attempt, client: client, user: user, authTime: transaction.decidedAt ?? date,
-                context: attempt.passwordVerified ? approved.afterPassword() : approved,
+                attempt, client: client, user: user, authTime: authTime, context: context,
                 authenticator: transaction.decidedByDevice.map(SessionAuthenticator.device), visit)
             else {
                 throw SignInError.completed
             }
-            return .redirect(to: done.location, cookies: done.cookies)
+            let remembered = try await rememberIfAsked(
+                form, user: user, client: client, context: approved, authTime: authTime, visit)
+            return .redirect(to: done.location, cookies: done.cookies + (remembered.map { [$0] } ?? []))
         }
     }
 
@@ -488,7 +626,8 @@ struct SignInFlow: Sendable {
         visit.issuer.basePath
     }
 
-    private func waitingPage(_ transaction: ApprovalTransaction, _ page: OutcomeContext) -> PageAnswer {
+    private func waitingPage(_ transaction: ApprovalTransaction, _ page: OutcomeContext, notice: String? = nil) -> PageAnswer {
+        let days = page.visit.tenant.policy.rememberedBrowserDays(for: page.client)
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withFullTime, .withColonSeparatorInTime]
         formatter.timeZone = TimeZone(identifier: "UTC")
@@ -499,7 +638,8 @@ struct SignInFlow: Sendable {
             tenantName: page.visit.tenant.displayName, base: page.base, clientName: page.client.name, attempt: page.handle,
             username: page.username, matchNumber: transaction.matchNumber.map(String.init),
             expiresAt: String(formatter.string(from: transaction.expiresAt).prefix(8)),
-            origin: origin.isEmpty ? "unknown" : origin))
+            origin: origin.isEmpty ? "unknown" : origin, rememberDays: days > 0 ? days : nil, keyName: Self.keyName(page.visit),
+            notice: notice))
     }
 
     /// What the outcome pages need to know of the sign-in.

@@ -6,6 +6,7 @@ import Hummingbird
 ///
 /// - `GET|POST /authorize`: the authorization endpoint;
 /// - `POST /authorize/sign-in`, `/authorize/wait`, `/authorize/continue`: the steps of a sign-in;
+///   `/authorize/remembered`: a remembered browser's signature instead of the phone;
 /// - `POST /authorize/passkey/options`, `/authorize/passkey`: a sign-in with a passkey
 ///   (`PasskeySignInFlow`), called by the page's script;
 /// - `GET|POST /logout`: the end-session endpoint;
@@ -34,6 +35,9 @@ struct SignInRoutes: Sendable {
         }
         pages.post("/authorize/continue") { request, context in
             try await flow.proceed(try await Self.form(request), try visit(request, context))
+        }
+        pages.post("/authorize/remembered") { request, context in
+            try await flow.remembered(try await Self.form(request), try visit(request, context))
         }
         pages.get("/invitation") { request, context in
             try await invitations.show(try Self.query(request), try visit(request, context))

@@ -22,6 +22,10 @@ struct SignInAttempt: Sendable, Equatable {
     /// The user's directory password was checked before that request was sent: the sign-in's
     /// `amr` then says `pwd` (`DirectoryPasswords`).
     var passwordVerified = false
+    /// The remembered browser offered to answer this sign-in instead of the phone, and the hash
+    /// of the challenge it must sign (`RememberedBrowser`).
+    var rememberedBrowserID: String? = nil
+    var rememberedChallengeHash: Data? = nil
 }
 
 /// Who is signed in in a browser, kept on the server so that it can be ended (sign-out, an
@@ -62,6 +66,8 @@ enum SessionAuthenticator: Sendable, Equatable {
     case recoveryCode(String)
     /// A temporary access pass: the session ends when the pass is revoked.
     case temporaryAccessPass(String)
+    /// A remembered browser: the session ends when it is forgotten.
+    case rememberedBrowser(String)
 
     /// As stored: `device:<id>`, `passkey:<id>`, `recovery-code:<id>` or `access-pass:<id>`.
     var stored: String {
@@ -70,6 +76,7 @@ enum SessionAuthenticator: Sendable, Equatable {
         case .passkey(let id): "passkey:" + id
         case .recoveryCode(let id): "recovery-code:" + id
         case .temporaryAccessPass(let id): "access-pass:" + id
+        case .rememberedBrowser(let id): "remembered-browser:" + id
         }
     }
 
@@ -80,6 +87,8 @@ enum SessionAuthenticator: Sendable, Equatable {
             self = .passkey(String(stored.dropFirst("passkey:".count)))
         } else if stored.hasPrefix("recovery-code:") {
             self = .recoveryCode(String(stored.dropFirst("recovery-code:".count)))
+        } else if stored.hasPrefix("remembered-browser:") {
+            self = .rememberedBrowser(String(stored.dropFirst("remembered-browser:".count)))
         } else if stored.hasPrefix("access-pass:") {
             self = .temporaryAccessPass(String(stored.dropFirst("access-pass:".count)))
         } else {
@@ -115,6 +124,18 @@ protocol SignInStore: Sendable {
     func knowsBrowser(_ browserHash: Data, userID: String, tenantID: String, since date: Date) async throws -> Bool
     /// Records a sign-in of the user with this browser.
     func rememberBrowser(_ browserHash: Data, userID: String, tenantID: String, at date: Date) async throws
+    /// Records that the attempt's user was found and a remembered browser offered to answer it.
+    func offerRemembered(_ browserID: String, challengeHash: Data, to userID: String, passwordVerified: Bool,
+                         forAttempt handleHash: Data) async throws
+    /// The remembered browser whose cookie token, or the token it replaced, hashes to `tokenHash`.
+    func rememberedBrowser(tokenHash: Data, tenantID: String) async throws -> RememberedBrowser?
+    /// Stores a newly remembered browser, forgetting the one whose token the browser held
+    /// before (`replacing`), if any; audited.
+    func remember(_ browser: RememberedBrowser, replacing tokenHash: Data?) async throws
+    /// Replaces the cookie's token after a use; false when another use replaced it first.
+    func useRemembered(_ browser: RememberedBrowser, nextTokenHash: Data, at date: Date) async throws -> Bool
+    /// Forgets a remembered browser, with `reason` in the audit record.
+    func forgetRemembered(_ browser: RememberedBrowser, reason: String, at date: Date) async throws
     /// Deletes attempts that expired before `date`, and sessions that ended (expired or were
     /// ended) before it.
     func purgeExpired(before date: Date) async throws
@@ -132,6 +153,7 @@ struct SQLSignInStore: SignInStore {
     var directory: DirectoryLookup? = nil
     /// Whether the code or pass a recovery session was opened with still stands.
     var recovery = SQLRecoverySessions()
+    var rememberedBrowsers = SQLRememberedBrowserRepository()
 
     func begin(_ attempt: SignInAttempt) async throws {
         try await database.run(
@@ -259,6 +281,62 @@ struct SQLSignInStore: SignInStore {
             return try await passkeys.passkey(id: id, tenantID: session.tenantID)?.userID == session.userID
         case .recoveryCode, .temporaryAccessPass:
             return try await recovery.stands(session.authenticator, userID: session.userID, on: database)
+        case .rememberedBrowser(let id):
+            return try await rememberedBrowsers.find(id: id, tenantID: session.tenantID, on: database)?.userID == session.userID
+        }
+    }
+
+    func offerRemembered(_ browserID: String, challengeHash: Data, to userID: String, passwordVerified: Bool,
+                         forAttempt handleHash: Data) async throws {
+        try await database.run(
+            """
+            UPDATE sign_in_attempts SET user_id = \(userID), remembered_browser_id = \(browserID),
+                remembered_challenge_hash = \(challengeHash), password_verified = \(passwordVerified)
+            WHERE handle_hash = \(handleHash) AND completed_at IS NULL
+            """)
+    }
+
+    func rememberedBrowser(tokenHash: Data, tenantID: String) async throws -> RememberedBrowser? {
+        try await rememberedBrowsers.find(tokenHash: tokenHash, tenantID: tenantID, on: database)
+    }
+
+    func remember(_ browser: RememberedBrowser, replacing tokenHash: Data?) async throws {
+        try await database.transaction { executor in
+            if let tokenHash,
+               let earlier = try await rememberedBrowsers.find(tokenHash: tokenHash, tenantID: browser.tenantID, on: executor),
+               try await rememberedBrowsers.delete(id: earlier.id, tenantID: earlier.tenantID, on: executor) {
+                try await audit.record(
+                    "remembered_browser.forgotten", actor: "user:\(browser.userID)", tenantID: browser.tenantID,
+                    target: ("remembered_browser", earlier.id), details: ["reason": "the browser was remembered again"],
+                    at: browser.createdAt, on: executor)
+            }
+            try await rememberedBrowsers.insert(browser, on: executor)
+            try await audit.record(
+                "remembered_browser.created", actor: "user:\(browser.userID)", tenantID: browser.tenantID,
+                target: ("remembered_browser", browser.id),
+                details: ["acr": browser.context.acr, "expires_at": Timestamps.format(browser.expiresAt),
+                          "ip_address": browser.ipAddress ?? ""],
+                at: browser.createdAt, on: executor)
+        }
+    }
+
+    func useRemembered(_ browser: RememberedBrowser, nextTokenHash: Data, at date: Date) async throws -> Bool {
+        try await database.transaction { executor in
+            guard try await rememberedBrowsers.rotate(
+                id: browser.id, from: browser.tokenHash, to: nextTokenHash, at: date, on: executor) else { return false }
+            try await audit.record(
+                "remembered_browser.used", actor: "user:\(browser.userID)", tenantID: browser.tenantID,
+                target: ("remembered_browser", browser.id), details: [:], at: date, on: executor)
+            return true
+        }
+    }
+
+    func forgetRemembered(_ browser: RememberedBrowser, reason: String, at date: Date) async throws {
+        try await database.transaction { executor in
+            guard try await rememberedBrowsers.delete(id: browser.id, tenantID: browser.tenantID, on: executor) else { return }
+            try await audit.record(
+                "remembered_browser.forgotten", actor: "system", tenantID: browser.tenantID,
+                target: ("remembered_browser", browser.id), details: ["reason": reason], at: date, on: executor)
         }
     }
 }
@@ -270,6 +348,7 @@ extension SQLSignInStore {
             "DELETE FROM browser_sessions WHERE expires_at < \(date) OR (revoked_at IS NOT NULL AND revoked_at < \(date))")
         try await database.run(
             "DELETE FROM sign_in_browsers WHERE last_used_at < \(date.addingTimeInterval(-SignInPushLimits.browserMemory))")
+        try await rememberedBrowsers.purge(expiredBefore: date, on: database)
     }
 }
 
@@ -288,6 +367,8 @@ struct SignInAttemptRow: Decodable {
     var expiresAt: Date
     var completedAt: Date?
     var passwordVerified: Bool
+    var rememberedBrowserID: String?
+    var rememberedChallengeHash: Data?
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case parameters
@@ -301,6 +382,8 @@ struct SignInAttemptRow: Decodable {
         case expiresAt = "expires_at"
         case completedAt = "completed_at"
         case passwordVerified = "password_verified"
+        case rememberedBrowserID = "remembered_browser_id"
+        case rememberedChallengeHash = "remembered_challenge_hash"
     }
 
     func attempt() throws -> SignInAttempt {
@@ -308,7 +391,8 @@ struct SignInAttemptRow: Decodable {
             handleHash: handleHash, tenantID: tenantID, clientID: clientID,
             request: try SQLCodeFlowStore.request(fromJSON: parameters, column: "sign_in_attempts.parameters"),
             browserHash: browserHash, userID: userID, transactionID: transactionID, createdAt: createdAt,
-            expiresAt: expiresAt, completedAt: completedAt, passwordVerified: passwordVerified)
+            expiresAt: expiresAt, completedAt: completedAt, passwordVerified: passwordVerified,
+            rememberedBrowserID: rememberedBrowserID, rememberedChallengeHash: rememberedChallengeHash)
     }
 }
 

@@ -30,6 +30,7 @@ public enum SchemaVersion: Int64, CaseIterable, Sendable {
     case notices
     case handover
     case mail
+    case rememberedBrowsers
 
     /// The name recorded beside the number.
     public var name: String {
@@ -60,6 +61,7 @@ public enum SchemaVersion: Int64, CaseIterable, Sendable {
         case .notices: "notices"
         case .handover: "handover"
         case .mail: "mail"
+        case .rememberedBrowsers: "remembered-browsers"
         }
     }
 }

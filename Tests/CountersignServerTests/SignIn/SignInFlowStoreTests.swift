@@ -23,6 +23,7 @@ struct SignInFlowStoreTests {
             var sessions: [BrowserSession] = []
             var endedSessions: [String] = []
             var browsers: [(Data, String)] = []
+            var remembered: [RememberedBrowser] = []
         }
 
         let state = Mutex(State())
@@ -95,6 +96,47 @@ struct SignInFlowStoreTests {
 
         func rememberBrowser(_ browserHash: Data, userID: String, tenantID: String, at date: Date) async throws {
             state.withLock { $0.browsers.append((browserHash, userID)) }
+        }
+
+        func offerRemembered(_ browserID: String, challengeHash: Data, to userID: String, passwordVerified: Bool,
+                             forAttempt handleHash: Data) async throws {
+            state.withLock { state in
+                state.attempts[handleHash]?.userID = userID
+                state.attempts[handleHash]?.rememberedBrowserID = browserID
+                state.attempts[handleHash]?.rememberedChallengeHash = challengeHash
+                state.attempts[handleHash]?.passwordVerified = passwordVerified
+            }
+        }
+
+        func rememberedBrowser(tokenHash: Data, tenantID: String) async throws -> RememberedBrowser? {
+            state.withLock { state in
+                state.remembered.first { $0.tenantID == tenantID && ($0.tokenHash == tokenHash || $0.previousTokenHash == tokenHash) }
+            }
+        }
+
+        func remember(_ browser: RememberedBrowser, replacing tokenHash: Data?) async throws {
+            state.withLock { state in
+                if let tokenHash { state.remembered.removeAll { $0.tokenHash == tokenHash } }
+                state.remembered.append(browser)
+            }
+        }
+
+        func useRemembered(_ browser: RememberedBrowser, nextTokenHash: Data, at date: Date) async throws -> Bool {
+            state.withLock { state in
+                guard let index = state.remembered.firstIndex(where: { $0.id == browser.id && $0.tokenHash == browser.tokenHash })
+                else { return false }
+                let used = state.remembered[index]
+                state.remembered[index] = RememberedBrowser(
+                    id: used.id, tenantID: used.tenantID, userID: used.userID, tokenHash: nextTokenHash,
+                    previousTokenHash: used.tokenHash, publicKey: used.publicKey, context: used.context, authTime: used.authTime,
+                    ipAddress: used.ipAddress, userAgent: used.userAgent, createdAt: used.createdAt, lastUsedAt: date,
+                    expiresAt: used.expiresAt)
+                return true
+            }
+        }
+
+        func forgetRemembered(_ browser: RememberedBrowser, reason: String, at date: Date) async throws {
+            state.withLock { $0.remembered.removeAll { $0.id == browser.id } }
         }
 
         func purgeExpired(before date: Date) async throws {}

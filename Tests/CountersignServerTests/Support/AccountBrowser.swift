@@ -94,7 +94,8 @@ actor AccountBrowser {
     }
 
     private func keep(_ answer: TestServer.Answer) -> TestServer.Answer {
-        if let header = answer.header("Set-Cookie"), let pair = header.split(separator: ";").first {
+        for header in answer.header("Set-Cookie")?.split(separator: "\n") ?? [] {
+            guard let pair = header.split(separator: ";").first else { continue }
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
             if parts.count == 2 { cookies[parts[0]] = parts[1].isEmpty ? nil : parts[1] }
         }

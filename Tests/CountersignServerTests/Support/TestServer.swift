@@ -215,7 +215,10 @@ struct TestServer: Sendable {
             uri: path, method: HTTPRequest.Method(rawValue: request.httpMethod ?? "GET") ?? .get, headers: fields,
             body: request.httpBody.map { ByteBuffer(data: $0) })
         var headers: [String: String] = [:]
-        for field in response.headers { headers[field.name.canonicalName] = field.value }
+        // Several cookies set at once are kept one per line (no header value holds a newline).
+        for field in response.headers {
+            headers[field.name.canonicalName] = headers[field.name.canonicalName].map { $0 + "\n" + field.value } ?? field.value
+        }
         let answer = Answer(status: response.status.code, data: Data(buffer: response.body), headers: headers)
         OpenAPIContract.shared.check(
             method: request.httpMethod ?? "GET", path: path, status: answer.status, headers: headers, body: answer.data)
