@@ -94,7 +94,7 @@ actor AccountBrowser {
     }
 
     private func keep(_ answer: TestServer.Answer) -> TestServer.Answer {
-        for header in answer.header("Set-Cookie")?.split(separator: "\n") ?? [] {
+        for header in TestServer.Answer.cookies(of: answer) {
             guard let pair = header.split(separator: ";").first else { continue }
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
             if parts.count == 2 { cookies[parts[0]] = parts[1].isEmpty ? nil : parts[1] }

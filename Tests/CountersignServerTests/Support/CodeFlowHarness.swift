@@ -41,7 +41,7 @@ final class PageVisitor: @unchecked Sendable {
     }
 
     private func keep(_ answer: TestServer.Answer) -> TestServer.Answer {
-        for header in answer.header("Set-Cookie")?.split(separator: "\n") ?? [] {
+        for header in TestServer.Answer.cookies(of: answer) {
             guard let pair = header.split(separator: ";").first else { continue }
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
             if parts.count == 2 { cookies[parts[0]] = parts[1].isEmpty ? nil : parts[1] }
@@ -50,10 +50,22 @@ final class PageVisitor: @unchecked Sendable {
     }
 
     func forget(_ name: String) { cookies[name] = nil }
+
+    /// Sets a cookie as another browser's copy of it would be.
+    func set(_ name: String, _ value: String) { cookies[name] = value }
 }
 
 extension TestServer.Answer {
     var text: String { String(decoding: data, as: UTF8.self) }
+
+    /// Each cookie the answer sets: the router's answers keep one `Set-Cookie` per line,
+    /// Foundation's HTTP client joins them with ", " (before the next cookie's name).
+    static func cookies(of answer: TestServer.Answer) -> [Substring] {
+        guard let header = answer.header("Set-Cookie") else { return [] }
+        return header.split(separator: "\n").flatMap { line in
+            line.split(separator: /, (?=[A-Za-z0-9_-]+=)/)
+        }
+    }
 
     /// The value of the hidden field `name` in the page.
     func hidden(_ name: String) -> String? {
