@@ -43,6 +43,9 @@ struct PolicyCommands: AsyncParsableCommand {
         @Option(name: .customLong("session-max-age-seconds"),
                 help: "A browser session ends this long after sign-in, however active (300 to 2592000).")
         var sessionMaxAgeSeconds: Int?
+        @Option(name: .customLong("remembered-browser-days"),
+                help: "How many days a sign-in may remember a browser for, unless a client says (0: never, to 90).")
+        var rememberedBrowserDays: Int?
         @Option(name: .customLong("passkeys-enabled"), help: "Whether users may register and sign in with passkeys: true or false.")
         var passkeysEnabled: Bool?
         @Option(name: .customLong("passkey-rp-id"),
@@ -92,7 +95,8 @@ struct PolicyCommands: AsyncParsableCommand {
                 ("client_requests_per_minute", clientRequestsPerMinute),
                 ("not_requested_suppression_seconds", notRequestedSuppressionSeconds), ("totp", totp),
                 ("push_delivery_allowed", pushDeliveryAllowed), ("session_idle_seconds", sessionIdleSeconds),
-                ("session_max_age_seconds", sessionMaxAgeSeconds), ("post_quantum_sealing", postQuantumSealing),
+                ("session_max_age_seconds", sessionMaxAgeSeconds), ("remembered_browser_days", rememberedBrowserDays),
+                ("post_quantum_sealing", postQuantumSealing),
                 ("minimum_factors", minimumFactors), ("client_assertion_max_lifetime_seconds", clientAssertionMaximumLifetime),
             ]
             for case let (name, value?) in changes {

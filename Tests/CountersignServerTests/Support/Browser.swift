@@ -186,6 +186,14 @@ final class Browser: Sendable {
 
     func cookies() async throws -> [Cookie] { try await command("GET", "/cookie", as: [Cookie].self) }
 
+    /// Sets a cookie on the page's origin (open a page of it first), as a copy from another
+    /// browser would be.
+    func addCookie(_ name: String, _ value: String, httpOnly: Bool = true) async throws {
+        _ = try await command("POST", "/cookie", ["cookie": ["name": name, "value": value, "path": "/", "httpOnly": httpOnly]])
+    }
+
+    func deleteCookie(_ name: String) async throws { _ = try await command("DELETE", "/cookie/" + name) }
+
     /// A PNG of the viewport.
     func screenshot() async throws -> Data {
         let encoded = try await command("GET", "/screenshot", as: String.self)
