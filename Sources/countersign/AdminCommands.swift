@@ -8,6 +8,7 @@ struct Admin: AsyncParsableCommand {
         abstract: "Administer a running server through its administration API (docs/api.md).",
         subcommands: [TenantCommands.self, KeyCommands.self, ClientCommands.self, UserCommands.self, GroupCommands.self,
                       EnrollCommand.self, TicketCommands.self, RecoveryCodeCommands.self, AccessPassCommands.self,
+                      RememberedBrowserCommands.self,
                       DeviceAdminCommands.self, AuditCommand.self,
                       PushCommands.self, PolicyCommands.self, AuthorizationTypeCommands.self,
                       WebhookCommands.self, TrustedIssuerCommands.self, PasskeyAdminCommands.self,

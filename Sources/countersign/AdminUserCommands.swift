@@ -242,6 +242,25 @@ struct RecoveryCodeCommands: AsyncParsableCommand {
     }
 }
 
+/// A user's remembered browsers: the browsers that sign them in without a push, listed, or one
+/// forgotten (docs/recovery.md §9).
+struct RememberedBrowserCommands: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "remembered-browsers",
+        abstract: "A user's remembered browsers (--forget <id>: forget one; its next sign-in asks the phone).")
+    @OptionGroup var options: AdminOptions
+    @Argument var userID: String
+    @Option(help: "The remembered browser (rbr_…) to forget.") var forget: String?
+    func run() async throws {
+        let path = options.tenantPath("/users/\(userID)/remembered-browsers")
+        if let forget {
+            try await options.client().print("DELETE", path + "/" + forget)
+        } else {
+            try await options.client().print("GET", path)
+        }
+    }
+}
+
 /// Temporary access passes: a code an administrator gives a user who lost their phone, to sign
 /// in at /account/recover and enroll a new one.
 struct AccessPassCommands: AsyncParsableCommand {

@@ -177,6 +177,11 @@ struct ConsolePasskeyRow: Sendable {
     let id: String, userID: String, name: String, createdAt: String, lastUsed: String, csrf: String
 }
 
+/// One of the user's remembered browsers on the user page.
+struct ConsoleRememberedBrowserRow: Sendable {
+    let id: String, userID: String, name: String, ipAddress: String, createdAt: String, lastUsed: String, expiresAt: String
+}
+
 /// An invitation just made: shown once, since it carries the ticket's secret.
 struct ConsoleInvitation: Sendable {
     let invitationURL: String
@@ -212,6 +217,8 @@ struct ConsoleUserPage: ConsolePageModel {
     var roleError: String?
     /// Recovery codes and temporary access passes.
     var recovery = ConsoleRecoveryFacts()
+    /// The browsers that sign the user in without the phone (`RememberedBrowser`).
+    var rememberedBrowsers: [ConsoleRememberedBrowserRow] = []
 
     init(_ chrome: ConsoleChrome, user: ConsoleUserRow, devices: [ConsoleDeviceRow], passkeys: [ConsolePasskeyRow],
          groups: [ConsoleUserGroupLink], consoleRole: ConsoleRoleFacts?, defaultTenant: Bool) {

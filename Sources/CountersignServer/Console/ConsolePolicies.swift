@@ -181,6 +181,9 @@ struct ConsolePolicyForm: Sendable {
                hint: "300 to 2592000; default 43200.", value: ""),
         Number(name: "client_assertion_max_lifetime_seconds", label: "Longest client assertion (private_key_jwt, seconds)",
                hint: "60 to 86400; default 300.", value: ""),
+        Number(name: "remembered_browser_days", label: "Remember a browser for (days)",
+               hint: "0 (never) to 90, unless a client says; default 0. A remembered browser skips the push for what its phone approval answers.",
+               value: ""),
     ]
     var switches = [
         Switch(name: "biometric_pin_fallback", label: "A PIN may stand in for a biometric check", on: true),

@@ -111,6 +111,9 @@ struct ConsoleRoutes: Sendable {
         post(pages, "/users/{id}/passkeys/{passkey}/remove") { path, _, session, visit in
             try await users.removePasskey(userID: path.require("id"), passkeyID: path.require("passkey"), session, visit)
         }
+        post(pages, "/users/{id}/remembered-browsers/{browser}/forget") { path, _, session, visit in
+            try await users.forgetBrowser(userID: path.require("id"), browserID: path.require("browser"), session, visit)
+        }
 
         getWithQuery(pages, "/groups") { query, session, visit in try await groups.list(query: query, session, visit) }
         post(pages, "/groups") { _, form, session, visit in try await groups.create(form, session, visit) }

@@ -89,6 +89,15 @@ struct ConsoleUsers: Sendable {
                 ConsoleUserGroupLink(id: group["id"] as? String ?? "", name: group["name"] as? String ?? "")
             },
             consoleRole: role.status == .ok ? ConsoleRoleFacts(role.json) : nil, defaultTenant: visit.tenant.isDefault)
+        let browsers = try await flow.admin(.get, userPath + "/remembered-browsers", session: session, visit)
+        page.rememberedBrowsers = (browsers.json?["items"] as? [[String: Any]] ?? []).map { browser in
+            ConsoleRememberedBrowserRow(
+                id: browser["id"] as? String ?? "", userID: user.id,
+                name: (browser["user_agent"] as? String).flatMap(BrowserName.describe) ?? "A browser",
+                ipAddress: browser["ip_address"] as? String ?? "—", createdAt: ConsoleTime.text(browser["created_at"] as? String),
+                lastUsed: ConsoleTime.text(browser["last_used_at"] as? String),
+                expiresAt: ConsoleTime.text(browser["expires_at"] as? String))
+        }
         let codes = try await flow.admin(.get, userPath + "/recovery-codes", session: session, visit)
         if let codes = codes.json, codes["exists"] as? Bool == true {
             page.recovery.codesSummary = "\(codes["remaining"] as? Int ?? 0) of \(codes["total"] as? Int ?? 0) unused, made "
@@ -304,6 +313,16 @@ struct ConsoleUsers: Sendable {
         return try await show(userID: userID, session, visit, { page in
             if answer.status == .noContent { page.notice = "The device is deregistered." }
             else { page.error = ConsoleText.sentence(answer.errorDescription ?? "the device could not be deregistered") }
+        }, status: answer.status == .noContent ? .ok : ConsoleText.pageStatus(answer.status))
+    }
+
+    func forgetBrowser(userID: String, browserID: String, _ session: ConsoleSession, _ visit: Visit) async throws -> PageAnswer {
+        let answer = try await flow.admin(
+            .delete, flow.tenantPath(visit) + "/users/" + AuthorizationRedirect.encoded(userID) + "/remembered-browsers/"
+                + AuthorizationRedirect.encoded(browserID), session: session, visit)
+        return try await show(userID: userID, session, visit, { page in
+            if answer.status == .noContent { page.notice = "The browser is forgotten: its next sign-in asks the phone." }
+            else { page.error = ConsoleText.sentence(answer.errorDescription ?? "the browser could not be forgotten") }
         }, status: answer.status == .noContent ? .ok : ConsoleText.pageStatus(answer.status))
     }
 

@@ -60,4 +60,32 @@ struct CommandLineRecoveryTests {
             #expect(revokeNone.status != 0 && revokeNone.output.contains("404 not_found: recovery codes of user \(user) was not found"))
         }
     }
+
+    @Test("policy set --remembered-browser-days, and remembered-browsers lists a user's and forgets one",
+          .enabled(if: CommandLineTests.executable != nil || ProcessInfo.processInfo.environment["CI"] == "true"))
+    func rememberedBrowsers() async throws {
+        try await TestServer.with(.sqlite) { server in
+            let environment = ["COUNTERSIGN_SERVER": server.base, "COUNTERSIGN_ADMIN_KEY": server.adminKey]
+            func run(_ arguments: [String]) async throws -> CommandLineTests.Run {
+                try await CommandLineTests.run(["admin"] + arguments, environment: environment)
+            }
+            let set = try await run(["policy", "set", "--remembered-browser-days", "30"])
+            #expect(set.status == 0, "\(set.output)")
+            let refused = try await run(["policy", "set", "--remembered-browser-days", "91"])
+            #expect(refused.status != 0 && refused.output.contains("remembered_browser_days"), "\(refused.output)")
+
+            let client = try await server.createCodeFlowClient()
+            let alice = try await server.enrolledUser("alice")
+            _ = try await RememberedBrowserTests.signInRemembering(
+                server, RememberedBrowserTests.KeyedBrowser(pages: PageVisitor(server)), client: client, user: alice)
+            let listed = try await run(["remembered-browsers", alice.userID])
+            let items = try #require((try JSONSerialization.jsonObject(with: Data(listed.output.utf8)) as? [String: Any])?["items"]
+                as? [[String: Any]], "\(listed.output)")
+            let id = try #require(items.first?["id"] as? String)
+            #expect(items.count == 1 && items.first?["acr"] as? String == "urn:countersign:acr:confirm")
+            #expect(try await run(["remembered-browsers", alice.userID, "--forget", id]).status == 0)
+            let again = try await run(["remembered-browsers", alice.userID, "--forget", id])
+            #expect(again.status != 0 && again.output.contains("remembered browser \(id) was not found"), "\(again.output)")
+        }
+    }
 }

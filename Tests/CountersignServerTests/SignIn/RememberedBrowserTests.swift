@@ -201,7 +201,7 @@ struct RememberedBrowserTests {
         }
     }
 
-    @Test("A step-up goes to the phone: acr_values above the approval's, prompt=login, a max_age shorter than its age, a live session")
+    @Test("A step-up goes to the phone: acr_values above the approval's, prompt=login (with or without a live session), a max_age shorter than its age")
     func stepUpsGoToThePhone() async throws {
         try await TestServer.with(.sqlite) { server in
             let (client, alice) = try await Self.setUp(server)
@@ -318,6 +318,34 @@ struct RememberedBrowserTests {
             #expect(forged.status == 403)
             let (next, _) = try await Self.startSignIn(bench.server, browser.pages, client: client, user: bench.user)
             #expect(next.text.contains("Approve on your phone"), "its session ended and it is no longer remembered")
+        }
+    }
+
+    @Test("The console sets the days on the policy page, refusing 91 beside its field, and lists and forgets a user's remembered browser")
+    func console() async throws {
+        try await ConsoleTests.signedIn { bench in
+            let form: [(String, String)] = [("default_acr", ""), ("minimum_acr", "")]
+            let refused = try await bench.post("/console/policies", form + [("remembered_browser_days", "91")])
+            #expect(refused.status == 400 && refused.text.contains(#"id="remembered_browser_days-error""#),
+                    "\(refused.text.suffix(3000))")
+            let saved = try await bench.post("/console/policies", form + [("remembered_browser_days", "30")])
+            #expect(saved.status == 200 || saved.status == 303, "\(saved.text.suffix(2000))")
+            let policy = try await bench.server.admin("GET", "/admin/v1/tenants/default/authentication-policy")
+            #expect(policy["remembered_browser_days"] as? Int == 30)
+
+            let client = try await bench.server.createCodeFlowClient()
+            let gil = try await bench.server.enrolledUser("gil")
+            let empty = try await bench.browser.get("/console/users/\(gil.userID)")
+            #expect(empty.text.contains(#"id="no-remembered-browsers""#))
+            _ = try await Self.signInRemembering(bench.server, KeyedBrowser(pages: PageVisitor(bench.server)), client: client, user: gil)
+            let id = try #require(try await Self.remembered(bench.server, gil).first?["id"] as? String)
+            let shown = try await bench.browser.get("/console/users/\(gil.userID)")
+            #expect(shown.text.contains(#"<tr id="remembered-\#(id)">"#), "\(shown.text.suffix(3000))")
+            let forgotten = try await bench.post("/console/users/\(gil.userID)/remembered-browsers/\(id)/forget", [])
+            #expect(forgotten.status == 200 && forgotten.text.contains("The browser is forgotten"))
+            #expect(try await Self.remembered(bench.server, gil).isEmpty)
+            let twice = try await bench.post("/console/users/\(gil.userID)/remembered-browsers/\(id)/forget", [])
+            #expect(twice.status == 404 && twice.text.contains("was not found"))
         }
     }
 }
