@@ -137,6 +137,9 @@ struct ClientCommands: AsyncParsableCommand {
         @Option(name: .customLong("requests-per-minute"),
                 help: "bc-authorize requests the client may send per minute (0: no limit; empty: the tenant's).")
         var requestsPerMinute: String?
+        @Option(name: .customLong("remember-browser-days"),
+                help: "Days the hosted sign-in may remember a browser for (0: never, to 90; empty: the tenant's).")
+        var rememberBrowserDays: String?
         @Option(name: .customLong("authorization-details-types"),
                 help: "Space-separated RFC 9396 types the client may request, each in the tenant's registry (empty: none).")
         var authorizationDetailsTypes: String?
@@ -176,6 +179,15 @@ struct ClientCommands: AsyncParsableCommand {
                     body["backchannel_requests_per_minute"] = NSNull()
                 } else {
                     throw AdminAPIClient.Failure(description: "--requests-per-minute takes a whole number, or \"\" for the tenant's")
+                }
+            }
+            if let rememberBrowserDays {
+                if let days = Int(rememberBrowserDays) {
+                    body["remember_browser_days"] = days
+                } else if rememberBrowserDays.isEmpty {
+                    body["remember_browser_days"] = NSNull()
+                } else {
+                    throw AdminAPIClient.Failure(description: "--remember-browser-days takes a whole number, or \"\" for the tenant's")
                 }
             }
             if let idTokenSignedResponseAlg { body["id_token_signed_response_alg"] = idTokenSignedResponseAlg }

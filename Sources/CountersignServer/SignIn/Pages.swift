@@ -124,7 +124,8 @@ struct WaitingPage: PageModel {
     let origin: String
     /// For how many days the browser may be remembered once approved; nil: it may not.
     var rememberDays: Int? = nil
-    /// Where the browser's script keeps its key (`RememberedBrowser`): one per tenant.
+    /// Where the browser's script keeps the key it makes (`RememberedBrowser`): this, `:`, and
+    /// the public key's `x`.
     var keyName: String = ""
     /// A note above the request: why it was sent though the browser is remembered.
     var notice: String? = nil

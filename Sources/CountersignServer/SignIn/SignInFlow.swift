@@ -265,7 +265,7 @@ struct SignInFlow: Sendable {
             forAttempt: page.attempt.handleHash)
         return .page("remembered", RememberedPage(
             tenantName: visit.tenant.displayName, base: page.base, clientName: client.name, attempt: page.handle,
-            username: page.username, challenge: challenge, keyName: Self.keyName(visit)))
+            username: page.username, challenge: challenge, keyName: Self.keyName(visit) + ":" + browser.publicKey.x))
     }
 
     /// Whether a sign-in asks for more than a remembered browser may give: a fresh
@@ -351,7 +351,8 @@ struct SignInFlow: Sendable {
         return cookies.remembered(token, for: visit.tenant, until: browser.expiresAt, now: date)
     }
 
-    /// Where the hosted pages' script keeps a tenant's remembered browser key.
+    /// Where the hosted pages' script keeps a tenant's remembered browser keys: each under this
+    /// name, `:`, and its public key's `x`.
     static func keyName(_ visit: Visit) -> String {
         "countersign-remembered:" + visit.tenant.id
     }

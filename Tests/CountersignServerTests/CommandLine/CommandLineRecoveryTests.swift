@@ -75,6 +75,14 @@ struct CommandLineRecoveryTests {
             #expect(refused.status != 0 && refused.output.contains("remembered_browser_days"), "\(refused.output)")
 
             let client = try await server.createCodeFlowClient()
+            func days(_ output: String) -> Int? {
+                let object = (try? JSONSerialization.jsonObject(with: Data(output.utf8))) as? [String: Any]
+                return ((object?["client"] as? [String: Any]) ?? object)?["remember_browser_days"] as? Int
+            }
+            let never = try await run(["client", "update", client.id, "--remember-browser-days", "0"])
+            #expect(never.status == 0 && days(never.output) == 0, "\(never.output)")
+            let tenants = try await run(["client", "update", client.id, "--remember-browser-days", ""])
+            #expect(tenants.status == 0 && days(tenants.output) == nil && tenants.output.contains("client_id"), "\(tenants.output)")
             let alice = try await server.enrolledUser("alice")
             _ = try await RememberedBrowserTests.signInRemembering(
                 server, RememberedBrowserTests.KeyedBrowser(pages: PageVisitor(server)), client: client, user: alice)

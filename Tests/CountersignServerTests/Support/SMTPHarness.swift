@@ -61,6 +61,10 @@ final class SMTPHarness: Sendable {
     let mode: Mode
     let login: Bool
     private let process = Mutex<SpawnedPeer?>(nil)
+    /// While the server is down, its port, bound and not listening: connections are refused at
+    /// once, and no other test's server can take the port (whose greeting the client would wait
+    /// for until its timeout). Released when the server starts.
+    private let closedPort = Mutex<PortHolder?>(nil)
 
     var caPEM: String { (try? String(contentsOf: directory.appendingPathComponent("ca.pem"), encoding: .utf8)) ?? "" }
     var otherCAPEM: String { (try? String(contentsOf: directory.appendingPathComponent("other-ca.pem"), encoding: .utf8)) ?? "" }
@@ -81,7 +85,9 @@ final class SMTPHarness: Sendable {
         var lastError: (any Error)?
         for _ in 0..<3 {
             let directory = FileManager.default.temporaryDirectory.appendingPathComponent("smtp-\(UUID().uuidString)")
-            let harness = SMTPHarness(directory: directory, port: try freeTCPPort(), mode: mode, login: login)
+            let closed = running ? nil : try PortHolder(listening: false)
+            let harness = SMTPHarness(directory: directory, port: try closed?.port ?? freeTCPPort(), mode: mode, login: login)
+            harness.closedPort.withLock { $0 = closed }
             do {
                 try FileManager.default.createDirectory(at: harness.inbox, withIntermediateDirectories: true)
                 try await harness.makePKI()
@@ -99,6 +105,7 @@ final class SMTPHarness: Sendable {
         let python = try #require(ChildProcess.find("python3"))
         let ready = inbox.appendingPathComponent("ready")
         try? FileManager.default.removeItem(at: ready)
+        closedPort.withLock { $0 = nil }
         var arguments = [Self.script.path, "--port", "\(port)", "--mode", mode.rawValue, "--out", inbox.path,
                          "--cert", path("server.pem"), "--key", path("server.key"), "--log", path("peer.log")]
         if login { arguments += ["--user", Self.user, "--password", Self.password] }

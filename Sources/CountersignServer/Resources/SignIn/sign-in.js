@@ -2,8 +2,10 @@
   "use strict";
 
   // A remembered browser's key: an ECDSA P-256 key pair made here by WebCrypto, the private
-  // half not extractable, kept in IndexedDB under the tenant's name. Only its public half
-  // leaves the browser; the server checks its signature over a fresh challenge at each use.
+  // half not extractable, kept in IndexedDB under the tenant's name and the public key's x
+  // (so that a key made for a sign-in that was then denied never replaces one in use). Only
+  // its public half leaves the browser; the server checks its signature over a fresh
+  // challenge at each use.
   function keyStore(mode, use) {
     return new Promise(function (resolve, reject) {
       if (!window.indexedDB || !window.crypto || !window.crypto.subtle) { reject(new Error("unsupported")); return; }
@@ -39,11 +41,10 @@
       if (!remember || !remember.checked || !keyField || keyField.value) { return Promise.resolve(); }
       return window.crypto.subtle.generateKey({ name: "ECDSA", namedCurve: "P-256" }, false, ["sign", "verify"])
         .then(function (pair) {
-          return keyStore("readwrite", function (store) { return store.put(pair.privateKey, keyName); })
-            .then(function () { return window.crypto.subtle.exportKey("jwk", pair.publicKey); });
-        })
-        .then(function (jwk) {
-          keyField.value = JSON.stringify({ kty: jwk.kty, crv: jwk.crv, x: jwk.x, y: jwk.y });
+          return window.crypto.subtle.exportKey("jwk", pair.publicKey).then(function (jwk) {
+            return keyStore("readwrite", function (store) { return store.put(pair.privateKey, keyName + ":" + jwk.x); })
+              .then(function () { keyField.value = JSON.stringify({ kty: jwk.kty, crv: jwk.crv, x: jwk.x, y: jwk.y }); });
+          });
         })
         .catch(function () { keyField.value = ""; });
     };
@@ -56,7 +57,7 @@
         fetch(waitURL, { method: "POST", body: body, credentials: "same-origin", cache: "no-store" })
           .then(function (response) { return response.ok ? response.json() : { state: "error" }; })
           .then(function (answer) {
-            if (answer.state === "pending") { ask(0); } else { send(); }
+            if (answer.state === "pending") { ask(0); } else if (answer.state === "approved") { send(); } else { form.submit(); }
           })
           .catch(function () { ask(2000); });
       }, delay);
