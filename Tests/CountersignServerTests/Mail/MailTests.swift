@@ -260,8 +260,11 @@ struct MailTests {
             let first = try await server.admin("POST", "/admin/v1/tenants/default/users/\(userID)/enrollment-tickets",
                                                json: ["send_email": true])
             let firstID = try #require(first["mail_id"] as? String)
+            // The attempt's outcome, not its claim (which counts the attempt): the retry is
+            // scheduled from the clock when the failure is recorded, so the clock moves only after.
             try await eventually("the first attempt failed") {
-                try await Self.deliveries(server).first?["attempts"] as? Int == 1
+                let row = try await Self.deliveries(server).first
+                return row?["attempts"] as? Int == 1 && row?["status"] as? String == "queued" && row?["last_error"] != nil
             }
             server.clock.advance(by: 6)
             try await eventually("the message was given up after its second attempt") {
@@ -276,7 +279,8 @@ struct MailTests {
                                                 json: ["send_email": true])
             let secondID = try #require(second["mail_id"] as? String)
             try await eventually("the second message waits for a retry") {
-                try await Self.deliveries(server).first { $0["id"] as? String == secondID }?["attempts"] as? Int == 1
+                let row = try await Self.deliveries(server).first { $0["id"] as? String == secondID }
+                return row?["attempts"] as? Int == 1 && row?["status"] as? String == "queued" && row?["last_error"] != nil
             }
             #expect(try await server.admin("DELETE", Self.base).status == 204)
             server.clock.advance(by: 6)
