@@ -75,18 +75,15 @@ public struct MailMessage: Sendable, Equatable {
         }
     }
 
-    /// `name <address>`: the name as a quoted string when it is printable ASCII, else as
-    /// encoded words (RFC 2047 §5(3) allows them in a phrase, not in a quoted string).
-    /// The address goes on a line of its own when it would make the name's last line longer
-    /// than 78 characters.
+    /// `name <address>`: the name as a quoted string when it is printable ASCII and, escaped,
+    /// fits the header's line; else as encoded words, which fold (RFC 2047 §5(3) allows them in
+    /// a phrase, not in a quoted string). The address goes on a line of its own when it would
+    /// make the name's last line longer than 78 characters.
     private static func mailbox(_ address: MailAddress, name: String?, header: String) -> String {
         guard let name, !name.isEmpty else { return "<\(address)>" }
-        let phrase: String
-        if name.unicodeScalars.allSatisfy({ (0x20..<0x7F).contains($0.value) }) && name.utf8.count <= 60 {
-            phrase = "\"" + name.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
-        } else {
-            phrase = encodedWords(name)
-        }
+        let quoted = "\"" + name.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+        let phrase = name.unicodeScalars.allSatisfy({ (0x20..<0x7F).contains($0.value) }) && header.count + quoted.utf8.count <= 78
+            ? quoted : encodedWords(name)
         let lines = phrase.components(separatedBy: "\r\n")
         let lastLine = (lines.count == 1 ? header.count : 0) + (lines.last?.utf8.count ?? 0)
         let angle = "<\(address)>"

@@ -191,3 +191,12 @@ struct SQLUserAdminStore: UserAdminStore {
         }
     }
 }
+
+extension UserAdminStore {
+    /// The user the route's `{id}` names in `tenant`; 404 `user <id> was not found` otherwise.
+    func user(in context: CountersignRequestContext, tenant: Tenant) async throws -> User {
+        let id = try context.parameters.require("id")
+        guard let user = try await user(id: id, tenantID: tenant.id) else { throw AdminError.notFound("user \(id)") }
+        return user
+    }
+}

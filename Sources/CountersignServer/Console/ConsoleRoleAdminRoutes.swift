@@ -41,7 +41,7 @@ struct ConsoleRoleAdminRoutes: Sendable {
         let path = RouterPath("/admin/v1/tenants/{tenant}/users/{id}/console-role")
         router.get(path) { request, context in
             let (_, tenant) = try await guardian.tenant(request, context, holding: .usersRead)
-            let user = try await user(context, tenant: tenant)
+            let user = try await users.user(in: context, tenant: tenant)
             guard let grant = try await store.role(userID: user.id) else {
                 throw AdminError.notFound("a console role of user \(user.id)")
             }
@@ -49,7 +49,7 @@ struct ConsoleRoleAdminRoutes: Sendable {
         }
         router.put(path) { request, context in
             let (key, tenant) = try await guardian.tenant(request, context, holding: .adminKeysManage)
-            let user = try await user(context, tenant: tenant)
+            let user = try await users.user(in: context, tenant: tenant)
             let fields = try await request.decodeJSON(RoleFields.self, limit: maximumBodySize)
             guard let raw = fields.role else { throw AdminError.missingField("role") }
             guard let role = ConsoleRole(rawValue: raw) else {
@@ -70,17 +70,11 @@ struct ConsoleRoleAdminRoutes: Sendable {
         }
         router.delete(path) { request, context in
             let (key, tenant) = try await guardian.tenant(request, context, holding: .adminKeysManage)
-            let user = try await user(context, tenant: tenant)
+            let user = try await users.user(in: context, tenant: tenant)
             guard try await store.revokeRole(userID: user.id, tenantID: tenant.id, actor: "admin-key:\(key.id)", at: now()) else {
                 throw AdminError.notFound("a console role of user \(user.id)")
             }
             return Response(status: .noContent)
         }
-    }
-
-    private func user(_ context: CountersignRequestContext, tenant: Tenant) async throws -> User {
-        let id = try context.parameters.require("id")
-        guard let user = try await users.user(id: id, tenantID: tenant.id) else { throw AdminError.notFound("user \(id)") }
-        return user
     }
 }

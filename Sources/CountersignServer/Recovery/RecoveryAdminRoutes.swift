@@ -109,12 +109,12 @@ struct RecoveryAdminRoutes: Sendable {
         let limit = maximumBodySize
         router.get(RouterPath(base + "/recovery-codes")) { request, context in
             let (_, tenant) = try await guardian.tenant(request, context, holding: .usersRead)
-            let user = try await find(context, tenant: tenant)
+            let user = try await users.user(in: context, tenant: tenant)
             return try JSON.response(CodesView(try await service.store.codeSet(userID: user.id, tenantID: tenant.id)))
         }
         router.delete(RouterPath(base + "/recovery-codes")) { request, context in
             let (key, tenant) = try await guardian.tenant(request, context, holding: .devicesManage)
-            let user = try await find(context, tenant: tenant)
+            let user = try await users.user(in: context, tenant: tenant)
             guard try await service.store.revokeCodes(
                 userID: user.id, tenantID: tenant.id, actor: "admin-key:\(key.id)", at: service.now()) else {
                 throw AdminError.notFound("recovery codes of user \(user.id)")
@@ -123,7 +123,7 @@ struct RecoveryAdminRoutes: Sendable {
         }
         router.post(RouterPath(base + "/temporary-access-passes")) { request, context in
             let (key, tenant) = try await guardian.tenant(request, context, holding: .enrollmentsCreate)
-            let user = try await find(context, tenant: tenant)
+            let user = try await users.user(in: context, tenant: tenant)
             guard user.status == .active else { throw AdminError.conflict("user \(user.id) is not active") }
             let body = try await request.bodyData(limit: limit)
             let asked = body.isEmpty ? PassRequest() : try JSON.decode(PassRequest.self, from: body)
@@ -134,14 +134,14 @@ struct RecoveryAdminRoutes: Sendable {
         }
         router.get(RouterPath(base + "/temporary-access-passes")) { request, context in
             let (_, tenant) = try await guardian.tenant(request, context, holding: .usersRead)
-            let user = try await find(context, tenant: tenant)
+            let user = try await users.user(in: context, tenant: tenant)
             let date = service.now()
             return try JSON.response(PassList(
                 items: try await service.store.passes(userID: user.id, tenantID: tenant.id).map { PassView($0, at: date) }))
         }
         router.delete(RouterPath(base + "/temporary-access-passes/{pass}")) { request, context in
             let (key, tenant) = try await guardian.tenant(request, context, holding: .enrollmentsCreate)
-            let user = try await find(context, tenant: tenant)
+            let user = try await users.user(in: context, tenant: tenant)
             let passID = try context.parameters.require("pass")
             guard let pass = try await service.store.pass(id: passID, tenantID: tenant.id), pass.userID == user.id else {
                 throw AdminError.notFound("temporary access pass \(passID)")
@@ -184,11 +184,5 @@ struct RecoveryAdminRoutes: Sendable {
         }
         return RecoveryService.PassRequest(
             startsAt: startsAt, lifetimeSeconds: lifetime, oneTime: asked.oneTime ?? true, allowedNetworks: networks)
-    }
-
-    private func find(_ context: CountersignRequestContext, tenant: Tenant) async throws -> User {
-        let id = try context.parameters.require("id")
-        guard let user = try await users.user(id: id, tenantID: tenant.id) else { throw AdminError.notFound("user \(id)") }
-        return user
     }
 }

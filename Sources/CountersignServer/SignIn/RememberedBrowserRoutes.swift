@@ -85,23 +85,17 @@ struct RememberedBrowserAdminRoutes: Sendable {
         let base = "/admin/v1/tenants/{tenant}/users/{id}/remembered-browsers"
         router.get(RouterPath(base)) { request, context in
             let (_, tenant) = try await guardian.tenant(request, context, holding: .usersRead)
-            let user = try await find(context, tenant: tenant)
+            let user = try await users.user(in: context, tenant: tenant)
             return try JSON.response(List(items: try await browsers.list(userID: user.id, tenantID: tenant.id).map(View.init)))
         }
         router.delete(RouterPath(base + "/{browser}")) { request, context in
             let (key, tenant) = try await guardian.tenant(request, context, holding: .devicesManage)
-            let user = try await find(context, tenant: tenant)
+            let user = try await users.user(in: context, tenant: tenant)
             let id = try context.parameters.require("browser")
             guard try await browsers.forget(id: id, userID: user.id, tenantID: tenant.id, actor: "admin-key:\(key.id)") else {
                 throw AdminError.notFound("remembered browser \(id)")
             }
             return Response(status: .noContent)
         }
-    }
-
-    private func find(_ context: CountersignRequestContext, tenant: Tenant) async throws -> User {
-        let id = try context.parameters.require("id")
-        guard let user = try await users.user(id: id, tenantID: tenant.id) else { throw AdminError.notFound("user \(id)") }
-        return user
     }
 }

@@ -168,4 +168,23 @@ import Testing
         let encoded = String(decoding: try message.rendered(), as: UTF8.self)
         #expect(encoded.contains("Subject: =?utf-8?b?PT91dGYtOD9iP1NHaz0/PQ==?="))
     }
+
+    /// FuzzMail's find: a short printable name that its escapes make too long for one line (47
+    /// backslashes are 94 quoted) is written as encoded words, which fold, and reads back.
+    @Test func aNameLongOnceEscapedIsEncoded() throws {
+        var message = try SMTPClientTests.message(subject: "A short subject")
+        let name = String(repeating: "\\", count: 47) + "/S"
+        message.fromName = name
+        let text = String(decoding: try message.rendered(), as: UTF8.self)
+        #expect(text.components(separatedBy: "\r\n").allSatisfy { $0.utf8.count <= 78 }, "\(text)")
+        let head = text.components(separatedBy: "\r\n\r\n")[0].replacingOccurrences(of: "\r\n ", with: " ")
+        let from = try #require(head.components(separatedBy: "\r\n").first { $0.hasPrefix("From: ") })
+        let words = from.dropFirst("From: ".count).components(separatedBy: " ").filter { $0.hasPrefix("=?utf-8?b?") }
+        let read = words.compactMap { Data(base64Encoded: String($0.dropFirst(10).dropLast(2))) }
+            .map { String(decoding: $0, as: UTF8.self) }.joined()
+        #expect(read == name)
+        // A name that fits once escaped stays a quoted string.
+        message.fromName = #"Ops "night" \ desk"#
+        #expect(String(decoding: try message.rendered(), as: UTF8.self).contains(#"From: "Ops \"night\" \\ desk" <no-reply@example.com>"#))
+    }
 }
