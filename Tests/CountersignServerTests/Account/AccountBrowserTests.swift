@@ -19,11 +19,7 @@ struct AccountBrowserTests {
             do {
                 try await browser.open(server.base + "/account")
                 try await browser.waitFor(text: "Sign in")
-                try await browser.find("#username").type("alice")
-                try await browser.find("#continue").click()
-                try await browser.waitFor(text: "Approve on your phone")
-                let request = try #require(try await user.kit.pendingRequests().first)
-                _ = try await user.kit.approve(try await user.kit.details(for: request))
+                try await browser.signInByPhone(user)
 
                 // The waiting page notices the approval by itself and lands on the account page.
                 try await browser.waitForURL(where: { $0 == server.base + "/account" })

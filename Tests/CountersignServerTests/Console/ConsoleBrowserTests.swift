@@ -22,11 +22,7 @@ struct ConsoleBrowserTests {
             do {
                 try await browser.open(server.base + "/console")
                 try await browser.waitFor(text: "to continue to Countersign console")
-                try await browser.find("#username").type("root")
-                try await browser.find("#continue").click()
-                try await browser.waitFor(text: "Approve on your phone")
-                let request = try #require(try await admin.kit.pendingRequests().first)
-                _ = try await admin.kit.approve(try await admin.kit.details(for: request))
+                try await browser.signInByPhone(admin)
                 _ = try await browser.waitForURL(where: { $0.hasSuffix("/console") })
                 try await browser.waitFor(text: "Signed in as root, system administrator")
 
@@ -171,11 +167,7 @@ struct ConsoleBrowserTests {
             let browser = try await Browser.start(width: 1280, height: 900)
             do {
                 try await browser.open(server.base + "/t/acme/console")
-                try await browser.find("#username").type("ada")
-                try await browser.find("#continue").click()
-                try await browser.waitFor(text: "Approve on your phone")
-                let request = try #require(try await admin.kit.pendingRequests().first)
-                _ = try await admin.kit.approve(try await admin.kit.details(for: request))
+                try await browser.signInByPhone(admin)
                 _ = try await browser.waitForURL(where: { $0.hasSuffix("/t/acme/console") })
                 try await browser.open(server.base + "/t/acme/console/users")
                 try await browser.waitFor(text: "ada")

@@ -20,11 +20,7 @@ struct MailConsoleBrowserTests {
     /// Signs in to the console as `admin`, approving on the phone.
     static func signIn(_ browser: Browser, _ server: TestServer, _ admin: EnrolledUser) async throws {
         try await browser.open(server.base + "/console")
-        try await browser.find("#username").type("root")
-        try await browser.find("#continue").click()
-        try await browser.waitFor(text: "Approve on your phone")
-        let request = try #require(try await admin.kit.pendingRequests().first)
-        _ = try await admin.kit.approve(try await admin.kit.details(for: request))
+        try await browser.signInByPhone(admin)
         _ = try await browser.waitForURL(where: { $0.hasSuffix("/console") })
     }
 

@@ -63,7 +63,7 @@ struct PasskeyBrowserTests {
             #expect(try await browser.find("#username").property("value", as: String.self) == "alice")
             #expect(try await authenticator.credentials().isEmpty, "nothing is created before the sign-in")
             try await browser.find("#continue").click()
-            try await Self.approveOnThePhone(user, browser: browser)
+            try await browser.approveOnThePhone(user)
             try await browser.waitForURL(where: { $0 == server.base + "/account" })
             _ = try await Self.addPasskey("Laptop", browser: browser)
             #expect(try await authenticator.credentials().count == 1)
@@ -205,20 +205,12 @@ struct PasskeyBrowserTests {
     /// Signs `user` in to the account page by approving on the phone.
     static func signInToTheAccount(_ user: EnrolledUser, server: TestServer, browser: Browser) async throws {
         try await browser.open(server.base + "/account")
-        try await browser.find("#username").type(user.username)
-        try await browser.find("#continue").click()
-        try await approveOnThePhone(user, browser: browser)
+        try await browser.signInByPhone(user)
         try await browser.waitForURL(where: { $0 == server.base + "/account" })
         try await browser.waitFor(text: "Your passkeys")
     }
 
     /// Approves the request the waiting page shows with the SDK phone.
-    static func approveOnThePhone(_ user: EnrolledUser, browser: Browser) async throws {
-        try await browser.waitFor(text: "Approve on your phone")
-        let request = try #require(try await user.kit.pendingRequests().first)
-        _ = try await user.kit.approve(try await user.kit.details(for: request))
-    }
-
     /// Adds a passkey called `name` on the account page, and returns its id once the page lists it.
     static func addPasskey(_ name: String, browser: Browser) async throws -> String {
         try await browser.find("#passkey-new-name").type(name)

@@ -19,11 +19,7 @@ struct RecoveryBrowserTests {
             do {
                 try await first.open(server.base + "/account")
                 try await first.waitFor(text: "Sign in")
-                try await first.find("#username").type("alice")
-                try await first.find("#continue").click()
-                try await first.waitFor(text: "Approve on your phone")
-                let request = try #require(try await user.kit.pendingRequests().first)
-                _ = try await user.kit.approve(try await user.kit.details(for: request))
+                try await first.signInByPhone(user)
                 try await first.waitFor(text: "Your phones")
                 #expect(try await first.find("#no-recovery-codes").text().contains("No recovery codes"))
                 try await first.find("#create-recovery-codes").click()

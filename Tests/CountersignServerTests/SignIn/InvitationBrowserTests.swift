@@ -52,11 +52,7 @@ struct InvitationBrowserTests {
             let invitation = try #require(ticket["invitation_url"] as? String)
             try await Browser.session(width: 420, height: 900) { browser in
                 try await browser.open(server.base + "/account")
-                try await browser.find("#username").type("alice")
-                try await browser.find("#continue").click()
-                try await browser.waitFor(text: "Approve on your phone")
-                let aliceRequest = try #require(try await alice.kit.pendingRequests().first)
-                _ = try await alice.kit.approve(try await alice.kit.details(for: aliceRequest))
+                try await browser.signInByPhone(alice)
                 try await browser.waitFor(text: "Your phones")
                 #expect(try await browser.find("#username").text() == "alice")
 

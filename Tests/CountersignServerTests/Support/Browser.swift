@@ -450,3 +450,20 @@ extension Browser {
         return VirtualAuthenticator(browser: self, id: id)
     }
 }
+
+extension Browser {
+    /// The hosted sign-in's username form, filled with `user`'s name and sent; then the request
+    /// approved on `user`'s phone through the SDK, once the page waits for it.
+    func signInByPhone(_ user: EnrolledUser) async throws {
+        try await find("#username").type(user.username)
+        try await find("#continue").click()
+        try await approveOnThePhone(user)
+    }
+
+    /// Approves the request the page waits for on `user`'s phone, through the SDK.
+    func approveOnThePhone(_ user: EnrolledUser) async throws {
+        try await waitFor(text: "Approve on your phone")
+        let request = try #require(try await user.kit.pendingRequests().first)
+        _ = try await user.kit.approve(try await user.kit.details(for: request))
+    }
+}
