@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import Testing
 
 /// What went wrong in the browser: `code` is the W3C WebDriver error code the driver answered
 /// ("no such element", "javascript error", ...), "timeout" for a wait that ran out, or "session
