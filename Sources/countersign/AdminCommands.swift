@@ -11,7 +11,7 @@ struct Admin: AsyncParsableCommand {
                       RememberedBrowserCommands.self,
                       DeviceAdminCommands.self, AuditCommand.self,
                       PushCommands.self, PolicyCommands.self, AuthorizationTypeCommands.self,
-                      WebhookCommands.self, TrustedIssuerCommands.self, PasskeyAdminCommands.self,
+                      WebhookCommands.self, TrustedIssuerCommands.self, PasskeyAdminCommands.self, MetadataCommands.self,
                       RADIUSClientCommands.self, DirectoryCommands.self, MailCommands.self])
 }
 

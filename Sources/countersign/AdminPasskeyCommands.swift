@@ -6,7 +6,7 @@ import Foundation
 struct PasskeyAdminCommands: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "passkey", abstract: "Passkeys of the tenant's users.",
-        subcommands: [List.self, Show.self, Remove.self])
+        subcommands: [List.self, Show.self, Remove.self, Findings.self])
 
     /// An id as one path segment: whatever is typed, it cannot reach another path.
     static func segment(_ id: String) -> String {
@@ -42,6 +42,53 @@ struct PasskeyAdminCommands: AsyncParsableCommand {
         func run() async throws {
             let path = "/users/\(PasskeyAdminCommands.segment(user))/passkeys/\(PasskeyAdminCommands.segment(passkey))"
             try await options.client().print("DELETE", options.tenantPath(path))
+        }
+    }
+
+    struct Findings: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "The tenant's passkeys its passkey rules, or the FIDO metadata, would refuse today, and why.")
+        @OptionGroup var options: AdminOptions
+        @Option(help: "Findings per page, 1 to 200.") var limit: Int?
+        @Option(help: "The next_cursor of the previous page.") var cursor: String?
+        func run() async throws {
+            var query: [String] = []
+            if let limit { query.append("limit=\(limit)") }
+            if let cursor { query.append("cursor=\(PasskeyAdminCommands.segment(cursor))") }
+            try await options.client().print(
+                "GET", options.tenantPath("/passkey-findings") + (query.isEmpty ? "" : "?" + query.joined(separator: "&")))
+        }
+    }
+}
+
+/// `countersign admin metadata …`: the FIDO metadata the server loads (docs/passkeys.md §1).
+struct MetadataCommands: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "metadata", abstract: "The FIDO Metadata Service BLOB passkey registrations are checked against.",
+        subcommands: [Status.self, Refresh.self, Show.self], defaultSubcommand: Status.self)
+
+    struct Status: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Which BLOB is loaded, and how the last read went.")
+        @OptionGroup var options: AdminOptions
+        func run() async throws {
+            try await options.client().print("GET", "/admin/v1/authenticator-metadata")
+        }
+    }
+
+    struct Refresh: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Read the source and load its BLOB now (system keys).")
+        @OptionGroup var options: AdminOptions
+        func run() async throws {
+            try await options.client().print("POST", "/admin/v1/authenticator-metadata/refresh")
+        }
+    }
+
+    struct Show: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "An authenticator model's entry: its status and statement.")
+        @OptionGroup var options: AdminOptions
+        @Argument(help: "The model's AAGUID.") var aaguid: String
+        func run() async throws {
+            try await options.client().print("GET", "/admin/v1/authenticator-metadata/\(PasskeyAdminCommands.segment(aaguid))")
         }
     }
 }

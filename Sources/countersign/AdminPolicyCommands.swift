@@ -70,6 +70,14 @@ struct PolicyCommands: AsyncParsableCommand {
         @Option(name: .customLong("passkey-attestation-root"),
                 help: "A PEM file of a root that attestation may chain to; repeat for several; replaces the list.")
         var passkeyAttestationRoots: [String] = []
+        @Option(name: .customLong("passkey-allowed-aaguid"),
+                help: "An authenticator model (AAGUID) that may register passkeys; repeat for several; replaces the list.")
+        var passkeyAllowedAAGUIDs: [String] = []
+        @Option(name: .customLong("passkey-denied-aaguid"),
+                help: "An authenticator model (AAGUID) that may not; repeat for several; replaces the list.")
+        var passkeyDeniedAAGUIDs: [String] = []
+        @Option(name: .customLong("passkey-device-bound-only"), help: "Refuse passkeys that may be synced: true or false.")
+        var passkeyDeviceBoundOnly: Bool?
         @Option(help: ArgumentHelp(AlternativesArgument.help)) var alternatives: [String] = []
         @Option(name: .customLong("disabled-factors"),
                 help: "Factors the tenant does not use, joined by commas (custom,biometric); empty: none.")
@@ -111,6 +119,9 @@ struct PolicyCommands: AsyncParsableCommand {
                 ("top_origins", passkeyTopOrigins.isEmpty ? nil : passkeyTopOrigins),
                 ("user_verification", passkeyUserVerification), ("attestation", passkeyAttestation),
                 ("allow_unattested", passkeyAllowUnattested), ("sign_count_regression", passkeySignCountRegression),
+                ("allowed_aaguids", passkeyAllowedAAGUIDs.isEmpty ? nil : passkeyAllowedAAGUIDs),
+                ("denied_aaguids", passkeyDeniedAAGUIDs.isEmpty ? nil : passkeyDeniedAAGUIDs),
+                ("device_bound_only", passkeyDeviceBoundOnly),
                 ("attestation_roots", roots.isEmpty ? nil : roots),
             ]
             for case let (name, value?) in passkeyChanges {

@@ -179,6 +179,12 @@ struct ServerOptions: ParsableArguments {
     @Option(name: .customLong("radsec-client-ca"), help: "PEM file of the CAs RadSec clients' certificates must chain to (COUNTERSIGN_RADSEC_CLIENT_CA).")
     var radsecClientCA: String?
 
+    @Option(name: .customLong("fido-metadata"), help: "The FIDO Metadata Service BLOB passkey registrations are checked against: an https URL (https://mds3.fidoalliance.org/) or a file; needs --fido-metadata-root (COUNTERSIGN_FIDO_METADATA). Default: none.")
+    var fidoMetadata: String?
+
+    @Option(name: .customLong("fido-metadata-root"), help: "PEM file of the roots the metadata BLOB's signing chain must end at; the FIDO Alliance's is GlobalSign Root CA - R3 (COUNTERSIGN_FIDO_METADATA_ROOT).")
+    var fidoMetadataRoot: String?
+
     @Flag(name: .customLong("no-push-dispatch"), help: "Queue push notifications, webhook events and mail but leave sending them to other nodes (COUNTERSIGN_PUSH_DISPATCH=false).")
     var noPushDispatch = false
 
@@ -220,6 +226,16 @@ struct ServerOptions: ParsableArguments {
             }
             configuration.radsec = RadSecConfiguration(
                 port: value, certificateChainFile: certificate, privateKeyFile: key, clientCAFile: clientCA)
+        }
+        if let source = setting(fidoMetadata, "COUNTERSIGN_FIDO_METADATA") {
+            guard let rootFile = setting(fidoMetadataRoot, "COUNTERSIGN_FIDO_METADATA_ROOT") else {
+                throw ValidationError("--fido-metadata needs --fido-metadata-root, the PEM file of the roots its BLOB is signed under")
+            }
+            do {
+                configuration.metadata = try MetadataConfiguration(source: source, rootPEMFile: rootFile)
+            } catch {
+                throw ValidationError("--fido-metadata-root \(rootFile) is not a PEM file of certificates: \(error)")
+            }
         }
         if let text = setting(publicURL, "COUNTERSIGN_PUBLIC_URL") {
             guard let url = URL(string: text), ["http", "https"].contains(url.scheme?.lowercased() ?? ""), url.host != nil,

@@ -69,6 +69,9 @@ extension CountersignServer {
             database: database, directories: directories, users: users, groups: groups, sync: directorySync, audit: audit,
             logger: logger, now: now)
 
+        let authenticatorMetadata = AuthenticatorMetadataService(
+            configuration: configuration.metadata, database: database, logger: logger, now: now)
+
         let directoryPasswords = DirectoryPasswords(
             database: database, directories: directories, sync: directorySync, metrics: metrics, logger: logger, now: now)
 
@@ -196,7 +199,7 @@ extension CountersignServer {
             interaction: AuthorizationInteraction(endpoint: authorization, signingKeys: tokenSigningKeys, origin: origin, now: now),
             approvals: approvalService, events: approvalEvents, throttle: throttle, pushLimits: SignInPushLimits(now: now),
             cookies: BrowserCookies(origin: origin), now: now, passwords: directoryPasswords)
-        let passkeys = PasskeyService(store: passkeyStore, origin: origin, now: now)
+        let passkeys = PasskeyService(store: passkeyStore, origin: origin, metadata: authenticatorMetadata, now: now)
         SignInRoutes(
             flow: signInFlow,
             invitations: InvitationFlow(enrollment: enrollment, signIn: signInFlow, events: approvalEvents),
@@ -283,7 +286,7 @@ extension CountersignServer {
         PolicyAdminRoutes(
             store: SQLPolicyAdminStore(
                 database: database, tenants: tenantRepository, users: users, audit: audit, tenantService: tenants),
-            guardian: guardian, origin: origin, maximumBodySize: bodyLimit, now: now
+            guardian: guardian, origin: origin, metadata: configuration.metadata != nil, maximumBodySize: bodyLimit, now: now
         ).register(on: admin)
         AuthorizationDetailTypeAdminRoutes(
             store: SQLAuthorizationDetailTypeAdminStore(
@@ -307,6 +310,10 @@ extension CountersignServer {
             configuration: configuration.mail, maximumBodySize: bodyLimit, now: now
         ).register(on: admin)
         PasskeyAdminRoutes(store: passkeyStore, guardian: guardian, now: now).register(on: admin)
+        MetadataAdminRoutes(
+            metadata: authenticatorMetadata,
+            findings: PasskeyFindings(store: passkeyStore, metadata: authenticatorMetadata, now: now), guardian: guardian
+        ).register(on: admin)
         StatisticsAdminRoutes(store: SQLStatisticsStore(database: database), guardian: guardian, now: now).register(on: admin)
         ConsoleRoleAdminRoutes(
             store: consoleStore, users: userAdminStore, guardian: guardian, maximumBodySize: bodyLimit, now: now
@@ -366,7 +373,8 @@ extension CountersignServer {
             router: router, configuration: configuration, origin: origin, database: database, logger: logger,
             connectionCap: connectionCap, bootstrapper: bootstrapper, bootstrap: bootstrap,
             dispatchers: (configuration.push.dispatch ? [push, webhookDispatcher, notifications, mailDispatcher] : [])
-                + [DirectoryScheduler(database: database, directories: directories, sync: directorySync, logger: logger, now: now)],
+                + [DirectoryScheduler(database: database, directories: directories, sync: directorySync, logger: logger, now: now)]
+                + (configuration.metadata == nil ? [] : [MetadataScheduler(metadata: authenticatorMetadata, logger: logger)]),
             clusterListener: ClusterRelayListener(relay: clusterRelay, approvals: approvals),
             liveStreamCloser: LiveStreamCloser(events: approvalEvents), webhookClient: webhookClient,
             sealer: sealer, tenants: tenants, tokenSigningKeys: tokenSigningKeys, adminAuthenticator: adminAuthenticator,

@@ -51,6 +51,8 @@ public struct ServerConfiguration: Sendable {
     public var radiusPort: Int?
     /// RADIUS over TLS (RFC 6614) at `host`; nil: none.
     public var radsec: RadSecConfiguration?
+    /// The FIDO Metadata Service BLOB passkey registrations are checked against; nil: none.
+    public var metadata: MetadataConfiguration?
     /// How long a token-signing key signs before a new one replaces it (`KeyRotationSchedule`).
     public var tokenSigningKeyRotation: TimeInterval = KeyRotationSchedule.defaultRotationAge
 

@@ -138,7 +138,8 @@ public struct AuthenticationPolicy: Codable, Sendable, Equatable {
 
     /// Throws the first member out of range, naming it. `publicOrigin` is where the server is
     /// reached, which passkeys' origins are checked against when the tenant sets no RP ID.
-    func validated(publicOrigin: String) throws(AdminError) -> AuthenticationPolicy {
+    /// `metadata`: the server loads FIDO metadata (`PasskeySettings.validated`).
+    func validated(publicOrigin: String, metadata: Bool = false) throws(AdminError) -> AuthenticationPolicy {
         for (field, value) in [("default_acr", defaultAcr), ("minimum_acr", minimumAcr)] {
             if let value, AuthenticationClass(urn: value) == nil {
                 throw .invalidField(field, "must be one of \(AuthenticationClass.all.map(\.urn).joined(separator: ", "))")
@@ -199,7 +200,7 @@ public struct AuthenticationPolicy: Codable, Sendable, Equatable {
         guard AuthenticationClass.all.contains(where: { !policy.alternatives(for: $0, client: nil).isEmpty }) else {
             throw .invalidField("disabled_factors", "leaves no class that a user can reach")
         }
-        policy.passkeys = try passkeys.validated(publicOrigin: publicOrigin)
+        policy.passkeys = try passkeys.validated(publicOrigin: publicOrigin, metadata: metadata)
         return policy
     }
 

@@ -9,6 +9,8 @@ struct PolicyAdminRoutes: Sendable {
     let guardian: AdminGuard
     /// Where the server is reached: the RP ID of a tenant's passkeys unless it sets its own.
     let origin: PublicOrigin
+    /// Whether the server loads FIDO metadata, whose roots stand in for a tenant's own.
+    let metadata: Bool
     let maximumBodySize: Int
     let now: @Sendable () -> Date
 
@@ -20,7 +22,7 @@ struct PolicyAdminRoutes: Sendable {
         }
         router.put(RouterPath(base)) { request, context in
             let (key, tenant) = try await guardian.tenant(request, context, holding: .authenticationPolicyManage)
-            var policy = try await request.decodeJSON(AuthenticationPolicy.self, limit: maximumBodySize).validated(publicOrigin: origin.base)
+            var policy = try await request.decodeJSON(AuthenticationPolicy.self, limit: maximumBodySize).validated(publicOrigin: origin.base, metadata: metadata)
             // Groups named by name or id, kept by id, each once. An id the stored policy holds
             // is kept though its group was deleted since (it applies to nobody): the policy read
             // with GET can always be put back.
@@ -34,6 +36,16 @@ struct PolicyAdminRoutes: Sendable {
                 floors.append(GroupMinimum(group: id, minimumAcr: floor.minimumAcr))
             }
             policy.groupMinimums = floors
+            var rules: [PasskeyGroupRule] = []
+            for var rule in policy.passkeys.groupRules {
+                rule.group = tenant.policy.passkeys.groupRules.contains { $0.group == rule.group } ? rule.group
+                    : try await store.resolveGroups([rule.group], tenantID: tenant.id, field: "passkeys.group_rules")[0]
+                guard !rules.contains(where: { $0.group == rule.group }) else {
+                    throw AdminError.invalidField("passkeys.group_rules", "names the group \(rule.group) twice")
+                }
+                rules.append(rule)
+            }
+            policy.passkeys.groupRules = rules
             try await store.setPolicy(policy, tenantID: tenant.id, actor: "admin-key:\(key.id)", at: now())
             return try JSON.response(policy)
         }

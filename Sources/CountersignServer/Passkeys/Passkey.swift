@@ -44,14 +44,7 @@ struct Passkey: Sendable, Equatable {
     }
 
     /// The AAGUID as a UUID string, as authenticator metadata names models.
-    var aaguidString: String {
-        let hex = aaguid.map { String(format: "%02x", $0) }.joined()
-        guard hex.count == 32 else { return hex }
-        let parts = [0..<8, 8..<12, 12..<16, 16..<20, 20..<32].map { range in
-            String(hex[hex.index(hex.startIndex, offsetBy: range.lowerBound)..<hex.index(hex.startIndex, offsetBy: range.upperBound)])
-        }
-        return parts.joined(separator: "-")
-    }
+    var aaguidString: String { MetadataDate.aaguidString(Array(aaguid)) }
 }
 
 /// One issued challenge (§13.4.3): single use, short-lived, bound to the browser that asked

@@ -21,6 +21,8 @@ struct PasskeyService: Sendable {
 
     let store: any PasskeyStore
     let origin: PublicOrigin
+    /// The FIDO metadata registrations are checked against.
+    let metadata: AuthenticatorMetadataService
     let now: @Sendable () -> Date
     /// Spent and expired ceremonies are deleted at most once an hour per node, when one is issued.
     let housekeeping = PeriodicSchedule(every: 3600)
@@ -34,13 +36,25 @@ struct PasskeyService: Sendable {
 
     // MARK: - Registration
 
+    /// The relying party for a registration of `userID`: the tenant's, asking for user
+    /// verification and (where the tenant asks for none) direct attestation when the rules of the
+    /// user's groups require them.
+    func registration(for tenant: Tenant, userID: String) async throws -> (RelyingParty, PasskeyRules) {
+        var relyingParty = try relyingParty(for: tenant)
+        let settings = tenant.policy.passkeys
+        let rules = settings.rules(for: settings.groupRules.isEmpty ? [] : try await store.groupIDs(userID: userID))
+        if rules.userVerificationRequired { relyingParty.userVerification = .required }
+        if rules.attestationRequired, relyingParty.attestation == .none { relyingParty.attestation = .direct }
+        return (relyingParty, rules)
+    }
+
     /// Creation options for `user` (§5.4): a discoverable credential (so that it signs in
-    /// without a username), user verification as the tenant says, ES256, EdDSA and RS256,
-    /// every passkey the user has in `excludeCredentials`.
+    /// without a username), user verification as the tenant and the user's groups say, ES256,
+    /// EdDSA and RS256, every passkey the user has in `excludeCredentials`.
     func registrationOptions(for user: User, tenant: Tenant, binding: String, name: String? = nil) async throws
         -> (ceremony: String, options: PublicKeyCredentialCreationOptionsJSON)
     {
-        let relyingParty = try relyingParty(for: tenant)
+        let (relyingParty, _) = try await registration(for: tenant, userID: user.id)
         let date = now()
         let handle = try await store.userHandle(userID: user.id, tenantID: tenant.id, at: date)
         let existing = try await store.passkeys(userID: user.id, tenantID: tenant.id)
@@ -62,22 +76,29 @@ struct PasskeyService: Sendable {
         return (ceremony, options)
     }
 
-    /// Verifies a registration response for the ceremony `ceremony` and stores the passkey.
+    /// Verifies a registration response for the ceremony `ceremony`, holds it to the FIDO
+    /// metadata and the user's passkey rules, and stores the passkey.
     func register(
         ceremony handle: String, response: RegistrationResponseJSON, tenant: Tenant, binding: String, actor: String
     ) async throws -> Passkey {
-        let relyingParty = try relyingParty(for: tenant)
+        _ = try relyingParty(for: tenant)
         let date = now()
         guard let ceremony = try await store.takeCeremony(
             handleHash: Secrets.hash(handle), tenantID: tenant.id, binding: binding, at: date),
             ceremony.purpose == .registration, let userID = ceremony.userID
         else { throw WebAuthnError.challengeNotFound }
+        let (relyingParty, rules) = try await registration(for: tenant, userID: userID)
         let expectation = RegistrationCeremony.Expectation(
             challenge: Array(ceremony.challenge),
             algorithms: (ceremony.expectation.algorithms ?? []).compactMap(COSEAlgorithm.init(rawValue:)),
             userVerification: ceremony.expectation.userVerification)
-        let registered = try await RegistrationCeremony(relyingParty: relyingParty)
+        let registered = try await RegistrationCeremony(relyingParty: relyingParty, metadata: try await metadata.snapshot())
             .verify(response, expecting: expectation, at: date)
+        let findings = rules.findings(
+            aaguid: MetadataDate.aaguidString(registered.aaguid), backupEligible: registered.backupEligible,
+            attestationTrusted: registered.attestationTrusted, userVerified: registered.userVerified,
+            metadata: registered.metadata, at: date)
+        if let finding = findings.first { throw WebAuthnError.authenticatorNotAllowed(finding) }
         guard try await store.passkeys(userID: userID, tenantID: tenant.id).count < Self.maximumPerUser else {
             throw PasskeyError.tooMany
         }

@@ -25,6 +25,18 @@ public struct PasskeySettings: Codable, Sendable, Equatable {
     var signCountRegressionAction: SignCountRegressionAction = .reject
     /// PEM certificates that attestation certificate paths may end at.
     public var attestationRoots: [String] = []
+    /// The authenticator models (AAGUIDs) that may register a passkey; empty: any model.
+    public var allowedAAGUIDs: [String] = []
+    /// The authenticator models that may not.
+    public var deniedAAGUIDs: [String] = []
+    /// Whether only device-bound passkeys may register: a passkey that may be synced
+    /// (backup-eligible, as password managers and phone platforms make them) is refused.
+    public var deviceBoundOnly = false
+    /// Stricter rules for the members of some groups (`PasskeyGroupRule`).
+    public var groupRules: [PasskeyGroupRule] = []
+    /// The most groups `group_rules` names, and the most AAGUIDs one list holds.
+    static let maximumGroupRules = 50
+    static let maximumAAGUIDs = 500
 
     public init() {}
 
@@ -42,6 +54,10 @@ public struct PasskeySettings: Codable, Sendable, Equatable {
         case allowUnattested = "allow_unattested"
         case signCountRegressionAction = "sign_count_regression"
         case attestationRoots = "attestation_roots"
+        case allowedAAGUIDs = "allowed_aaguids"
+        case deniedAAGUIDs = "denied_aaguids"
+        case deviceBoundOnly = "device_bound_only"
+        case groupRules = "group_rules"
     }
 
     public init(from decoder: any Decoder) throws {
@@ -58,14 +74,21 @@ public struct PasskeySettings: Codable, Sendable, Equatable {
         signCountRegressionAction = try container.decodeIfPresent(SignCountRegressionAction.self, forKey: .signCountRegressionAction)
             ?? .reject
         attestationRoots = try container.decodeIfPresent([String].self, forKey: .attestationRoots) ?? []
+        allowedAAGUIDs = try container.decodeIfPresent([String].self, forKey: .allowedAAGUIDs) ?? []
+        deniedAAGUIDs = try container.decodeIfPresent([String].self, forKey: .deniedAAGUIDs) ?? []
+        deviceBoundOnly = try container.decodeIfPresent(Bool.self, forKey: .deviceBoundOnly) ?? false
+        groupRules = try container.decodeIfPresent([PasskeyGroupRule].self, forKey: .groupRules) ?? []
     }
 
     /// Throws the first member that cannot work, naming it. Without an RP ID of the tenant's
     /// own, origins are checked against the one the server at `publicOrigin` uses. An RP ID of
     /// its own must be one browsers accept there (`RelyingPartyIDScope`), by the `suffixes` of
     /// the system's Public Suffix List.
+    /// With `metadata`, the server loads FIDO metadata, whose roots attestation may end at
+    /// without roots of the tenant's own.
     func validated(
-        publicOrigin: String, suffixes: @autoclosure () -> PublicSuffixList? = PublicSuffixList.system
+        publicOrigin: String, metadata: Bool = false,
+        suffixes: @autoclosure () -> PublicSuffixList? = PublicSuffixList.system
     ) throws(AdminError) -> PasskeySettings {
         let effectiveRPID = rpID ?? Self.ownRPID(publicOrigin)
         if let rpID {
@@ -95,13 +118,64 @@ public struct PasskeySettings: Codable, Sendable, Equatable {
         if !allowUnattested, attestationConveyance == .none {
             throw .invalidField("passkeys.allow_unattested", "cannot be false while attestation is \"none\"")
         }
-        if !allowUnattested, attestationRoots.isEmpty {
-            throw .invalidField("passkeys.attestation_roots", "must name at least one root when unattested authenticators are refused")
+        if !allowUnattested, attestationRoots.isEmpty, !metadata {
+            throw .invalidField(
+                "passkeys.attestation_roots",
+                "must name at least one root when unattested authenticators are refused, unless the server loads FIDO metadata")
         }
         for (index, pem) in attestationRoots.enumerated() where (try? Certificate(pemEncoded: pem)) == nil {
             throw .invalidField("passkeys.attestation_roots", "entry \(index) is not a PEM certificate")
         }
-        return self
+        var settings = self
+        settings.allowedAAGUIDs = try Self.aaguids(allowedAAGUIDs, field: "passkeys.allowed_aaguids")
+        settings.deniedAAGUIDs = try Self.aaguids(deniedAAGUIDs, field: "passkeys.denied_aaguids")
+        guard groupRules.count <= Self.maximumGroupRules else {
+            throw .invalidField("passkeys.group_rules", "name at most \(Self.maximumGroupRules) groups")
+        }
+        settings.groupRules = try groupRules.map { rule throws(AdminError) in
+            var rule = rule
+            rule.allowedAAGUIDs = try Self.aaguids(rule.allowedAAGUIDs, field: "passkeys.group_rules.allowed_aaguids")
+            rule.deniedAAGUIDs = try Self.aaguids(rule.deniedAAGUIDs, field: "passkeys.group_rules.denied_aaguids")
+            if rule.attestationRequired, attestationConveyance == .none, attestationRoots.isEmpty, !metadata {
+                throw .invalidField(
+                    "passkeys.group_rules", "the rule of \(rule.group) requires attestation, which needs attestation_roots or FIDO metadata")
+            }
+            return rule
+        }
+        return settings
+    }
+
+    /// `list` as lower-case UUIDs, each once, or the field's error.
+    static func aaguids(_ list: [String], field: String) throws(AdminError) -> [String] {
+        guard list.count <= maximumAAGUIDs else { throw .invalidField(field, "name at most \(maximumAAGUIDs) AAGUIDs") }
+        var seen: [String] = []
+        for text in list {
+            guard let aaguid = MetadataDate.normalizedAAGUID(text) else {
+                throw .invalidField(field, "\"\(text)\" is not an AAGUID (a UUID such as cb69481e-8ff7-4039-93ec-0a2729a154a8)")
+            }
+            if !seen.contains(aaguid) { seen.append(aaguid) }
+        }
+        return seen
+    }
+
+    /// The rules a registration of a member of `groupIDs` is held to: the tenant's, made
+    /// stricter by each rule of those groups.
+    func rules(for groupIDs: Set<String>) -> PasskeyRules {
+        var rules = PasskeyRules(
+            allowed: allowedAAGUIDs.isEmpty ? nil : Set(allowedAAGUIDs), denied: Set(deniedAAGUIDs),
+            attestationRequired: !allowUnattested, deviceBoundOnly: deviceBoundOnly,
+            userVerificationRequired: userVerificationRequirement == .required)
+        for rule in groupRules where groupIDs.contains(rule.group) {
+            if !rule.allowedAAGUIDs.isEmpty {
+                rules.allowed = rules.allowed.map { $0.intersection(rule.allowedAAGUIDs) } ?? Set(rule.allowedAAGUIDs)
+            }
+            rules.denied.formUnion(rule.deniedAAGUIDs)
+            rules.attestationRequired = rules.attestationRequired || rule.attestationRequired
+            rules.deviceBoundOnly = rules.deviceBoundOnly || rule.deviceBoundOnly
+            rules.userVerificationRequired = rules.userVerificationRequired || rule.userVerificationRequired
+            rules.groups.append(rule.group)
+        }
+        return rules
     }
 
     /// The relying party of `tenant` served at `publicOrigin` (`https://host[:port]`). A server

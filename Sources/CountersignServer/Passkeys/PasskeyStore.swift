@@ -11,6 +11,8 @@ protocol PasskeyStore: Sendable {
     /// The user a handle names within the tenant.
     func userID(handle: Data, tenantID: String) async throws -> String?
     func passkeys(userID: String, tenantID: String) async throws -> [Passkey]
+    /// The tenant's passkeys by id after `cursor`, at most `limit`.
+    func passkeys(tenantID: String, after cursor: String?, limit: Int) async throws -> [Passkey]
     func passkey(credentialID: Data, tenantID: String) async throws -> Passkey?
     func passkey(id: String, tenantID: String) async throws -> Passkey?
     /// Stores a new credential; false when its credential ID is registered already, in any
@@ -28,6 +30,8 @@ protocol PasskeyStore: Sendable {
     /// is used from then on, whatever the verification decides.
     func takeCeremony(handleHash: Data, tenantID: String, binding: String, at date: Date) async throws -> PasskeyCeremony?
     func purgeExpired(before date: Date) async throws
+    /// The ids of the groups the user is in: which `passkeys.group_rules` apply.
+    func groupIDs(userID: String) async throws -> Set<String>
 }
 
 /// The passkey store on the server's database (SQLite or PostgreSQL).
@@ -40,6 +44,10 @@ struct SQLPasskeyStore: PasskeyStore {
 
     func user(id: String, tenantID: String) async throws -> User? {
         try await users.find(id: id, tenantID: tenantID, on: database)
+    }
+
+    func groupIDs(userID: String) async throws -> Set<String> {
+        try await GroupReferences.groupIDs(of: userID, on: database)
     }
 
     func userHandle(userID: String, tenantID: String, at date: Date) async throws -> Data {
@@ -73,6 +81,14 @@ struct SQLPasskeyStore: PasskeyStore {
             """
             SELECT \(raw: PasskeyRow.columns) FROM passkeys WHERE tenant_id = \(tenantID) AND user_id = \(userID)
             ORDER BY created_at, id
+            """, as: PasskeyRow.self).map { $0.passkey() }
+    }
+
+    func passkeys(tenantID: String, after cursor: String?, limit: Int) async throws -> [Passkey] {
+        try await database.all(
+            """
+            SELECT \(raw: PasskeyRow.columns) FROM passkeys WHERE tenant_id = \(tenantID) AND id > \(cursor ?? "")
+            ORDER BY id LIMIT \(limit)
             """, as: PasskeyRow.self).map { $0.passkey() }
     }
 

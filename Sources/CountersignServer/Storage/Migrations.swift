@@ -31,6 +31,7 @@ public enum SchemaVersion: Int64, CaseIterable, Sendable {
     case handover
     case mail
     case rememberedBrowsers
+    case authenticatorMetadata
 
     /// The name recorded beside the number.
     public var name: String {
@@ -62,6 +63,7 @@ public enum SchemaVersion: Int64, CaseIterable, Sendable {
         case .handover: "handover"
         case .mail: "mail"
         case .rememberedBrowsers: "remembered-browsers"
+        case .authenticatorMetadata: "authenticator-metadata"
         }
     }
 }
@@ -99,7 +101,7 @@ public enum Migrations {
     public static let features: [FeatureMigrations] = [
         .security, .tenants, .admin, .enrollment, .devices, .audit, .openID, .approvals, .push, .webhooks, .tokens,
         .oauth, .ciba, .notifications, .codeFlow, .signIn, .trustedIssuers, .passkeys, .console,
-        .radius, .directory, .recovery, .mail,
+        .radius, .directory, .recovery, .mail, .metadata,
     ]
 
     /// The versions in order, each with every feature's changes of that version.

@@ -19,6 +19,8 @@ struct RegisteredCredential: Sendable, Equatable {
     var attestationTrusted: Bool
     var attestationObject: [UInt8]
     var clientDataJSON: [UInt8]
+    /// The FIDO metadata of the authenticator's model, if the loaded BLOB has it.
+    var metadata: AuthenticatorMetadataEntry?
 }
 
 /// The registration ceremony's verification (WebAuthn Level 3 §7.1), steps in the
@@ -35,6 +37,9 @@ struct RegistrationCeremony: Sendable {
     static let maximumCredentialIDLength = 1023
 
     let relyingParty: RelyingParty
+    /// The FIDO metadata loaded: an authenticator model it reports revoked or compromised is
+    /// refused, and a model's attestation roots are trusted for that model.
+    var metadata: AuthenticatorMetadataSnapshot = .empty
     var formats: [String: any AttestationStatementFormat] = AttestationFormats.all
 
     func verify(_ response: RegistrationResponseJSON, expecting expected: Expectation, at date: Date) async throws(WebAuthnError)
@@ -57,7 +62,10 @@ struct RegistrationCeremony: Sendable {
         let credential = try Self.attestedCredential(authenticatorData)
         try Self.algorithm(of: credential, offeredIn: expected.algorithms)
         let attestation = try verifyStatement(of: object, clientDataHash: clientDataHash, at: date)
-        let trusted = await AttestationTrust(roots: relyingParty.attestationRoots).isTrusted(attestation, at: date)
+        let entry = metadata.entry(aaguid: credential.aaguid, attestationCertificate: attestation.certificateChain.first)
+        try Self.status(of: entry, aaguid: credential.aaguid, at: date)
+        let roots = relyingParty.attestationRoots + (entry?.rootCertificates ?? [])
+        let trusted = await AttestationTrust(roots: roots).isTrusted(attestation, at: date)
         try acceptable(attestation, trusted: trusted)
         try Self.credentialIDLength(credential.credentialID)
         try Self.credentialID(credential.credentialID, is: response.rawId.bytes)
@@ -69,7 +77,17 @@ struct RegistrationCeremony: Sendable {
             backupState: authenticatorData.flags.contains(.backupState),
             transports: Self.knownTransports(response.response.transports ?? []), attestation: attestation,
             attestationTrusted: trusted, attestationObject: response.response.attestationObject.bytes,
-            clientDataJSON: clientDataJSON)
+            clientDataJSON: clientDataJSON, metadata: entry)
+    }
+
+    /// MDS3 §3.1.4 and WebAuthn §7.1 step 25: no new credential of a model whose latest status
+    /// is one the metadata refuses (revoked, or a compromise). Whether the model is the one it
+    /// claims is the attestation's to prove; a claim alone is enough to refuse.
+    static func status(of entry: AuthenticatorMetadataEntry?, aaguid: [UInt8], at date: Date) throws(WebAuthnError) {
+        guard let entry, let report = entry.latestStatus(at: date), report.refusesRegistration else { return }
+        let name = MetadataDate.aaguidString(aaguid)
+        throw .authenticatorStatusRefused(
+            status: report.status, model: entry.description.map { "\($0) (\(name))" } ?? name)
     }
 
     /// §7.1 step 5 (and §5.1 `id`): a public-key credential whose `id` is its raw ID in base64url.

@@ -60,6 +60,12 @@ enum WebAuthnError: Error, Sendable, Equatable, CustomStringConvertible {
     case signCountRegression(stored: UInt32, received: UInt32)
     /// Passkeys are switched off for the tenant.
     case disabled
+    /// The FIDO metadata's latest status for the authenticator's model is one under which no
+    /// new credential is registered (`MetadataStatusReport.refusing`).
+    case authenticatorStatusRefused(status: String, model: String)
+    /// The tenant's passkey rules for the user do not allow this authenticator: its model, a
+    /// synced passkey where only device-bound ones are allowed, or no trusted attestation.
+    case authenticatorNotAllowed(String)
 
     /// The `error` member of the JSON answer.
     var code: String {
@@ -90,6 +96,8 @@ enum WebAuthnError: Error, Sendable, Equatable, CustomStringConvertible {
         case .invalidSignature: "invalid_signature"
         case .signCountRegression: "sign_count_regression"
         case .disabled: "passkeys_disabled"
+        case .authenticatorStatusRefused: "authenticator_status_refused"
+        case .authenticatorNotAllowed: "authenticator_not_allowed"
         }
     }
 
@@ -122,13 +130,22 @@ enum WebAuthnError: Error, Sendable, Equatable, CustomStringConvertible {
         case .signCountRegression(let stored, let received):
             "The passkey's signature counter went from \(stored) to \(received): it may have been copied."
         case .disabled: "Passkeys are not enabled here."
+        case .authenticatorStatusRefused(let status, let model):
+            "The FIDO Alliance's metadata reports \(model) as \(status): no new passkey of it is accepted."
+        case .authenticatorNotAllowed(let reason): "This authenticator is not allowed here: \(reason)."
         }
     }
 }
 
 extension WebAuthnError: WireFailure {
-    /// Every ceremony failure is the client's: 400, except passkeys switched off (403).
+    /// Every ceremony failure is the client's: 400, except what the tenant's rules refuse of a
+    /// valid response (passkeys switched off, an authenticator not allowed): 403.
     var wireError: WireError {
-        WireError(self == .disabled ? .forbidden : .badRequest, code: code, description: description)
+        switch self {
+        case .disabled, .authenticatorStatusRefused, .authenticatorNotAllowed:
+            WireError(.forbidden, code: code, description: description)
+        default:
+            WireError(.badRequest, code: code, description: description)
+        }
     }
 }

@@ -178,15 +178,16 @@ struct PasskeyBench: Sendable {
     /// when `listening` (for the command line), the server also listens: its phones and the
     /// command line talk to it over HTTP, the browsers through the router.
     static func run(
-        _ engine: Engine, listening: Bool = false, _ body: @escaping @Sendable (PasskeyBench) async throws -> Void
+        _ engine: Engine, listening: Bool = false, configure: (inout ServerConfiguration) -> Void = { _ in },
+        _ body: @escaping @Sendable (PasskeyBench) async throws -> Void
     ) async throws {
         switch (engine, listening) {
         case (.sqlite, false):
-            try await TestServer.routed { server in
+            try await TestServer.routed(configure: configure) { server in
                 try await body(try await make(server, send: { try await server.send($0) }))
             }
         default:
-            try await TestServer.with(engine) { server in
+            try await TestServer.with(engine, configure: configure) { server in
                 try await server.server.application.test(.router) { client in
                     try await body(try await make(server, send: { request in
                         let path = String(try #require(request.url?.absoluteString).dropFirst(server.base.count))

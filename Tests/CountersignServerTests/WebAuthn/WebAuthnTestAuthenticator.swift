@@ -32,6 +32,8 @@ struct WebAuthnTestAuthenticator {
         var id: String?
         var credentialType = "public-key"
         var publicKey: COSEKey
+        /// The authenticator model the attested credential data names.
+        var aaguid: [UInt8] = Array(repeating: 0, count: 16)
         var format = "none"
         /// Builds the attestation statement from the authenticator data and the client data hash.
         var statement: (@Sendable ([UInt8], [UInt8]) -> CBORMap)?
@@ -58,7 +60,7 @@ struct WebAuthnTestAuthenticator {
             type: parts.type, challenge: parts.challenge, origin: parts.origin, crossOrigin: parts.crossOrigin,
             topOrigin: parts.topOrigin).serialized
         let attested = parts.flags.contains(.attestedCredentialData)
-            ? AttestedCredentialData(aaguid: Array(repeating: 0, count: 16), credentialID: parts.credentialID, publicKey: parts.publicKey)
+            ? AttestedCredentialData(aaguid: parts.aaguid, credentialID: parts.credentialID, publicKey: parts.publicKey)
             : nil
         let authenticatorData = parts.authenticatorData ?? Self.authenticatorData(
             rpIDHash: parts.rpIDHash, flags: parts.flags, signCount: parts.signCount, attested: attested)
