@@ -70,7 +70,7 @@ extension CountersignServer {
             logger: logger, now: now)
 
         let authenticatorMetadata = AuthenticatorMetadataService(
-            configuration: configuration.metadata, database: database, logger: logger, now: now)
+            configuration: configuration.metadata, database: database, metrics: metrics, logger: logger, now: now)
 
         let directoryPasswords = DirectoryPasswords(
             database: database, directories: directories, sync: directorySync, metrics: metrics, logger: logger, now: now)
@@ -199,7 +199,8 @@ extension CountersignServer {
             interaction: AuthorizationInteraction(endpoint: authorization, signingKeys: tokenSigningKeys, origin: origin, now: now),
             approvals: approvalService, events: approvalEvents, throttle: throttle, pushLimits: SignInPushLimits(now: now),
             cookies: BrowserCookies(origin: origin), now: now, passwords: directoryPasswords)
-        let passkeys = PasskeyService(store: passkeyStore, origin: origin, metadata: authenticatorMetadata, now: now)
+        let passkeys = PasskeyService(
+            store: passkeyStore, origin: origin, metadata: authenticatorMetadata, metrics: metrics, now: now)
         SignInRoutes(
             flow: signInFlow,
             invitations: InvitationFlow(enrollment: enrollment, signIn: signInFlow, events: approvalEvents),

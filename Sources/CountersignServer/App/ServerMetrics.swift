@@ -90,6 +90,22 @@ public struct ServerMetrics: Sendable {
             labels: [("outcome", outcome)]).increment()
     }
 
+    /// A read of the FIDO metadata source: `loaded`, `unchanged`, `busy` (another node reads it)
+    /// or `failed`.
+    func metadataRead(_ outcome: String) {
+        registry.makeCounter(
+            descriptor: Self.name("fido_metadata_reads", unit: "total", "reads of the FIDO metadata source by outcome"),
+            labels: [("outcome", outcome)]).increment()
+    }
+
+    /// A passkey registration that verified but was refused: `metadata_status` (the model is
+    /// revoked or compromised) or `passkey_rules` (the tenant's rules for the user).
+    func passkeyRegistrationRefused(_ reason: String) {
+        registry.makeCounter(
+            descriptor: Self.name("passkey_registrations_refused", unit: "total", "passkey registrations refused by governance"),
+            labels: [("reason", reason)]).increment()
+    }
+
     /// A recovery code or temporary access pass typed at `/account/recover`: `code` or `pass`
     /// (`unknown` for neither's shape), and `signed_in`, `refused`, `throttled`, `malformed` or
     /// `outside_networks`.

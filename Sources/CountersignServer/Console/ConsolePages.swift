@@ -41,7 +41,7 @@ extension ConsolePageModel {
 
 /// The console's sections, in the order of its navigation.
 enum ConsoleSection: String, CaseIterable, Sendable {
-    case dashboard, users, groups, devices, clients
+    case dashboard, users, groups, devices, passkeys, clients
     case radiusClients = "radius-clients"
     case directory, mail, push, policies, audit
 
@@ -51,6 +51,7 @@ enum ConsoleSection: String, CaseIterable, Sendable {
         case .users: "Users"
         case .groups: "Groups"
         case .devices: "Devices"
+        case .passkeys: "Passkeys"
         case .clients: "Clients"
         case .radiusClients: "RADIUS clients"
         case .directory: "Directory"

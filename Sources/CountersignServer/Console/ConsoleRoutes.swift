@@ -17,6 +17,7 @@ import Hummingbird
 /// - `GET|POST /console/mail`, its `/test` and `/delete`
 ///   (`ConsoleDirectory`);
 /// - `GET /console/devices?push=`, `POST /console/devices/{id}/remove` (`ConsoleDevices`);
+/// - `GET /console/passkeys?cursor=`, `POST /console/passkeys/{user}/{passkey}/revoke` (`ConsolePasskeys`);
 /// - `GET|POST /console/policies`, a webhook's `POST /console/policies/webhooks/{purpose}` and its
 ///   `/delete` (`ConsolePolicies`);
 /// - `GET /console/push?status=`, setting an APNs token key, an APNs certificate (`/push/apns-certificate`)
@@ -37,6 +38,7 @@ struct ConsoleRoutes: Sendable {
     let mail: ConsoleMail
     let push: ConsolePush
     let devices: ConsoleDevices
+    let passkeys: ConsolePasskeys
     let policies: ConsolePolicies
 
     /// Each section works through the one flow: its sign-in, session and administration calls.
@@ -51,6 +53,7 @@ struct ConsoleRoutes: Sendable {
         mail = ConsoleMail(flow: flow)
         push = ConsolePush(flow: flow)
         devices = ConsoleDevices(flow: flow)
+        passkeys = ConsolePasskeys(flow: flow)
         policies = ConsolePolicies(flow: flow)
     }
 
@@ -139,6 +142,11 @@ struct ConsoleRoutes: Sendable {
         getWithQuery(pages, "/devices") { query, session, visit in try await devices.list(query: query, session, visit) }
         post(pages, "/devices/{id}/remove") { path, form, session, visit in
             try await devices.remove(deviceID: path.require("id"), form, session, visit)
+        }
+
+        getWithQuery(pages, "/passkeys") { query, session, visit in try await passkeys.list(query: query, session, visit) }
+        post(pages, "/passkeys/{user}/{passkey}/revoke") { path, _, session, visit in
+            try await passkeys.revoke(userID: path.require("user"), passkeyID: path.require("passkey"), session, visit)
         }
 
         get(pages, "/clients") { _, session, visit in try await clients.list(session, visit) }

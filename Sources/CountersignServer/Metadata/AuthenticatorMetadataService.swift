@@ -57,13 +57,18 @@ final class AuthenticatorMetadataService: Sendable {
     let configuration: MetadataConfiguration?
     let database: any Database
     let repository = SQLMetadataRepository()
+    let metrics: ServerMetrics
     let logger: Logger
     let now: @Sendable () -> Date
     private let cached = Mutex<(snapshot: AuthenticatorMetadataSnapshot, checkedAt: Date)>((.empty, .distantPast))
 
-    init(configuration: MetadataConfiguration?, database: any Database, logger: Logger, now: @escaping @Sendable () -> Date) {
+    init(
+        configuration: MetadataConfiguration?, database: any Database, metrics: ServerMetrics, logger: Logger,
+        now: @escaping @Sendable () -> Date
+    ) {
         self.configuration = configuration
         self.database = database
+        self.metrics = metrics
         self.logger = logger
         self.now = now
     }
@@ -108,6 +113,7 @@ final class AuthenticatorMetadataService: Sendable {
         guard let configuration else { throw MetadataBLOBError.unreachable("no metadata source is configured") }
         let date = now()
         guard try await repository.acquireLease(until: date.addingTimeInterval(Self.lease), now: date, on: database) else {
+            metrics.metadataRead(MetadataLoadOutcome.busy.rawValue)
             return .busy
         }
         do {
@@ -117,6 +123,7 @@ final class AuthenticatorMetadataService: Sendable {
             if let loaded, blob.serial <= loaded {
                 guard blob.serial == loaded else { throw MetadataBLOBError.notNewer(serial: blob.serial, loaded: loaded) }
                 try await repository.recordAttempt(error: nil, at: date, on: database)
+                metrics.metadataRead(MetadataLoadOutcome.unchanged.rawValue)
                 return .unchanged
             }
             try await database.transaction { [repository] executor in
@@ -124,10 +131,12 @@ final class AuthenticatorMetadataService: Sendable {
             }
             cached.withLock { $0.checkedAt = .distantPast }
             logger.info("FIDO metadata loaded", metadata: ["serial": "\(blob.serial)", "entries": "\(blob.entries.count)"])
+            metrics.metadataRead(MetadataLoadOutcome.loaded.rawValue)
             return .loaded
         } catch {
             let reason = (error as? MetadataBLOBError)?.description ?? "\(error)"
             try? await repository.recordAttempt(error: reason, at: date, on: database)
+            metrics.metadataRead("failed")
             logger.warning("FIDO metadata not loaded", metadata: ["error": "\(reason)"])
             throw error
         }

@@ -23,6 +23,7 @@ struct PasskeyService: Sendable {
     let origin: PublicOrigin
     /// The FIDO metadata registrations are checked against.
     let metadata: AuthenticatorMetadataService
+    let metrics: ServerMetrics
     let now: @Sendable () -> Date
     /// Spent and expired ceremonies are deleted at most once an hour per node, when one is issued.
     let housekeeping = PeriodicSchedule(every: 3600)
@@ -92,13 +93,23 @@ struct PasskeyService: Sendable {
             challenge: Array(ceremony.challenge),
             algorithms: (ceremony.expectation.algorithms ?? []).compactMap(COSEAlgorithm.init(rawValue:)),
             userVerification: ceremony.expectation.userVerification)
-        let registered = try await RegistrationCeremony(relyingParty: relyingParty, metadata: try await metadata.snapshot())
-            .verify(response, expecting: expectation, at: date)
+        let snapshot = try await metadata.snapshot()
+        let registered: RegisteredCredential
+        do {
+            registered = try await RegistrationCeremony(relyingParty: relyingParty, metadata: snapshot)
+                .verify(response, expecting: expectation, at: date)
+        } catch {
+            if case .authenticatorStatusRefused = error { metrics.passkeyRegistrationRefused("metadata_status") }
+            throw error
+        }
         let findings = rules.findings(
             aaguid: MetadataDate.aaguidString(registered.aaguid), backupEligible: registered.backupEligible,
             attestationTrusted: registered.attestationTrusted, userVerified: registered.userVerified,
             metadata: registered.metadata, at: date)
-        if let finding = findings.first { throw WebAuthnError.authenticatorNotAllowed(finding) }
+        if let finding = findings.first {
+            metrics.passkeyRegistrationRefused("passkey_rules")
+            throw WebAuthnError.authenticatorNotAllowed(finding)
+        }
         guard try await store.passkeys(userID: userID, tenantID: tenant.id).count < Self.maximumPerUser else {
             throw PasskeyError.tooMany
         }

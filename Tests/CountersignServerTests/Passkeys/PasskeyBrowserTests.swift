@@ -50,6 +50,44 @@ struct PasskeyBrowserTests {
         }
     }
 
+    @Test("Chromium's virtual authenticators against the passkey rules: a synced passkey is refused where only device-bound ones are allowed, and a model once denied is refused, the reason shown beside the button")
+    func passkeyRulesInTheBrowser() async throws {
+        try await Self.onLocalhost { server, browser, laptop in
+            let user = try await server.enrolledUser("alice")
+            try await server.setPolicy(["passkeys": ["device_bound_only": true]])
+            try await laptop.remove()
+            let synced = try await browser.addVirtualAuthenticator(.init(defaultBackupEligibility: true))
+            try await Self.signInToTheAccount(user, server: server, browser: browser)
+            try await browser.find("#add-passkey").click()
+            try await browser.waitFor(css: "#passkey-add-error:not([hidden])")
+            #expect(try await browser.find("#passkey-add-error").text()
+                    == "This authenticator is not allowed here: it may be synced, and only device-bound passkeys are allowed.")
+            let stored = try await server.admin("GET", "/admin/v1/tenants/default/users/\(user.userID)/passkeys")
+            #expect((stored["items"] as? [Any])?.isEmpty == true, "nothing stored")
+
+            try await synced.remove()
+            let key = try await browser.addVirtualAuthenticator()
+            _ = try await Self.addPasskey("Security key", browser: browser)
+            let listed = try await server.admin("GET", "/admin/v1/tenants/default/users/\(user.userID)/passkeys")
+            let first = try #require((listed["items"] as? [[String: any Sendable]])?.first)
+            #expect(first["backup_eligible"] as? Bool == false)
+            let model = try #require(first["aaguid"] as? String, "the AAGUID Chromium's authenticator reported")
+
+            try await server.setPolicy(["passkeys": ["denied_aaguids": [model]]])
+            // Another authenticator of the same model: the first would refuse to make a second
+            // passkey for the account it holds one of.
+            try await key.remove()
+            _ = try await browser.addVirtualAuthenticator()
+            try await browser.find("#add-passkey").click()
+            try await browser.waitFor(css: "#passkey-add-error:not([hidden])")
+            #expect(try await browser.find("#passkey-add-error").text()
+                    == "This authenticator is not allowed here: its model, \(model), is denied.")
+            let findings = try await server.admin("GET", "/admin/v1/tenants/default/passkey-findings")
+            let finding = try #require((findings["items"] as? [[String: any Sendable]])?.first, "\(findings.text)")
+            #expect(finding["findings"] as? [String] == ["its model, \(model), is denied"])
+        }
+    }
+
     @Test("Adding a passkey more than ten minutes after signing in asks for a sign-in again, then the passkey is added")
     func addingAPasskeyLongAfterSigningInAsksToSignInAgain() async throws {
         try await Self.onLocalhost { server, browser, authenticator in

@@ -272,6 +272,49 @@ struct PasskeyGovernanceTests {
             #expect((after["items"] as? [Any])?.count == 1)
         }
     }
+
+    @Test("The console shows the metadata loaded and the passkeys the rules no longer allow, and revokes one")
+    func theConsolesPasskeysPage() async throws {
+        let metadata = try Metadata()
+        try await PasskeyBench.run(.sqlite, configure: { $0.metadata = metadata.configuration }) { bench in
+            let server = bench.server
+            try await Self.loaded(server)
+            var synced = bench.passkey(backupEligible: true)
+            #expect(try await bench.alice.register(&synced, name: "Phone keychain").status == 200)
+            let granted = try await server.admin(
+                "PUT", "/admin/v1/tenants/default/users/\(bench.alice.user.userID)/console-role", json: ["role": "tenant-admin"])
+            #expect(granted.status == 200)
+            let browser = bench.browser()
+            let dashboard = try await ConsoleTests.signIn(browser, bench.alice.user, base: "")
+            let console = ConsoleTests.Bench(
+                server: server, browser: browser, admin: bench.alice.user, base: "", csrf: try #require(dashboard.hidden("csrf")))
+
+            let empty = try await browser.get("/console/passkeys")
+            #expect(empty.status == 200)
+            #expect(empty.text.contains("FIDO metadata number 10, 2 authenticator models"), "\(empty.text.suffix(2500))")
+            #expect(empty.text.contains(#"id="no-findings""#) && empty.text.contains(#"aria-current="page">Passkeys"#))
+
+            try await server.setPolicy(["passkeys": ["device_bound_only": true]])
+            let listed = try await browser.get("/console/passkeys")
+            let id = try #require((try await server.admin("GET", "/admin/v1/tenants/default/passkey-findings")["items"]
+                as? [[String: any Sendable]])?.first?["passkey"] as? [String: any Sendable])?["id"] as? String
+            #expect(listed.text.contains(#"id="finding-\#(id ?? "")""#) && listed.text.contains("Phone keychain"))
+            #expect(listed.text.contains("It may be synced, and only device-bound passkeys are allowed."))
+
+            let forged = try await browser.post("/console/passkeys/\(bench.alice.user.userID)/\(id ?? "")/revoke", [("csrf", "forged")])
+            #expect(forged.status == 403)
+            let revoked = try await console.post("/console/passkeys/\(bench.alice.user.userID)/\(id ?? "")/revoke", [])
+            #expect(revoked.status == 200 && revoked.text.contains("The passkey is revoked"), "\(revoked.text.suffix(2000))")
+            #expect(revoked.text.contains(#"id="no-findings""#))
+            let again = try await console.post("/console/passkeys/\(bench.alice.user.userID)/\(id ?? "")/revoke", [])
+            #expect(again.status == 404 && again.text.contains("was not found"))
+
+            try metadata.write(serial: 9)
+            _ = try await Self.refresh(server)
+            let failed = try await browser.get("/console/passkeys")
+            #expect(failed.text.contains(#"id="metadata-problem""#) && failed.text.contains("is not above the loaded one"))
+        }
+    }
 }
 
 extension TestAuthenticatorModel {

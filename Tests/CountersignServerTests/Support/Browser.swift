@@ -406,11 +406,14 @@ extension Browser {
         var hasUserVerification = true
         var isUserConsenting = true
         var isUserVerified = true
+        /// Whether its credentials may be synced (the BE flag), as a password manager's are.
+        var defaultBackupEligibility = false
 
         fileprivate var json: [String: Any] {
             ["protocol": `protocol`, "transport": transport, "hasResidentKey": hasResidentKey,
              "hasUserVerification": hasUserVerification, "isUserConsenting": isUserConsenting,
-             "isUserVerified": isUserVerified]
+             "isUserVerified": isUserVerified, "defaultBackupEligibility": defaultBackupEligibility,
+             "defaultBackupState": defaultBackupEligibility]
         }
     }
 
@@ -437,6 +440,11 @@ extension Browser {
         /// The credentials it holds.
         func credentials() async throws -> [VirtualCredential] {
             try await browser.command("GET", path + "/credentials", as: [VirtualCredential].self)
+        }
+
+        /// Removes it from the browser ("Remove Virtual Authenticator").
+        func remove() async throws {
+            _ = try await browser.command("DELETE", path)
         }
 
         /// Whether the next user verifications succeed ("Set User Verified").
