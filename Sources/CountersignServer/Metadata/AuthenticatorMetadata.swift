@@ -50,6 +50,12 @@ struct AuthenticatorMetadataEntry: Sendable, Equatable {
             .max { ($0.element.effectiveDate ?? "", $0.offset) < ($1.element.effectiveDate ?? "", $1.offset) }?.element
     }
 
+    /// How refusals and findings name a model: its description with its AAGUID, or the AAGUID
+    /// alone when the metadata has no entry for it.
+    static func modelName(_ entry: AuthenticatorMetadataEntry?, aaguid: String) -> String {
+        entry?.description.map { "\($0) (\(aaguid))" } ?? aaguid
+    }
+
     /// The attestation roots that parse as certificates.
     var rootCertificates: [Certificate] { attestationRoots.compactMap { try? Certificate(derEncoded: $0) } }
 }
@@ -75,8 +81,6 @@ struct AuthenticatorMetadataSnapshot: Sendable {
         self.byAAGUID = byAAGUID
         self.byKeyIdentifier = byKeyIdentifier
     }
-
-    var count: Int { byAAGUID.count + Set(byKeyIdentifier.values.map(\.keyIdentifiers)).count }
 
     func entry(aaguid: String) -> AuthenticatorMetadataEntry? { byAAGUID[aaguid] }
 

@@ -115,11 +115,6 @@ struct SQLMetadataRepository: Sendable {
             .map { try $0.entry() }
     }
 
-    func entry(aaguid: String, on executor: any SQLExecutor) async throws -> AuthenticatorMetadataEntry? {
-        try await executor.first(
-            "SELECT \(raw: EntryRow.columns) FROM authenticator_metadata WHERE aaguid = \(aaguid)", as: EntryRow.self)?.entry()
-    }
-
     private static func json(_ value: some Encodable) throws -> String {
         String(decoding: try JSONEncoder().encode(value), as: UTF8.self)
     }

@@ -56,7 +56,7 @@ struct PasskeyRules: Sendable, Equatable {
         aaguid: String, backupEligible: Bool, attestationTrusted: Bool, userVerified: Bool,
         metadata: AuthenticatorMetadataEntry?, at date: Date
     ) -> [String] {
-        let model = metadata?.description.map { "\($0) (\(aaguid))" } ?? aaguid
+        let model = AuthenticatorMetadataEntry.modelName(metadata, aaguid: aaguid)
         var findings: [String] = []
         if let status = metadata?.latestStatus(at: date), status.refusesRegistration {
             findings.append("the FIDO Alliance's metadata reports \(model) as \(status.status)")

@@ -85,9 +85,8 @@ struct RegistrationCeremony: Sendable {
     /// claims is the attestation's to prove; a claim alone is enough to refuse.
     static func status(of entry: AuthenticatorMetadataEntry?, aaguid: [UInt8], at date: Date) throws(WebAuthnError) {
         guard let entry, let report = entry.latestStatus(at: date), report.refusesRegistration else { return }
-        let name = MetadataDate.aaguidString(aaguid)
         throw .authenticatorStatusRefused(
-            status: report.status, model: entry.description.map { "\($0) (\(name))" } ?? name)
+            status: report.status, model: AuthenticatorMetadataEntry.modelName(entry, aaguid: MetadataDate.aaguidString(aaguid)))
     }
 
     /// §7.1 step 5 (and §5.1 `id`): a public-key credential whose `id` is its raw ID in base64url.

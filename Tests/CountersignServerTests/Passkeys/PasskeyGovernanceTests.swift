@@ -108,6 +108,23 @@ struct PasskeyGovernanceTests {
         }
     }
 
+    @Test("The BLOB is read over HTTP as from the FIDO Alliance's server; an answer other than 200 is refused with its status, and the loaded entries stay")
+    func loadingFromAURL() async throws {
+        let metadata = try Metadata()
+        let source = try await TestMetadataSource.start()
+        source.serve(try String(contentsOf: metadata.file, encoding: .utf8))
+        let configuration = MetadataConfiguration(source: source.url, roots: [metadata.service.root.certificate])
+        try await TestServer.routed(configure: { $0.metadata = configuration }) { server in
+            try await Self.loaded(server)
+            #expect(source.requestCount >= 1)
+            source.serve("", status: 503)
+            let refused = try await Self.refresh(server)
+            #expect(refused.status == 502 && refused.errorDescription?.contains("the source answered 503") == true, "\(refused.text)")
+            #expect(try await server.admin("GET", "/admin/v1/authenticator-metadata/\(Self.good)").status == 200)
+        }
+        try await source.stop()
+    }
+
     @Test("Without a metadata source the status says so and a refresh is a conflict")
     func notConfigured() async throws {
         try await TestServer.routed { server in

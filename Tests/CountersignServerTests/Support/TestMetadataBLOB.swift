@@ -3,7 +3,11 @@ import CountersignCBOR
 import CountersignCore
 import CountersignWebAuthn
 import Foundation
+import Hummingbird
+import NIOCore
+import ServiceLifecycle
 import SwiftASN1
+import Synchronization
 import X509
 import _CryptoExtras
 @testable import CountersignServer
@@ -134,5 +138,51 @@ struct TestAuthenticatorModel: Sendable {
 extension UUID {
     var uuidBytes: [UInt8] {
         withUnsafeBytes(of: uuid) { Array($0) }
+    }
+}
+
+/// The metadata service's web server, as `https://mds3.fidoalliance.org/` is one: answers
+/// `GET /` with the BLOB it is given, or with another status.
+final class TestMetadataSource: Sendable {
+    private let answer = Mutex<(status: Int, body: String)>((404, ""))
+    private let group = Mutex<ServiceGroup?>(nil)
+    private let task = Mutex<Task<Void, any Error>?>(nil)
+    private let boundPort = Mutex(0)
+    private let requests = Mutex(0)
+
+    var url: String { "http://127.0.0.1:\(boundPort.withLock { $0 })/" }
+    var requestCount: Int { requests.withLock { $0 } }
+
+    func serve(_ body: String, status: Int = 200) {
+        answer.withLock { $0 = (status, body) }
+    }
+
+    static func start() async throws -> TestMetadataSource {
+        let source = TestMetadataSource()
+        let router = Router(context: BasicRequestContext.self)
+        router.get("/") { _, _ in
+            source.requests.withLock { $0 += 1 }
+            let (status, body) = source.answer.withLock { $0 }
+            return Response(
+                status: .init(code: status), headers: [.contentType: "application/jwt"],
+                body: .init(byteBuffer: ByteBuffer(string: body)))
+        }
+        let (ports, continuation) = AsyncStream.makeStream(of: Int.self, bufferingPolicy: .bufferingNewest(1))
+        let application = Application(
+            router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0), serverName: "mds"),
+            onServerRunning: { channel in continuation.yield(channel.localAddress?.port ?? 0) }, logger: testLogger)
+        let group = ServiceGroup(configuration: .init(services: [application], gracefulShutdownSignals: [], logger: testLogger))
+        source.group.withLock { $0 = group }
+        source.task.withLock { $0 = Task { try await group.run() } }
+        for await port in ports {
+            source.boundPort.withLock { $0 = port }
+            break
+        }
+        return source
+    }
+
+    func stop() async throws {
+        await group.withLock { $0 }?.triggerGracefulShutdown()
+        try await task.withLock { $0 }?.value
     }
 }
