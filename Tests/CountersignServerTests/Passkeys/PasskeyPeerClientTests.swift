@@ -119,6 +119,67 @@ struct PasskeyPeerClientTests {
             #expect(used.text.components(separatedBy: "\"passkey.used\"").count - 1 == 2, "\(used.text.prefix(400))")
         }
     }
+
+    @Test("soft-webauthn against the passkey rules: its model denied (403 authenticator_not_allowed), user verification required by a group (400 user_not_verified), attestation required (400 attestation_not_trusted); allowed again, it registers")
+    func softTokenAgainstThePasskeyRules() async throws {
+        guard Self.python != nil else { return }
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("soft-webauthn-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let metadata = try TestMetadataService()
+        let file = folder.appendingPathComponent("mds.jwt")
+        try Data(try metadata.blob(TestMetadataService.payload(serial: 1, nextUpdate: TestMetadataService.day(30), entries: [])).utf8)
+            .write(to: file)
+        let configuration = MetadataConfiguration(source: file.path, roots: [metadata.root.certificate])
+
+        try await TestServer.routed(configure: { $0.metadata = configuration }) { server in
+            let alice = try await server.enrolledUser("alice")
+            let browser = PageVisitor(server)
+            let form = try await browser.get("/account")
+            let attempt = try #require(form.hidden("attempt"))
+            _ = try await browser.post("/authorize/sign-in", [("attempt", attempt), ("username", "alice")])
+            let request = try #require(try await alice.kit.pendingRequests().first)
+            _ = try await alice.kit.approve(try await alice.kit.details(for: request))
+            _ = try await browser.post("/authorize/continue", [("attempt", attempt)])
+            let csrf = try #require(try await browser.get("/account").hidden("csrf"))
+            /// A fresh soft token's registration on the account page: the answer.
+            func register() async throws -> TestServer.Answer {
+                let state = folder.appendingPathComponent("token-\(UUID().uuidString).json")
+                let options = try await browser.post("/account/passkeys/options", [("csrf", csrf), ("name", "Soft token")])
+                #expect(options.status == 200, "\(options.text)")
+                let registration = try await Self.token("register", state: state, origin: server.base, options: options.data)
+                return try await server.call(
+                    "POST", "/account/passkeys",
+                    body: try Self.json(.object([
+                        "csrf": .string(csrf), "ceremony": try #require(try JSONValue(parsing: options.data)["ceremony"]),
+                        "credential": registration,
+                    ])),
+                    headers: browser.cookieHeaderForJSON)
+            }
+            let zeros = "00000000-0000-0000-0000-000000000000"
+
+            try await server.setPolicy(["passkeys": ["denied_aaguids": [zeros]]])
+            let denied = try await register()
+            #expect(denied.status == 403 && denied.error == "authenticator_not_allowed", "\(denied.text)")
+
+            let group = try await server.admin("POST", "/admin/v1/tenants/default/groups", json: ["name": "treasury"])
+            let groupID = try #require(group["id"] as? String)
+            #expect(try await server.admin("PUT", "/admin/v1/tenants/default/groups/\(groupID)/members/\(alice.userID)").status == 204)
+            let rule: [String: any Sendable] = ["group": "treasury", "user_verification_required": true]
+            try await server.setPolicy(["passkeys": ["group_rules": [rule]] as [String: any Sendable]])
+            let unverified = try await register()
+            #expect(unverified.status == 400 && unverified.error == "user_not_verified", "\(unverified.text)")
+
+            try await server.setPolicy(["passkeys": ["attestation": "direct", "allow_unattested": false] as [String: any Sendable]])
+            let unattested = try await register()
+            #expect(unattested.status == 400 && unattested.error == "attestation_not_trusted", "\(unattested.text)")
+
+            try await server.setPolicy([:])
+            #expect(try await register().status == 200)
+            let listed = try await server.admin("GET", "/admin/v1/tenants/default/users/\(alice.userID)/passkeys")
+            #expect((listed["items"] as? [Any])?.count == 1, "only the last registration is stored")
+        }
+    }
 }
 
 extension PageVisitor {
