@@ -49,14 +49,9 @@ struct PasskeyAdminCommands: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "The tenant's passkeys its passkey rules, or the FIDO metadata, would refuse today, and why.")
         @OptionGroup var options: AdminOptions
-        @Option(help: "Findings per page, 1 to 200.") var limit: Int?
-        @Option(help: "The next_cursor of the previous page.") var cursor: String?
+        @OptionGroup var page: PageOptions
         func run() async throws {
-            var query: [String] = []
-            if let limit { query.append("limit=\(limit)") }
-            if let cursor { query.append("cursor=\(PasskeyAdminCommands.segment(cursor))") }
-            try await options.client().print(
-                "GET", options.tenantPath("/passkey-findings") + (query.isEmpty ? "" : "?" + query.joined(separator: "&")))
+            try await options.client().print("GET", options.tenantPath("/passkey-findings") + page.query())
         }
     }
 }

@@ -222,10 +222,11 @@ struct AuditCommand: AsyncParsableCommand {
     @OptionGroup var options: AdminOptions
     @OptionGroup var page: PageOptions
     @Flag(help: "Every tenant's events (system keys).") var all = false
+    @Option(help: "Only the events of this action, such as risk.rule_fired.") var action: String?
 
     func run() async throws {
         let path = all ? "/admin/v1/audit" : options.tenantPath("/audit")
-        try await options.client().print("GET", path + page.query())
+        try await options.client().print("GET", path + page.query(("action", action)))
     }
 }
 

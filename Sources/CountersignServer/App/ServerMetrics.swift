@@ -90,6 +90,14 @@ public struct ServerMetrics: Sendable {
             labels: [("outcome", outcome)]).increment()
     }
 
+    /// A risk rule that fired (`RiskEvaluation`): its action, and whether the rules `enforce` or
+    /// only record (`dry_run`).
+    func riskRuleFired(action: String, mode: String) {
+        registry.makeCounter(
+            descriptor: Self.name("risk_rules_fired", unit: "total", "risk rules that fired, by action and mode"),
+            labels: [("action", action), ("mode", mode)]).increment()
+    }
+
     /// A read of the FIDO metadata source: `loaded`, `unchanged`, `busy` (another node reads it)
     /// or `failed`.
     func metadataRead(_ outcome: String) {

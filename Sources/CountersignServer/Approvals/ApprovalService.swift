@@ -48,6 +48,8 @@ public enum ApprovalStartError: Error, Sendable, Equatable, OAuthFailure {
     case suppressed(retryAfter: Int)
     /// The user was sent the tenant's limit of requests in the last minute.
     case rateLimited(perMinute: Int, retryAfter: Int)
+    /// A risk rule whose action is `deny` fired (`RiskEvaluation`).
+    case riskDenied(rule: String, reason: String)
 
     var oauthError: OAuthError {
         switch self {
@@ -62,6 +64,8 @@ public enum ApprovalStartError: Error, Sendable, Equatable, OAuthFailure {
         case .rateLimited(let limit, let retryAfter):
             OAuthError(.accessDenied, "the user was sent \(limit) requests in the last minute, the most allowed",
                        retryAfter: retryAfter)
+        case .riskDenied(let rule, let reason):
+            OAuthError(.accessDenied, "refused by the risk rule '\(rule)': \(reason)")
         }
     }
 }
@@ -112,6 +116,20 @@ public struct ApprovalService: Sendable {
             let floor = tenant.policy.groupFloor(for: try await store.groupIDs(userID: request.user.id))
             request.required = request.required.raised(to: floor, client: request.client, policy: tenant.policy)
         }
+        // The risk rules, on the same paths: they only add to what the request requires.
+        let policy = tenant.policy
+        let findings = policy.riskRules.isEmpty ? []
+            : try await RiskEvaluation(rules: policy.riskRules, signals: store).findings(for: request, at: now)
+        let enforced = policy.riskMode == .enforce
+        for finding in findings { metrics.riskRuleFired(action: finding.action.rawValue, mode: policy.riskMode.rawValue) }
+        if enforced {
+            do {
+                request = try request.escalated(by: findings, policy: policy)
+            } catch {
+                try await store.record(Self.audit(findings, request: request, tenant: tenant, target: nil, mode: policy.riskMode, at: now))
+                throw error
+            }
+        }
 
         let created = Date(timeIntervalSince1970: (now.timeIntervalSince1970 * 1000).rounded(.down) / 1000)
         let expires = created.addingTimeInterval(TimeInterval(request.lifetime))
@@ -147,6 +165,7 @@ public struct ApprovalService: Sendable {
             matchNumber: matchNumber, deliveryMode: request.client.deliveryMode)
         stored.authorizationDetails = request.authorizationDetails
         stored.countsForUser = request.countsForUser
+        stored.requestNetwork = request.context.ipAddress.flatMap(IPNetwork.riskNetwork(of:))?.description
         if request.client.deliveryMode != .poll {
             // Ping and push clients are called back with both, so they are kept, sealed.
             stored.authReqIDSealed = try sealer.seal(
@@ -164,7 +183,9 @@ public struct ApprovalService: Sendable {
         }
         let limit = tenant.policy.userRequestsPerMinute
         if case .limited(let retryAfter) = try await store.start(
-            transaction, deliveries: deliveries, pushes: pushes, userID: request.user.id,
+            transaction, deliveries: deliveries, pushes: pushes,
+            audit: Self.audit(findings, request: request, tenant: tenant, target: id, mode: policy.riskMode, at: now),
+            userID: request.user.id,
             limit: request.countsForUser ? UserRequestLimit(perMinute: limit) : .none, at: now) {
             metrics.bcAuthorizeRateLimited(limit: "user")
             throw ApprovalStartError.rateLimited(perMinute: limit, retryAfter: retryAfter)
@@ -179,6 +200,21 @@ public struct ApprovalService: Sendable {
         metrics.approvalStarted(devices: deliveries.count)
         try await sweepIfDue(now: now)
         return StartedApproval(authReqID: authReqID, transaction: transaction)
+    }
+
+    /// The audit events of the risk rules that fired for a request: `risk.rule_fired` for each,
+    /// on the request (`target`) or, for one that was not started, on the user.
+    static func audit(
+        _ findings: [RiskFinding], request: NewApproval, tenant: Tenant, target: String?, mode: RiskMode, at date: Date
+    ) -> [AuditEvent] {
+        findings.map { finding in
+            AuditLog.event(
+                "risk.rule_fired", actor: "system", tenantID: tenant.id,
+                target: target.map { ("approval", $0) } ?? ("user", request.user.id),
+                details: ["rule": finding.rule, "action": finding.action.rawValue, "reason": finding.reason,
+                          "mode": mode.rawValue, "client_id": request.client.id, "user_id": request.user.id],
+                at: date)
+        }
     }
 
     /// A new `auth_req_id`: 32 random bytes in base64url, drawn again while it begins with `-`,

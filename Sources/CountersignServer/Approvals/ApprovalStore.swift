@@ -5,7 +5,7 @@ import Foundation
 /// devices, the request with what was sealed for each device and the pushes that announce it,
 /// a device's inbox, the one recorded decision with everything that must happen with it, and
 /// the sweep of expired requests.
-protocol ApprovalStore: Sendable {
+protocol ApprovalStore: RiskSignalSource {
     /// The user's active devices, at most `limit`.
     func devices(userID: String, limit: Int) async throws -> [Device]
     /// The ids of the groups the user is in.
@@ -14,7 +14,10 @@ protocol ApprovalStore: Sendable {
     /// it: the user's requests of its window are counted under a lock on the user, so that two
     /// nodes counting at once cannot both let a request over the limit through.
     func start(_ transaction: ApprovalTransaction, deliveries: [ApprovalDelivery], pushes: [PushOutboxEntry],
-               userID: String, limit: UserRequestLimit, at date: Date) async throws -> ApprovalAdmission
+               audit: [AuditEvent], userID: String, limit: UserRequestLimit, at date: Date) async throws -> ApprovalAdmission
+    /// Records what the risk rules did to a request that was not started (a `deny`, or a dry run's
+    /// findings for a request refused otherwise).
+    func record(_ audit: [AuditEvent]) async throws
     /// The device's undecided, unexpired requests, newest first.
     func inbox(deviceID: String, at date: Date, limit: Int) async throws -> [PendingRequestEnvelope]
     /// What was sealed for the device, with its request and every device it was sealed for.
@@ -150,13 +153,34 @@ struct SQLApprovalStore: ApprovalStore {
         try await devices.list(userID: userID, after: nil, limit: limit, on: database)
     }
 
+    func approvedFrom(network: String, userID: String, since date: Date) async throws -> Bool {
+        try await approvals.approved(userID: userID, fromNetwork: network, since: date, on: database)
+    }
+
+    func denials(userID: String, since date: Date) async throws -> Int {
+        try await approvals.countDenied(userID: userID, since: date, on: database)
+    }
+
+    func requests(userID: String, since date: Date) async throws -> Int {
+        try await approvals.countAll(userID: userID, since: date, on: database)
+    }
+
+    func record(_ events: [AuditEvent]) async throws {
+        guard !events.isEmpty else { return }
+        let writes = SQLStatementCollector(dialect: database.dialect)
+        for event in events { try await audit.append(event, on: writes) }
+        try await database.run(atomically: writes.take())
+    }
+
     func start(_ transaction: ApprovalTransaction, deliveries: [ApprovalDelivery], pushes: [PushOutboxEntry],
-               userID: String, limit: UserRequestLimit, at date: Date) async throws -> ApprovalAdmission {
-        // The request, its deliveries, its pushes and its announcement are written together: one
-        // statement on PostgreSQL.
+               audit events: [AuditEvent], userID: String, limit: UserRequestLimit, at date: Date) async throws
+        -> ApprovalAdmission {
+        // The request, its deliveries, its pushes, what the risk rules did and its announcement
+        // are written together: one statement on PostgreSQL.
         let writes = SQLStatementCollector(dialect: database.dialect)
         try await approvals.insert(transaction, deliveries: deliveries, on: writes)
         try await pushOutbox.enqueue(pushes, on: writes)
+        for event in events { try await audit.append(event, on: writes) }
         try await cluster.announceRequest(transaction.id, deviceIDs: deliveries.map(\.deviceID), on: writes)
         let statements = writes.take()
         guard limit != .none else {

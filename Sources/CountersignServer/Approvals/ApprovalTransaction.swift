@@ -52,6 +52,9 @@ public struct ApprovalTransaction: Sendable, Equatable {
     /// from a browser the user never signed in with, which the sign-in limits on its own
     /// (`SignInPushLimits`), so that nobody can spend the user's budget by naming them.
     var countsForUser = true
+    /// The network the request came from (`IPNetwork.riskNetwork` of its address), written with
+    /// it for the risk rules' `new_network`; not read back.
+    var requestNetwork: String? = nil
 
     public func isExpired(at date: Date) -> Bool { date >= expiresAt }
 }

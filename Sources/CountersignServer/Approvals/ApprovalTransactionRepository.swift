@@ -27,6 +27,12 @@ public protocol ApprovalTransactionRepository: Sendable {
     func claimExpiredPush(before date: Date, limit: Int, on executor: any SQLExecutor) async throws -> [ApprovalTransaction]
     /// How many requests the user was sent since `date`, and when the first of them was made.
     func countRequests(userID: String, since date: Date, on executor: any SQLExecutor) async throws -> (count: Int, oldest: Date?)
+    /// The risk rules' questions: whether the user approved a request from `network` since
+    /// `date`; how many of their requests made since `date` were denied; how many they were sent.
+    func approved(userID: String, fromNetwork network: String, since date: Date, on executor: any SQLExecutor) async throws
+        -> Bool
+    func countDenied(userID: String, since date: Date, on executor: any SQLExecutor) async throws -> Int
+    func countAll(userID: String, since date: Date, on executor: any SQLExecutor) async throws -> Int
     /// Records a token request: sets `last_polled_at` and the interval, if `last_polled_at` is
     /// still `previous` (so that of two concurrent polls only one counts as on time).
     func recordPoll(id: String, previous: Date?, at date: Date, interval: Int, on executor: any SQLExecutor) async throws -> Bool
@@ -52,7 +58,7 @@ public struct SQLApprovalTransactionRepository: ApprovalTransactionRepository {
             INSERT INTO approval_transactions (id, auth_req_id_hash, tenant_id, client_id, user_id, scope, acr_values,
                 binding_message, details, details_sha256, challenge, status, poll_interval, created_at, expires_at,
                 verification, match_number, delivery_mode, auth_req_id_sealed, notification_token_sealed,
-                authorization_details, counts_for_user)
+                authorization_details, counts_for_user, request_network)
             VALUES (\(transaction.id), \(transaction.authReqIDHash), \(transaction.tenantID), \(transaction.clientID),
                 \(transaction.userID), \(transaction.scope.joined(separator: " ")),
                 \(transaction.acrValues?.joined(separator: " ")), \(transaction.bindingMessage), \(transaction.details),
@@ -61,7 +67,8 @@ public struct SQLApprovalTransactionRepository: ApprovalTransactionRepository {
                 \(try transaction.verification.map { try JSONValue(encoding: $0).canonicalString }),
                 \(transaction.matchNumber), \(transaction.deliveryMode == .poll ? nil : transaction.deliveryMode),
                 \(transaction.authReqIDSealed), \(transaction.notificationTokenSealed),
-                \(transaction.authorizationDetails?.json.canonicalString), \(transaction.countsForUser ? 1 : 0))
+                \(transaction.authorizationDetails?.json.canonicalString), \(transaction.countsForUser ? 1 : 0),
+                \(transaction.requestNetwork))
             """)
         guard !deliveries.isEmpty else { return }
         // One statement for every device: at most `ApprovalService.maximumDevicesPerUser` rows.
@@ -209,6 +216,30 @@ public struct SQLApprovalTransactionRepository: ApprovalTransactionRepository {
             WHERE user_id = \(userID) AND created_at >= \(date) AND counts_for_user = 1
             """, as: RequestCount.self)
         return (count?.n ?? 0, count?.oldest)
+    }
+
+    public func approved(userID: String, fromNetwork network: String, since date: Date, on executor: any SQLExecutor)
+        async throws -> Bool {
+        !(try await executor.run(
+            """
+            SELECT 1 AS one FROM approval_transactions
+            WHERE user_id = \(userID) AND created_at >= \(date) AND request_network = \(network) AND status = 'approved'
+            LIMIT 1
+            """)).isEmpty
+    }
+
+    public func countDenied(userID: String, since date: Date, on executor: any SQLExecutor) async throws -> Int {
+        try await executor.first(
+            """
+            SELECT COUNT(*) AS n FROM approval_transactions
+            WHERE user_id = \(userID) AND created_at >= \(date) AND status = 'denied'
+            """, column: "n", as: Int.self) ?? 0
+    }
+
+    public func countAll(userID: String, since date: Date, on executor: any SQLExecutor) async throws -> Int {
+        try await executor.first(
+            "SELECT COUNT(*) AS n FROM approval_transactions WHERE user_id = \(userID) AND created_at >= \(date)",
+            column: "n", as: Int.self) ?? 0
     }
 
     public func recordPoll(id: String, previous: Date?, at date: Date, interval: Int,

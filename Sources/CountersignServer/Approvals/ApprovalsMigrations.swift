@@ -73,5 +73,10 @@ extension FeatureMigrations {
         SchemaChange(.signInSecurity, [
             "ALTER TABLE approval_transactions ADD COLUMN counts_for_user BIGINT NOT NULL DEFAULT 1",
         ]),
+        // The network a request came from, for the risk rules' `new_network` (`RiskEvaluation`);
+        // their questions about one user's recent requests use `approval_transactions_user_created`.
+        SchemaChange(.riskRules, [
+            "ALTER TABLE approval_transactions ADD COLUMN request_network TEXT",
+        ]),
     ])
 }

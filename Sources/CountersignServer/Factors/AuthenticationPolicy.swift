@@ -64,6 +64,11 @@ public struct AuthenticationPolicy: Codable, Sendable, Equatable {
     /// How many days the hosted sign-in may remember a browser for, for Countersign's own pages
     /// and each client that does not say (`Client.rememberBrowserDays`); 0: never.
     public var rememberedBrowserDays: Int = 0
+    /// Rules run in order on every request for a user's approval (`RiskRule`); each that fires
+    /// may raise what the request requires, refuse it, or only be recorded.
+    public var riskRules: [RiskRule] = []
+    /// Whether the risk rules act, or only record what they would have done.
+    public var riskMode: RiskMode = .enforce
 
     /// How many days a sign-in to `client` may remember a browser for: the client's own number,
     /// else the tenant's.
@@ -94,6 +99,8 @@ public struct AuthenticationPolicy: Codable, Sendable, Equatable {
         case clientAssertionMaximumLifetime = "client_assertion_max_lifetime_seconds"
         case groupMinimums = "group_minimum_acr"
         case rememberedBrowserDays = "remembered_browser_days"
+        case riskRules = "risk_rules"
+        case riskMode = "risk_mode"
     }
 
     public init(from decoder: any Decoder) throws {
@@ -130,6 +137,8 @@ public struct AuthenticationPolicy: Codable, Sendable, Equatable {
         groupMinimums = try container.decodeIfPresent([GroupMinimum].self, forKey: .groupMinimums) ?? defaults.groupMinimums
         rememberedBrowserDays = try container.decodeIfPresent(Int.self, forKey: .rememberedBrowserDays)
             ?? defaults.rememberedBrowserDays
+        riskRules = try container.decodeIfPresent([RiskRule].self, forKey: .riskRules) ?? defaults.riskRules
+        riskMode = try container.decodeIfPresent(RiskMode.self, forKey: .riskMode) ?? defaults.riskMode
     }
 
     /// The factors the tenant has switched off; names that are no factor are left out (only a
@@ -201,6 +210,13 @@ public struct AuthenticationPolicy: Codable, Sendable, Equatable {
             throw .invalidField("disabled_factors", "leaves no class that a user can reach")
         }
         policy.passkeys = try passkeys.validated(publicOrigin: publicOrigin, metadata: metadata)
+        guard riskRules.count <= RiskRule.maximumRules else {
+            throw .invalidField("risk_rules", "hold at most \(RiskRule.maximumRules) rules")
+        }
+        policy.riskRules = try riskRules.enumerated().map { index, rule throws(AdminError) in try rule.validated(index: index) }
+        guard Set(riskRules.map(\.name)).count == riskRules.count else {
+            throw .invalidField("risk_rules", "names a rule twice: each rule's name must be its own")
+        }
         return policy
     }
 

@@ -33,6 +33,19 @@ struct IPNetwork: Sendable, Hashable, CustomStringConvertible {
         self.prefixLength = prefixLength
     }
 
+    /// The network of `prefixLength` bits that holds `address` (4 or 16 octets).
+    init(containing address: [UInt8], prefixLength: Int) {
+        self.address = Self.masked(address, prefixLength)
+        self.prefixLength = prefixLength
+    }
+
+    /// The network a risk rule calls the request's (`RiskRule.Signal.newNetwork`): the /24 of an
+    /// IPv4 address, the /48 of an IPv6 one; nil when `text` is no address.
+    static func riskNetwork(of text: String) -> IPNetwork? {
+        guard let address = address(text) else { return nil }
+        return IPNetwork(containing: address, prefixLength: address.count == 4 ? 24 : 48)
+    }
+
     /// The octets of an IPv4 or IPv6 address in text; nil when it is neither. An IPv4-mapped IPv6
     /// address (`::ffff:192.0.2.1`) is its IPv4 address, as a dual-stack socket reports one.
     static func address(_ text: String) -> [UInt8]? {

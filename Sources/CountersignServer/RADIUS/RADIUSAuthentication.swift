@@ -275,6 +275,7 @@ struct RADIUSAuthentication: Sendable {
             case .userDisabled: return .reject(Message.unknownUser)
             case .suppressed(let retryAfter): return .reject(Message.suppressed(retryAfter))
             case .rateLimited: return .reject(Message.rateLimited)
+            case .riskDenied: return .reject(Message.riskDenied)
             }
         }
         if let state = joined.login.state, joined.transaction.status == .pending {
@@ -474,6 +475,7 @@ struct RADIUSAuthentication: Sendable {
         static let noCodes = "None of your devices shows codes; ask to be sent a request instead."
         static let wrongCode = "The code is wrong, or was already used."
         static let rateLimited = "Too many requests were sent to your phone; try again in a minute."
+        static let riskDenied = "This login was refused by your organisation's risk rules."
         static let unknownChallenge = "This login has expired or is unknown; log in again."
         static let alreadyAnswered = "This approval was already used for another login; log in again."
         static let denied = "Denied on your phone."

@@ -148,7 +148,7 @@ struct RememberedPage: PageModel {
 /// `outcome`: how a sign-in ended when it did not end in a code.
 struct OutcomePage: PageModel {
     enum Kind: String, Sendable {
-        case denied, expired, noDevice = "no-device", rateLimited = "rate-limited", unavailable
+        case denied, expired, noDevice = "no-device", rateLimited = "rate-limited", unavailable, refused
     }
 
     let title: String

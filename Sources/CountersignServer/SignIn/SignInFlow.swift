@@ -229,6 +229,8 @@ struct SignInFlow: Sendable {
             return outcome(.noDevice, page)
         } catch ApprovalStartError.rateLimited(_, let retryAfter), ApprovalStartError.suppressed(let retryAfter) {
             return outcome(.rateLimited(retryAfter: retryAfter), page)
+        } catch ApprovalStartError.riskDenied(_, let reason) {
+            return outcome(.refused(reason: reason), page)
         }
         try await store.sent(
             started.transaction.id, to: user.id, passwordVerified: requirement.password, forAttempt: attempt.handleHash)
@@ -656,6 +658,8 @@ struct SignInFlow: Sendable {
     enum Outcome {
         case denied, expired, noDevice
         case rateLimited(retryAfter: Int)
+        /// A risk rule refused to send the request.
+        case refused(reason: String)
     }
 
     private func outcome(_ outcome: Outcome, _ page: OutcomeContext) -> PageAnswer {
@@ -678,6 +682,10 @@ struct SignInFlow: Sendable {
             (kind, heading, message, retry, status) = (.rateLimited, "Too many requests",
                 "Too many sign-in requests were sent for this username. Try again in \(Self.minutes(wait)).", false,
                 .tooManyRequests)
+        case .refused(let reason):
+            (kind, heading, message, retry, status) = (.refused, "Sign-in refused",
+                "This sign-in was refused by your organisation's risk rules (\(reason)). Ask your administrator if you need it.",
+                false, .forbidden)
         }
         var shown = OutcomePage(
             title: heading, tenantName: page.visit.tenant.displayName, base: page.base, kind: kind.rawValue, heading: heading,

@@ -32,6 +32,7 @@ public enum SchemaVersion: Int64, CaseIterable, Sendable {
     case mail
     case rememberedBrowsers
     case authenticatorMetadata
+    case riskRules
 
     /// The name recorded beside the number.
     public var name: String {
@@ -64,6 +65,7 @@ public enum SchemaVersion: Int64, CaseIterable, Sendable {
         case .mail: "mail"
         case .rememberedBrowsers: "remembered-browsers"
         case .authenticatorMetadata: "authenticator-metadata"
+        case .riskRules: "risk-rules"
         }
     }
 }

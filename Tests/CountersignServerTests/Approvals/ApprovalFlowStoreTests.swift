@@ -31,8 +31,28 @@ struct ApprovalFlowStoreTests {
             state.withLock { Array($0.devices.filter { $0.userID == userID && $0.status == .active }.prefix(limit)) }
         }
 
+        // The risk rules' questions, answered from the requests held.
+        func approvedFrom(network: String, userID: String, since date: Date) async throws -> Bool {
+            state.withLock { state in
+                state.requests.contains {
+                    $0.userID == userID && $0.requestNetwork == network && $0.status == .approved && $0.createdAt >= date
+                }
+            }
+        }
+
+        func denials(userID: String, since date: Date) async throws -> Int {
+            state.withLock { $0.requests.filter { $0.userID == userID && $0.status == .denied && $0.createdAt >= date }.count }
+        }
+
+        func requests(userID: String, since date: Date) async throws -> Int {
+            state.withLock { $0.requests.filter { $0.userID == userID && $0.createdAt >= date }.count }
+        }
+
+        func record(_ audit: [AuditEvent]) async throws {}
+
         func start(_ transaction: ApprovalTransaction, deliveries: [ApprovalDelivery], pushes: [PushOutboxEntry],
-                   userID: String, limit: UserRequestLimit, at date: Date) async throws -> ApprovalAdmission {
+                   audit: [AuditEvent], userID: String, limit: UserRequestLimit, at date: Date) async throws
+            -> ApprovalAdmission {
             state.withLock { state in
                 let window = state.requests.filter {
                     $0.userID == userID && $0.countsForUser && $0.createdAt > limit.windowStart(at: date)

@@ -1,0 +1,160 @@
+import CountersignCore
+import Foundation
+import Testing
+@testable import CountersignServer
+
+/// The tenant's risk rules on requests for a user's approval: a new network asks for number
+/// matching until the user approves from it, a `deny` refuses CIBA and the hosted sign-in with
+/// the rule's reason, a dry run changes nothing, recent denials and bursts are counted from the
+/// requests kept, each rule is explained in the audit log, and the policy refuses what cannot work.
+@Suite("Risk rules")
+struct RiskRuleTests {
+    static func rule(_ name: String, _ signal: String, _ action: String, _ extra: [String: any Sendable] = [:])
+        -> [String: any Sendable]
+    {
+        ["name": name, "signal": signal, "action": action].merging(extra) { _, new in new }
+    }
+
+    /// The audit events `risk.rule_fired`, newest first.
+    static func fired(_ server: TestServer) async throws -> [[String: any Sendable]] {
+        let audit = try await server.admin("GET", "/admin/v1/tenants/default/audit?action=risk.rule_fired")
+        return try #require(audit["items"] as? [[String: any Sendable]], "\(audit.text)")
+    }
+
+    @Test("A request from a network the user never approved from requires number matching, and the reason is in the audit log; once approved from, the network is known",
+          arguments: Engine.available)
+    func newNetwork(engine: Engine) async throws {
+        try await TestServer.with(engine) { server in
+            let client = try await server.createClient()
+            let userID = try await server.createUser("ada")
+            let device = try await server.enrollFactorDevice(for: userID)
+            try await server.setPolicy(["risk_rules": [Self.rule("new network", "new_network", "number_match", ["days": 30])]])
+
+            let started = try await server.bcAuthorize(client, [("scope", "openid"), ("login_hint", "ada")])
+            #expect(started.status == 200, "\(started.text)")
+            let number = try #require(started["match_number"] as? Int, "the relying party shows the number: \(started.text)")
+            let (_, details, _) = try await device.newest()
+            #expect(details.verification?.factor == .numberMatch)
+            let fired = try await Self.fired(server)
+            let event = try #require(fired.first)
+            let recorded = try #require(event["details"] as? [String: any Sendable])
+            #expect(recorded["rule"] as? String == "new network" && recorded["action"] as? String == "number_match")
+            #expect(recorded["reason"] as? String == "new network: 127.0.0.0/24", "\(recorded)")
+            #expect(recorded["mode"] as? String == "enforce")
+            #expect(event["target_type"] as? String == "approval")
+
+            let approved = try await device.answer(factors: ["number_match"], number: Int64(number))
+            #expect(approved.status == 200, "\(approved.text)")
+            _ = try await server.startApproval(client, user: "ada")
+            #expect(try await device.newest().details.verification?.factor == .confirm, "the network is known now")
+            #expect(try await Self.fired(server).count == 1)
+        }
+    }
+
+    @Test("A deny rule refuses CIBA (access_denied naming the rule and why) and sends nothing; the hosted sign-in shows the refusal")
+    func denyRule() async throws {
+        try await TestServer.routed { server in
+            let client = try await server.createClient(name: "Treasury")
+            let userID = try await server.createUser("ada")
+            let device = try await server.enrollFactorDevice(for: userID)
+            try await server.setPolicy(["risk_rules": [Self.rule("treasury is sensitive", "client", "deny", ["clients": [client.id]])]])
+            let refused = try await server.bcAuthorize(client, [("scope", "openid"), ("login_hint", "ada")])
+            #expect(refused.error == "access_denied", "\(refused.text)")
+            #expect(refused.errorDescription == "refused by the risk rule 'treasury is sensitive': client Treasury is marked sensitive")
+            let inbox = try await device.call("GET", "/device/v1/requests")
+            #expect(inbox.text.contains("\"requests\":[]") || inbox.text.contains("\"requests\" : []"), "\(inbox.text)")
+            let event = try #require(try await Self.fired(server).first)
+            #expect(event["target_type"] as? String == "user" && event["target_id"] as? String == userID)
+
+            // The hosted sign-in, for a client the rule names.
+            let web = try await server.createCodeFlowClient()
+            try await server.setPolicy(["risk_rules": [Self.rule("web is sensitive", "client", "deny", ["clients": [web.id]])]])
+            let browser = PageVisitor(server)
+            let form = try await browser.get(
+                "/authorize" + TestServer.authorizationQuery(web, challenge: CodeFlowClient.challenge(CodeFlowClient.verifier())))
+            let attempt = try #require(form.hidden("attempt"), "\(form.text.prefix(300))")
+            let page = try await browser.post("/authorize/sign-in", [("attempt", attempt), ("username", "ada")])
+            #expect(page.status == 403, "\(page.text.prefix(800))")
+            #expect(page.text.contains("Sign-in refused") && page.text.contains("is marked sensitive"))
+        }
+    }
+
+    @Test("In dry run a rule that would refuse changes nothing: the request goes out, and the audit log says what the rule would have done")
+    func dryRun() async throws {
+        try await TestServer.routed { server in
+            let client = try await server.createClient()
+            let userID = try await server.createUser("ada")
+            let device = try await server.enrollFactorDevice(for: userID)
+            try await server.setPolicy([
+                "risk_mode": "dry_run",
+                "risk_rules": [Self.rule("everything", "acr", "deny", ["acr": ["urn:countersign:acr:confirm"]])],
+            ])
+            _ = try await server.startApproval(client, user: "ada", extra: [("acr_values", "urn:countersign:acr:confirm")])
+            #expect(try await device.newest().details.verification?.factor == .confirm)
+            let recorded = try #require(try await Self.fired(server).first?["details"] as? [String: any Sendable])
+            #expect(recorded["mode"] as? String == "dry_run" && recorded["action"] as? String == "deny")
+            #expect(recorded["reason"] as? String == "asks for urn:countersign:acr:confirm")
+        }
+    }
+
+    @Test("Recent denials and a burst of requests are counted from the user's requests, on either engine", arguments: Engine.available)
+    func denialsAndBursts(engine: Engine) async throws {
+        try await TestServer.with(engine) { server in
+            let client = try await server.createClient()
+            let userID = try await server.createUser("ada")
+            let device = try await server.enrollFactorDevice(for: userID, biometric: true)
+            try await server.setPolicy([
+                "user_requests_per_minute": 0,
+                "risk_rules": [
+                    Self.rule("after a denial", "recent_denials", "biometric", ["count": 1]),
+                    Self.rule("burst", "request_burst", "notify", ["count": 2, "minutes": 10]),
+                ],
+            ])
+            _ = try await server.startApproval(client, user: "ada")
+            #expect(try await device.newest().details.verification?.factor == .confirm)
+            let denied = try await device.answer(.deny, factors: ["confirm"], reason: .declined)
+            #expect(denied.status == 200, "\(denied.text)")
+            _ = try await server.startApproval(client, user: "ada")
+            #expect(try await device.newest().details.verification?.factor == .biometric)
+            _ = try await server.startApproval(client, user: "ada")
+            let reasons = try await Self.fired(server).compactMap { ($0["details"] as? [String: any Sendable])?["reason"] as? String }
+            #expect(reasons.contains("1 denied request in the last hour"), "\(reasons)")
+            #expect(reasons.contains("2 requests in 10 minutes"), "\(reasons)")
+        }
+    }
+
+    @Test("Time of day: a span within a day and one across midnight, in the rule's zone")
+    func timeOfDay() async throws {
+        #expect(RiskClock.within(9 * 60, from: 8 * 60, to: 18 * 60))
+        #expect(!RiskClock.within(18 * 60, from: 8 * 60, to: 18 * 60), "the end is excluded")
+        #expect(RiskClock.within(23 * 60, from: 22 * 60, to: 6 * 60) && RiskClock.within(60, from: 22 * 60, to: 6 * 60))
+        #expect(!RiskClock.within(12 * 60, from: 22 * 60, to: 6 * 60))
+        // 2026-12-06 21:30 UTC is 22:30 in Berlin: outside 08:00–18:00 there.
+        let evening = Date(timeIntervalSince1970: 1_796_592_600)
+        let local = RiskClock.local(evening, in: try #require(TimeZone(identifier: "Europe/Berlin")))
+        #expect(local.text == "22:30")
+        #expect(RiskClock.minutes("24:00") == nil && RiskClock.minutes("7:30") == nil && RiskClock.minutes("07:30") == 450)
+    }
+
+    @Test("The policy refuses a rule that cannot work, naming the member",
+          arguments: [
+              ([rule("a", "new_network", "number_match")], "risk_rules[0].days"),
+              ([rule("a", "new_network", "number_match", ["days": 31])], "risk_rules[0].days"),
+              ([rule("a", "new_network", "notify", ["days": 3, "count": 2])], "risk_rules[0].count"),
+              ([rule("a", "request_burst", "notify", ["count": 2])], "risk_rules[0].minutes"),
+              ([rule("a", "acr", "deny", ["acr": ["urn:other"]])], "risk_rules[0].acr"),
+              ([rule("a", "time_of_day", "deny", ["from": "08:00", "to": "18:00", "zone": "Mars/Olympus"])], "risk_rules[0].zone"),
+              ([rule("a", "time_of_day", "deny", ["from": "8", "to": "18:00", "zone": "UTC"])], "risk_rules[0].from"),
+              ([rule("", "client", "deny", ["clients": ["x"]])], "risk_rules[0].name"),
+              ([rule("a", "client", "deny", ["clients": ["x"]]), rule("a", "client", "notify", ["clients": ["y"]])], "risk_rules"),
+          ] as [([[String: any Sendable]], String)])
+    func invalidRules(rules: [[String: any Sendable]], field: String) async throws {
+        try await TestServer.routed { server in
+            let answer = try await server.admin("PUT", "/admin/v1/tenants/default/authentication-policy", json: ["risk_rules": rules])
+            #expect(answer.status == 400)
+            #expect(answer.errorDescription?.hasPrefix("field \(field) is invalid") == true, "\(answer.errorDescription ?? "")")
+            let policy = try await server.admin("GET", "/admin/v1/tenants/default/authentication-policy")
+            #expect((policy["risk_rules"] as? [Any])?.isEmpty == true && policy["risk_mode"] as? String == "enforce")
+        }
+    }
+}
