@@ -81,6 +81,21 @@ public struct TransactionDetails: Codable, Sendable, Equatable {
     /// JSON objects, each with a string `type` (a payment's amount, currency and payee, say).
     /// The device shows them and signs them with everything else; absent when none were sent.
     public var authorizationDetails: [JSONValue]?
+    /// The tenant's risk rules that fired for this request, each with why ("new network:
+    /// 203.0.113.0/24"): what made it ask for more, shown so that the user knows why. Absent when
+    /// none fired. Informative: an authenticator that does not know the member approves as before.
+    public var risk: [Risk]?
+
+    /// A risk rule that fired: its name, and its reason in words.
+    public struct Risk: Codable, Sendable, Equatable {
+        public var rule: String
+        public var reason: String
+
+        public init(rule: String, reason: String) {
+            self.rule = rule
+            self.reason = reason
+        }
+    }
 
     /// What the user must do to approve. Either one factor, with whether a PIN may stand in for
     /// it, or (from version 3) the tenant's alternatives: each an ordered list of factors, any
@@ -130,7 +145,7 @@ public struct TransactionDetails: Codable, Sendable, Equatable {
     public init(
         requestID: String, tenant: String, user: Party, client: Party, bindingMessage: String?, scope: [String],
         acrValues: [String]?, context: Context, requestedAt: Int64, expiresAt: Int64, challenge: String,
-        verification: Verification? = nil, authorizationDetails: [JSONValue]? = nil
+        verification: Verification? = nil, authorizationDetails: [JSONValue]? = nil, risk: [Risk]? = nil
     ) {
         self.version = Self.version(
             alternatives: verification?.alternatives != nil, authorizationDetails: authorizationDetails != nil)
@@ -147,10 +162,11 @@ public struct TransactionDetails: Codable, Sendable, Equatable {
         self.challenge = challenge
         self.verification = verification
         self.authorizationDetails = authorizationDetails
+        self.risk = risk
     }
 
     enum CodingKeys: String, CodingKey {
-        case tenant, user, client, scope, context, challenge, verification
+        case tenant, user, client, scope, context, challenge, verification, risk
         case version = "v"
         case requestID = "request_id"
         case bindingMessage = "binding_message"

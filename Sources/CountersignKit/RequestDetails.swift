@@ -38,6 +38,9 @@ public struct RequestDetails: Sendable, Equatable {
     /// The address the relying party's request came from, as the server saw it.
     public var ipAddress: String? { transaction.context.ipAddress }
     public var userAgent: String? { transaction.context.userAgent }
+    /// Why the request asks for more than usual: the reasons of the tenant's risk rules that
+    /// fired ("new network: 203.0.113.0/24"); empty when none did. Show them beside the request.
+    public var riskReasons: [String] { transaction.risk?.map(\.reason) ?? [] }
     public var expiresAt: Date { request.expiresAt }
 
     /// What the user must do to approve; a confirmation when the details say nothing.

@@ -369,6 +369,9 @@ struct RequestSummary {
         }
         if let acr = details.transaction.acrValues { lines.append("  acr         \(Self.shown(acr.joined(separator: " ")))") }
         lines.append("  verify      \(Self.verification(of: details))")
+        for (index, reason) in details.riskReasons.enumerated() {
+            lines.append((index == 0 ? "  why         " : "              ") + Self.shown(reason))
+        }
         if let address = details.ipAddress { lines.append("  from        \(Self.shown(address))") }
         if let agent = details.userAgent { lines.append("  user agent  \(Self.shown(agent))") }
         lines.append("  expires     \(Timestamps.format(details.expiresAt)) (\(Self.remaining(until: details.expiresAt)))")

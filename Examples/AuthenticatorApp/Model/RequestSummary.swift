@@ -50,6 +50,9 @@ public struct RequestSummary: Sendable, Equatable {
         var rows = [Row(label: "Account", value: details.username), Row(label: "Application", value: details.clientName)]
         if let address = details.ipAddress { rows.append(Row(label: "From", value: address)) }
         if let agent = details.transaction.context.userAgent { rows.append(Row(label: "Browser", value: Self.browser(agent))) }
+        if !details.riskReasons.isEmpty {
+            rows.append(Row(label: "Why this asks more", value: details.riskReasons.joined(separator: "; ")))
+        }
         let access = details.scope.filter { $0 != "openid" }
         if !access.isEmpty { rows.append(Row(label: "Access", value: access.joined(separator: ", "))) }
         if !details.authorizationDetails.isEmpty {

@@ -146,7 +146,8 @@ public struct ApprovalService: Sendable {
             scope: request.scope.values, acrValues: request.acrValues?.values, context: request.context,
             requestedAt: Int64(created.timeIntervalSince1970), expiresAt: Int64(expires.timeIntervalSince1970.rounded(.down)),
             challenge: Secrets.randomBytes(32).base64URLEncodedString, verification: verification,
-            authorizationDetails: request.authorizationDetails?.elements)
+            authorizationDetails: request.authorizationDetails?.elements,
+            risk: enforced && !findings.isEmpty ? findings.map { .init(rule: $0.rule, reason: $0.reason) } : nil)
         let plaintext = try details.canonicalData()
         let deliveries = try devices.map { device in
             ApprovalDelivery(

@@ -1,3 +1,4 @@
+import AuthenticatorAppModel
 import CountersignCore
 import Foundation
 import Testing
@@ -35,6 +36,7 @@ struct RiskRuleTests {
             let number = try #require(started["match_number"] as? Int, "the relying party shows the number: \(started.text)")
             let (_, details, _) = try await device.newest()
             #expect(details.verification?.factor == .numberMatch)
+            #expect(details.risk == [.init(rule: "new network", reason: "new network: 127.0.0.0/24")], "shown on the phone, signed")
             let fired = try await Self.fired(server)
             let event = try #require(fired.first)
             let recorded = try #require(event["details"] as? [String: any Sendable])
@@ -46,7 +48,8 @@ struct RiskRuleTests {
             let approved = try await device.answer(factors: ["number_match"], number: Int64(number))
             #expect(approved.status == 200, "\(approved.text)")
             _ = try await server.startApproval(client, user: "ada")
-            #expect(try await device.newest().details.verification?.factor == .confirm, "the network is known now")
+            let known = try await device.newest().details
+            #expect(known.verification?.factor == .confirm && known.risk == nil, "the network is known now")
             #expect(try await Self.fired(server).count == 1)
         }
     }
@@ -90,7 +93,8 @@ struct RiskRuleTests {
                 "risk_rules": [Self.rule("everything", "acr", "deny", ["acr": ["urn:countersign:acr:confirm"]])],
             ])
             _ = try await server.startApproval(client, user: "ada", extra: [("acr_values", "urn:countersign:acr:confirm")])
-            #expect(try await device.newest().details.verification?.factor == .confirm)
+            let details = try await device.newest().details
+            #expect(details.verification?.factor == .confirm && details.risk == nil, "a dry run shows nothing on the phone")
             let recorded = try #require(try await Self.fired(server).first?["details"] as? [String: any Sendable])
             #expect(recorded["mode"] as? String == "dry_run" && recorded["action"] as? String == "deny")
             #expect(recorded["reason"] as? String == "asks for urn:countersign:acr:confirm")
@@ -120,6 +124,20 @@ struct RiskRuleTests {
             let reasons = try await Self.fired(server).compactMap { ($0["details"] as? [String: any Sendable])?["reason"] as? String }
             #expect(reasons.contains("1 denied request in the last hour"), "\(reasons)")
             #expect(reasons.contains("2 requests in 10 minutes"), "\(reasons)")
+        }
+    }
+
+    @Test("Through the SDK, the phone reads why the request asks more; the reference app shows it and the terminal prints it")
+    func reasonsOnThePhone() async throws {
+        try await TestServer.routed { server in
+            let client = try await server.createClient(name: "Payments")
+            let ada = try await server.enrolledUser("ada")
+            try await server.setPolicy(["risk_rules": [Self.rule("payments", "client", "notify", ["clients": [client.id]])]])
+            _ = try await server.startApproval(client, user: "ada")
+            let request = try #require(try await ada.kit.pendingRequests().first)
+            let details = try await ada.kit.details(for: request)
+            #expect(details.riskReasons == ["client Payments is marked sensitive"])
+            #expect(RequestSummary(details).rows.contains { $0.label == "Why this asks more" && $0.value == "client Payments is marked sensitive" })
         }
     }
 
