@@ -229,8 +229,8 @@ struct SignInFlow: Sendable {
             return outcome(.noDevice, page)
         } catch ApprovalStartError.rateLimited(_, let retryAfter), ApprovalStartError.suppressed(let retryAfter) {
             return outcome(.rateLimited(retryAfter: retryAfter), page)
-        } catch ApprovalStartError.riskDenied(_, let reason) {
-            return outcome(.refused(reason: reason), page)
+        } catch ApprovalStartError.riskDenied {
+            return outcome(.refused, page)
         }
         try await store.sent(
             started.transaction.id, to: user.id, passwordVerified: requirement.password, forAttempt: attempt.handleHash)
@@ -658,8 +658,9 @@ struct SignInFlow: Sendable {
     enum Outcome {
         case denied, expired, noDevice
         case rateLimited(retryAfter: Int)
-        /// A risk rule refused to send the request.
-        case refused(reason: String)
+        /// A risk rule refused to send the request. Its reason is not shown: whoever types a
+        /// username would learn about that user (their denials, their networks).
+        case refused
     }
 
     private func outcome(_ outcome: Outcome, _ page: OutcomeContext) -> PageAnswer {
@@ -682,9 +683,9 @@ struct SignInFlow: Sendable {
             (kind, heading, message, retry, status) = (.rateLimited, "Too many requests",
                 "Too many sign-in requests were sent for this username. Try again in \(Self.minutes(wait)).", false,
                 .tooManyRequests)
-        case .refused(let reason):
+        case .refused:
             (kind, heading, message, retry, status) = (.refused, "Sign-in refused",
-                "This sign-in was refused by your organisation's risk rules (\(reason)). Ask your administrator if you need it.",
+                "This sign-in was refused by your organisation's risk rules. Ask your administrator if you need it.",
                 false, .forbidden)
         }
         var shown = OutcomePage(
