@@ -2,7 +2,7 @@ import CountersignCore
 import Foundation
 
 /// Which metadata BLOB is loaded and how loading goes: what `GET /admin/v1/authenticator-metadata`
-/// shows.
+/// shows, read as the source row's columns are named.
 struct MetadataSourceState: Sendable, Equatable, Codable {
     /// The loaded BLOB's serial number; nil: none loaded yet.
     var serial: Int64?
@@ -49,7 +49,7 @@ struct SQLMetadataRepository: Sendable {
             """
             SELECT serial, next_update, legal_header, entries, loaded_at, checked_at, last_error
             FROM authenticator_metadata_source WHERE id = \(Self.sourceID)
-            """, as: SourceRow.self)?.state ?? .none
+            """, as: MetadataSourceState.self) ?? .none
     }
 
     /// The loaded BLOB's serial, read cheaply to tell whether a node's copy is current.
@@ -117,31 +117,6 @@ struct SQLMetadataRepository: Sendable {
 
     private static func json(_ value: some Encodable) throws -> String {
         String(decoding: try JSONEncoder().encode(value), as: UTF8.self)
-    }
-
-    private struct SourceRow: Decodable {
-        var serial: Int64?
-        var nextUpdate: String?
-        var legalHeader: String?
-        var entries: Int64
-        var loadedAt: Date?
-        var checkedAt: Date?
-        var lastError: String?
-
-        enum CodingKeys: String, CodingKey {
-            case serial, entries
-            case nextUpdate = "next_update"
-            case legalHeader = "legal_header"
-            case loadedAt = "loaded_at"
-            case checkedAt = "checked_at"
-            case lastError = "last_error"
-        }
-
-        var state: MetadataSourceState {
-            MetadataSourceState(
-                serial: serial, nextUpdate: nextUpdate, legalHeader: legalHeader, entries: Int(entries), loadedAt: loadedAt,
-                checkedAt: checkedAt, lastError: lastError)
-        }
     }
 
     private struct EntryRow: Decodable {

@@ -30,6 +30,19 @@ struct PasskeyPeerClientTests {
         return try JSONValue(parsing: Data(output.utf8))
     }
 
+    /// `user` signed in to the account page by approving on the phone: the browser, and the
+    /// page's CSRF token.
+    static func atTheAccountPage(_ user: EnrolledUser, _ server: TestServer) async throws -> (PageVisitor, String) {
+        let browser = PageVisitor(server)
+        let form = try await browser.get("/account")
+        let attempt = try #require(form.hidden("attempt"))
+        _ = try await browser.post("/authorize/sign-in", [("attempt", attempt), ("username", user.username)])
+        let request = try #require(try await user.kit.pendingRequests().first)
+        _ = try await user.kit.approve(try await user.kit.details(for: request))
+        _ = try await browser.post("/authorize/continue", [("attempt", attempt)])
+        return (browser, try #require(try await browser.get("/account").hidden("csrf")))
+    }
+
     static func json(_ value: JSONValue) throws -> Data {
         Data(value.canonicalString.utf8)
     }
@@ -44,15 +57,8 @@ struct PasskeyPeerClientTests {
 
         try await TestServer.routed { server in
             let alice = try await server.enrolledUser("alice")
-            let browser = PageVisitor(server)
             // Signed in to the account page by approving on the phone.
-            let form = try await browser.get("/account")
-            let attempt = try #require(form.hidden("attempt"))
-            _ = try await browser.post("/authorize/sign-in", [("attempt", attempt), ("username", "alice")])
-            let request = try #require(try await alice.kit.pendingRequests().first)
-            _ = try await alice.kit.approve(try await alice.kit.details(for: request))
-            _ = try await browser.post("/authorize/continue", [("attempt", attempt)])
-            let csrf = try #require(try await browser.get("/account").hidden("csrf"))
+            let (browser, csrf) = try await Self.atTheAccountPage(alice, server)
 
             let options = try await browser.post("/account/passkeys/options", [("csrf", csrf), ("name", "Soft token")])
             #expect(options.status == 200, "\(options.text)")
@@ -134,14 +140,8 @@ struct PasskeyPeerClientTests {
 
         try await TestServer.routed(configure: { $0.metadata = configuration }) { server in
             let alice = try await server.enrolledUser("alice")
-            let browser = PageVisitor(server)
-            let form = try await browser.get("/account")
-            let attempt = try #require(form.hidden("attempt"))
-            _ = try await browser.post("/authorize/sign-in", [("attempt", attempt), ("username", "alice")])
-            let request = try #require(try await alice.kit.pendingRequests().first)
-            _ = try await alice.kit.approve(try await alice.kit.details(for: request))
-            _ = try await browser.post("/authorize/continue", [("attempt", attempt)])
-            let csrf = try #require(try await browser.get("/account").hidden("csrf"))
+            // Signed in to the account page by approving on the phone.
+            let (browser, csrf) = try await Self.atTheAccountPage(alice, server)
             /// A fresh soft token's registration on the account page: the answer.
             func register() async throws -> TestServer.Answer {
                 let state = folder.appendingPathComponent("token-\(UUID().uuidString).json")
