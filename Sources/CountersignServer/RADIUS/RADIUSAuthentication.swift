@@ -332,7 +332,12 @@ struct RADIUSAuthentication: Sendable {
                 login.transactionID = started.transaction.id
                 login.expiresAt = started.transaction.expiresAt.addingTimeInterval(
                     TimeInterval(origin.client.waitSeconds) + Self.retransmissionWindow)
-                try await store.attach(login: login.login, transactionID: started.transaction.id, expiresAt: login.expiresAt)
+                // A risk rule may have raised the request to number matching: the user must then
+                // be shown the number, in a challenge this login did not plan.
+                let raised = login.state == nil && started.transaction.matchNumber != nil ? Data(Secrets.randomBytes(16)) : nil
+                if let raised { login.state = raised }
+                try await store.attach(
+                    login: login.login, transactionID: started.transaction.id, expiresAt: login.expiresAt, state: raised)
                 return (login, started.transaction)
             } catch {
                 try? await store.release(login: login.login)

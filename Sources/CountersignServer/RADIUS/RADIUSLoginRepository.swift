@@ -31,7 +31,7 @@ protocol RADIUSLoginRepository: Sendable {
     /// node got there first.
     func claim(_ login: RADIUSLogin, replacing: String?, on executor: any SQLExecutor) async throws -> Bool
     /// Names the approval the claimed login started.
-    func attach(login: String, transactionID: String, expiresAt: Date, on executor: any SQLExecutor) async throws
+    func attach(login: String, transactionID: String, expiresAt: Date, state: Data?, on executor: any SQLExecutor) async throws
     /// Gives up a claimed login whose approval could not be started.
     func release(login: String, on executor: any SQLExecutor) async throws
     /// Records that `request` was answered Access-Accept, unless another request was: true when
@@ -83,9 +83,12 @@ struct SQLRADIUSLoginRepository: RADIUSLoginRepository {
         return !claimed.isEmpty
     }
 
-    func attach(login: String, transactionID: String, expiresAt: Date, on executor: any SQLExecutor) async throws {
+    func attach(login: String, transactionID: String, expiresAt: Date, state: Data?, on executor: any SQLExecutor) async throws {
         try await executor.run(
-            "UPDATE radius_logins SET transaction_id = \(transactionID), expires_at = \(expiresAt) WHERE login = \(login)")
+            """
+            UPDATE radius_logins SET transaction_id = \(transactionID), expires_at = \(expiresAt), state = COALESCE(\(state), state)
+            WHERE login = \(login)
+            """)
     }
 
     func release(login: String, on executor: any SQLExecutor) async throws {

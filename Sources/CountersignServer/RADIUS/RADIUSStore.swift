@@ -11,7 +11,9 @@ protocol RADIUSStore: Sendable {
     func login(radiusClientID: String, userID: String, callingStation: String) async throws -> RADIUSLogin?
     func login(radiusClientID: String, state: Data) async throws -> RADIUSLogin?
     func claim(_ login: RADIUSLogin, replacing: String?) async throws -> Bool
-    func attach(login: String, transactionID: String, expiresAt: Date) async throws
+    /// Ties the claimed login to its request; `state`, when given, makes it a challenge (a risk
+    /// rule raised the request to number matching).
+    func attach(login: String, transactionID: String, expiresAt: Date, state: Data?) async throws
     func release(login: String) async throws
     func accept(login: String, request: Data) async throws -> Bool
     /// Records a user without a device let in, as the RADIUS client's `unenrolled_users` says.
@@ -66,8 +68,8 @@ struct SQLRADIUSStore: RADIUSStore {
         try await logins.claim(login, replacing: replacing, on: database)
     }
 
-    func attach(login: String, transactionID: String, expiresAt: Date) async throws {
-        try await logins.attach(login: login, transactionID: transactionID, expiresAt: expiresAt, on: database)
+    func attach(login: String, transactionID: String, expiresAt: Date, state: Data?) async throws {
+        try await logins.attach(login: login, transactionID: transactionID, expiresAt: expiresAt, state: state, on: database)
     }
 
     func release(login: String) async throws {

@@ -128,6 +128,28 @@ struct RiskRuleTests {
         }
     }
 
+    @Test("A RADIUS login that a risk rule raises to number matching is challenged with the number, though its client pushes without one")
+    func radiusLoginRaisedToNumberMatching() async throws {
+        guard RADClient.executable != nil else { return }
+        try await RADIUSServerTests.withRADIUS(.sqlite) { server, radius in
+            _ = try await server.createRADIUSClient(mode: "push")
+            let device = try await server.enrollFactorDevice(for: try await server.createUser("erin"))
+            try await server.setPolicy(["risk_rules": [Self.rule("new network", "new_network", "number_match", ["days": 30])]])
+            let challenge = try #require(try await radius.send(RADClient.login("erin", password: "push")))
+            #expect(challenge.code == "Access-Challenge", "\(challenge)")
+            let prompt = try #require(challenge.replyMessage)
+            let number = try #require(prompt.split(separator: " ").lazy
+                .compactMap { Int64($0.trimmingCharacters(in: .punctuationCharacters)) }.first, "\(prompt)")
+            let state = try #require(challenge.first("State"))
+            let (_, details, _) = try await device.newest()
+            #expect(details.verification?.numberMatch != nil && details.risk?.first?.rule == "new network")
+            let answered = try await device.answer(factors: ["number_match"], number: number)
+            #expect(answered["status"] as? String == "approved", "\(answered.errorDescription ?? "")")
+            let accept = try #require(try await radius.send(RADClient.login("erin", password: "push", extra: ["State = \(state)"])))
+            #expect(accept.code == "Access-Accept")
+        }
+    }
+
     @Test("Through the SDK, the phone reads why the request asks more; the reference app shows it and the terminal prints it")
     func reasonsOnThePhone() async throws {
         try await TestServer.routed { server in
