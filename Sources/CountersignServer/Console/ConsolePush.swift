@@ -292,6 +292,9 @@ struct ConsoleRequestPage: ConsolePageModel {
     let devices: [Device]
     let clientCalls: [ClientCall]
     let hasClientCalls: Bool
+    /// The risk rules that fired for the request, each as "rule: reason".
+    let risk: [String]
+    let hasRisk: Bool
 
     init(_ chrome: ConsoleChrome, report: [String: Any]) {
         self.chrome = chrome
@@ -304,6 +307,8 @@ struct ConsoleRequestPage: ConsolePageModel {
         userID = report["user_id"] as? String ?? ""
         clientID = report["client_id"] as? String ?? ""
         decidedBy = report["decided_by_device"] as? String
+        risk = (report["risk"] as? [[String: Any]] ?? []).map { "\($0["rule"] as? String ?? ""): \($0["reason"] as? String ?? "")" }
+        hasRisk = !risk.isEmpty
         func count(_ value: Any?) -> String { (value as? NSNumber).map { String($0.intValue) } ?? "0" }
         devices = (report["devices"] as? [[String: Any]] ?? []).map { device in
             let notifications = device["notifications"] as? [[String: Any]] ?? []

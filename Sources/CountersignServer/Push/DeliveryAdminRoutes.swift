@@ -77,9 +77,11 @@ struct DeliveryAdminRoutes: Sendable {
         let devices: [DeviceDelivery]
         /// Ping and push clients: the calls to the client's notification endpoint.
         let clientNotifications: [ClientCall]
+        /// The risk rules that fired for the request and acted on it, as its details carry them.
+        let risk: [TransactionDetails.Risk]
 
         enum CodingKeys: String, CodingKey {
-            case status, expired, devices
+            case status, expired, devices, risk
             case clientNotifications = "client_notifications"
             case requestID = "request_id"
             case userID = "user_id"
@@ -167,7 +169,8 @@ struct DeliveryAdminRoutes: Sendable {
                 status: transaction.status,
                 expired: transaction.status == .pending && transaction.isExpired(at: now()),
                 expiresAt: transaction.expiresAt, decidedByDevice: transaction.decidedByDevice, devices: deliveries,
-                clientNotifications: try await store.clientNotifications(requestID: id).map(ClientCall.init)))
+                clientNotifications: try await store.clientNotifications(requestID: id).map(ClientCall.init),
+                risk: (try? TransactionDetails(canonicalBytes: Data(transaction.details.utf8)))?.risk ?? []))
         }
     }
 }

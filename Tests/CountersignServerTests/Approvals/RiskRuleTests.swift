@@ -164,6 +164,26 @@ struct RiskRuleTests {
         }
     }
 
+    @Test("The request's deliveries and the console's page for the request name the rules that fired and why")
+    func consoleShowsWhichFired() async throws {
+        try await ConsoleTests.signedIn { bench in
+            let server = bench.server
+            let client = try await server.createClient(name: "Payments")
+            _ = try await server.enrolledUser("ada")
+            try await server.setPolicy(["risk_rules": [Self.rule("payments", "client", "notify", ["clients": [client.id]])]])
+            _ = try await server.startApproval(client, user: "ada")
+            let event = try #require(try await Self.fired(server).first)
+            let id = try #require(event["target_id"] as? String)
+            let report = try await server.admin("GET", "/admin/v1/tenants/default/approvals/\(id)/deliveries")
+            let risk = try #require(report["risk"] as? [[String: any Sendable]], "\(report.text)")
+            #expect(risk.first?["rule"] as? String == "payments" && risk.first?["reason"] as? String == "client Payments is marked sensitive")
+            let page = try await bench.browser.get("/console/requests/\(id)")
+            #expect(page.status == 200)
+            #expect(page.text.contains(#"id="request-risk""#) && page.text.contains("payments: client Payments is marked sensitive"),
+                    "\(page.text.suffix(2500))")
+        }
+    }
+
     @Test("Time of day: a span within a day and one across midnight, in the rule's zone")
     func timeOfDay() async throws {
         #expect(RiskClock.within(9 * 60, from: 8 * 60, to: 18 * 60))
