@@ -81,6 +81,9 @@ public enum AdminRight: String, Codable, Sendable, CaseIterable, Comparable {
     /// Provision the tenant's users and groups over SCIM 2.0 (`/scim/v2/…`): the right of the
     /// key an identity provider (Entra ID, Okta) is given, and nothing else.
     case scim
+    /// Register and manage the tenant's Shared Signals streams and poll them (`/ssf/…`): the
+    /// right of the key a receiver of security events is given, and nothing else.
+    case ssf
 
     public static func < (lhs: AdminRight, rhs: AdminRight) -> Bool { lhs.rawValue < rhs.rawValue }
 }

@@ -76,6 +76,7 @@ struct SQLUserAdminStore: UserAdminStore {
         var details = ["username": user.username, "status": user.status.rawValue]
         if let userCode { details["user_code"] = userCode == nil ? "removed" : "set" }
         try await database.transaction { [details] executor in
+            let before = try await users.find(id: user.id, tenantID: user.tenantID, on: executor)
             do {
                 try await users.update(user, on: executor)
             } catch StorageError.uniqueViolation {
@@ -87,6 +88,7 @@ struct SQLUserAdminStore: UserAdminStore {
                     on: executor)
             }
             var recorded = details
+            if let before, before.status != user.status { recorded["previous_status"] = before.status.rawValue }
             if user.status == .disabled {
                 // A disabled user's browser sessions end for good, not for as long as the user
                 // is disabled: enabling the user again must not bring back a cookie that may be

@@ -41,8 +41,12 @@ extension CountersignServer {
         let groups: any GroupRepository = SQLGroupRepository()
         let directories: any DirectoryRepository = SQLDirectoryRepository()
 
-        // The node's shared parts.
-        let audit = AuditLog(repository: auditRepository)
+        // The node's shared parts. The audit log also queues the Shared Signals its events make.
+        let (securityEventWakeup, securityEventPolls) = (PushWakeup(), StreamSignal())
+        let sharedSignals = SharedSignals(
+            users: users, devices: devices, tenants: tenantRepository, origin: origin, pushWakeup: securityEventWakeup,
+            polls: securityEventPolls)
+        let audit = AuditLog(repository: auditRepository, signals: sharedSignals)
         let tenants = TenantService(
             store: SQLTenantStore(database: database, tenants: tenantRepository, audit: audit), sealer: sealer)
         let throttle = FailedAuthenticationThrottle(limit: configuration.failedAuthenticationLimit, now: now)
@@ -239,6 +243,14 @@ extension CountersignServer {
         ).register(on: tenantRoutes)
         CyberArkMobileRoutes(credentials: pushCredentials, guardian: guardian, maximumBodySize: bodyLimit)
             .register(on: tenantRoutes)
+        let securityEventSigner = SecurityEventSigner(keys: tokenSigningKeys, tenants: tenantRepository, database: database)
+        let sharedSignalsRoutes = SharedSignalsRoutes(
+            streams: EventStreams(
+                database: database, signals: sharedSignals, signer: securityEventSigner, sealer: sealer,
+                configuration: configuration.sharedSignals, metrics: metrics, now: now),
+            guardian: guardian, maximumBodySize: bodyLimit)
+        sharedSignalsRoutes.register(on: tenantRoutes.group("/ssf", surface: .api, takesSecret: true))
+        sharedSignalsRoutes.registerMetadata(on: tenantRoutes.rootGroup(surface: .api))
         tenantRoutes.mount(on: router)
 
         let admin = router.group("").add(middleware: throttling)
@@ -335,6 +347,10 @@ extension CountersignServer {
         let webhookDispatcher = WebhookDispatcher(
             store: SQLWebhookDeliveryStore(database: database, outbox: webhookOutbox, targets: webhookTargets),
             client: webhookClient, configuration: configuration.webhooks, wakeup: webhookWakeup, logger: logger, now: now)
+        let securityEventDispatcher = StreamPushDispatcher(
+            database: database, signer: securityEventSigner, sealer: sealer, client: webhookClient,
+            configuration: configuration.webhooks, wakeup: securityEventWakeup, metrics: metrics, logger: logger, now: now,
+            retention: configuration.sharedSignals.retention)
         let mailDispatcher = MailDispatcher(
             database: database, sealer: sealer, client: SMTPClient(), configuration: configuration.mail,
             wakeup: mailWakeup, metrics: metrics, logger: logger, now: now)
@@ -373,7 +389,7 @@ extension CountersignServer {
         return CountersignServer(
             router: router, configuration: configuration, origin: origin, database: database, logger: logger,
             connectionCap: connectionCap, bootstrapper: bootstrapper, bootstrap: bootstrap,
-            dispatchers: (configuration.push.dispatch ? [push, webhookDispatcher, notifications, mailDispatcher] : [])
+            dispatchers: (configuration.push.dispatch ? [push, webhookDispatcher, securityEventDispatcher, notifications, mailDispatcher] : [])
                 + [DirectoryScheduler(database: database, directories: directories, sync: directorySync, logger: logger, now: now)]
                 + (configuration.metadata == nil ? [] : [MetadataScheduler(metadata: authenticatorMetadata, logger: logger)]),
             clusterListener: ClusterRelayListener(relay: clusterRelay, approvals: approvals),

@@ -42,8 +42,10 @@ public struct ServerConfiguration: Sendable {
     public var clientNotifications = ClientNotificationConfiguration()
     /// APNs and FCM endpoints, and how the push outbox is worked.
     public var push = PushConfiguration()
-    /// How tenants' webhooks are called.
+    /// How tenants' webhooks are called (and Shared Signals pushed: the same timeouts and retries).
     public var webhooks = WebhookConfiguration()
+    /// How Shared Signals streams are polled and verified.
+    public var sharedSignals = SharedSignalsConfiguration()
     /// How tenants' mail is sent.
     public var mail = MailConfiguration()
     /// The UDP port RADIUS is answered on, at `host` (1812 by convention; 0 picks a free port, for

@@ -98,6 +98,15 @@ public struct ServerMetrics: Sendable {
             labels: [("action", action), ("mode", mode)]).increment()
     }
 
+    /// A Security Event Token handed to a receiver: `push` (`delivered`, `retry`, `refused`,
+    /// `given_up`) or `poll` (`delivered` when a poll hands it out, `acknowledged`, `error` when
+    /// the receiver answered it with a `setErrs` entry).
+    func securityEventDelivered(method: String, outcome: String) {
+        registry.makeCounter(
+            descriptor: Self.name("security_events", unit: "total", "Security Event Tokens handed to receivers, by method and outcome"),
+            labels: [("method", method), ("outcome", outcome)]).increment()
+    }
+
     /// A read of the FIDO metadata source: `loaded`, `unchanged`, `busy` (another node reads it)
     /// or `failed`.
     func metadataRead(_ outcome: String) {

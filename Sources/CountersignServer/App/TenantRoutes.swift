@@ -10,6 +10,7 @@ struct TenantRoutes {
     typealias Context = CountersignRequestContext
 
     private let collection = RouteCollection(context: Context.self)
+    private let rootCollection = RouteCollection(context: Context.self)
     private let tenant: TenantMiddleware
     private let throttle: FailedAuthenticationMiddleware
     private let logger: Logger
@@ -27,9 +28,17 @@ struct TenantRoutes {
         return group.add(middleware: tenant)
     }
 
+    /// A group of routes mounted once, at the root, whose paths name the tenant themselves
+    /// (`…/t/{tenant}`) or name none (the default tenant): well-known documents whose suffix is
+    /// the issuer's path (`/.well-known/ssf-configuration/t/<slug>`).
+    func rootGroup(surface: ErrorSurface) -> RouterGroup<Context> {
+        rootCollection.group("").add(middleware: ErrorMiddleware(surface: surface, logger: logger)).add(middleware: tenant)
+    }
+
     /// Mounts every route at the root (the default tenant) and below `/t/{tenant}`.
     func mount(on router: Router<Context>) {
         router.addRoutes(collection)
         router.addRoutes(collection, atPath: "/t/{tenant}")
+        router.addRoutes(rootCollection)
     }
 }

@@ -24,11 +24,19 @@ public struct AuditEvent: Sendable, Equatable, Codable {
     }
 }
 
-/// Writes audit events; the one place that builds them.
+/// Writes audit events; the one place that builds them. With `signals`, each event that says
+/// something about a user is also queued, in the same transaction, for the tenant's Shared
+/// Signals receivers.
 public struct AuditLog: Sendable {
     let repository: any AuditRepository
+    let signals: SharedSignals?
 
-    public init(repository: any AuditRepository = SQLAuditRepository()) { self.repository = repository }
+    public init(repository: any AuditRepository = SQLAuditRepository()) { self.init(repository: repository, signals: nil) }
+
+    init(repository: any AuditRepository, signals: SharedSignals?) {
+        self.repository = repository
+        self.signals = signals
+    }
 
     public func record(
         _ action: String, actor: String, tenantID: String?, target: (type: String, id: String),
@@ -51,5 +59,6 @@ public struct AuditLog: Sendable {
     /// Writes an event built beforehand (`event`).
     func append(_ event: AuditEvent, on executor: any SQLExecutor) async throws {
         try await repository.append(event, on: executor)
+        try await signals?.record(event, on: executor)
     }
 }

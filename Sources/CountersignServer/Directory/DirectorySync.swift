@@ -191,7 +191,7 @@ struct DirectorySync: Sendable {
                     try await users.update(user, on: executor)
                     var details = ["username": user.username, "source": "directory"]
                     if before.username != user.username { details["previous_username"] = before.username }
-                    if enabled { details["status"] = "active" }
+                    if enabled { (details["status"], details["previous_status"]) = ("active", "disabled") }
                     try await audit.record(
                         "user.updated", actor: actor, tenantID: tenantID, target: ("user", user.id), details: details,
                         at: date, on: executor)
@@ -241,7 +241,7 @@ struct DirectorySync: Sendable {
             try await users.update(user, on: executor)
             // As when an admin disables a user: their browser sessions end for good.
             let ended = try await sessions.revokeAll(tenantID: tenantID, userID: user.id, at: date, on: executor)
-            var details = ["username": user.username, "status": "disabled", "source": "directory",
+            var details = ["username": user.username, "status": "disabled", "previous_status": "active", "source": "directory",
                            "reason": "gone from the directory or disabled there"]
             if ended > 0 { details["sessions_ended"] = String(ended) }
             try await audit.record(

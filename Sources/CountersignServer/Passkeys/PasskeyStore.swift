@@ -124,6 +124,7 @@ struct SQLPasskeyStore: PasskeyStore {
                     details: [
                         "user_id": passkey.userID, "name": passkey.name, "aaguid": passkey.aaguidString,
                         "attestation": passkey.attestationFormat, "backup_eligible": String(passkey.backupEligible),
+                        "transports": passkey.transports.joined(separator: " "),
                     ], at: passkey.createdAt, on: executor)
                 try await notices.record(
                     .passkeyAdded, tenantID: passkey.tenantID, userID: passkey.userID, subjectID: passkey.id,

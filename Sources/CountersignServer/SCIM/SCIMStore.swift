@@ -75,12 +75,15 @@ struct SCIMStore: Sendable {
         return try await database.transaction { executor in
             var user: User
             let action: String
+            var details: [String: String] = [:]
             if var existing = try await users.find(username: fields.username, tenantID: tenantID, on: executor) {
                 guard existing.deprovisionedAt != nil else {
                     throw SCIMRefusal.uniqueness("A user named \(fields.username) exists already.")
                 }
                 existing.deprovisionedAt = nil
+                let wasActive = existing.status == .active
                 fields.apply(to: &existing, at: date)
+                if wasActive != (existing.status == .active) { details["previous_status"] = wasActive ? "active" : "disabled" }
                 user = existing
                 action = "user.updated"
                 try await users.update(user, on: executor)
@@ -93,8 +96,8 @@ struct SCIMStore: Sendable {
             }
             try await users.setSCIMProfile(userID: user.id, fields.profile, on: executor)
             try await audit.record(
-                action, actor: actor, tenantID: tenantID, target: ("user", user.id), details: fields.details(user), at: date,
-                on: executor)
+                action, actor: actor, tenantID: tenantID, target: ("user", user.id),
+                details: fields.details(user).merging(details) { $1 }, at: date, on: executor)
             return try await self.resource(user, withGroups: true, on: executor)
         }
     }
@@ -121,6 +124,7 @@ struct SCIMStore: Sendable {
             try await users.update(user, on: executor)
             try await users.setSCIMProfile(userID: user.id, fields.profile, on: executor)
             var details = fields.details(user)
+            if wasActive != (user.status == .active) { details["previous_status"] = wasActive ? "active" : "disabled" }
             if wasActive, user.status == .disabled {
                 let ended = try await sessions.revokeAll(tenantID: tenantID, userID: user.id, at: date, on: executor)
                 if ended > 0 { details["sessions_ended"] = String(ended) }

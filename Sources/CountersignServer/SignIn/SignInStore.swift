@@ -247,7 +247,9 @@ struct SQLSignInStore: SignInStore {
             guard ended else { return }
             try await audit.record(
                 "session.ended", actor: reason == nil ? "user:\(session.userID)" : "system", tenantID: session.tenantID,
-                target: ("session", session.id), details: reason.map { ["reason": $0] } ?? [:], at: date, on: executor)
+                target: ("session", session.id),
+                details: ["user_id": session.userID].merging(reason.map { ["reason": $0] } ?? [:]) { $1 }, at: date,
+                on: executor)
         }
     }
 

@@ -33,6 +33,7 @@ public enum SchemaVersion: Int64, CaseIterable, Sendable {
     case rememberedBrowsers
     case authenticatorMetadata
     case riskRules
+    case sharedSignals
 
     /// The name recorded beside the number.
     public var name: String {
@@ -66,6 +67,7 @@ public enum SchemaVersion: Int64, CaseIterable, Sendable {
         case .rememberedBrowsers: "remembered-browsers"
         case .authenticatorMetadata: "authenticator-metadata"
         case .riskRules: "risk-rules"
+        case .sharedSignals: "shared-signals"
         }
     }
 }
@@ -103,7 +105,7 @@ public enum Migrations {
     public static let features: [FeatureMigrations] = [
         .security, .tenants, .admin, .enrollment, .devices, .audit, .openID, .approvals, .push, .webhooks, .tokens,
         .oauth, .ciba, .notifications, .codeFlow, .signIn, .trustedIssuers, .passkeys, .console,
-        .radius, .directory, .recovery, .mail, .metadata,
+        .radius, .directory, .recovery, .mail, .metadata, .sharedSignals,
     ]
 
     /// The versions in order, each with every feature's changes of that version.

@@ -44,15 +44,15 @@ final class WebhookHTTPClient: Sendable {
         ], timeout: timeout)
     }
 
-    /// Posts `body` as JSON to `url` with `headers` — the webhooks' signed calls, and the CIBA
-    /// ping and push callbacks with their bearer token — and reads the whole answer within
-    /// `timeout`.
-    func post(_ body: Data, url: String, headers: [(String, String)], timeout: Duration) async throws(WebhookCallError)
-        -> Answer {
+    /// Posts `body` (JSON unless `contentType` says otherwise) to `url` with `headers` — the
+    /// webhooks' signed calls, the CIBA ping and push callbacks with their bearer token, and
+    /// Security Event Tokens — and reads the whole answer within `timeout`.
+    func post(_ body: Data, url: String, headers: [(String, String)], contentType: String = "application/json",
+              timeout: Duration) async throws(WebhookCallError) -> Answer {
         let client = try self.client()
         var request = HTTPClientRequest(url: url)
         request.method = .POST
-        request.headers.add(name: "Content-Type", value: "application/json")
+        request.headers.add(name: "Content-Type", value: contentType)
         for (name, value) in headers { request.headers.add(name: name, value: value) }
         request.body = .bytes(ByteBuffer(data: body))
         let (seconds, attoseconds) = timeout.components

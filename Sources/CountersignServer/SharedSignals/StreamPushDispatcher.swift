@@ -1,0 +1,163 @@
+import CountersignCore
+import Foundation
+import Logging
+import ServiceLifecycle
+
+/// Signs a recorded SET as it leaves: its claims, with the tenant's current RS256 key (the key
+/// the tenant's JWKS publishes; CAEP's interoperability profile asks for RS256), `typ`
+/// `secevent+jwt` and the key's `kid`. Every attempt carries the same claims and `jti`.
+struct SecurityEventSigner: Sendable {
+    let keys: TokenSigningKeys
+    let tenants: any TenantRepository
+    let database: any Database
+
+    func sign(_ event: StreamEvent) async throws -> String {
+        guard let tenant = try await tenants.find(id: event.tenantID, on: database) else {
+            throw StorageError.corrupt("the tenant of SET \(event.id) is gone")
+        }
+        guard case .object(let claims) = try JSONValue(parsing: Data(event.claims.utf8)) else {
+            throw StorageError.corrupt("SET \(event.id) holds claims that are not an object")
+        }
+        let keySet = try await keys.keySet(for: tenant)
+        return try await keySet.sign(claims, type: SharedSignals.tokenType, with: try keySet.current(.rs256))
+    }
+}
+
+/// Works the push streams' SETs (RFC 8935): claims due ones, signs each, posts it to its
+/// stream's endpoint with the stream's `Authorization` header, and records the outcome. A 2xx
+/// answer delivers; a 400 whose `err` says the SET itself is wrong (`invalid_request`,
+/// `invalid_key`, `invalid_issuer`, `invalid_audience`, `invalid_state`) is not retried; anything
+/// else (an unreachable receiver, 5xx, 429, 401/403) is retried with a doubling delay until the
+/// webhooks' `maximumAttempts`. SETs of a stream paused since they were queued are held again.
+struct StreamPushDispatcher: Service, CustomStringConvertible {
+    let database: any Database
+    let signer: SecurityEventSigner
+    let sealer: SecretSealer
+    let client: WebhookHTTPClient
+    let configuration: WebhookConfiguration
+    let wakeup: PushWakeup
+    let metrics: ServerMetrics
+    let logger: Logger
+    let now: @Sendable () -> Date
+    /// How long SETs whose story is over are kept (`SharedSignalsConfiguration.retention`).
+    let retention: TimeInterval
+    let streams = EventStreamRepository()
+    let readFailures = FailureStreak("the Shared Signals outbox could not be read")
+    let housekeeping = PeriodicSchedule(every: 3600)
+
+    var description: String { "StreamPushDispatcher" }
+
+    /// The `err` codes of RFC 8935 §2.4 (and SSF's `invalid_state`) that sending the same SET
+    /// again cannot change.
+    static let permanentErrors: Set<String> = [
+        "invalid_request", "invalid_key", "invalid_issuer", "invalid_audience", "invalid_state",
+    ]
+
+    func run() async throws {
+        await OutboxDispatchLoop(
+            wakeup: wakeup, workers: .one, batchSize: configuration.batchSize, pollInterval: configuration.pollInterval
+        ).run { await runOnce() }
+    }
+
+    @discardableResult
+    func runOnce() async -> Int {
+        let now = now()
+        if housekeeping.isDue(at: now) {
+            do {
+                try await streams.purge(finishedBefore: now.addingTimeInterval(-retention), on: database)
+            } catch {
+                logger.error("old Security Event Tokens could not be removed", metadata: ["error": "\(error)"])
+            }
+        }
+        guard let claimed = await readFailures.reading(logger: logger, {
+            try await streams.claim(
+                limit: configuration.batchSize, at: now, leaseUntil: now.addingTimeInterval(configuration.lease), on: database)
+        }), !claimed.isEmpty else { return 0 }
+        await withTaskGroup(of: Void.self) { group in
+            for event in claimed {
+                group.addTask { await deliver(event) }
+            }
+        }
+        return claimed.count
+    }
+
+    private enum Outcome {
+        case delivered
+        case retry(String)
+        case refused(String)
+        case holdAgain
+    }
+
+    private func deliver(_ event: StreamEvent) async {
+        let outcome: Outcome
+        do {
+            outcome = try await send(event)
+        } catch {
+            outcome = .retry("the SET could not be prepared: \(error)")
+        }
+        let date = now()
+        do {
+            switch outcome {
+            case .delivered:
+                try await streams.markSent(id: event.id, at: date, on: database)
+                metrics.securityEventDelivered(method: "push", outcome: "delivered")
+            case .holdAgain:
+                try await streams.holdClaimed(id: event.id, at: date, on: database)
+            case .refused(let reason):
+                try await streams.markFailed(id: event.id, error: reason, at: date, on: database)
+                metrics.securityEventDelivered(method: "push", outcome: "refused")
+                logger.warning("a Security Event Token was refused by its receiver",
+                               metadata: ["stream_id": "\(event.streamID)", "jti": "\(event.id)", "reason": "\(reason)"])
+            case .retry(let reason) where event.attempts >= configuration.maximumAttempts:
+                try await streams.markFailed(id: event.id, error: reason, at: date, on: database)
+                metrics.securityEventDelivered(method: "push", outcome: "given_up")
+                logger.warning("a Security Event Token was given up",
+                               metadata: ["stream_id": "\(event.streamID)", "jti": "\(event.id)",
+                                          "attempts": "\(event.attempts)", "reason": "\(reason)"])
+            case .retry(let reason):
+                let next = date.addingTimeInterval(configuration.retryDelay(afterAttempts: event.attempts))
+                try await streams.reschedule(id: event.id, next: next, error: reason, at: date, on: database)
+                metrics.securityEventDelivered(method: "push", outcome: "retry")
+            }
+        } catch {
+            // The row stays leased and is claimed again when the lease runs out.
+            logger.error("a Security Event Token outcome could not be recorded", metadata: ["error": "\(error)"])
+        }
+    }
+
+    private func send(_ event: StreamEvent) async throws -> Outcome {
+        guard let stream = try await streams.find(id: event.streamID, tenantID: event.tenantID, on: database) else {
+            return .refused("the stream was deleted")
+        }
+        switch (stream.status, stream.deliveryMethod) {
+        case (.paused, _), (_, .poll):
+            // Paused: held until enabled. Changed to poll: `EventStreams` moved the rest.
+            return .holdAgain
+        case (.disabled, _):
+            return .refused("the stream is disabled")
+        case (.enabled, .push):
+            break
+        }
+        guard let url = stream.endpointURL else { return .refused("the stream has no endpoint_url") }
+        var headers = [("User-Agent", "Countersign-SSF/1"), ("Accept", "application/json")]
+        if let sealed = stream.authorizationSealed {
+            headers.append(("Authorization", String(decoding: try sealer.open(sealed, context: stream.sealingContext), as: UTF8.self)))
+        }
+        let token = try await signer.sign(event)
+        let answer: WebhookHTTPClient.Answer
+        do {
+            answer = try await client.post(
+                Data(token.utf8), url: url, headers: headers, contentType: "application/secevent+jwt",
+                timeout: configuration.deliveryTimeout)
+        } catch {
+            return .retry("\(error)")
+        }
+        if (200..<300).contains(answer.status) { return .delivered }
+        let refusal = answer.body.flatMap { try? JSONValue(parsing: $0) }
+        let err = refusal?["err"]?.stringValue
+        let detail = [err, refusal?["description"]?.stringValue].compactMap { $0 }.joined(separator: ": ")
+        let reason = "the receiver answered HTTP \(answer.status)" + (detail.isEmpty ? "" : " (\(detail))")
+        if answer.status == 400, let err, Self.permanentErrors.contains(err) { return .refused(reason) }
+        return .retry(reason)
+    }
+}
