@@ -175,5 +175,12 @@ extension FeatureMigrations {
             // How many days this client's sign-ins may remember a browser for; NULL: the tenant's.
             "ALTER TABLE clients ADD COLUMN remember_browser_days BIGINT",
         ]),
+        SchemaChange(.sharedSignals, [
+            // The same for the right a Shared Signals receiver's key holds.
+            """
+            UPDATE admin_keys SET rights = rights || ' ssf'
+            WHERE tenant_id IS NULL AND revoked_at IS NULL AND (' ' || rights || ' ') LIKE '% tenants:manage %'
+            """,
+        ]),
     ])
 }

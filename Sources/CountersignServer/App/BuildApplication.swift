@@ -246,7 +246,7 @@ extension CountersignServer {
         let securityEventSigner = SecurityEventSigner(keys: tokenSigningKeys, tenants: tenantRepository, database: database)
         let sharedSignalsRoutes = SharedSignalsRoutes(
             streams: EventStreams(
-                database: database, signals: sharedSignals, signer: securityEventSigner, sealer: sealer,
+                database: database, audit: audit, signals: sharedSignals, signer: securityEventSigner, sealer: sealer,
                 configuration: configuration.sharedSignals, metrics: metrics, now: now),
             guardian: guardian, maximumBodySize: bodyLimit)
         sharedSignalsRoutes.register(on: tenantRoutes.group("/ssf", surface: .api, takesSecret: true))
@@ -306,6 +306,7 @@ extension CountersignServer {
                 database: database, tenants: tenantRepository, audit: audit, tenantService: tenants),
             guardian: guardian, maximumBodySize: bodyLimit, now: now
         ).register(on: admin)
+        SharedSignalsAdminRoutes(database: database, audit: audit, guardian: guardian, now: now).register(on: admin)
         TrustedIssuerAdminRoutes(
             store: SQLTrustedIssuerAdminStore(database: database, issuers: trustedIssuers, audit: audit),
             guardian: guardian, origin: origin, maximumBodySize: bodyLimit, now: now

@@ -205,6 +205,16 @@ struct EventStreamRepository: Sendable {
             """)
     }
 
+    /// A stream's SETs, newest first, older than `cursor` (a `jti`) if given.
+    func recent(streamID: String, before cursor: String?, limit: Int, on executor: any SQLExecutor) async throws
+        -> [StreamEvent] {
+        try await executor.all(
+            """
+            SELECT \(raw: StreamEvent.columns) FROM ssf_events
+            WHERE stream_id = \(streamID) AND id < \(cursor ?? "~") ORDER BY id DESC LIMIT \(limit)
+            """, as: StreamEvent.self)
+    }
+
     /// How many of each stream's events are in each state (for the administration view).
     func counts(tenantID: String, on executor: any SQLExecutor) async throws -> [String: [String: Int]] {
         var counts: [String: [String: Int]] = [:]

@@ -3,9 +3,12 @@ import Foundation
 
 /// The stream management API's work (SSF 1.0 §8.1): create, read, update, replace, delete,
 /// status, verification, and poll delivery (RFC 8936). Every call is a receiver's, identified by
-/// its admin key: it reaches only the streams that key created.
+/// its admin key: it reaches only the streams that key created. Each change is audited
+/// (`ssf_stream.created`, `.updated`, `.status_set`, `.deleted`), naming the push endpoint's host
+/// but never its URL or Authorization header.
 struct EventStreams: Sendable {
     let database: any Database
+    let audit: AuditLog
     let signals: SharedSignals
     let signer: SecurityEventSigner
     let sealer: SecretSealer
@@ -102,6 +105,7 @@ struct EventStreams: Sendable {
                 throw AdminError.conflict("this receiver holds \(held.count) streams, the most one may; update or delete one")
             }
             try await streams.insert(new, on: executor)
+            try await record("ssf_stream.created", new, key: key, on: executor)
             return new
         }
     }
@@ -144,6 +148,7 @@ struct EventStreams: Sendable {
             }
             stream.updatedAt = now()
             try await streams.update(stream, on: executor)
+            try await record("ssf_stream.updated", stream, key: key, on: executor)
             if before.deliveryMethod != stream.deliveryMethod, stream.status == .enabled {
                 // SETs not yet out move to the new method's queue.
                 try await streams.hold(streamID: stream.id, at: stream.updatedAt, on: executor)
@@ -163,7 +168,19 @@ struct EventStreams: Sendable {
                 throw AdminError.notFound("stream \(id)")
             }
             try await streams.delete(id: stream.id, on: executor)
+            try await record("ssf_stream.deleted", stream, key: key, on: executor)
         }
+    }
+
+    private func record(_ action: String, _ stream: EventStream, key: AdminKey, on executor: any SQLExecutor) async throws {
+        var details = ["delivery_method": stream.deliveryMethod.rawValue, "status": stream.status.rawValue,
+                       "events": stream.eventsDelivered.map(\.rawValue).joined(separator: " "),
+                       "format": stream.subjectFormat.rawValue]
+        if let url = stream.endpointURL, let host = try? WebhookURL(url).host { details["host"] = host }
+        if let reason = stream.statusReason { details["reason"] = reason }
+        try await audit.record(
+            action, actor: "admin-key:\(key.id)", tenantID: stream.tenantID, target: ("ssf_stream", stream.id),
+            details: details, at: now(), on: executor)
     }
 
     /// Transmitter-supplied members a receiver echoed must be what they are (SSF §8.1.1.3).
@@ -219,6 +236,7 @@ struct EventStreams: Sendable {
             stream.statusReason = reason.flatMap { $0.isEmpty ? nil : String($0.prefix(StreamConfigurationRequest.descriptionLimit)) }
             stream.updatedAt = date
             try await streams.update(stream, on: executor)
+            try await record("ssf_stream.status_set", stream, key: key, on: executor)
             switch (before, status) {
             case (_, .disabled):
                 try await streams.drop(streamID: stream.id, on: executor)
