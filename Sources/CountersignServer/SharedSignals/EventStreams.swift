@@ -267,7 +267,9 @@ struct EventStreams: Sendable {
             guard stream.status != .disabled else {
                 throw APIError.badRequest("the stream is disabled: enable it before asking for a verification event")
             }
-            let date = now()
+            // Whole milliseconds, as the database keeps times, so the interval is measured
+            // between the times as stored.
+            let date = Date(timeIntervalSince1970: (now().timeIntervalSince1970 * 1000).rounded(.down) / 1000)
             if let last = stream.verificationRequestedAt, date.timeIntervalSince(last) < interval {
                 let wait = Int((interval - date.timeIntervalSince(last)).rounded(.up))
                 throw APIError(
