@@ -243,7 +243,8 @@ extension CountersignServer {
         ).register(on: tenantRoutes)
         CyberArkMobileRoutes(credentials: pushCredentials, guardian: guardian, maximumBodySize: bodyLimit)
             .register(on: tenantRoutes)
-        let securityEventSigner = SecurityEventSigner(keys: tokenSigningKeys, tenants: tenantRepository, database: database)
+        let securityEventSigner = SecurityEventSigner(
+            keys: tokenSigningKeys, tenants: tenantRepository, origin: origin, database: database)
         let sharedSignalsRoutes = SharedSignalsRoutes(
             streams: EventStreams(
                 database: database, audit: audit, signals: sharedSignals, signer: securityEventSigner, sealer: sealer,

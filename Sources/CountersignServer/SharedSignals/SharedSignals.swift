@@ -53,6 +53,7 @@ struct SharedSignals: Sendable {
     func enqueue(_ body: SecurityEventBody, subject: JSONValue, issuer: String, transaction: String?,
                  to stream: EventStream, at date: Date, on executor: any SQLExecutor) async throws {
         let id = Identifier.make("set", at: date)
+        // `iss` (and an `iss_sub` subject's `iss`) are written again when the SET is signed.
         var claims: [String: JSONValue] = [
             "iss": .string(issuer), "jti": .string(id), "iat": .integer(Int64(date.timeIntervalSince1970.rounded(.down))),
             "aud": stream.audience.count == 1 ? .string(stream.audience[0]) : .array(stream.audience.map(JSONValue.string)),

@@ -5,18 +5,28 @@ import ServiceLifecycle
 
 /// Signs a recorded SET as it leaves: its claims, with the tenant's current RS256 key (the key
 /// the tenant's JWKS publishes; CAEP's interoperability profile asks for RS256), `typ`
-/// `secevent+jwt` and the key's `kid`. Every attempt carries the same claims and `jti`.
+/// `secevent+jwt` and the key's `kid`. Every attempt carries the same claims and `jti`. The
+/// issuer is written now, not when the SET was recorded: `iss` must be the issuer the
+/// transmitter's metadata names when the receiver reads it (SSF §4.1.6), and a server whose
+/// public URL changed while SETs waited sends them under the new one.
 struct SecurityEventSigner: Sendable {
     let keys: TokenSigningKeys
     let tenants: any TenantRepository
+    let origin: PublicOrigin
     let database: any Database
 
     func sign(_ event: StreamEvent) async throws -> String {
         guard let tenant = try await tenants.find(id: event.tenantID, on: database) else {
             throw StorageError.corrupt("the tenant of SET \(event.id) is gone")
         }
-        guard case .object(let claims) = try JSONValue(parsing: Data(event.claims.utf8)) else {
+        guard case .object(var claims) = try JSONValue(parsing: Data(event.claims.utf8)) else {
             throw StorageError.corrupt("SET \(event.id) holds claims that are not an object")
+        }
+        let issuer = Issuer(tenant: tenant, origin: origin).identifier
+        claims["iss"] = .string(issuer)
+        if case .object(var subject) = claims["sub_id"], subject["format"] == .string("iss_sub") {
+            subject["iss"] = .string(issuer)
+            claims["sub_id"] = .object(subject)
         }
         let keySet = try await keys.keySet(for: tenant)
         return try await keySet.sign(claims, type: SharedSignals.tokenType, with: try keySet.current(.rs256))
