@@ -12,7 +12,7 @@ struct Admin: AsyncParsableCommand {
                       DeviceAdminCommands.self, AuditCommand.self,
                       PushCommands.self, PolicyCommands.self, AuthorizationTypeCommands.self,
                       WebhookCommands.self, TrustedIssuerCommands.self, PasskeyAdminCommands.self, MetadataCommands.self,
-                      RADIUSClientCommands.self, DirectoryCommands.self, MailCommands.self])
+                      RADIUSClientCommands.self, DirectoryCommands.self, MailCommands.self, SharedSignalsCommands.self])
 }
 
 struct TenantCommands: AsyncParsableCommand {

@@ -185,7 +185,7 @@ struct ServerOptions: ParsableArguments {
     @Option(name: .customLong("fido-metadata-root"), help: "PEM file of the roots the metadata BLOB's signing chain must end at; the FIDO Alliance's is GlobalSign Root CA - R3 (COUNTERSIGN_FIDO_METADATA_ROOT).")
     var fidoMetadataRoot: String?
 
-    @Flag(name: .customLong("no-push-dispatch"), help: "Queue push notifications, webhook events and mail but leave sending them to other nodes (COUNTERSIGN_PUSH_DISPATCH=false).")
+    @Flag(name: .customLong("no-push-dispatch"), help: "Queue push notifications, webhook events, Security Event Tokens and mail but leave sending them to other nodes (COUNTERSIGN_PUSH_DISPATCH=false).")
     var noPushDispatch = false
 
     func logLevelValue() throws -> Logger.Level {
