@@ -99,6 +99,7 @@ def write(directory, name, record):
 
 
 def push(arguments):
+    os.makedirs(arguments.out, exist_ok=True)
     verifier = Verifier(arguments.metadata, arguments.audience)
     state = {"deliveries": 0, "accepted": 0, "rejected": 0}
     lock = threading.Lock()

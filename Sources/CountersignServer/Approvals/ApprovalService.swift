@@ -50,6 +50,8 @@ public enum ApprovalStartError: Error, Sendable, Equatable, OAuthFailure {
     case rateLimited(perMinute: Int, retryAfter: Int)
     /// A risk rule whose action is `deny` fired (`RiskEvaluation`).
     case riskDenied(rule: String, reason: String)
+    /// A risk rule whose action is `passkey` fired: a push does not answer this request.
+    case riskRequiresPasskey(rule: String, reason: String)
 
     var oauthError: OAuthError {
         switch self {
@@ -66,6 +68,8 @@ public enum ApprovalStartError: Error, Sendable, Equatable, OAuthFailure {
                        retryAfter: retryAfter)
         case .riskDenied(let rule, let reason):
             OAuthError(.accessDenied, "refused by the risk rule '\(rule)': \(reason)")
+        case .riskRequiresPasskey(let rule, let reason):
+            OAuthError(.accessDenied, "the risk rule '\(rule)' asks for a passkey, which this request cannot use: \(reason)")
         }
     }
 }
@@ -167,6 +171,7 @@ public struct ApprovalService: Sendable {
         stored.authorizationDetails = request.authorizationDetails
         stored.countsForUser = request.countsForUser
         stored.requestNetwork = request.context.ipAddress.flatMap(IPNetwork.riskNetwork(of:))?.description
+        stored.requestAgent = request.context.userAgent.flatMap(UserAgentFamily.init(userAgent:))?.name
         if request.client.deliveryMode != .poll {
             // Ping and push clients are called back with both, so they are kept, sealed.
             stored.authReqIDSealed = try sealer.seal(

@@ -161,6 +161,15 @@ struct SQLApprovalStore: ApprovalStore {
         try await approvals.countDenied(userID: userID, since: date, on: database)
     }
 
+    func approvedFrom(agent: String, userID: String, since date: Date) async throws -> Bool {
+        try await approvals.approved(userID: userID, fromAgent: agent, since: date, on: database)
+    }
+
+    func lastDeviceActivity(userID: String) async throws -> Date? {
+        try await devices.list(userID: userID, after: nil, limit: ApprovalService.maximumDevicesPerUser, on: database)
+            .filter { $0.status == .active }.map { $0.lastSeenAt ?? $0.createdAt }.max()
+    }
+
     func requests(userID: String, since date: Date) async throws -> Int {
         try await approvals.countAll(userID: userID, since: date, on: database)
     }

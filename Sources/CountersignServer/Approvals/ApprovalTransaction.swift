@@ -55,6 +55,8 @@ public struct ApprovalTransaction: Sendable, Equatable {
     /// The network the request came from (`IPNetwork.riskNetwork` of its address), written with
     /// it for the risk rules' `new_network`; not read back.
     var requestNetwork: String? = nil
+    /// The browser the request came from (`UserAgentFamily`), for `new_user_agent`; not read back.
+    var requestAgent: String? = nil
 
     public func isExpired(at date: Date) -> Bool { date >= expiresAt }
 }

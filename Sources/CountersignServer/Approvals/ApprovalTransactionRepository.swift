@@ -31,6 +31,8 @@ public protocol ApprovalTransactionRepository: Sendable {
     /// `date`; how many of their requests made since `date` were denied; how many they were sent.
     func approved(userID: String, fromNetwork network: String, since date: Date, on executor: any SQLExecutor) async throws
         -> Bool
+    func approved(userID: String, fromAgent agent: String, since date: Date, on executor: any SQLExecutor) async throws
+        -> Bool
     func countDenied(userID: String, since date: Date, on executor: any SQLExecutor) async throws -> Int
     func countAll(userID: String, since date: Date, on executor: any SQLExecutor) async throws -> Int
     /// Records a token request: sets `last_polled_at` and the interval, if `last_polled_at` is
@@ -58,7 +60,7 @@ public struct SQLApprovalTransactionRepository: ApprovalTransactionRepository {
             INSERT INTO approval_transactions (id, auth_req_id_hash, tenant_id, client_id, user_id, scope, acr_values,
                 binding_message, details, details_sha256, challenge, status, poll_interval, created_at, expires_at,
                 verification, match_number, delivery_mode, auth_req_id_sealed, notification_token_sealed,
-                authorization_details, counts_for_user, request_network)
+                authorization_details, counts_for_user, request_network, request_agent)
             VALUES (\(transaction.id), \(transaction.authReqIDHash), \(transaction.tenantID), \(transaction.clientID),
                 \(transaction.userID), \(transaction.scope.joined(separator: " ")),
                 \(transaction.acrValues?.joined(separator: " ")), \(transaction.bindingMessage), \(transaction.details),
@@ -68,7 +70,7 @@ public struct SQLApprovalTransactionRepository: ApprovalTransactionRepository {
                 \(transaction.matchNumber), \(transaction.deliveryMode == .poll ? nil : transaction.deliveryMode),
                 \(transaction.authReqIDSealed), \(transaction.notificationTokenSealed),
                 \(transaction.authorizationDetails?.json.canonicalString), \(transaction.countsForUser ? 1 : 0),
-                \(transaction.requestNetwork))
+                \(transaction.requestNetwork), \(transaction.requestAgent))
             """)
         guard !deliveries.isEmpty else { return }
         // One statement for every device: at most `ApprovalService.maximumDevicesPerUser` rows.
@@ -224,6 +226,16 @@ public struct SQLApprovalTransactionRepository: ApprovalTransactionRepository {
             """
             SELECT 1 AS one FROM approval_transactions
             WHERE user_id = \(userID) AND created_at >= \(date) AND request_network = \(network) AND status = 'approved'
+            LIMIT 1
+            """)).isEmpty
+    }
+
+    public func approved(userID: String, fromAgent agent: String, since date: Date, on executor: any SQLExecutor)
+        async throws -> Bool {
+        !(try await executor.run(
+            """
+            SELECT 1 AS one FROM approval_transactions
+            WHERE user_id = \(userID) AND created_at >= \(date) AND request_agent = \(agent) AND status = 'approved'
             LIMIT 1
             """)).isEmpty
     }

@@ -78,5 +78,9 @@ extension FeatureMigrations {
         SchemaChange(.riskRules, [
             "ALTER TABLE approval_transactions ADD COLUMN request_network TEXT",
         ]),
+        // The browser a request came from (`UserAgentFamily`), for `new_user_agent`.
+        SchemaChange(.riskSignals, [
+            "ALTER TABLE approval_transactions ADD COLUMN request_agent TEXT",
+        ]),
     ])
 }

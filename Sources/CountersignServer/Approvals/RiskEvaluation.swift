@@ -17,6 +17,10 @@ protocol RiskSignalSource: Sendable {
     func denials(userID: String, since date: Date) async throws -> Int
     /// How many requests the user was sent since `date`.
     func requests(userID: String, since date: Date) async throws -> Int
+    /// Whether the user approved a request from a browser of `agent` (`UserAgentFamily`) since `date`.
+    func approvedFrom(agent: String, userID: String, since date: Date) async throws -> Bool
+    /// When one of the user's active phones last reached the server (or enrolled, if none did since).
+    func lastDeviceActivity(userID: String) async throws -> Date?
 }
 
 /// Runs a tenant's risk rules, in order, on one request for a user's approval.
@@ -58,6 +62,15 @@ struct RiskEvaluation: Sendable {
         case .acr:
             guard let asked = request.acrValues?.values.first(where: { rule.acr?.contains($0) == true }) else { return nil }
             return "asks for \(asked)"
+        case .newUserAgent:
+            guard let days = rule.days, let agent = request.context.userAgent.flatMap(UserAgentFamily.init(userAgent:))?.name
+            else { return nil }
+            let since = date.addingTimeInterval(-TimeInterval(days) * 86_400)
+            return try await signals.approvedFrom(agent: agent, userID: user, since: since) ? nil : "new browser: \(agent)"
+        case .idleDevice:
+            guard let days = rule.days, let last = try await signals.lastDeviceActivity(userID: user) else { return nil }
+            let idle = Int(date.timeIntervalSince(last) / 86_400)
+            return idle >= days ? "no phone used in \(idle) days" : nil
         case .timeOfDay:
             guard let from = rule.from.flatMap(RiskClock.minutes), let to = rule.to.flatMap(RiskClock.minutes),
                 let zone = rule.zone.flatMap(TimeZone.init(identifier:))
@@ -76,12 +89,15 @@ extension NewApproval {
         if let denial = findings.first(where: { $0.action == .deny }) {
             throw .riskDenied(rule: denial.rule, reason: denial.reason)
         }
+        if let passkey = findings.first(where: { $0.action == .passkey }) {
+            throw .riskRequiresPasskey(rule: passkey.rule, reason: passkey.reason)
+        }
         var request = self
         for finding in findings {
             let floor: AuthenticationClass? = switch finding.action {
             case .numberMatch: AuthenticationClass(factor: .numberMatch)
             case .biometric: AuthenticationClass(factor: .biometric)
-            case .deny, .notify: nil
+            case .deny, .notify, .passkey: nil
             }
             request.required = request.required.raised(to: floor, client: client, policy: policy)
         }

@@ -24,6 +24,13 @@ public struct RiskRule: Codable, Sendable, Equatable {
         case acr
         /// The request comes outside `from`–`to` in the time zone `zone`.
         case timeOfDay = "time_of_day"
+        /// The request comes from a browser (its family and system, "Firefox on Linux": a new
+        /// version of the same browser is no new browser) from which the user approved no
+        /// request in the last `days`. Only the hosted sign-in knows the browser.
+        case newUserAgent = "new_user_agent"
+        /// None of the user's phones has reached the server in the last `days`: the user has
+        /// not used Countersign for a while, and the request may not be theirs.
+        case idleDevice = "idle_device"
     }
 
     public enum Action: String, Codable, Sendable, CaseIterable {
@@ -35,6 +42,9 @@ public struct RiskRule: Codable, Sendable, Equatable {
         case deny
         /// Nothing changes but the record: the audit log, the request's details and `/metrics`.
         case notify
+        /// A push cannot answer the request: the hosted sign-in asks for a passkey instead, and
+        /// a CIBA or RADIUS request, which cannot use one, is refused naming the rule.
+        case passkey
     }
 
     public var name: String
@@ -74,8 +84,12 @@ public struct RiskRule: Codable, Sendable, Equatable {
         }
         guard !name.isEmpty, name.count <= 64 else { throw .invalidField("\(field).name", "must be 1 to 64 characters") }
         switch signal {
-        case .newNetwork:
+        case .newNetwork, .newUserAgent:
             try require(days, "days", "must be 1 to 30: decided requests are kept 30 days") { Self.days.contains($0) }
+            try refuse([("count", count != nil), ("minutes", minutes != nil), ("clients", clients != nil), ("acr", acr != nil),
+                        ("from", from != nil), ("to", to != nil), ("zone", zone != nil)])
+        case .idleDevice:
+            try require(days, "days", "must be 1 to 365") { (1...365).contains($0) }
             try refuse([("count", count != nil), ("minutes", minutes != nil), ("clients", clients != nil), ("acr", acr != nil),
                         ("from", from != nil), ("to", to != nil), ("zone", zone != nil)])
         case .recentDenials:

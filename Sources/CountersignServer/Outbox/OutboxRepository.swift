@@ -21,7 +21,8 @@ struct OutboxRepository: Sendable {
     let name: String
 
     /// Claims up to `limit` due rows (queued, or `sending` by a node whose lease ran out), oldest
-    /// due first, leasing them until `leaseUntil`, and returns them as `Row`. On PostgreSQL rows
+    /// due first (rows due at once in the order of their ids, which follow the time they were
+    /// made), leasing them until `leaseUntil`, and returns them as `Row`. On PostgreSQL rows
     /// claimed by another node are skipped (`FOR UPDATE SKIP LOCKED`), so no two nodes send the
     /// same row at once.
     func claim<Row: OutboxRow>(limit: Int, at date: Date, leaseUntil: Date, as type: Row.Type,
@@ -35,7 +36,7 @@ struct OutboxRepository: Sendable {
                 last_error = CASE WHEN status = 'sending' THEN '\(raw: Self.cutOffAttempt)' ELSE last_error END
             WHERE id IN (
                 SELECT id FROM \(raw: name) WHERE status IN ('queued', 'sending') AND next_attempt_at <= \(date)
-                ORDER BY next_attempt_at LIMIT \(limit)\(raw: skipLocked))
+                ORDER BY next_attempt_at, id LIMIT \(limit)\(raw: skipLocked))
             RETURNING \(raw: Row.columns)
             """, as: type)
     }

@@ -275,7 +275,7 @@ struct RADIUSAuthentication: Sendable {
             case .userDisabled: return .reject(Message.unknownUser)
             case .suppressed(let retryAfter): return .reject(Message.suppressed(retryAfter))
             case .rateLimited: return .reject(Message.rateLimited)
-            case .riskDenied: return .reject(Message.riskDenied)
+            case .riskDenied, .riskRequiresPasskey: return .reject(Message.riskDenied)
             }
         }
         if let state = joined.login.state, joined.transaction.status == .pending {

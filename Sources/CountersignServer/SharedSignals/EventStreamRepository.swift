@@ -149,6 +149,16 @@ struct EventStreamRepository: Sendable {
             """)
     }
 
+    /// A claimed SET not sent because an earlier one of its stream must be retried first: back
+    /// in the queue, due with that one, its attempt not counted.
+    func requeueClaimed(id: String, due next: Date, at date: Date, on executor: any SQLExecutor) async throws {
+        try await executor.run(
+            """
+            UPDATE ssf_events SET status = 'queued', attempts = attempts - 1, next_attempt_at = \(next), updated_at = \(date)
+            WHERE id = \(id) AND status = 'sending'
+            """)
+    }
+
     // Poll.
 
     /// Hands out up to `limit` of the stream's SETs, oldest first: those waiting, and those

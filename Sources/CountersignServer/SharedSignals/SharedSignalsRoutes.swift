@@ -160,6 +160,9 @@ struct SharedSignalsRoutes: Sendable {
     private func receiver(_ request: Request, _ context: CountersignRequestContext) async throws -> (AdminKey, Issuer) {
         let key = try await guardian.key(request, holding: .ssf)
         let issuer = try context.tenantIssuer()
+        guard key.tenantID != nil else {
+            throw APIError(.forbidden, .insufficientRights, "a system key is no receiver: use a key of the tenant holding ssf")
+        }
         guard key.tenantID == issuer.tenant.id else { throw AdminError.wrongTenant }
         return (key, issuer)
     }

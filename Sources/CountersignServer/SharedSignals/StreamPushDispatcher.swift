@@ -83,12 +83,34 @@ struct StreamPushDispatcher: Service, CustomStringConvertible {
             try await streams.claim(
                 limit: configuration.batchSize, at: now, leaseUntil: now.addingTimeInterval(configuration.lease), on: database)
         }), !claimed.isEmpty else { return 0 }
+        // Streams in parallel; each stream's SETs one after the other, oldest first, so a
+        // receiver gets them in the order they were recorded (SSF §8.1.2.1 asks it of held ones).
+        // After a SET that must be retried, the stream's later ones wait with it.
+        let byStream = Dictionary(grouping: claimed, by: \.streamID)
         await withTaskGroup(of: Void.self) { group in
-            for event in claimed {
-                group.addTask { await deliver(event) }
+            for events in byStream.values {
+                group.addTask {
+                    let ordered = events.sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }
+                    for (index, event) in ordered.enumerated() {
+                        guard let retryAt = await deliver(event) else { continue }
+                        await putBack(ordered.dropFirst(index + 1), due: retryAt)
+                        break
+                    }
+                }
             }
         }
         return claimed.count
+    }
+
+    /// Returns claimed SETs to the queue unsent, due at `date`, their attempt not counted.
+    private func putBack(_ events: ArraySlice<StreamEvent>, due date: Date) async {
+        for event in events {
+            do {
+                try await streams.requeueClaimed(id: event.id, due: date, at: now(), on: database)
+            } catch {
+                logger.error("a Security Event Token could not be put back", metadata: ["error": "\(error)"])
+            }
+        }
     }
 
     private enum Outcome {
@@ -98,7 +120,8 @@ struct StreamPushDispatcher: Service, CustomStringConvertible {
         case holdAgain
     }
 
-    private func deliver(_ event: StreamEvent) async {
+    /// Sends one SET and records the outcome; returns when it is due again if it is to be retried.
+    private func deliver(_ event: StreamEvent) async -> Date? {
         let outcome: Outcome
         do {
             outcome = try await send(event)
@@ -128,11 +151,14 @@ struct StreamPushDispatcher: Service, CustomStringConvertible {
                 let next = date.addingTimeInterval(configuration.retryDelay(afterAttempts: event.attempts))
                 try await streams.reschedule(id: event.id, next: next, error: reason, at: date, on: database)
                 metrics.securityEventDelivered(method: "push", outcome: "retry")
+                return next
             }
         } catch {
             // The row stays leased and is claimed again when the lease runs out.
             logger.error("a Security Event Token outcome could not be recorded", metadata: ["error": "\(error)"])
+            return date.addingTimeInterval(configuration.lease)
         }
+        return nil
     }
 
     private func send(_ event: StreamEvent) async throws -> Outcome {

@@ -149,6 +149,7 @@ struct RememberedPage: PageModel {
 struct OutcomePage: PageModel {
     enum Kind: String, Sendable {
         case denied, expired, noDevice = "no-device", rateLimited = "rate-limited", unavailable, refused
+        case passkeyRequired = "passkey-required"
     }
 
     let title: String
@@ -163,6 +164,8 @@ struct OutcomePage: PageModel {
     let retry: Bool
     /// Offer the username form again, for the same sign-in.
     var anotherUsername = false
+    /// Offer the sign-in page again, where the user chooses a passkey (a risk rule asks for one).
+    var startOverForPasskey = false
     let attempt: String
     let username: String
     /// The client's redirect URI with the error, for "Return to the application".

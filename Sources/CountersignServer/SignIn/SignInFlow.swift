@@ -231,6 +231,8 @@ struct SignInFlow: Sendable {
             return outcome(.rateLimited(retryAfter: retryAfter), page)
         } catch ApprovalStartError.riskDenied {
             return outcome(.refused, page)
+        } catch ApprovalStartError.riskRequiresPasskey {
+            return outcome(.passkeyRequired, page)
         }
         try await store.sent(
             started.transaction.id, to: user.id, passwordVerified: requirement.password, forAttempt: attempt.handleHash)
@@ -661,6 +663,8 @@ struct SignInFlow: Sendable {
         /// A risk rule refused to send the request. Its reason is not shown: whoever types a
         /// username would learn about that user (their denials, their networks).
         case refused
+        /// A risk rule asks for a passkey: the user starts over and chooses one.
+        case passkeyRequired
     }
 
     private func outcome(_ outcome: Outcome, _ page: OutcomeContext) -> PageAnswer {
@@ -687,12 +691,17 @@ struct SignInFlow: Sendable {
             (kind, heading, message, retry, status) = (.refused, "Sign-in refused",
                 "This sign-in was refused by your organisation's risk rules. Ask your administrator if you need it.",
                 false, .forbidden)
+        case .passkeyRequired:
+            (kind, heading, message, retry, status) = (.passkeyRequired, "Use a passkey",
+                "Your organisation asks for a passkey for this sign-in; a request to your phone cannot be used. Start again and choose Sign in with a passkey.",
+                false, .forbidden)
         }
         var shown = OutcomePage(
             title: heading, tenantName: page.visit.tenant.displayName, base: page.base, kind: kind.rawValue, heading: heading,
             message: message, clientName: page.client.name, retry: retry, attempt: page.handle, username: page.username,
             returnURL: back)
         shown.anotherUsername = kind == .noDevice
+        shown.startOverForPasskey = kind == .passkeyRequired
         return .page("outcome", shown, status: status)
     }
 

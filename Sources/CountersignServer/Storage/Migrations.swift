@@ -34,6 +34,7 @@ public enum SchemaVersion: Int64, CaseIterable, Sendable {
     case authenticatorMetadata
     case riskRules
     case sharedSignals
+    case riskSignals
 
     /// The name recorded beside the number.
     public var name: String {
@@ -68,6 +69,7 @@ public enum SchemaVersion: Int64, CaseIterable, Sendable {
         case .authenticatorMetadata: "authenticator-metadata"
         case .riskRules: "risk-rules"
         case .sharedSignals: "shared-signals"
+        case .riskSignals: "risk-signals"
         }
     }
 }

@@ -40,6 +40,18 @@ struct ApprovalFlowStoreTests {
             }
         }
 
+        func approvedFrom(agent: String, userID: String, since date: Date) async throws -> Bool {
+            state.withLock { state in
+                state.requests.contains {
+                    $0.userID == userID && $0.requestAgent == agent && $0.status == .approved && $0.createdAt >= date
+                }
+            }
+        }
+
+        func lastDeviceActivity(userID: String) async throws -> Date? {
+            state.withLock { $0.devices.filter { $0.userID == userID && $0.status == .active }.map { $0.lastSeenAt ?? $0.createdAt }.max() }
+        }
+
         func denials(userID: String, since date: Date) async throws -> Int {
             state.withLock { $0.requests.filter { $0.userID == userID && $0.status == .denied && $0.createdAt >= date }.count }
         }

@@ -73,6 +73,37 @@ struct SharedSignalsDeliveryTests {
         }
     }
 
+    @Test("SETs held while a stream was paused arrive in the order they were recorded, as do SETs after a retry")
+    func heldSETsKeepTheirOrder() async throws {
+        try await TestServer.with(.sqlite, configure: { $0.webhooks.pollInterval = .milliseconds(50) }) { server in
+            let receiver = try await SSFReceiverHarness.push(base: server.base, audience: Self.audience, failFirst: 1,
+                                                             token: "receiver-token")
+            defer { receiver.remove() }
+            let key = try await Streams.receiverKey(server)
+            let stream = try await Self.pushStream(server, key: key, to: receiver)
+            #expect(try await Streams.ssfCall(server, "POST", "/status", key: key, json: ["stream_id": stream, "status": "paused"]).status == 200)
+            let ada = try await server.createUser("ada")
+            _ = try await server.enrollFactorDevice(for: ada)
+            for status in ["disabled", "active", "disabled", "active"] {
+                server.clock.advance(by: 1)
+                #expect(try await server.admin("PATCH", "/admin/v1/tenants/default/users/\(ada)", json: ["status": status]).status == 200)
+            }
+            let recorded = try await Self.events(server, stream: stream).compactMap { $0["id"] as? String }.sorted()
+            #expect(recorded.count == 5)
+            #expect(try await Streams.ssfCall(server, "POST", "/status", key: key, json: ["stream_id": stream, "status": "enabled"]).status == 200)
+            // The first delivery is answered 503: none of the later ones may overtake it.
+            try await eventually("the first attempt failed") {
+                try await Self.events(server, stream: stream).contains { $0["last_error"] as? String == "the receiver answered HTTP 503" }
+            }
+            server.clock.advance(by: 2)
+            let received = try await receiver.waitFor(5)
+            #expect(received.compactMap(\.jti) == recorded, "in the order they were recorded")
+            #expect(received.map { $0.event?.type } == [Streams.caep + "credential-change", Streams.risc + "account-disabled",
+                                                       Streams.risc + "account-enabled", Streams.risc + "account-disabled",
+                                                       Streams.risc + "account-enabled"])
+        }
+    }
+
     @Test("a SET the receiver refuses as invalid is not sent again; one it cannot take for now is")
     func refusalsAreFinal() async throws {
         try await TestServer.with(.sqlite, configure: { $0.webhooks.pollInterval = .milliseconds(50) }) { server in
