@@ -184,6 +184,79 @@ struct RiskRuleTests {
         }
     }
 
+    static let firefox133 = "Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0"
+    static let firefox134 = "Mozilla/5.0 (X11; Linux x86_64; rv:134.0) Gecko/20100101 Firefox/134.0"
+    static let chromeWindows =
+        "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36"
+
+    /// A hosted sign-in for `username` from a browser sending `userAgent`: the page answered.
+    static func signIn(_ server: TestServer, _ client: CodeFlowClient, username: String, userAgent: String) async throws
+        -> TestServer.Answer {
+        let browser = PageVisitor(server, userAgent: userAgent)
+        let form = try await browser.get(
+            "/authorize" + TestServer.authorizationQuery(client, challenge: CodeFlowClient.challenge(CodeFlowClient.verifier())))
+        let attempt = try #require(form.hidden("attempt"), "\(form.text.prefix(300))")
+        return try await browser.post("/authorize/sign-in", [("attempt", attempt), ("username", username)])
+    }
+
+    @Test("A browser the user never approved from is a new browser; a newer version of the same one is not")
+    func newBrowser() async throws {
+        try await TestServer.routed { server in
+            let web = try await server.createCodeFlowClient()
+            let device = try await server.enrollFactorDevice(for: try await server.createUser("ada"))
+            try await server.setPolicy(["risk_rules": [Self.rule("new browser", "new_user_agent", "notify", ["days": 30])]])
+
+            #expect(try await Self.signIn(server, web, username: "ada", userAgent: Self.firefox133).status == 200)
+            #expect(try await device.newest().details.risk == [.init(rule: "new browser", reason: "new browser: Firefox on Linux")])
+            #expect(try await device.answer(factors: ["confirm"]).status == 200)
+            #expect(try await Self.signIn(server, web, username: "ada", userAgent: Self.firefox134).status == 200)
+            #expect(try await device.newest().details.risk == nil, "a newer Firefox on the same system is the same browser")
+            #expect(try await Self.signIn(server, web, username: "ada", userAgent: Self.chromeWindows).status == 200)
+            #expect(try await device.newest().details.risk == [.init(rule: "new browser", reason: "new browser: Chrome on Windows")])
+            let client = try await server.createClient()
+            _ = try await server.startApproval(client, user: "ada")
+            #expect(try await device.newest().details.risk == nil, "a CIBA request names no browser")
+        }
+    }
+
+    @Test("Phones idle for the rule's days ask for a passkey: CIBA is refused naming the rule, the sign-in offers a passkey; a phone heard from again ends it")
+    func idlePhonesAskForAPasskey() async throws {
+        try await TestServer.routed { server in
+            let client = try await server.createClient()
+            let web = try await server.createCodeFlowClient()
+            let device = try await server.enrollFactorDevice(for: try await server.createUser("ada"))
+            try await server.setPolicy(["risk_rules": [Self.rule("idle", "idle_device", "passkey", ["days": 30])]])
+            _ = try await server.startApproval(client, user: "ada")
+
+            server.clock.advance(by: 31 * 86_400)
+            let refused = try await server.bcAuthorize(client, [("scope", "openid"), ("login_hint", "ada")])
+            #expect(refused.error == "access_denied")
+            #expect(refused.errorDescription == "the risk rule 'idle' asks for a passkey, which this request cannot use: no phone used in 31 days")
+            let page = try await Self.signIn(server, web, username: "ada", userAgent: Self.firefox133)
+            #expect(page.status == 403)
+            #expect(page.text.contains("data-outcome=\"passkey-required\"") && page.text.contains("id=\"start-over-passkey\""))
+            #expect(!page.text.contains("no phone used"), "whoever types a username learns nothing of the reason")
+            let event = try #require(try await Self.fired(server).first?["details"] as? [String: any Sendable])
+            #expect(event["action"] as? String == "passkey" && event["reason"] as? String == "no phone used in 31 days")
+
+            #expect(try await device.call("GET", "/device/v1/requests").status == 200)
+            #expect(try await server.bcAuthorize(client, [("scope", "openid"), ("login_hint", "ada")]).status == 200,
+                    "the phone was heard from")
+        }
+    }
+
+    @Test("Browsers are told apart by family and system, without versions", arguments: [
+        (firefox133, "Firefox on Linux"), (chromeWindows, "Chrome on Windows"),
+        ("Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Safari/605.1.15", "Safari on macOS"),
+        ("Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) CriOS/131.0.6778.73 Mobile/15E148 Safari/604.1", "Chrome on iOS"),
+        ("Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Mobile Safari/537.36", "Chrome on Android"),
+        ("Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36 Edg/131.0.0.0", "Edge on Windows"),
+        ("curl/8.5.0", "curl"), ("", nil), ("   ", nil),
+    ] as [(String, String?)])
+    func userAgentFamilies(userAgent: String, family: String?) {
+        #expect(UserAgentFamily(userAgent: userAgent)?.name == family)
+    }
+
     @Test("Time of day: a span within a day and one across midnight, in the rule's zone")
     func timeOfDay() async throws {
         #expect(RiskClock.within(9 * 60, from: 8 * 60, to: 18 * 60))
@@ -203,6 +276,9 @@ struct RiskRuleTests {
               ([rule("a", "new_network", "number_match", ["days": 31])], "risk_rules[0].days"),
               ([rule("a", "new_network", "notify", ["days": 3, "count": 2])], "risk_rules[0].count"),
               ([rule("a", "request_burst", "notify", ["count": 2])], "risk_rules[0].minutes"),
+              ([rule("a", "new_user_agent", "passkey", ["days": 31])], "risk_rules[0].days"),
+              ([rule("a", "idle_device", "passkey", ["days": 366])], "risk_rules[0].days"),
+              ([rule("a", "idle_device", "notify", ["days": 90, "minutes": 5])], "risk_rules[0].minutes"),
               ([rule("a", "acr", "deny", ["acr": ["urn:other"]])], "risk_rules[0].acr"),
               ([rule("a", "time_of_day", "deny", ["from": "08:00", "to": "18:00", "zone": "Mars/Olympus"])], "risk_rules[0].zone"),
               ([rule("a", "time_of_day", "deny", ["from": "8", "to": "18:00", "zone": "UTC"])], "risk_rules[0].from"),

@@ -23,8 +23,13 @@ struct CodeFlowClient: Sendable {
 final class PageVisitor: @unchecked Sendable {
     let server: TestServer
     private(set) var cookies: [String: String] = [:]
+    /// The `User-Agent` it sends, if any.
+    var userAgent: String?
 
-    init(_ server: TestServer) { self.server = server }
+    init(_ server: TestServer, userAgent: String? = nil) {
+        self.server = server
+        self.userAgent = userAgent
+    }
 
     func get(_ path: String) async throws -> TestServer.Answer {
         keep(try await server.call("GET", path, headers: cookieHeader))
@@ -36,6 +41,7 @@ final class PageVisitor: @unchecked Sendable {
 
     private var cookieHeader: [String: String] {
         var headers = [TestServer.redirectsAsAnswers: "1"]
+        if let userAgent { headers["User-Agent"] = userAgent }
         if !cookies.isEmpty { headers["Cookie"] = cookies.map { "\($0.key)=\($0.value)" }.sorted().joined(separator: "; ") }
         return headers
     }
