@@ -91,6 +91,11 @@ struct PolicyCommands: AsyncParsableCommand {
         @Option(name: .customLong("client-assertion-max-lifetime-seconds"),
                 help: "The longest a private_key_jwt client assertion may be valid, exp - iat (60 to 86400; default 300).")
         var clientAssertionMaximumLifetime: Int?
+        @Option(name: .customLong("risk-rules-file"),
+                help: "A JSON file holding the risk rules, an array (docs/risk.md); replaces them all. [] removes them.")
+        var riskRulesFile: String?
+        @Option(name: .customLong("risk-mode"), help: "enforce, or dry_run to only record what the rules would do.")
+        var riskMode: String?
 
         func run() async throws {
             let client = try options.client()
@@ -132,6 +137,14 @@ struct PolicyCommands: AsyncParsableCommand {
                 policy["authenticators"] = try AlternativesArgument.merged(
                     alternatives, into: policy["authenticators"] as? [String: Any])
             }
+            if let riskRulesFile {
+                let data = try Data(contentsOf: URL(fileURLWithPath: riskRulesFile))
+                guard let rules = try? JSONSerialization.jsonObject(with: data) as? [Any] else {
+                    throw ValidationError("\(riskRulesFile) does not hold a JSON array of risk rules")
+                }
+                policy["risk_rules"] = rules
+            }
+            if let riskMode { policy["risk_mode"] = riskMode }
             if let disabledFactors {
                 policy["disabled_factors"] = disabledFactors.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
             }

@@ -47,7 +47,9 @@ struct ConsolePolicies: Sendable {
         return .page(
             "console-policies",
             ConsolePoliciesPage(
-                ConsoleChrome(visit, session, .policies), policy: typed ?? ConsolePolicyForm(policy, groups: groups), webhooks: webhooks,
+                ConsoleChrome(visit, session, .policies), policy: typed ?? ConsolePolicyForm(policy, groups: groups),
+                riskRules: ConsoleRiskRule.rules(of: policy), riskDryRun: policy["risk_mode"] as? String == "dry_run",
+                webhooks: webhooks,
                 deliveries: (deliveries?.json?["items"] as? [[String: Any]] ?? []).map(ConsoleWebhookDelivery.init),
                 notice: notice, error: failure),
             status: status)
@@ -351,12 +353,55 @@ struct ConsolePoliciesPage: ConsolePageModel {
     let webhooks: [ConsoleWebhookForm]
     let deliveries: [ConsoleWebhookDelivery]
     let notice: String?, error: String?
+    /// The tenant's risk rules, in order, as words; shown, not edited here.
+    let riskRules: [ConsoleRiskRule]
+    let hasRiskRules: Bool
+    let riskDryRun: Bool
 
-    init(_ chrome: ConsoleChrome, policy: ConsolePolicyForm, webhooks: [ConsoleWebhookForm], deliveries: [ConsoleWebhookDelivery],
-         notice: String?, error: String?) {
+    init(_ chrome: ConsoleChrome, policy: ConsolePolicyForm, riskRules: [ConsoleRiskRule], riskDryRun: Bool,
+         webhooks: [ConsoleWebhookForm], deliveries: [ConsoleWebhookDelivery], notice: String?, error: String?) {
         self.chrome = chrome
+        (self.riskRules, self.hasRiskRules, self.riskDryRun) = (riskRules, !riskRules.isEmpty, riskDryRun)
         (selects, numbers, switches, policyError) = (policy.selects, policy.numbers, policy.switches, policy.error)
         (groupFloors, groupFloorsError) = (policy.groupFloors, policy.groupFloorsError)
         (self.webhooks, self.deliveries, self.notice, self.error) = (webhooks, deliveries, notice, error)
+    }
+}
+
+/// One risk rule as the console's Policies page lists it (docs/risk.md): its name, when it
+/// fires and what it does, in words.
+struct ConsoleRiskRule: Sendable {
+    let name: String
+    let condition: String
+    let action: String
+
+    static func rules(of policy: [String: Any]) -> [ConsoleRiskRule] {
+        (policy["risk_rules"] as? [[String: Any]] ?? []).map(ConsoleRiskRule.init)
+    }
+
+    init(_ rule: [String: Any]) {
+        name = rule["name"] as? String ?? ""
+        func number(_ key: String) -> String { (rule[key] as? Int).map(String.init) ?? "?" }
+        func list(_ key: String) -> String { (rule[key] as? [String] ?? []).joined(separator: ", ") }
+        condition = switch rule["signal"] as? String {
+        case "new_network": "a network the user approved no request from in \(number("days")) days"
+        case "new_user_agent": "a browser the user approved no request from in \(number("days")) days"
+        case "idle_device": "no phone of the user heard from in \(number("days")) days"
+        case "recent_denials": "\(number("count")) or more denied requests in the last hour"
+        case "request_burst": "\(number("count")) or more requests in \(number("minutes")) minutes"
+        case "client": "a request from \(list("clients"))"
+        case "acr": "a request asking for \(list("acr"))"
+        case "time_of_day":
+            "outside \(rule["from"] as? String ?? "?")–\(rule["to"] as? String ?? "?") \(rule["zone"] as? String ?? "")"
+        case let other: other ?? "?"
+        }
+        action = switch rule["action"] as? String {
+        case "number_match": "requires number matching"
+        case "biometric": "requires a biometric check"
+        case "deny": "refuses the request"
+        case "notify": "records it"
+        case "passkey": "asks for a passkey"
+        case let other: other ?? "?"
+        }
     }
 }

@@ -270,6 +270,37 @@ struct ConsoleGroupPolicyTests {
         }
     }
 
+    @Test("Policies: the risk rules are listed in order, in words, with a dry run said; saving the form keeps them")
+    func riskRulesListed() async throws {
+        try await ConsoleTests.signedIn { bench in
+            let none = try await bench.browser.get("/console/policies")
+            #expect(none.text.contains(#"id="no-risk-rules""#), "\(none.text.prefix(4000))")
+            let set = try await bench.server.admin("PUT", Self.tenant + "/authentication-policy", json: [
+                "risk_mode": "dry_run",
+                "risk_rules": [
+                    ["name": "new network", "signal": "new_network", "days": 30, "action": "number_match"],
+                    ["name": "idle", "signal": "idle_device", "days": 90, "action": "passkey"],
+                    ["name": "night", "signal": "time_of_day", "from": "07:00", "to": "20:00", "zone": "Europe/Berlin", "action": "notify"],
+                ] as [[String: any Sendable]],
+            ])
+            #expect(set.status == 200, "\(set.errorDescription ?? "")")
+            let page = try await bench.browser.get("/console/policies")
+            #expect(page.text.contains(#"id="risk-dry-run""#))
+            let rows = [
+                "<tr><td>new network</td><td>a network the user approved no request from in 30 days</td><td>requires number matching</td></tr>",
+                "<tr><td>idle</td><td>no phone of the user heard from in 90 days</td><td>asks for a passkey</td></tr>",
+                "<tr><td>night</td><td>outside 07:00–20:00 Europe/Berlin</td><td>records it</td></tr>",
+            ]
+            let positions = rows.compactMap { page.text.range(of: $0)?.lowerBound }
+            #expect(positions.count == 3 && positions == positions.sorted(), "in order: \(page.text.prefix(6000))")
+
+            let saved = try await bench.post("/console/policies", [("default_acr", ""), ("pin_attempt_limit", "5")])
+            #expect(saved.status == 200 && saved.text.contains("The policy is saved."))
+            let policy = try await bench.server.admin("GET", Self.tenant + "/authentication-policy")
+            #expect((policy["risk_rules"] as? [Any])?.count == 3 && policy["risk_mode"] as? String == "dry_run")
+        }
+    }
+
     @Test("Policies: a form without the group floors' field keeps them; a floor of a group deleted since shows its id and goes when the policy is saved")
     func groupFloorsKeptWhenNotEdited() async throws {
         try await ConsoleTests.signedIn { bench in
