@@ -194,6 +194,9 @@ public struct ApprovalService: Sendable {
             userID: request.user.id,
             limit: request.countsForUser ? UserRequestLimit(perMinute: limit) : .none, at: now) {
             metrics.bcAuthorizeRateLimited(limit: "user")
+            // The request was not stored, nor the rules' findings with it: they are recorded on
+            // the user, as for a refused request, so a burst that hits the limit is still seen.
+            try await store.record(Self.audit(findings, request: request, tenant: tenant, target: nil, mode: policy.riskMode, at: now))
             throw ApprovalStartError.rateLimited(perMinute: limit, retryAfter: retryAfter)
         }
         let notifications = zip(devices, deliveries).map { device, delivery in

@@ -69,7 +69,8 @@ struct RiskEvaluation: Sendable {
             return try await signals.approvedFrom(agent: agent, userID: user, since: since) ? nil : "new browser: \(agent)"
         case .idleDevice:
             guard let days = rule.days, let last = try await signals.lastDeviceActivity(userID: user) else { return nil }
-            let idle = Int(date.timeIntervalSince(last) / 86_400)
+            // Whole seconds first: times come back from the database in whole milliseconds.
+            let idle = Int(date.timeIntervalSince(last).rounded() / 86_400)
             return idle >= days ? "no phone used in \(idle) days" : nil
         case .timeOfDay:
             guard let from = rule.from.flatMap(RiskClock.minutes), let to = rule.to.flatMap(RiskClock.minutes),

@@ -219,6 +219,25 @@ struct RiskRuleTests {
         }
     }
 
+    @Test("A request refused by the user's requests per minute still records the rules that fired for it, on the user")
+    func rateLimitedRequestsKeepTheirFindings() async throws {
+        try await TestServer.routed { server in
+            let client = try await server.createClient()
+            let userID = try await server.createUser("ada")
+            _ = try await server.enrollFactorDevice(for: userID)
+            try await server.setPolicy([
+                "user_requests_per_minute": 1,
+                "risk_rules": [Self.rule("burst", "request_burst", "notify", ["count": 1, "minutes": 10])],
+            ])
+            _ = try await server.startApproval(client, user: "ada")
+            let limited = try await server.bcAuthorize(client, [("scope", "openid"), ("login_hint", "ada")])
+            #expect(limited.error == "access_denied" && limited.header("Retry-After") != nil, "\(limited.text)")
+            let event = try #require(try await Self.fired(server).first)
+            #expect(event["target_type"] as? String == "user" && event["target_id"] as? String == userID)
+            #expect((event["details"] as? [String: any Sendable])?["reason"] as? String == "1 request in 10 minutes")
+        }
+    }
+
     @Test("Phones idle for the rule's days ask for a passkey: CIBA is refused naming the rule, the sign-in offers a passkey; a phone heard from again ends it")
     func idlePhonesAskForAPasskey() async throws {
         try await TestServer.routed { server in
