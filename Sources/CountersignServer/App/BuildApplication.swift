@@ -395,7 +395,7 @@ extension CountersignServer {
                 + [DirectoryScheduler(database: database, directories: directories, sync: directorySync, logger: logger, now: now)]
                 + (configuration.metadata == nil ? [] : [MetadataScheduler(metadata: authenticatorMetadata, logger: logger)]),
             clusterListener: ClusterRelayListener(relay: clusterRelay, approvals: approvals),
-            liveStreamCloser: LiveStreamCloser(events: approvalEvents), webhookClient: webhookClient,
+            liveStreamCloser: LiveStreamCloser(events: approvalEvents, polls: securityEventPolls), webhookClient: webhookClient,
             sealer: sealer, tenants: tenants, tokenSigningKeys: tokenSigningKeys, adminAuthenticator: adminAuthenticator,
             approvalEvents: approvalEvents, tenantEvents: tenantEvents, customVerifier: customVerifier, radius: radiusListeners)
     }

@@ -376,7 +376,7 @@ struct EventStreams: Sendable {
                     return PollAnswer(sets: sets, moreAvailable: more)
                 }
             }
-            if request.returnImmediately || ContinuousClock.now >= deadline || Task.isCancelled {
+            if request.returnImmediately || ContinuousClock.now >= deadline || Task.isCancelled || signals.polls.isClosed {
                 return PollAnswer(sets: [:], moreAvailable: false)
             }
             // This node's SETs wake the poll at once; other nodes' are found within a second.

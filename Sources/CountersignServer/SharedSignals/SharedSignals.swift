@@ -26,6 +26,9 @@ struct SharedSignals: Sendable {
 
     func record(_ event: AuditEvent, on executor: any SQLExecutor) async throws {
         guard let tenantID = event.tenantID, SecurityEventMapping.actions.contains(event.action) else { return }
+        // Reading the streams needs a real transaction: writes collected to run together
+        // (`SQLStatementCollector`) answer no rows, and the SET would be silently lost.
+        assert(!(executor is SQLStatementCollector), "\(event.action) is audited on collected writes; its SETs need a transaction")
         let receiving = try await streams.receiving(tenantID: tenantID, on: executor)
         guard !receiving.isEmpty else { return }
         var device: Device?
@@ -111,11 +114,25 @@ final class StreamSignal: Sendable {
         var generation = 0
         var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
         var nextID = 0
+        var closed = false
     }
 
     private let state = Mutex(State())
 
     var generation: Int { state.withLock { $0.generation } }
+
+    /// Whether the server is shutting down: polls answer at once.
+    var isClosed: Bool { state.withLock { $0.closed } }
+
+    /// Wakes every waiting poll for good (a graceful shutdown).
+    func close() {
+        let waiters = state.withLock { state in
+            state.closed = true
+            defer { state.waiters.removeAll() }
+            return Array(state.waiters.values)
+        }
+        for waiter in waiters { waiter.resume() }
+    }
 
     func signal() {
         let waiters = state.withLock { state in
@@ -144,7 +161,7 @@ final class StreamSignal: Sendable {
         await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 let resumeNow = state.withLock { state in
-                    if state.generation != seen || Task.isCancelled { return true }
+                    if state.generation != seen || state.closed || Task.isCancelled { return true }
                     state.waiters[id] = continuation
                     return false
                 }

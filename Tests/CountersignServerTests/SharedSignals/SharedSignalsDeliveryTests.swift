@@ -166,6 +166,32 @@ struct SharedSignalsDeliveryTests {
         }
     }
 
+    @Test("a long poll does not hold up a graceful shutdown: it answers at once, empty")
+    func longPollEndsWithTheServer() async throws {
+        let clock = TestClock()
+        let scratch = try await ScratchDatabase.make(.sqlite)
+        let server = try await CountersignServer.make(
+            configuration: TestServer.configuration(scratch, clock: clock, masterKey: TestServer.randomMasterKey()), logger: testLogger)
+        let running = try await server.start()
+        let test = TestServer(running: running, scratch: scratch, clock: clock, adminKey: server.bootstrapAdminKey ?? "")
+        do {
+            let key = try await Streams.receiverKey(test)
+            let stream = try #require(try await Streams.pollStream(test, key: key)["stream_id"] as? String)
+            async let answer = Streams.ssfCall(test, "POST", "/poll/\(stream)", key: key, json: [:])
+            try await Task.sleep(for: .milliseconds(500))
+            let stopping = ContinuousClock.now
+            try await running.stop()
+            let polled = try await answer
+            #expect(polled.status == 200 && (polled["sets"] as? [String: any Sendable])?.isEmpty == true)
+            #expect(ContinuousClock.now - stopping < .seconds(10), "the poll did not wait out its 25 seconds")
+        } catch {
+            try? await running.stop()
+            await scratch.destroy()
+            throw error
+        }
+        await scratch.destroy()
+    }
+
     @Test("SETs recorded by a server that stopped before sending them are pushed by the next start",
           arguments: Engine.available)
     func noEventLostAcrossARestart(engine: Engine) async throws {
