@@ -104,6 +104,16 @@ struct EventStreamRepository: Sendable {
             """)
     }
 
+    /// A stream's delivery method changed: its SETs not yet delivered, handed out to a poll and not
+    /// acknowledged included, are due at once by the new method.
+    func move(streamID: String, to status: StreamEvent.Status, at date: Date, on executor: any SQLExecutor) async throws {
+        try await executor.run(
+            """
+            UPDATE ssf_events SET status = \(status.rawValue), next_attempt_at = \(date), updated_at = \(date)
+            WHERE stream_id = \(streamID) AND status IN ('queued', 'waiting', 'delivered')
+            """)
+    }
+
     /// A stream paused: events not yet out are held.
     func hold(streamID: String, at date: Date, on executor: any SQLExecutor) async throws {
         try await executor.run(
@@ -140,11 +150,13 @@ struct EventStreamRepository: Sendable {
         try await Self.outbox.close(id: id, status: StreamEvent.Status.failed, error: error, at: date, on: executor)
     }
 
-    /// A claimed event of a stream paused since: held again, its attempt not counted.
-    func holdClaimed(id: String, at date: Date, on executor: any SQLExecutor) async throws {
+    /// A claimed event of a stream paused since (`held`), or changed to poll delivery since
+    /// (`waiting`): put there, its attempt not counted.
+    func returnClaimed(id: String, to status: StreamEvent.Status, at date: Date, on executor: any SQLExecutor) async throws {
         try await executor.run(
             """
-            UPDATE ssf_events SET status = 'held', attempts = attempts - 1, updated_at = \(date)
+            UPDATE ssf_events SET status = \(status.rawValue), attempts = attempts - 1, next_attempt_at = \(date),
+                updated_at = \(date)
             WHERE id = \(id) AND status = 'sending'
             """)
     }

@@ -150,9 +150,9 @@ struct EventStreams: Sendable {
             try await streams.update(stream, on: executor)
             try await record("ssf_stream.updated", stream, key: key, on: executor)
             if before.deliveryMethod != stream.deliveryMethod, stream.status == .enabled {
-                // SETs not yet out move to the new method's queue.
-                try await streams.hold(streamID: stream.id, at: stream.updatedAt, on: executor)
-                try await streams.release(
+                // SETs not yet delivered (a poll's unacknowledged ones included) move to the new
+                // method's queue; held ones wait for the stream to be enabled, as they were.
+                try await streams.move(
                     streamID: stream.id, to: stream.deliveryMethod == .push ? .queued : .waiting, at: stream.updatedAt,
                     on: executor)
                 signals.announce(on: executor)

@@ -117,7 +117,8 @@ struct StreamPushDispatcher: Service, CustomStringConvertible {
         case delivered
         case retry(String)
         case refused(String)
-        case holdAgain
+        /// The stream was paused (`held`) or changed to poll delivery (`waiting`) since the claim.
+        case returned(StreamEvent.Status)
     }
 
     /// Sends one SET and records the outcome; returns when it is due again if it is to be retried.
@@ -134,8 +135,8 @@ struct StreamPushDispatcher: Service, CustomStringConvertible {
             case .delivered:
                 try await streams.markSent(id: event.id, at: date, on: database)
                 metrics.securityEventDelivered(method: "push", outcome: "delivered")
-            case .holdAgain:
-                try await streams.holdClaimed(id: event.id, at: date, on: database)
+            case .returned(let status):
+                try await streams.returnClaimed(id: event.id, to: status, at: date, on: database)
             case .refused(let reason):
                 try await streams.markFailed(id: event.id, error: reason, at: date, on: database)
                 metrics.securityEventDelivered(method: "push", outcome: "refused")
@@ -166,11 +167,13 @@ struct StreamPushDispatcher: Service, CustomStringConvertible {
             return .refused("the stream was deleted")
         }
         switch (stream.status, stream.deliveryMethod) {
-        case (.paused, _), (_, .poll):
-            // Paused: held until enabled. Changed to poll: `EventStreams` moved the rest.
-            return .holdAgain
+        case (.paused, _):
+            return .returned(.held)
         case (.disabled, _):
             return .refused("the stream is disabled")
+        case (.enabled, .poll):
+            // Changed to poll delivery since the claim: the next poll takes it.
+            return .returned(.waiting)
         case (.enabled, .push):
             break
         }

@@ -389,6 +389,31 @@ struct SharedSignalsStreamTests {
         }
     }
 
+    @Test("a stream changed between push and poll takes its SETs not yet delivered along, a poll's unacknowledged ones included")
+    func deliveryMethodChanges() async throws {
+        try await TestServer.routed { server in
+            let key = try await Self.receiverKey(server)
+            let stream = try #require(try await Self.pollStream(server, key: key)["stream_id"] as? String)
+            _ = try await server.enrollFactorDevice(for: try await server.createUser("ada"))
+            let handed = try await Self.poll(server, key: key, stream: stream).sets
+            #expect(handed.count == 1, "handed out, not acknowledged")
+            func statuses() async throws -> [String] {
+                let answer = try await server.admin("GET", "/admin/v1/tenants/default/ssf-streams/\(stream)/events")
+                return (answer["items"] as? [[String: any Sendable]] ?? []).compactMap { $0["status"] as? String }
+            }
+            #expect(try await statuses() == ["delivered"])
+            let pushed = try await Self.ssfCall(
+                server, "PATCH", "/streams", key: key,
+                json: ["stream_id": stream, "delivery": ["method": "urn:ietf:rfc:8935", "endpoint_url": "https://siem.example.com/events"]])
+            #expect(pushed.status == 200)
+            #expect(try await statuses() == ["queued"], "due by push at once")
+            #expect(try await Self.ssfCall(server, "PATCH", "/streams", key: key,
+                                           json: ["stream_id": stream, "delivery": ["method": "urn:ietf:rfc:8936"]]).status == 200)
+            #expect(try await statuses() == ["waiting"])
+            #expect(try await Self.poll(server, key: key, stream: stream).sets.map(\.jti) == handed.map(\.jti))
+        }
+    }
+
     @Test("a long poll answers as soon as a SET is recorded")
     func longPoll() async throws {
         try await TestServer.routed { server in
