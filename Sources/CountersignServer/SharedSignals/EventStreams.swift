@@ -213,6 +213,12 @@ struct EventStreams: Sendable {
             stream.endpointURL = nil
             stream.authorizationSealed = nil
         case .push:
+            // A receiver is a third party: plain http, even to the loopback host, is for a
+            // server that itself runs on http (development), never one people reach over https.
+            if issuer.identifier.hasPrefix("https:"), delivery.endpointURL?.lowercased().hasPrefix("http:") == true {
+                throw AdminError.invalidField(
+                    "delivery.endpoint_url", "must use https: plain http to the loopback host is only for a server whose own public URL is http")
+            }
             stream.deliveryMethod = .push
             stream.endpointURL = delivery.endpointURL
             stream.authorizationSealed = try delivery.authorizationHeader.map {

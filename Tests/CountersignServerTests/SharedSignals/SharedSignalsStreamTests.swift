@@ -161,6 +161,8 @@ struct SharedSignalsStreamTests {
             #expect(try await create(["delivery": ["method": "urn:ietf:rfc:8935"]]) == "field delivery.endpoint_url is required")
             #expect(try await create(["delivery": ["method": "urn:ietf:rfc:8935", "endpoint_url": "http://siem.example.com/events"]])?
                 .contains("must use https") == true)
+            #expect(try await create(["delivery": ["method": "urn:ietf:rfc:8935", "endpoint_url": "http://127.0.0.1:9000/events"]])?
+                .contains("only for a server whose own public URL is http") == true, "this server is reached over https")
             #expect(try await create(["stream_id": "mine"])?.contains("stream_id") == true)
             #expect(try await create(["events_delivered": [String]()])?.contains("events_delivered") == true)
             #expect(try await create(["events_requested": "all"])?.contains("events_requested") == true)
